@@ -1,0 +1,293 @@
+//! Audit records and where they go: the [`AuditSink`] trait, a JSON-lines sink written by a
+//! background thread, and an in-memory sink for tests.
+//!
+//! The record stage builds one [`AuditRecord`] per call and hands it to the sink without
+//! waiting on disk; secrets in the arguments are redacted by the writer ([`crate::redact`]),
+//! off the caller's path.
+
+use crate::call::CallId;
+use crate::error::ErrorKind;
+use crate::policy::Decision;
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Success.
+    Ok,
+    /// An error the model can act on.
+    RecoverableError,
+    /// An error that stops the caller's loop.
+    FatalError,
+}
+
+/// One record per call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// When the call was dispatched, in microseconds since the Unix epoch.
+    pub time_us: u64,
+    /// Session id.
+    pub session: Arc<str>,
+    /// Agent profile.
+    pub profile: Arc<str>,
+    /// Tool name as called.
+    pub tool: Arc<str>,
+    /// Version of the tool that ran, when it was resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<Arc<str>>,
+    /// Call id.
+    pub call_id: CallId,
+    /// The authorization decision, when the call got that far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    /// The rule that made the decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The approver's answer, when one was asked (`approved`, `rejected`, `corrected`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<&'static str>,
+    /// The arguments; secrets are redacted before the record is written.
+    pub arguments: Value,
+    /// Size of the rendered result in bytes.
+    pub result_bytes: usize,
+    /// The truncation handle, when the result was truncated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<String>,
+    /// How the call ended.
+    pub outcome: Outcome,
+    /// The error kind, on errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
+    /// The error reason, on errors that have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_reason: Option<String>,
+    /// Handler attempts (more than 1 after retries).
+    pub attempts: u32,
+    /// Wall time from dispatch to result, in microseconds.
+    pub duration_us: u64,
+}
+
+/// Microseconds since the Unix epoch.
+pub fn now_us(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+/// Where audit records go. `record` must not block on I/O: the pipeline calls it on the
+/// caller's path.
+pub trait AuditSink: Send + Sync {
+    /// Takes one record.
+    fn record(&self, record: AuditRecord);
+
+    /// Writes every record taken so far to durable storage and returns when done.
+    fn flush(&self) {}
+}
+
+/// Discards every record.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NullAuditSink;
+
+impl AuditSink for NullAuditSink {
+    fn record(&self, _record: AuditRecord) {}
+}
+
+/// Keeps records in memory (tests, embedding).
+#[derive(Debug, Default)]
+pub struct MemoryAuditSink {
+    records: Mutex<Vec<AuditRecord>>,
+}
+
+impl MemoryAuditSink {
+    /// The records so far, redacted as a writer would write them.
+    pub fn records(&self) -> Vec<AuditRecord> {
+        self.records.lock().clone()
+    }
+}
+
+impl AuditSink for MemoryAuditSink {
+    fn record(&self, mut record: AuditRecord) {
+        crate::redact::redact(&mut record.arguments);
+        self.records.lock().push(record);
+    }
+}
+
+enum Msg {
+    Record(Box<AuditRecord>),
+    Flush(SyncSender<()>),
+}
+
+/// Appends one JSON line per record to a file, from a background thread that batches writes
+/// (a flush to the OS after each batch the channel had ready) and redacts secrets.
+///
+/// The channel holds up to 65,536 records; when the writer falls that far behind, `record`
+/// waits, so memory stays bounded. Dropping the sink writes what it holds and joins the thread.
+pub struct JsonlAuditSink {
+    tx: Option<SyncSender<Msg>>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl JsonlAuditSink {
+    /// Opens (creating, appending to) `path`, creating its parent directory.
+    ///
+    /// # Errors
+    /// The I/O error of creating the directory or opening the file.
+    pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
+        let path = path.as_ref();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Self::from_writer(file))
+    }
+
+    /// A sink writing to any writer (a file, a pipe, a buffer).
+    pub fn from_writer<W: Write + Send + 'static>(writer: W) -> Self {
+        let (tx, rx) = mpsc::sync_channel(65_536);
+        let thread = std::thread::Builder::new()
+            .name("toolgate-audit".into())
+            .spawn(move || writer_loop(rx, BufWriter::with_capacity(256 << 10, writer)))
+            .expect("spawning the audit writer thread");
+        JsonlAuditSink {
+            tx: Some(tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+fn writer_loop<W: Write>(rx: Receiver<Msg>, mut out: BufWriter<W>) -> io::Result<()> {
+    let mut failed: Option<io::Error> = None;
+    loop {
+        let msg = match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => {
+                out.flush()?;
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        let mut next = Some(msg);
+        while let Some(msg) = next.take() {
+            match msg {
+                Msg::Record(mut r) => {
+                    crate::redact::redact(&mut r.arguments);
+                    if failed.is_none() {
+                        let res = serde_json::to_writer(&mut out, &*r)
+                            .map_err(io::Error::from)
+                            .and_then(|()| out.write_all(b"\n"));
+                        if let Err(e) = res {
+                            tracing::error!(error = %e, "audit writer failed; records are being dropped");
+                            failed = Some(e);
+                        }
+                    }
+                }
+                Msg::Flush(done) => {
+                    let _ = out.flush();
+                    let _ = done.send(());
+                }
+            }
+            next = rx.try_recv().ok();
+        }
+        out.flush()?;
+    }
+    out.flush()?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+impl AuditSink for JsonlAuditSink {
+    fn record(&self, record: AuditRecord) {
+        if let Some(tx) = &self.tx {
+            match tx.try_send(Msg::Record(Box::new(record))) {
+                Ok(()) => {}
+                Err(TrySendError::Full(m)) => {
+                    let _ = tx.send(m);
+                }
+                Err(TrySendError::Disconnected(_)) => {
+                    tracing::error!("audit writer is gone; a record was dropped");
+                }
+            }
+        }
+    }
+
+    fn flush(&self) {
+        if let Some(tx) = &self.tx {
+            let (done_tx, done_rx) = mpsc::sync_channel(1);
+            if tx.send(Msg::Flush(done_tx)).is_ok() {
+                let _ = done_rx.recv();
+            }
+        }
+    }
+}
+
+impl Drop for JsonlAuditSink {
+    fn drop(&mut self) {
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            match t.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::error!(error = %e, "audit writer failed"),
+                Err(_) => tracing::error!("audit writer panicked"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(i: u32) -> AuditRecord {
+        AuditRecord {
+            time_us: 1,
+            session: "s".into(),
+            profile: "default".into(),
+            tool: "t".into(),
+            version: None,
+            call_id: format!("c{i}").into(),
+            decision: Some(Decision::Allow),
+            rule: Some("default.allow".into()),
+            approval: None,
+            arguments: serde_json::json!({"password": "hunter2", "path": "a"}),
+            result_bytes: 3,
+            truncated: None,
+            outcome: Outcome::Ok,
+            error_kind: None,
+            error_reason: None,
+            attempts: 1,
+            duration_us: 5,
+        }
+    }
+
+    #[test]
+    fn jsonl_sink_writes_every_record_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/audit.jsonl");
+        {
+            let sink = JsonlAuditSink::open(&path).unwrap();
+            for i in 0..1000 {
+                sink.record(rec(i));
+            }
+            sink.flush();
+            let n = std::fs::read_to_string(&path).unwrap().lines().count();
+            assert_eq!(n, 1000);
+            sink.record(rec(1000));
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<AuditRecord> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 1001);
+        assert_eq!(lines[1000].call_id.as_str(), "c1000");
+        assert!(!text.contains("hunter2"));
+    }
+}

@@ -1,0 +1,196 @@
+//! What a handler gets: [`ToolContext`].
+
+use crate::call::CallId;
+use crate::error::ToolError;
+use crate::results::{MemoryResultStore, ResultStore};
+use crate::workspace::{Workspace, WsPath};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Budgets left to a session when a call starts. `None` means unlimited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BudgetLeft {
+    /// Calls left in the session, this one excluded.
+    pub calls: Option<u64>,
+    /// Wall time left in the session.
+    pub wall_time: Option<Duration>,
+    /// Result bytes left in the session.
+    pub result_bytes: Option<u64>,
+}
+
+/// The context of one call, handed to the handler by value (it is cheap to clone).
+///
+/// It carries the workspace (read-only for tools marked `read_only`), the agent profile, the
+/// session and call ids, the cancellation token, the deadline and the budgets left. Build one by
+/// hand with [`ToolContext::builder`] to unit-test a handler without the pipeline.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub(crate) workspace: Option<Workspace>,
+    pub(crate) profile: Arc<str>,
+    pub(crate) session_id: Arc<str>,
+    pub(crate) call_id: CallId,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) deadline: Instant,
+    pub(crate) budget: BudgetLeft,
+    pub(crate) results: Arc<dyn ResultStore>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("workspace", &self.workspace)
+            .field("profile", &self.profile)
+            .field("session_id", &self.session_id)
+            .field("call_id", &self.call_id)
+            .field("deadline", &self.deadline)
+            .field("budget", &self.budget)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext {
+    /// A context for calling a handler directly (tests, embedding): profile `default`, session
+    /// `test`, call id `call-1`, no workspace, a fresh token, a 30 s deadline, unlimited
+    /// budgets and an in-memory result store.
+    pub fn builder() -> ToolContextBuilder {
+        ToolContextBuilder {
+            ctx: ToolContext {
+                workspace: None,
+                profile: "default".into(),
+                session_id: "test".into(),
+                call_id: "call-1".into(),
+                cancel: CancellationToken::new(),
+                deadline: Instant::now() + Duration::from_secs(30),
+                budget: BudgetLeft::default(),
+                results: Arc::new(MemoryResultStore::default()),
+            },
+        }
+    }
+
+    /// The workspace, when the session has one.
+    pub fn workspace(&self) -> Option<&Workspace> {
+        self.workspace.as_ref()
+    }
+
+    /// The workspace, or an error for the model when the session has none.
+    ///
+    /// # Errors
+    /// `unsafe_input` with reason `no_workspace`.
+    pub fn require_workspace(&self) -> Result<&Workspace, ToolError> {
+        self.workspace.as_ref().ok_or_else(|| {
+            ToolError::unsafe_input(
+                "no_workspace",
+                "this session has no workspace, so file tools cannot run",
+            )
+        })
+    }
+
+    /// Resolves a path argument inside the workspace (see [`Workspace::resolve`]).
+    ///
+    /// # Errors
+    /// `unsafe_input` (`path_outside_workspace`, `no_workspace`, `symlink_loop`) or
+    /// `invalid_input` for NUL.
+    pub fn resolve(&self, path: &str) -> Result<WsPath, ToolError> {
+        Ok(self.require_workspace()?.resolve(path)?)
+    }
+
+    /// The agent profile the call runs under.
+    pub fn profile(&self) -> &str {
+        &self.profile
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The call id.
+    pub fn call_id(&self) -> &CallId {
+        &self.call_id
+    }
+
+    /// The call's cancellation token; long handlers should check it or select on
+    /// `cancelled()`.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the call was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// When the call's timeout expires.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Time left before the deadline (zero when past it).
+    pub fn time_left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Budgets left when the call started.
+    pub fn budget(&self) -> BudgetLeft {
+        self.budget
+    }
+
+    /// The store that keeps full results behind truncation handles.
+    pub fn results(&self) -> &Arc<dyn ResultStore> {
+        &self.results
+    }
+}
+
+/// Builder for a hand-made [`ToolContext`].
+#[must_use]
+pub struct ToolContextBuilder {
+    ctx: ToolContext,
+}
+
+impl ToolContextBuilder {
+    /// Sets the workspace.
+    pub fn workspace(mut self, ws: Workspace) -> Self {
+        self.ctx.workspace = Some(ws);
+        self
+    }
+    /// Sets the profile.
+    pub fn profile(mut self, profile: &str) -> Self {
+        self.ctx.profile = profile.into();
+        self
+    }
+    /// Sets the session id.
+    pub fn session_id(mut self, id: &str) -> Self {
+        self.ctx.session_id = id.into();
+        self
+    }
+    /// Sets the call id.
+    pub fn call_id(mut self, id: impl Into<CallId>) -> Self {
+        self.ctx.call_id = id.into();
+        self
+    }
+    /// Sets the cancellation token.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.ctx.cancel = token;
+        self
+    }
+    /// Sets the deadline.
+    pub fn deadline(mut self, deadline: Instant) -> Self {
+        self.ctx.deadline = deadline;
+        self
+    }
+    /// Sets the budgets left.
+    pub fn budget(mut self, budget: BudgetLeft) -> Self {
+        self.ctx.budget = budget;
+        self
+    }
+    /// Sets the result store.
+    pub fn results(mut self, results: Arc<dyn ResultStore>) -> Self {
+        self.ctx.results = results;
+        self
+    }
+    /// The context.
+    pub fn build(self) -> ToolContext {
+        self.ctx
+    }
+}

@@ -1,0 +1,283 @@
+//! The dispatch pipeline. Every call passes these stages, in this order, cheapest first:
+//!
+//! 1. [`resolve`]   the call id is new in the session; the tool is known and visible to the
+//!    session's profile (`unknown_tool`, fatal)
+//! 2. [`sanitize`]  the arguments parse as a JSON object; strings hold no NUL or control
+//!    characters (`invalid_arguments`, `invalid_input`)
+//! 3. [`decode`]    the arguments satisfy `inputSchema` and decode into the handler's types
+//!    (`invalid_arguments`, every fault with its JSON pointer)
+//! 4. [`guard`]     semantic safety: the tool's own checks, and every path it touches resolved
+//!    inside the workspace (`unsafe_input`)
+//! 5. [`authorize`] the policy's verdict over the tool and its resources; `ask` goes to the
+//!    approver (`permission_denied`, `approval_rejected`, `approval_corrected`)
+//! 6. [`budget`]    calls per session and per tool, wall time, result bytes
+//!    (`budget_exhausted`)
+//! 7. [`execute`]   timeout, cancellation, caught panics, retries for idempotent tools on
+//!    transient errors (`timeout`, `outcome_unknown`, `cancelled`, `tool_failed`, `internal`)
+//! 8. [`finish`]    `outputSchema` checked, output sanitized, truncated to the byte limit with
+//!    the full result behind a handle (`tool_failed` / `output_schema_mismatch`)
+//! 9. [`record`]    one audit record and a tracing event for every call, whatever happened
+//!
+//! This file is the only one that knows the order. A stage that stops the call returns the
+//! error; the driver turns it into the call's one result and records it.
+
+pub mod authorize;
+mod batch;
+pub mod budget;
+pub mod decode;
+pub mod execute;
+pub mod finish;
+pub mod guard;
+pub mod record;
+pub mod resolve;
+pub mod sanitize;
+
+use crate::approval::{Approver, NobodyApprover};
+use crate::audit::{AuditSink, NullAuditSink};
+use crate::call::ToolCall;
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::policy::{DefaultPolicy, Policy};
+use crate::registry::{Entry, Registry};
+use crate::result::ToolResult;
+use crate::results::{MemoryResultStore, ResultStore};
+use crate::session::{Session, SessionBuilder};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+pub use execute::RetryPolicy;
+
+/// The dispatch pipeline. Cheap to clone; share one per process.
+#[derive(Clone)]
+pub struct Pipeline {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) policy: Arc<dyn Policy>,
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) audit: Arc<dyn AuditSink>,
+    pub(crate) results: Arc<dyn ResultStore>,
+    pub(crate) retry: RetryPolicy,
+}
+
+/// Builder for [`Pipeline`].
+#[must_use]
+pub struct PipelineBuilder {
+    registry: Arc<Registry>,
+    policy: Arc<dyn Policy>,
+    approver: Arc<dyn Approver>,
+    audit: Arc<dyn AuditSink>,
+    results: Arc<dyn ResultStore>,
+    retry: RetryPolicy,
+}
+
+impl PipelineBuilder {
+    /// Sets the policy (default: [`DefaultPolicy`], destructive and dangerous tools ask).
+    pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
+        self.policy = policy;
+        self
+    }
+    /// Sets the approver (default: [`NobodyApprover`], every request rejected).
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+    /// Sets the audit sink (default: none).
+    pub fn audit(mut self, audit: Arc<dyn AuditSink>) -> Self {
+        self.audit = audit;
+        self
+    }
+    /// Sets the store for truncated results (default: 64 MiB in memory).
+    pub fn results(mut self, results: Arc<dyn ResultStore>) -> Self {
+        self.results = results;
+        self
+    }
+    /// Sets the retry policy for idempotent tools.
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+    /// The pipeline.
+    pub fn build(self) -> Pipeline {
+        Pipeline {
+            inner: Arc::new(Inner {
+                registry: self.registry,
+                policy: self.policy,
+                approver: self.approver,
+                audit: self.audit,
+                results: self.results,
+                retry: self.retry,
+            }),
+        }
+    }
+}
+
+/// What the stages learn about a call, carried to the record stage.
+pub(crate) struct CallState {
+    pub(crate) entry: Option<Arc<Entry>>,
+    pub(crate) arguments: serde_json::Value,
+    pub(crate) verdict: Option<crate::policy::Verdict>,
+    pub(crate) approval: Option<&'static str>,
+    pub(crate) attempts: u32,
+    pub(crate) result_bytes: usize,
+}
+
+impl Pipeline {
+    /// A builder over `registry` with the defaults.
+    pub fn builder(registry: impl Into<Arc<Registry>>) -> PipelineBuilder {
+        PipelineBuilder {
+            registry: registry.into(),
+            policy: Arc::new(DefaultPolicy),
+            approver: Arc::new(NobodyApprover),
+            audit: Arc::new(NullAuditSink),
+            results: Arc::new(MemoryResultStore::default()),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The audit sink.
+    pub fn audit(&self) -> &Arc<dyn AuditSink> {
+        &self.inner.audit
+    }
+
+    /// The result store.
+    pub fn results(&self) -> &Arc<dyn ResultStore> {
+        &self.inner.results
+    }
+
+    /// Starts a session (profile `default` unless set).
+    pub fn session(&self, id: impl Into<Arc<str>>) -> SessionBuilder<'_> {
+        self.inner.registry.session(id)
+    }
+
+    /// Dispatches one call through every stage and returns its one result.
+    pub async fn dispatch(&self, call: ToolCall, session: &Session) -> ToolResult {
+        self.dispatch_with(call, session, CancellationToken::new()).await
+    }
+
+    /// Dispatches one call; cancelling `cancel` stops it (the result is `cancelled`).
+    pub async fn dispatch_with(
+        &self,
+        call: ToolCall,
+        session: &Session,
+        cancel: CancellationToken,
+    ) -> ToolResult {
+        let span = tracing::info_span!(
+            "tool_call",
+            session = %session.id,
+            tool = %call.name,
+            call_id = %call.id,
+        );
+        self.run(call, session, cancel).instrument(span).await
+    }
+
+    /// Dispatches calls, concurrently where every call of a run is `concurrency_safe` and one
+    /// at a time otherwise; results come back in the order of `calls`.
+    pub async fn dispatch_batch(&self, calls: Vec<ToolCall>, session: &Session) -> Vec<ToolResult> {
+        batch::dispatch_batch(self, calls, session).await
+    }
+
+    async fn run(&self, call: ToolCall, session: &Session, cancel: CancellationToken) -> ToolResult {
+        let started = Instant::now();
+        let wall = SystemTime::now();
+        let ToolCall {
+            id,
+            name,
+            arguments,
+            version,
+        } = call;
+        let mut st = CallState {
+            entry: None,
+            arguments: serde_json::Value::Null,
+            verdict: None,
+            approval: None,
+            attempts: 0,
+            result_bytes: 0,
+        };
+        let outcome = self
+            .stages(&id, &name, version.as_deref(), arguments, session, cancel, &mut st, started)
+            .await;
+        let tool_name: Arc<str> = match &st.entry {
+            Some(e) => e.spec().name.clone(),
+            None => name.into(),
+        };
+        let result = match outcome {
+            Ok(mut r) => {
+                r.call_id = id;
+                r.tool = tool_name;
+                r.duration = started.elapsed();
+                r
+            }
+            Err(e) => ToolResult::from_error(id, tool_name, e, started.elapsed()),
+        };
+        record::record(&self.inner, session, st, &result, wall);
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn stages(
+        &self,
+        id: &crate::CallId,
+        name: &str,
+        version: Option<&str>,
+        arguments: crate::Arguments,
+        session: &Session,
+        cancel: CancellationToken,
+        st: &mut CallState,
+        started: Instant,
+    ) -> Result<ToolResult, ToolError> {
+        let inner = &self.inner;
+        let entry = resolve::resolve(&inner.registry, session, id, name, version)?;
+        st.entry = Some(entry.clone());
+        let spec = entry.spec();
+        st.arguments = sanitize::sanitize(arguments, spec)?;
+        let args = decode::decode(&entry, &st.arguments)?;
+        let ctx = self.context(&entry, session, id, cancel, started);
+        let resources = guard::guard(&entry, &args, &ctx)?;
+        authorize::authorize(inner, &entry, &resources, session, id, st).await?;
+        budget::charge(session, spec)?;
+        let output = execute::execute(&entry, args, &st.arguments, ctx, &inner.retry, &mut st.attempts).await?;
+        finish::finish(&entry, output, session, &*inner.results, &mut st.result_bytes)
+    }
+
+    fn context(
+        &self,
+        entry: &Entry,
+        session: &Session,
+        id: &crate::CallId,
+        cancel: CancellationToken,
+        started: Instant,
+    ) -> ToolContext {
+        let spec = entry.spec();
+        let workspace = session.workspace.as_ref().map(|w| {
+            if spec.effects.read_only {
+                w.read_only()
+            } else {
+                w.clone()
+            }
+        });
+        ToolContext {
+            workspace,
+            profile: session.profile.clone(),
+            session_id: session.id.clone(),
+            call_id: id.clone(),
+            cancel,
+            deadline: started + spec.timeout,
+            budget: session.left(),
+            results: self.inner.results.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,96 @@
+//! Authorization decisions: [`Decision`], the [`Policy`] trait and the default policy.
+
+use crate::session::Session;
+use crate::spec::{Risk, ToolSpec};
+use crate::tool::ResolvedResource;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// What a policy says about a call, ordered so that combining rules is `max`:
+/// `Allow < Ask < Deny`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// The call runs.
+    Allow,
+    /// The call runs only if the approver approves it.
+    Ask,
+    /// The call does not run.
+    Deny,
+}
+
+/// A decision and the rule that made it (decision provenance, recorded in the audit log).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The decision.
+    pub decision: Decision,
+    /// The name of the rule that made it, for example `default.destructive_asks`.
+    pub rule: Cow<'static, str>,
+    /// Why, in words for the operator and the approver.
+    pub reason: Cow<'static, str>,
+}
+
+impl Verdict {
+    /// Allow by `rule`.
+    pub fn allow(rule: impl Into<Cow<'static, str>>, reason: impl Into<Cow<'static, str>>) -> Self {
+        Verdict { decision: Decision::Allow, rule: rule.into(), reason: reason.into() }
+    }
+    /// Ask by `rule`.
+    pub fn ask(rule: impl Into<Cow<'static, str>>, reason: impl Into<Cow<'static, str>>) -> Self {
+        Verdict { decision: Decision::Ask, rule: rule.into(), reason: reason.into() }
+    }
+    /// Deny by `rule`.
+    pub fn deny(rule: impl Into<Cow<'static, str>>, reason: impl Into<Cow<'static, str>>) -> Self {
+        Verdict { decision: Decision::Deny, rule: rule.into(), reason: reason.into() }
+    }
+}
+
+/// What a policy decides over.
+#[derive(Debug)]
+pub struct PolicyInput<'a> {
+    /// The tool's contract.
+    pub tool: &'a ToolSpec,
+    /// The resources the call touches, resolved by the guard stage.
+    pub resources: &'a [ResolvedResource],
+    /// The call's arguments (sanitized, schema-valid).
+    pub arguments: &'a Value,
+    /// The session (profile, attributes).
+    pub session: &'a Session,
+}
+
+/// Decides whether a call may run. Implementations must be cheap: the authorize stage calls
+/// them on every call.
+pub trait Policy: Send + Sync {
+    /// The verdict for one call.
+    fn decide(&self, input: &PolicyInput<'_>) -> Verdict;
+}
+
+/// The default policy: destructive tools ask, dangerous risk asks, everything else (already
+/// visible to the caller's profile) is allowed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DefaultPolicy;
+
+impl Policy for DefaultPolicy {
+    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
+        let effects = input.tool.effects;
+        if effects.destructive && !effects.read_only {
+            Verdict::ask("default.destructive_asks", "the tool is destructive")
+        } else if input.tool.risk == Risk::Dangerous {
+            Verdict::ask("default.dangerous_asks", "the tool's risk class is dangerous")
+        } else {
+            Verdict::allow("default.allow", "the profile allows the tool")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decisions_combine_by_max() {
+        assert!(Decision::Allow < Decision::Ask && Decision::Ask < Decision::Deny);
+        assert_eq!([Decision::Allow, Decision::Deny, Decision::Ask].into_iter().max(), Some(Decision::Deny));
+    }
+}

@@ -1,0 +1,461 @@
+//! The registry: every tool (and every version of it), compiled schemas, and agent profiles.
+//!
+//! ```
+//! # use toolgate_core::{Registry, Profile};
+//! let registry = Registry::builder()
+//!     // .tool(ReadFile) ...
+//!     .profile(Profile::new("explore").read_only())
+//!     .build()
+//!     .unwrap();
+//! assert!(registry.profile_names().any(|p| p == "explore"));
+//! ```
+
+use crate::dynamic::DynamicTool;
+use crate::error::RegistrationError;
+use crate::schema::CompiledSchema;
+use crate::session::SessionBuilder;
+use crate::spec::{Risk, ToolSpec};
+use crate::tool::Tool;
+use crate::typed::{Typed, TypedTool};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The profile every registry has: every tool.
+pub const DEFAULT_PROFILE: &str = "default";
+/// The read-only profile every registry has unless it is redefined: read-only tools only.
+pub const EXPLORE_PROFILE: &str = "explore";
+/// At most this many profiles (each is one bit of a tool's visibility mask).
+pub const MAX_PROFILES: usize = 64;
+
+/// Which tools a profile includes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Selector {
+    /// Every tool.
+    All,
+    /// A tool by exact name.
+    Name(String),
+    /// Tools with a tag.
+    Tag(String),
+    /// Read-only tools.
+    ReadOnly,
+    /// Tools that are not destructive.
+    NotDestructive,
+    /// Tools that do not reach outside the workspace.
+    ClosedWorld,
+    /// Tools at or below a risk class.
+    RiskAtMost(Risk),
+}
+
+impl Selector {
+    /// Whether the selector picks `spec`.
+    pub fn matches(&self, spec: &ToolSpec) -> bool {
+        match self {
+            Selector::All => true,
+            Selector::Name(n) => *spec.name == **n,
+            Selector::Tag(t) => spec.has_tag(t),
+            Selector::ReadOnly => spec.effects.read_only,
+            Selector::NotDestructive => !spec.effects.destructive || spec.effects.read_only,
+            Selector::ClosedWorld => !spec.effects.open_world,
+            Selector::RiskAtMost(r) => spec.risk <= *r,
+        }
+    }
+}
+
+/// An agent profile: a named tool set. A tool is in the profile when some `include` selector
+/// picks it and every `require` selector picks it and no `exclude` selector does. A tool outside
+/// the caller's profile is invisible: not listed, and a call to it is `unknown_tool`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    /// The name.
+    pub name: String,
+    /// Selectors of which at least one must pick the tool.
+    pub include: Vec<Selector>,
+    /// Selectors that must all pick the tool.
+    pub require: Vec<Selector>,
+    /// Selectors of which none may pick the tool.
+    pub exclude: Vec<Selector>,
+}
+
+impl Profile {
+    /// An empty profile (no tools) named `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Profile {
+            name: name.into(),
+            include: Vec::new(),
+            require: Vec::new(),
+            exclude: Vec::new(),
+        }
+    }
+
+    /// Includes every tool.
+    pub fn all(mut self) -> Self {
+        self.include.push(Selector::All);
+        self
+    }
+
+    /// Restricts to read-only tools (and includes all of them when nothing else is included).
+    pub fn read_only(mut self) -> Self {
+        self.require.push(Selector::ReadOnly);
+        self
+    }
+
+    /// Includes tools by name.
+    pub fn tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.include
+            .extend(names.into_iter().map(|n| Selector::Name(n.into())));
+        self
+    }
+
+    /// Includes tools with a tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.include.push(Selector::Tag(tag.into()));
+        self
+    }
+
+    /// Adds an include selector.
+    pub fn include(mut self, s: Selector) -> Self {
+        self.include.push(s);
+        self
+    }
+
+    /// Adds a required selector.
+    pub fn require(mut self, s: Selector) -> Self {
+        self.require.push(s);
+        self
+    }
+
+    /// Adds an exclude selector.
+    pub fn exclude(mut self, s: Selector) -> Self {
+        self.exclude.push(s);
+        self
+    }
+
+    /// Whether the profile includes `spec`.
+    pub fn includes(&self, spec: &ToolSpec) -> bool {
+        let included = if self.include.is_empty() {
+            !self.require.is_empty()
+        } else {
+            self.include.iter().any(|s| s.matches(spec))
+        };
+        included
+            && self.require.iter().all(|s| s.matches(spec))
+            && !self.exclude.iter().any(|s| s.matches(spec))
+    }
+}
+
+/// Anything that can be registered: a [`TypedTool`], a [`DynamicTool`], or an
+/// `Arc<dyn Tool>`.
+pub trait IntoTool {
+    /// The tool.
+    ///
+    /// # Errors
+    /// The spec's build errors.
+    fn into_tool(self) -> Result<Arc<dyn Tool>, RegistrationError>;
+}
+
+impl<T: TypedTool> IntoTool for T {
+    fn into_tool(self) -> Result<Arc<dyn Tool>, RegistrationError> {
+        Ok(Arc::new(Typed::new(self)?))
+    }
+}
+
+impl IntoTool for DynamicTool {
+    fn into_tool(self) -> Result<Arc<dyn Tool>, RegistrationError> {
+        Ok(Arc::new(self))
+    }
+}
+
+impl IntoTool for Arc<dyn Tool> {
+    fn into_tool(self) -> Result<Arc<dyn Tool>, RegistrationError> {
+        Ok(self)
+    }
+}
+
+/// One registered tool version with its compiled schemas.
+pub struct Entry {
+    /// The tool.
+    pub tool: Arc<dyn Tool>,
+    pub(crate) input: CompiledSchema,
+    pub(crate) output: Option<CompiledSchema>,
+    pub(crate) profiles: u64,
+}
+
+impl Entry {
+    /// The contract.
+    pub fn spec(&self) -> &ToolSpec {
+        self.tool.spec()
+    }
+
+    /// The compiled input schema.
+    pub fn input_schema(&self) -> &CompiledSchema {
+        &self.input
+    }
+
+    /// The compiled output schema, when the tool has one.
+    pub fn output_schema(&self) -> Option<&CompiledSchema> {
+        self.output.as_ref()
+    }
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("name", &self.spec().name)
+            .field("version", &self.spec().version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Compares versions: dot-separated numeric parts numerically (`1.10.0 > 1.9.0`), anything
+/// else as text.
+pub fn compare_versions(a: &str, b: &str) -> Ordering {
+    let mut pa = a.split('.');
+    let mut pb = b.split('.');
+    loop {
+        match (pa.next(), pb.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) => {
+                let o = match (x.parse::<u64>(), y.parse::<u64>()) {
+                    (Ok(x), Ok(y)) => x.cmp(&y),
+                    _ => x.cmp(y),
+                };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+        }
+    }
+}
+
+/// The registry: tools by name (every version, highest last), sorted names and profiles.
+pub struct Registry {
+    by_name: HashMap<Arc<str>, Vec<Arc<Entry>>>,
+    names: Vec<Arc<str>>,
+    profiles: Vec<Profile>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.names)
+            .field("profiles", &self.profiles.iter().map(|p| &p.name).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Registry {
+    /// A builder.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// The entry for `name`: the pinned `version`, or the highest one. Ignores profiles.
+    pub fn get(&self, name: &str, version: Option<&str>) -> Option<&Arc<Entry>> {
+        let versions = self.by_name.get(name)?;
+        match version {
+            None => versions.last(),
+            Some(v) => versions.iter().find(|e| e.spec().version == v),
+        }
+    }
+
+    /// The entry for `name` as seen by a profile (by its bit): invisible tools are `None`.
+    pub(crate) fn get_visible(&self, name: &str, version: Option<&str>, profile_bit: u64) -> Option<&Arc<Entry>> {
+        let versions = self.by_name.get(name)?;
+        match version {
+            None => versions.iter().rev().find(|e| e.profiles & profile_bit != 0),
+            Some(v) => versions
+                .iter()
+                .find(|e| e.spec().version == v && e.profiles & profile_bit != 0),
+        }
+    }
+
+    /// Every version registered for `name`, lowest first.
+    pub fn versions(&self, name: &str) -> &[Arc<Entry>] {
+        self.by_name.get(name).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The highest version of every tool, sorted by name; with a profile, only the tools it
+    /// includes (the highest version it includes).
+    ///
+    /// # Errors
+    /// [`RegistrationError::InvalidProfile`] for an unknown profile.
+    pub fn list(&self, profile: Option<&str>) -> Result<Vec<&ToolSpec>, RegistrationError> {
+        let bit = match profile {
+            None => u64::MAX,
+            Some(p) => self.profile_bit(p).ok_or_else(|| RegistrationError::InvalidProfile {
+                name: p.to_string(),
+                why: "no such profile".into(),
+            })?,
+        };
+        Ok(self
+            .names
+            .iter()
+            .filter_map(|n| self.get_visible(n, None, bit))
+            .map(|e| e.spec())
+            .collect())
+    }
+
+    /// The highest version of every tool that `selector` picks, sorted by name (filter by tag
+    /// or effect).
+    pub fn filter(&self, selector: &Selector) -> Vec<&ToolSpec> {
+        self.names
+            .iter()
+            .filter_map(|n| self.get(n, None))
+            .map(|e| e.spec())
+            .filter(|s| selector.matches(s))
+            .collect()
+    }
+
+    /// The number of distinct tool names.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The profiles' names, in definition order.
+    pub fn profile_names(&self) -> impl Iterator<Item = &str> {
+        self.profiles.iter().map(|p| p.name.as_str())
+    }
+
+    /// A profile by name.
+    pub fn profile(&self, name: &str) -> Option<&Profile> {
+        self.profiles.iter().find(|p| p.name == name)
+    }
+
+    pub(crate) fn profile_bit(&self, name: &str) -> Option<u64> {
+        self.profiles
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| 1u64 << i)
+    }
+
+    /// Starts a session over this registry.
+    pub fn session(&self, id: impl Into<Arc<str>>) -> SessionBuilder<'_> {
+        SessionBuilder {
+            registry: self,
+            id: id.into(),
+            profile: DEFAULT_PROFILE.into(),
+            workspace: None,
+            budgets: Default::default(),
+            attributes: Default::default(),
+        }
+    }
+}
+
+/// Builder for [`Registry`]. Errors are collected and reported by [`RegistryBuilder::build`].
+#[derive(Default)]
+#[must_use]
+pub struct RegistryBuilder {
+    tools: Vec<Arc<dyn Tool>>,
+    profiles: Vec<Profile>,
+    errors: Vec<RegistrationError>,
+}
+
+impl RegistryBuilder {
+    /// Registers a tool.
+    pub fn tool(mut self, tool: impl IntoTool) -> Self {
+        match tool.into_tool() {
+            Ok(t) => self.tools.push(t),
+            Err(e) => self.errors.push(e),
+        }
+        self
+    }
+
+    /// Registers several tools.
+    pub fn tools<I: IntoIterator<Item = Arc<dyn Tool>>>(mut self, tools: I) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Defines a profile (replacing a built-in one of the same name: `default`, `explore`).
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.profiles.push(profile);
+        self
+    }
+
+    /// Compiles every schema, checks names and duplicates, and resolves profiles.
+    ///
+    /// # Errors
+    /// The first registration error: [`RegistrationError::InvalidName`],
+    /// [`RegistrationError::InvalidSchema`] (with the JSON pointer of the fault),
+    /// [`RegistrationError::Duplicate`] or [`RegistrationError::InvalidProfile`].
+    pub fn build(self) -> Result<Registry, RegistrationError> {
+        if let Some(e) = self.errors.into_iter().next() {
+            return Err(e);
+        }
+        let mut profiles: Vec<Profile> = Vec::new();
+        for p in self.profiles {
+            if profiles.iter().any(|q| q.name == p.name) {
+                return Err(RegistrationError::InvalidProfile {
+                    name: p.name,
+                    why: "defined twice".into(),
+                });
+            }
+            profiles.push(p);
+        }
+        if !profiles.iter().any(|p| p.name == DEFAULT_PROFILE) {
+            profiles.insert(0, Profile::new(DEFAULT_PROFILE).all());
+        }
+        if !profiles.iter().any(|p| p.name == EXPLORE_PROFILE) {
+            profiles.push(Profile::new(EXPLORE_PROFILE).read_only());
+        }
+        if profiles.len() > MAX_PROFILES {
+            return Err(RegistrationError::InvalidProfile {
+                name: profiles[MAX_PROFILES].name.clone(),
+                why: format!("at most {MAX_PROFILES} profiles can be defined"),
+            });
+        }
+        let mut by_name: HashMap<Arc<str>, Vec<Arc<Entry>>> = HashMap::new();
+        for tool in self.tools {
+            let spec = tool.spec();
+            crate::spec::validate_name(&spec.name)?;
+            let input = CompiledSchema::compile(&spec.name, "inputSchema", &spec.input_schema)?;
+            let output = spec
+                .output_schema
+                .as_ref()
+                .map(|s| CompiledSchema::compile(&spec.name, "outputSchema", s))
+                .transpose()?;
+            let mut mask = 0u64;
+            for (i, p) in profiles.iter().enumerate() {
+                if p.includes(spec) {
+                    mask |= 1 << i;
+                }
+            }
+            let versions = by_name.entry(spec.name.clone()).or_default();
+            if versions.iter().any(|e| e.spec().version == spec.version) {
+                return Err(RegistrationError::Duplicate {
+                    name: spec.name.to_string(),
+                    version: spec.version.clone(),
+                });
+            }
+            versions.push(Arc::new(Entry {
+                tool,
+                input,
+                output,
+                profiles: mask,
+            }));
+        }
+        for versions in by_name.values_mut() {
+            versions.sort_by(|a, b| compare_versions(&a.spec().version, &b.spec().version));
+        }
+        let mut names: Vec<Arc<str>> = by_name.keys().cloned().collect();
+        names.sort();
+        Ok(Registry {
+            by_name,
+            names,
+            profiles,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod tests;

@@ -1,0 +1,216 @@
+//! String hygiene: what arguments may hold, and how output is made safe to show.
+//!
+//! Arguments: NUL is refused in every string (and key), because it truncates paths and
+//! commands in the layers below. Outside verbatim arguments (file content) other C0 controls
+//! except tab, line feed and carriage return, DEL and C1 controls (which include terminal
+//! escape sequences) are refused too, and a leading byte-order mark is dropped. Lone surrogates
+//! cannot reach here: JSON text holding one does not parse.
+//!
+//! Output: C0 and C1 controls other than `\n` and `\t` (and `\r` of a `\r\n`) are shown
+//! visibly as `\x1b`, so a file or a command cannot drive the reader's terminal.
+
+use crate::error::{ArgumentFault, ToolError};
+use crate::schema::escape_pointer;
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// Checks and cleans every string in an arguments object.
+///
+/// # Errors
+/// `invalid_input` listing each refused string by JSON pointer.
+pub fn check_arguments(arguments: &mut Value, verbatim: &[String]) -> Result<(), ToolError> {
+    let mut faults = Vec::new();
+    let mut pointer = String::new();
+    if let Value::Object(map) = arguments {
+        for (key, value) in map.iter_mut() {
+            let is_verbatim = verbatim.iter().any(|v| v == key);
+            pointer.clear();
+            pointer.push('/');
+            pointer.push_str(&escape_pointer(key));
+            check_key(key, &pointer, &mut faults);
+            walk(value, is_verbatim, &mut pointer, &mut faults);
+        }
+    } else {
+        walk(arguments, false, &mut pointer, &mut faults);
+    }
+    if faults.is_empty() {
+        Ok(())
+    } else {
+        let first = faults[0].pointer.trim_start_matches('/').to_string();
+        Err(ToolError::invalid_input(format!(
+            "argument {first:?} holds characters that are not allowed (NUL, or terminal control \
+             characters); send the value without them"
+        ))
+        .with_reason("forbidden_characters")
+        .with_details(serde_json::json!({"faults": faults.len()}))
+        .with_faults(faults))
+    }
+}
+
+impl ToolError {
+    fn with_faults(mut self, faults: Vec<ArgumentFault>) -> Self {
+        self.faults = faults;
+        self
+    }
+}
+
+fn check_key(key: &str, pointer: &str, faults: &mut Vec<ArgumentFault>) {
+    if key.contains('\0') {
+        faults.push(ArgumentFault {
+            pointer: pointer.to_string(),
+            message: "the argument name contains a NUL character".into(),
+        });
+    }
+}
+
+fn walk(value: &mut Value, verbatim: bool, pointer: &mut String, faults: &mut Vec<ArgumentFault>) {
+    match value {
+        Value::String(s) => check_string(s, verbatim, pointer, faults),
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(itoa(i).as_str());
+                walk(item, verbatim, pointer, faults);
+                pointer.truncate(len);
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&escape_pointer(key));
+                check_key(key, pointer, faults);
+                walk(item, verbatim, pointer, faults);
+                pointer.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn itoa(i: usize) -> String {
+    i.to_string()
+}
+
+fn check_string(s: &mut String, verbatim: bool, pointer: &str, faults: &mut Vec<ArgumentFault>) {
+    // fast path: nothing below 0x20, no DEL, no 0xC2 (C1 lead byte), no 0xEF (BOM lead byte)
+    if !s
+        .bytes()
+        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xef)
+    {
+        return;
+    }
+    if s.contains('\0') {
+        faults.push(ArgumentFault {
+            pointer: pointer.to_string(),
+            message: "contains a NUL character, which is not allowed in any argument".into(),
+        });
+        return;
+    }
+    if verbatim {
+        return;
+    }
+    if let Some(c) = s.chars().find(|&c| is_refused_control(c)) {
+        faults.push(ArgumentFault {
+            pointer: pointer.to_string(),
+            message: format!(
+                "contains the control character U+{:04X}; terminal escapes and control characters are not allowed here",
+                c as u32
+            ),
+        });
+        return;
+    }
+    if s.starts_with('\u{feff}') {
+        s.drain(..'\u{feff}'.len_utf8());
+    }
+}
+
+fn is_refused_control(c: char) -> bool {
+    matches!(c, '\u{1}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+}
+
+/// Makes `s` safe to show: controls other than `\n`, `\t` and the `\r` of `\r\n` become
+/// visible escapes (`\x1b`, `\x07`, `\u{9b}`). Borrows when nothing needs changing.
+pub fn clean_output(s: &str) -> Cow<'_, str> {
+    if !s
+        .bytes()
+        .any(|b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f || b == 0xc2)
+    {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\r' if chars.peek() == Some(&'\n') => out.push(c),
+            '\u{0}'..='\u{1f}' | '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            '\u{80}'..='\u{9f}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            _ => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Applies [`clean_output`] to every string (not keys) in `value`, in place.
+pub fn clean_output_value(value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            if let Cow::Owned(clean) = clean_output(s) {
+                *s = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(clean_output_value),
+        Value::Object(map) => map.values_mut().for_each(clean_output_value),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nul_is_refused_everywhere_with_its_pointer() {
+        let mut v = json!({"path": "notes.txt\u{0}.md", "content": "a\u{0}b", "list": ["ok", "x\u{0}"]});
+        let e = check_arguments(&mut v, &["content".into()]).unwrap_err();
+        assert_eq!(e.kind, crate::ErrorKind::InvalidInput);
+        let mut ptrs: Vec<_> = e.faults.iter().map(|f| f.pointer.as_str()).collect();
+        ptrs.sort();
+        assert_eq!(ptrs, ["/content", "/list/1", "/path"]);
+    }
+
+    #[test]
+    fn controls_refused_except_in_verbatim_fields() {
+        let mut v = json!({"pattern": "a\u{1b}[2J", "content": "a\u{1b}[2J\r\n"});
+        let e = check_arguments(&mut v, &["content".into()]).unwrap_err();
+        assert_eq!(e.faults.len(), 1);
+        assert_eq!(e.faults[0].pointer, "/pattern");
+        let mut ok = json!({"pattern": "tab\tnew\nline\r\n", "c1": "ok é € ü"});
+        check_arguments(&mut ok, &[]).unwrap();
+        let mut c1 = json!({"x": "\u{9b}31m"});
+        assert!(check_arguments(&mut c1, &[]).is_err());
+    }
+
+    #[test]
+    fn leading_bom_is_dropped_outside_verbatim() {
+        let mut v = json!({"path": "\u{feff}a.txt", "content": "\u{feff}body"});
+        check_arguments(&mut v, &["content".into()]).unwrap();
+        assert_eq!(v, json!({"path": "a.txt", "content": "\u{feff}body"}));
+    }
+
+    #[test]
+    fn output_controls_become_visible() {
+        let s = "line1\n\u{1b}[2J\u{1b}]0;owned\u{7}\u{1b}[1A\u{1b}[Kline2\r\nx\ry\u{9b}";
+        let c = clean_output(s);
+        assert!(!c.chars().any(|c| (c < ' ' && c != '\n' && c != '\r') || ('\u{7f}'..='\u{9f}').contains(&c)));
+        assert!(c.contains("\\x1b[2J"));
+        assert!(c.contains("line2\r\n"));
+        assert!(c.contains("x\\x0dy"));
+        assert!(matches!(clean_output("plain é\n"), Cow::Borrowed(_)));
+    }
+}

@@ -1,0 +1,158 @@
+//! A session: one agent conversation's identity, profile, workspace, budgets and state.
+
+use crate::budget::Budgets;
+use crate::call::CallId;
+use crate::context::BudgetLeft;
+use crate::workspace::Workspace;
+use parking_lot::Mutex;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One agent session. Build it with [`crate::Pipeline::session`], which checks the profile.
+///
+/// The session remembers every call id it has seen (a reused id is refused) and counts what
+/// the budget stage charges.
+pub struct Session {
+    pub(crate) id: Arc<str>,
+    pub(crate) profile: Arc<str>,
+    pub(crate) profile_bit: u64,
+    pub(crate) workspace: Option<Workspace>,
+    pub(crate) budgets: Budgets,
+    pub(crate) attributes: HashMap<String, Value>,
+    pub(crate) started: Instant,
+    pub(crate) calls: AtomicU64,
+    pub(crate) result_bytes: AtomicU64,
+    pub(crate) per_tool: Mutex<HashMap<Arc<str>, u64>>,
+    pub(crate) seen: Mutex<HashSet<CallId>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("profile", &self.profile)
+            .field("workspace", &self.workspace)
+            .field("budgets", &self.budgets)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The agent profile.
+    pub fn profile(&self) -> &str {
+        &self.profile
+    }
+
+    /// The workspace, when the session has one.
+    pub fn workspace(&self) -> Option<&Workspace> {
+        self.workspace.as_ref()
+    }
+
+    /// The budgets.
+    pub fn budgets(&self) -> &Budgets {
+        &self.budgets
+    }
+
+    /// Session attributes (for example who the user is), for policy conditions.
+    pub fn attributes(&self) -> &HashMap<String, Value> {
+        &self.attributes
+    }
+
+    /// Calls charged so far.
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    /// Records `id` as used; `false` when it was used before in this session.
+    pub(crate) fn claim(&self, id: &CallId) -> bool {
+        self.seen.lock().insert(id.clone())
+    }
+
+    /// Budgets left now.
+    pub(crate) fn left(&self) -> BudgetLeft {
+        let b = &self.budgets;
+        BudgetLeft {
+            calls: b.max_calls.map(|m| m.saturating_sub(self.calls())),
+            wall_time: b
+                .max_wall_time
+                .map(|m| m.saturating_sub(self.started.elapsed())),
+            result_bytes: b
+                .max_result_bytes
+                .map(|m| m.saturating_sub(self.result_bytes.load(Ordering::Relaxed))),
+        }
+    }
+}
+
+/// Builder for a [`Session`].
+#[must_use]
+pub struct SessionBuilder<'r> {
+    pub(crate) registry: &'r crate::Registry,
+    pub(crate) id: Arc<str>,
+    pub(crate) profile: String,
+    pub(crate) workspace: Option<Workspace>,
+    pub(crate) budgets: Budgets,
+    pub(crate) attributes: HashMap<String, Value>,
+}
+
+impl SessionBuilder<'_> {
+    /// Sets the agent profile (default `default`, every tool).
+    pub fn profile(mut self, profile: impl Into<String>) -> Self {
+        self.profile = profile.into();
+        self
+    }
+
+    /// Sets the workspace.
+    pub fn workspace(mut self, ws: Workspace) -> Self {
+        self.workspace = Some(ws);
+        self
+    }
+
+    /// Sets the budgets.
+    pub fn budgets(mut self, budgets: Budgets) -> Self {
+        self.budgets = budgets;
+        self
+    }
+
+    /// Sets an attribute.
+    pub fn attribute(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.attributes.insert(key.into(), value);
+        self
+    }
+
+    /// The session.
+    ///
+    /// # Errors
+    /// [`crate::RegistrationError::InvalidProfile`] when the profile is not defined.
+    pub fn build(self) -> Result<Session, crate::RegistrationError> {
+        let bit = self.registry.profile_bit(&self.profile).ok_or_else(|| {
+            crate::RegistrationError::InvalidProfile {
+                name: self.profile.clone(),
+                why: format!(
+                    "no such profile; defined: {}",
+                    self.registry.profile_names().collect::<Vec<_>>().join(", ")
+                ),
+            }
+        })?;
+        Ok(Session {
+            id: self.id,
+            profile: self.profile.into(),
+            profile_bit: bit,
+            workspace: self.workspace,
+            budgets: self.budgets,
+            attributes: self.attributes,
+            started: Instant::now(),
+            calls: AtomicU64::new(0),
+            result_bytes: AtomicU64::new(0),
+            per_tool: Mutex::new(HashMap::new()),
+            seen: Mutex::new(HashSet::new()),
+        })
+    }
+}

@@ -1,0 +1,146 @@
+//! The [`Tool`] trait every registered tool implements, and the resources a call declares.
+//!
+//! Most tools are written as a [`crate::TypedTool`] (schemas derived from Rust types) or a
+//! [`crate::DynamicTool`] (a JSON definition and a handler on JSON values); both become a
+//! `Tool` at registration and go through the same pipeline.
+
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::result::ToolOutput;
+use crate::spec::ToolSpec;
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::any::Any;
+use std::fmt;
+
+/// Decoded arguments, type-erased between the decode stage and the handler. A typed tool puts
+/// its `Args` struct in here; a dynamic tool its JSON value.
+pub struct Args(Box<dyn Any + Send>);
+
+impl Args {
+    /// Wraps decoded arguments.
+    pub fn new<T: Any + Send>(value: T) -> Self {
+        Args(Box::new(value))
+    }
+
+    /// Borrows the arguments as `T`, or `None` when they are of another type.
+    pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+
+    /// Takes the arguments as `T`.
+    ///
+    /// # Errors
+    /// Gives the arguments back when they are of another type.
+    pub fn downcast<T: Any>(self) -> Result<T, Args> {
+        self.0.downcast().map(|b| *b).map_err(Args)
+    }
+}
+
+impl fmt::Debug for Args {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Args(..)")
+    }
+}
+
+/// Read or write access to a resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// The call reads it.
+    Read,
+    /// The call creates, modifies or deletes it.
+    Write,
+}
+
+/// A resource a call will touch, as the tool declares it from the call's arguments. The guard
+/// stage resolves paths inside the workspace (refusing any that lead out) and the authorize
+/// stage decides over the resolved resources.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Resource {
+    /// A path argument as the model sent it (relative to the workspace root, or absolute under
+    /// it).
+    Path {
+        /// The path as sent.
+        path: String,
+        /// Read or write.
+        access: Access,
+    },
+    /// A URL the call will fetch.
+    Url {
+        /// The URL as sent.
+        url: String,
+    },
+    /// A command line the call will run.
+    Command {
+        /// The command as sent.
+        command: String,
+    },
+}
+
+impl Resource {
+    /// A path the call reads.
+    pub fn read(path: impl Into<String>) -> Self {
+        Resource::Path {
+            path: path.into(),
+            access: Access::Read,
+        }
+    }
+
+    /// A path the call writes.
+    pub fn write(path: impl Into<String>) -> Self {
+        Resource::Path {
+            path: path.into(),
+            access: Access::Write,
+        }
+    }
+}
+
+/// A resource after the guard stage: paths are canonical and inside the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResolvedResource {
+    /// A canonical path inside the workspace.
+    Path {
+        /// The resolved path.
+        path: crate::WsPath,
+        /// Read or write.
+        access: Access,
+    },
+    /// A URL.
+    Url(String),
+    /// A command line.
+    Command(String),
+}
+
+/// A registered tool: its contract and its handler, type-erased.
+///
+/// The pipeline calls, in order: [`Tool::decode`] (after the arguments passed `inputSchema`),
+/// [`Tool::guard`] (semantic checks and the resources the call touches), then, once the call is
+/// authorized and within budget, [`Tool::call`]. A retry of an idempotent tool decodes again.
+pub trait Tool: Send + Sync + 'static {
+    /// The contract.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Decodes arguments that already satisfy `inputSchema`.
+    ///
+    /// # Errors
+    /// `invalid_arguments` when they do not fit the handler's types.
+    fn decode(&self, arguments: &Value) -> Result<Args, ToolError>;
+
+    /// Semantic checks beyond the schema, and the resources the call will touch. The default
+    /// declares none.
+    ///
+    /// # Errors
+    /// `unsafe_input` (with a reason) or `invalid_arguments` for a call that must not run.
+    fn guard(&self, args: &Args, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        let _ = (args, ctx);
+        Ok(Vec::new())
+    }
+
+    /// Runs the call. The pipeline applies the timeout, cancellation and retries around it.
+    fn call(&self, args: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+}

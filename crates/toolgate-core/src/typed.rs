@@ -1,0 +1,151 @@
+//! Typed tools: input and output schemas derived from Rust types with schemars.
+
+use crate::context::ToolContext;
+use crate::error::{ArgumentFault, RegistrationError, ToolError};
+use crate::result::ToolOutput;
+use crate::spec::{ToolSpec, ToolSpecBuilder};
+use crate::tool::{Args, Resource, Tool};
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use std::future::Future;
+
+/// A tool whose arguments and output are Rust types.
+///
+/// The pipeline validates the arguments against the schema derived from `Args`, decodes them,
+/// and checks the serialized `Output` against the schema derived from `Output`. Use
+/// `#[serde(deny_unknown_fields)]` on `Args` so an unknown argument is refused (the derived
+/// schema then says `additionalProperties: false`).
+///
+/// ```
+/// use schemars::JsonSchema;
+/// use serde::{Deserialize, Serialize};
+/// use toolgate_core::{ToolContext, ToolError, ToolSpec, ToolSpecBuilder, TypedTool, Effects};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(deny_unknown_fields)]
+/// struct EchoArgs { text: String }
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct EchoOut { text: String }
+///
+/// struct Echo;
+///
+/// impl TypedTool for Echo {
+///     type Args = EchoArgs;
+///     type Output = EchoOut;
+///     fn spec(&self) -> ToolSpecBuilder {
+///         ToolSpec::builder("echo").description("Returns its text.").effects(Effects::read_only())
+///     }
+///     async fn call(&self, args: EchoArgs, _ctx: ToolContext) -> Result<EchoOut, ToolError> {
+///         Ok(EchoOut { text: args.text })
+///     }
+/// }
+/// ```
+pub trait TypedTool: Send + Sync + 'static {
+    /// The decoded arguments.
+    type Args: DeserializeOwned + JsonSchema + Send + Sync + 'static;
+    /// The structured output; its schema becomes `outputSchema`.
+    type Output: Serialize + JsonSchema + Send + 'static;
+
+    /// The contract without schemas (they are derived from `Args` and `Output`).
+    fn spec(&self) -> ToolSpecBuilder;
+
+    /// Semantic checks beyond the schema and the resources the call touches (see
+    /// [`Tool::guard`]). The default declares none.
+    ///
+    /// # Errors
+    /// `unsafe_input` or `invalid_arguments` for a call that must not run.
+    fn guard(&self, args: &Self::Args, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        let _ = (args, ctx);
+        Ok(Vec::new())
+    }
+
+    /// Runs the call.
+    fn call(
+        &self,
+        args: Self::Args,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+}
+
+/// The JSON Schema (2020-12) of `T`, with subschemas inlined and no root `title`, as tool
+/// schemas are written.
+pub fn schema_for<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut v = generator.into_root_schema_for::<T>().to_value();
+    if let Some(obj) = v.as_object_mut() {
+        obj.remove("title");
+    }
+    v
+}
+
+/// Adapts a [`TypedTool`] to [`Tool`]: the spec gets derived schemas once, here.
+pub struct Typed<T> {
+    tool: T,
+    spec: ToolSpec,
+}
+
+impl<T: TypedTool> Typed<T> {
+    /// Builds the spec with derived schemas.
+    ///
+    /// # Errors
+    /// The spec's build errors (name, timeout, result cap).
+    pub fn new(tool: T) -> Result<Self, RegistrationError> {
+        let spec = tool
+            .spec()
+            .input_schema(schema_for::<T::Args>())
+            .output_schema(schema_for::<T::Output>())
+            .build()?;
+        Ok(Typed { tool, spec })
+    }
+
+    /// The wrapped tool.
+    pub fn inner(&self) -> &T {
+        &self.tool
+    }
+}
+
+fn wrong_args() -> ToolError {
+    ToolError::internal("decoded arguments of the wrong type reached a typed tool")
+}
+
+impl<T: TypedTool> Tool for Typed<T> {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn decode(&self, arguments: &Value) -> Result<Args, ToolError> {
+        match T::Args::deserialize(arguments) {
+            Ok(a) => Ok(Args::new(a)),
+            Err(e) => Err(ToolError::invalid_arguments(
+                format!("the arguments do not fit this tool: {e}"),
+                vec![ArgumentFault {
+                    pointer: String::new(),
+                    message: e.to_string(),
+                }],
+            )),
+        }
+    }
+
+    fn guard(&self, args: &Args, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        let args = args.downcast_ref::<T::Args>().ok_or_else(wrong_args)?;
+        self.tool.guard(args, ctx)
+    }
+
+    fn call(&self, args: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args = args.downcast::<T::Args>().map_err(|_| wrong_args())?;
+            let out = self.tool.call(args, ctx).await?;
+            let value = serde_json::to_value(&out)
+                .map_err(|e| ToolError::internal(format!("the output does not serialize: {e}")))?;
+            Ok(ToolOutput::structured(value))
+        })
+    }
+}
+
+use serde::Deserialize as _;

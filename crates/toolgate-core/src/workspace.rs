@@ -1,0 +1,346 @@
+//! Workspace confinement: every path a tool touches resolves inside one root directory.
+//!
+//! The sequence, for a path argument:
+//!
+//! 1. refuse NUL; take an absolute path only when it lies under the root, compared component by
+//!    component (so `/work/proj-evil` is not under `/work/proj`);
+//! 2. walk the components one at a time against the root's directory handle: `.` is skipped,
+//!    `..` pops a resolved component (and fails at the root), and every existing component is
+//!    checked with `lstat`; a symlink is replaced by its target (relative targets splice in,
+//!    absolute ones must lie under the root), at most [`MAX_SYMLINKS`] times;
+//! 3. components that do not exist yet are kept as they are, so the deepest existing ancestor
+//!    decides, and a dangling link cannot point a later write outside.
+//!
+//! The result is a canonical relative path ([`WsPath`]). Tools then open it *relative to the
+//! root handle* with cap-std, which resolves beneath the root again at open time (openat2 with
+//! `RESOLVE_BENEATH` where the kernel has it): a component swapped for a symlink between the
+//! check and the use cannot escape.
+
+use crate::error::ToolError;
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+/// How many symlinks one resolution may follow before it is refused as a loop (Linux's own
+/// limit is 40).
+pub const MAX_SYMLINKS: usize = 40;
+
+/// A directory the tools of a session are confined to. Cheap to clone.
+///
+/// A workspace is writable or read-only; the pipeline hands tools marked `read_only` a
+/// read-only view ([`Workspace::read_only`]), whose [`Workspace::writable_dir`] fails.
+#[derive(Clone)]
+pub struct Workspace {
+    inner: Arc<Inner>,
+    writable: bool,
+}
+
+struct Inner {
+    /// Canonical absolute root.
+    root: PathBuf,
+    /// The root as given, when it differs from the canonical one (for absolute arguments).
+    given: Option<PathBuf>,
+    dir: Dir,
+}
+
+impl fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Workspace")
+            .field("root", &self.inner.root)
+            .field("writable", &self.writable)
+            .finish()
+    }
+}
+
+/// A path inside the workspace: relative to the root, canonical (no `.`, `..` or symlink
+/// components at the time it was resolved). The root itself is `.`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WsPath(PathBuf);
+
+impl WsPath {
+    /// The relative path, for opening against [`Workspace::dir`].
+    pub fn as_path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Whether this is the root.
+    pub fn is_root(&self) -> bool {
+        self.0.as_os_str() == "."
+    }
+
+    /// The path as shown to the model: relative, `/`-separated, `.` for the root.
+    pub fn display(&self) -> String {
+        display_rel(&self.0)
+    }
+}
+
+/// Renders a relative path for the model with `/` separators.
+pub fn display_rel(p: &Path) -> String {
+    let mut out = String::new();
+    for c in p.components() {
+        if let Component::Normal(n) = c {
+            if !out.is_empty() {
+                out.push('/');
+            }
+            out.push_str(&n.to_string_lossy());
+        }
+    }
+    if out.is_empty() {
+        out.push('.');
+    }
+    out
+}
+
+/// Why a path was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathError {
+    /// The path holds a NUL byte.
+    #[error("the path contains a NUL character")]
+    Nul,
+    /// The path, or a symlink on the way, leads outside the workspace.
+    #[error("path {0:?} is outside the workspace")]
+    Outside(String),
+    /// More than [`MAX_SYMLINKS`] symlinks on the way.
+    #[error("path {0:?} has too many levels of symbolic links")]
+    SymlinkLoop(String),
+    /// The file system failed.
+    #[error("path {path:?}: {source}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl From<PathError> for ToolError {
+    fn from(e: PathError) -> Self {
+        match e {
+            PathError::Nul => ToolError::invalid_input(
+                "the path contains a NUL character; send the path without it",
+            ),
+            PathError::Outside(p) => ToolError::unsafe_input(
+                "path_outside_workspace",
+                format!(
+                    "path {p:?} is outside the workspace; send a path relative to the workspace root \
+                     that stays inside it (no '..' above the root, no links that lead out)"
+                ),
+            ),
+            PathError::SymlinkLoop(p) => ToolError::unsafe_input(
+                "symlink_loop",
+                format!("path {p:?} has too many levels of symbolic links"),
+            ),
+            PathError::Io { path, source } => io_error(&path, &source),
+        }
+    }
+}
+
+/// Maps an I/O error on `path` (as shown to the model) to a tool error: `not_found`,
+/// `permission_denied`-like failures and others are all recoverable `tool_failed`, except an
+/// escape caught by the directory handle, which is `path_outside_workspace`.
+pub fn io_error(path: &str, e: &io::Error) -> ToolError {
+    match e.kind() {
+        io::ErrorKind::NotFound => ToolError::not_found(format!("{path:?} does not exist")),
+        io::ErrorKind::NotADirectory => {
+            ToolError::not_found(format!("{path:?}: a component on the way is not a directory"))
+        }
+        io::ErrorKind::IsADirectory => {
+            ToolError::failed(format!("{path:?} is a directory, not a file")).with_reason("is_a_directory")
+        }
+        io::ErrorKind::PermissionDenied if is_escape(e) => PathError::Outside(path.to_string()).into(),
+        io::ErrorKind::PermissionDenied => {
+            ToolError::failed(format!("{path:?}: permission denied by the file system"))
+                .with_reason("io_permission_denied")
+        }
+        _ => ToolError::failed(format!("{path:?}: {e}")).with_reason("io_error"),
+    }
+}
+
+/// cap-std reports an escape as `PermissionDenied` with this text.
+fn is_escape(e: &io::Error) -> bool {
+    e.to_string().contains("outside of the filesystem")
+}
+
+impl Workspace {
+    /// Opens `root` (which must be an existing directory) as a writable workspace.
+    ///
+    /// # Errors
+    /// The I/O error of canonicalizing or opening the root.
+    pub fn open(root: impl AsRef<Path>) -> io::Result<Self> {
+        let given = root.as_ref();
+        let canonical = std::fs::canonicalize(given)?;
+        let dir = Dir::open_ambient_dir(&canonical, ambient_authority())?;
+        let given = if given.is_absolute() && given != canonical {
+            Some(given.to_path_buf())
+        } else {
+            None
+        };
+        Ok(Workspace {
+            inner: Arc::new(Inner {
+                root: canonical,
+                given,
+                dir,
+            }),
+            writable: true,
+        })
+    }
+
+    /// The canonical absolute root. Never show it to a model.
+    pub fn root(&self) -> &Path {
+        &self.inner.root
+    }
+
+    /// The root directory handle, for reading. Open paths from [`Workspace::resolve`] against
+    /// it; cap-std keeps every open beneath the root.
+    pub fn dir(&self) -> &Dir {
+        &self.inner.dir
+    }
+
+    /// The root directory handle for writing.
+    ///
+    /// # Errors
+    /// `permission_denied` when this view is read-only (the tool is marked `read_only`).
+    pub fn writable_dir(&self) -> Result<&Dir, ToolError> {
+        if self.writable {
+            Ok(&self.inner.dir)
+        } else {
+            Err(ToolError::new(
+                crate::ErrorKind::PermissionDenied,
+                "this tool is read-only and cannot write to the workspace",
+            ))
+        }
+    }
+
+    /// Whether this view may write.
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// A read-only view of the same workspace.
+    pub fn read_only(&self) -> Workspace {
+        Workspace {
+            inner: self.inner.clone(),
+            writable: false,
+        }
+    }
+
+    /// Resolves a path argument (relative to the root, or absolute under it) to a canonical
+    /// path inside the workspace, following symlinks as described in the module docs.
+    ///
+    /// # Errors
+    /// [`PathError::Nul`], [`PathError::Outside`], [`PathError::SymlinkLoop`], or
+    /// [`PathError::Io`] when `lstat` or `readlink` fails for a reason other than absence.
+    pub fn resolve(&self, path: &str) -> Result<WsPath, PathError> {
+        if path.contains('\0') {
+            return Err(PathError::Nul);
+        }
+        let outside = || PathError::Outside(path.to_string());
+        let p = Path::new(path);
+        let rel = if p.is_absolute() {
+            self.strip_root(p).ok_or_else(outside)?
+        } else {
+            p
+        };
+        let mut pending: VecDeque<OsString> = VecDeque::new();
+        push_components(&mut pending, rel, 0).map_err(|()| outside())?;
+        let mut stack = PathBuf::new();
+        let mut depth = 0usize;
+        let mut links = 0usize;
+        while let Some(name) = pending.pop_front() {
+            if name == ".." {
+                if depth == 0 {
+                    return Err(outside());
+                }
+                stack.pop();
+                depth -= 1;
+                continue;
+            }
+            stack.push(&name);
+            depth += 1;
+            let meta = match self.inner.dir.symlink_metadata(&stack) {
+                Ok(m) => m,
+                Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+                    continue
+                }
+                Err(e) if is_escape(&e) => return Err(outside()),
+                Err(source) => {
+                    return Err(PathError::Io {
+                        path: path.to_string(),
+                        source,
+                    })
+                }
+            };
+            if !meta.file_type().is_symlink() {
+                continue;
+            }
+            links += 1;
+            if links > MAX_SYMLINKS {
+                return Err(PathError::SymlinkLoop(path.to_string()));
+            }
+            let target = self
+                .inner
+                .dir
+                .read_link_contents(&stack)
+                .map_err(|source| PathError::Io {
+                    path: path.to_string(),
+                    source,
+                })?;
+            stack.pop();
+            depth -= 1;
+            let target_rel = if target.is_absolute() {
+                stack.clear();
+                depth = 0;
+                self.strip_root(&target).ok_or_else(outside)?.to_path_buf()
+            } else {
+                target
+            };
+            push_components(&mut pending, &target_rel, 1).map_err(|()| outside())?;
+        }
+        if depth == 0 {
+            stack = PathBuf::from(".");
+        }
+        Ok(WsPath(stack))
+    }
+
+    /// Resolves and returns the path as displayed to the model, for error messages.
+    fn strip_root<'a>(&self, p: &'a Path) -> Option<&'a Path> {
+        p.strip_prefix(&self.inner.root).ok().or_else(|| {
+            self.inner
+                .given
+                .as_deref()
+                .and_then(|g| p.strip_prefix(g).ok())
+        })
+    }
+}
+
+/// Pushes the components of `p` in front of `pending` (`front != 0`) or at its back, dropping
+/// `.`. Fails on a root or prefix component (an absolute path not under the root).
+fn push_components(pending: &mut VecDeque<OsString>, p: &Path, front: usize) -> Result<(), ()> {
+    let mut names = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => names.push(OsString::from("..")),
+            Component::Normal(n) => names.push(n.to_os_string()),
+            Component::RootDir | Component::Prefix(_) => return Err(()),
+        }
+    }
+    if front != 0 {
+        for n in names.into_iter().rev() {
+            pending.push_front(n);
+        }
+    } else {
+        pending.extend(names);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "workspace_tests.rs"]
+mod tests;

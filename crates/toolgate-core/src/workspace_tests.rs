@@ -1,0 +1,127 @@
+use super::*;
+use std::os::unix::fs::symlink;
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    t: PathBuf,
+    ws: Workspace,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().to_path_buf();
+    std::fs::create_dir_all(t.join("ws/sub/deep")).unwrap();
+    std::fs::create_dir_all(t.join("outside")).unwrap();
+    std::fs::create_dir_all(t.join("ws-evil")).unwrap();
+    std::fs::write(t.join("outside/secret.txt"), "CANARY-OUT").unwrap();
+    std::fs::write(t.join("ws/a.txt"), "a").unwrap();
+    let ws = Workspace::open(t.join("ws")).unwrap();
+    Fixture { _tmp: tmp, t, ws }
+}
+
+fn ok(ws: &Workspace, p: &str) -> String {
+    ws.resolve(p).unwrap_or_else(|e| panic!("{p}: {e}")).display()
+}
+
+fn outside(ws: &Workspace, p: &str) {
+    match ws.resolve(p) {
+        Err(PathError::Outside(_)) => {}
+        other => panic!("{p}: expected Outside, got {other:?}"),
+    }
+}
+
+#[test]
+fn plain_relative_paths_resolve() {
+    let f = fixture();
+    assert_eq!(ok(&f.ws, "a.txt"), "a.txt");
+    assert_eq!(ok(&f.ws, "./sub/../a.txt"), "a.txt");
+    assert_eq!(ok(&f.ws, ""), ".");
+    assert_eq!(ok(&f.ws, "."), ".");
+    assert_eq!(ok(&f.ws, "sub/deep/"), "sub/deep");
+    assert_eq!(ok(&f.ws, "new/dir/file.txt"), "new/dir/file.txt");
+    assert_eq!(ok(&f.ws, "missing/../a.txt"), "a.txt");
+}
+
+#[test]
+fn dotdot_above_root_is_outside() {
+    let f = fixture();
+    outside(&f.ws, "..");
+    outside(&f.ws, "../outside/secret.txt");
+    outside(&f.ws, "sub/../../outside/secret.txt");
+    outside(&f.ws, "sub/deep/../../../ws/a.txt");
+}
+
+#[test]
+fn absolute_paths_only_under_root() {
+    let f = fixture();
+    let inside = f.t.join("ws/a.txt");
+    assert_eq!(ok(&f.ws, inside.to_str().unwrap()), "a.txt");
+    outside(&f.ws, "/etc/passwd");
+    outside(&f.ws, f.t.join("outside/secret.txt").to_str().unwrap());
+    // prefix sibling: T/ws-evil is not under T/ws
+    outside(&f.ws, f.t.join("ws-evil/x").to_str().unwrap());
+}
+
+#[test]
+fn symlinks_are_followed_and_checked() {
+    let f = fixture();
+    symlink("../outside/secret.txt", f.t.join("ws/notes.txt")).unwrap();
+    symlink("../outside", f.t.join("ws/out")).unwrap();
+    symlink(f.t.join("outside"), f.t.join("ws/abs_out")).unwrap();
+    symlink("sub/deep", f.t.join("ws/in")).unwrap();
+    symlink(f.t.join("ws/sub"), f.t.join("ws/abs_in")).unwrap();
+    symlink("../outside/not-yet.txt", f.t.join("ws/dangling")).unwrap();
+    outside(&f.ws, "notes.txt");
+    outside(&f.ws, "out/secret.txt");
+    outside(&f.ws, "out/new.txt");
+    outside(&f.ws, "abs_out/secret.txt");
+    outside(&f.ws, "dangling");
+    assert_eq!(ok(&f.ws, "in/x.txt"), "sub/deep/x.txt");
+    assert_eq!(ok(&f.ws, "in/../a.txt"), "sub/a.txt");
+    assert_eq!(ok(&f.ws, "abs_in/deep"), "sub/deep");
+}
+
+#[test]
+fn symlink_loops_are_refused() {
+    let f = fixture();
+    symlink("loop2", f.t.join("ws/loop1")).unwrap();
+    symlink("loop1", f.t.join("ws/loop2")).unwrap();
+    assert!(matches!(f.ws.resolve("loop1/x"), Err(PathError::SymlinkLoop(_))));
+}
+
+#[test]
+fn encodings_are_literal_names() {
+    let f = fixture();
+    assert_eq!(ok(&f.ws, "%2e%2e%2foutside%2fsecret.txt"), "%2e%2e%2foutside%2fsecret.txt");
+    assert_eq!(ok(&f.ws, "..\\outside\\secret.txt"), "..\\outside\\secret.txt");
+    assert!(matches!(f.ws.resolve("a.txt\0.md"), Err(PathError::Nul)));
+}
+
+#[test]
+fn root_given_through_a_symlink() {
+    let f = fixture();
+    symlink(f.t.join("ws"), f.t.join("link-to-ws")).unwrap();
+    let ws = Workspace::open(f.t.join("link-to-ws")).unwrap();
+    assert_eq!(ok(&ws, f.t.join("link-to-ws/a.txt").to_str().unwrap()), "a.txt");
+    assert_eq!(ok(&ws, f.t.join("ws/a.txt").to_str().unwrap()), "a.txt");
+}
+
+#[test]
+fn read_only_view_refuses_writes() {
+    let f = fixture();
+    assert!(f.ws.writable_dir().is_ok());
+    let ro = f.ws.read_only();
+    assert_eq!(ro.writable_dir().unwrap_err().kind, crate::ErrorKind::PermissionDenied);
+}
+
+#[test]
+fn cap_std_refuses_an_escape_swapped_in_after_resolution() {
+    let f = fixture();
+    let p = f.ws.resolve("sub/secret.txt").unwrap();
+    // swap sub for a link to outside after the check
+    std::fs::rename(f.t.join("ws/sub"), f.t.join("ws/sub-real")).unwrap();
+    symlink("../outside", f.t.join("ws/sub")).unwrap();
+    let err = f.ws.dir().open(p.as_path()).unwrap_err();
+    let te = io_error(&p.display(), &err);
+    assert_eq!(te.reason.as_deref(), Some("path_outside_workspace"), "{te}");
+}
