@@ -30,6 +30,18 @@ pub enum Outcome {
     FatalError,
 }
 
+/// The approver's answer, as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    /// Approved.
+    Approved,
+    /// Rejected (fatal).
+    Rejected,
+    /// Rejected with feedback for the model.
+    Corrected,
+}
+
 /// One record per call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditRecord {
@@ -52,9 +64,9 @@ pub struct AuditRecord {
     /// The rule that made the decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
-    /// The approver's answer, when one was asked (`approved`, `rejected`, `corrected`).
+    /// The approver's answer, when one was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<&'static str>,
+    pub approval: Option<Approval>,
     /// The arguments; secrets are redacted before the record is written.
     pub arguments: Value,
     /// Size of the rendered result in bytes.
@@ -146,7 +158,10 @@ impl JsonlAuditSink {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;
         }
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
         Ok(Self::from_writer(file))
     }
 
@@ -285,7 +300,10 @@ mod tests {
             sink.record(rec(1000));
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<AuditRecord> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<AuditRecord> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines.len(), 1001);
         assert_eq!(lines[1000].call_id.as_str(), "c1000");
         assert!(!text.contains("hunter2"));

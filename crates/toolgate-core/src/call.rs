@@ -91,7 +91,11 @@ impl ToolCall {
     }
 
     /// A call whose arguments are JSON text, parsed by the pipeline.
-    pub fn raw(id: impl Into<CallId>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn raw(
+        id: impl Into<CallId>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         ToolCall {
             id: id.into(),
             name: name.into(),

@@ -10,11 +10,13 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// A handler on JSON arguments.
-pub type DynamicHandler =
-    Arc<dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync>;
+pub type DynamicHandler = Arc<
+    dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync,
+>;
 
 /// A guard on JSON arguments (see [`Tool::guard`]).
-pub type DynamicGuard = Arc<dyn Fn(&Value, &ToolContext) -> Result<Vec<Resource>, ToolError> + Send + Sync>;
+pub type DynamicGuard =
+    Arc<dyn Fn(&Value, &ToolContext) -> Result<Vec<Resource>, ToolError> + Send + Sync>;
 
 /// A tool from a JSON definition: the spec (with its JSON schemas) and a handler that receives
 /// the validated arguments as a JSON value.
@@ -87,7 +89,9 @@ impl Tool for DynamicTool {
         match args.downcast::<Value>() {
             Ok(v) => (self.handler)(v, ctx),
             Err(_) => Box::pin(async {
-                Err(ToolError::internal("decoded arguments of the wrong type reached a dynamic tool"))
+                Err(ToolError::internal(
+                    "decoded arguments of the wrong type reached a dynamic tool",
+                ))
             }),
         }
     }

@@ -65,7 +65,9 @@ pub mod typed;
 pub mod workspace;
 
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NobodyApprover, PreApproved};
-pub use audit::{AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink, NullAuditSink, Outcome};
+pub use audit::{
+    Approval, AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink, NullAuditSink, Outcome,
+};
 pub use budget::Budgets;
 pub use call::{Arguments, CallId, ToolCall};
 pub use context::{BudgetLeft, ToolContext};

@@ -34,15 +34,27 @@ pub struct Verdict {
 impl Verdict {
     /// Allow by `rule`.
     pub fn allow(rule: impl Into<Cow<'static, str>>, reason: impl Into<Cow<'static, str>>) -> Self {
-        Verdict { decision: Decision::Allow, rule: rule.into(), reason: reason.into() }
+        Verdict {
+            decision: Decision::Allow,
+            rule: rule.into(),
+            reason: reason.into(),
+        }
     }
     /// Ask by `rule`.
     pub fn ask(rule: impl Into<Cow<'static, str>>, reason: impl Into<Cow<'static, str>>) -> Self {
-        Verdict { decision: Decision::Ask, rule: rule.into(), reason: reason.into() }
+        Verdict {
+            decision: Decision::Ask,
+            rule: rule.into(),
+            reason: reason.into(),
+        }
     }
     /// Deny by `rule`.
     pub fn deny(rule: impl Into<Cow<'static, str>>, reason: impl Into<Cow<'static, str>>) -> Self {
-        Verdict { decision: Decision::Deny, rule: rule.into(), reason: reason.into() }
+        Verdict {
+            decision: Decision::Deny,
+            rule: rule.into(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -77,7 +89,10 @@ impl Policy for DefaultPolicy {
         if effects.destructive && !effects.read_only {
             Verdict::ask("default.destructive_asks", "the tool is destructive")
         } else if input.tool.risk == Risk::Dangerous {
-            Verdict::ask("default.dangerous_asks", "the tool's risk class is dangerous")
+            Verdict::ask(
+                "default.dangerous_asks",
+                "the tool's risk class is dangerous",
+            )
         } else {
             Verdict::allow("default.allow", "the profile allows the tool")
         }
@@ -91,6 +106,11 @@ mod tests {
     #[test]
     fn decisions_combine_by_max() {
         assert!(Decision::Allow < Decision::Ask && Decision::Ask < Decision::Deny);
-        assert_eq!([Decision::Allow, Decision::Deny, Decision::Ask].into_iter().max(), Some(Decision::Deny));
+        assert_eq!(
+            [Decision::Allow, Decision::Deny, Decision::Ask]
+                .into_iter()
+                .max(),
+            Some(Decision::Deny)
+        );
     }
 }

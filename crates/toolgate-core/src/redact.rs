@@ -11,14 +11,45 @@ use serde_json::Value;
 pub const REDACTED: &str = "[REDACTED]";
 
 const SECRET_KEY_PARTS: &[&str] = &[
-    "password", "passwd", "secret", "token", "authorization", "apikey", "api_key", "api-key",
-    "cookie", "credential", "private_key", "privatekey", "session_key", "access_key",
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "authorization",
+    "apikey",
+    "api_key",
+    "api-key",
+    "cookie",
+    "credential",
+    "private_key",
+    "privatekey",
+    "session_key",
+    "access_key",
 ];
 
 const SECRET_PREFIXES: &[&str] = &[
-    "sk-", "sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
-    "github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-", "xoxs-", "AKIA", "ASIA", "AIza",
-    "ya29.", "hf_", "npm_", "pypi-",
+    "sk-",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xoxs-",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "ya29.",
+    "hf_",
+    "npm_",
+    "pypi-",
 ];
 
 /// Whether a key names a secret (case-insensitive).

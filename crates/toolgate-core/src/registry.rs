@@ -242,7 +242,10 @@ impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
             .field("tools", &self.names)
-            .field("profiles", &self.profiles.iter().map(|p| &p.name).collect::<Vec<_>>())
+            .field(
+                "profiles",
+                &self.profiles.iter().map(|p| &p.name).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -263,10 +266,18 @@ impl Registry {
     }
 
     /// The entry for `name` as seen by a profile (by its bit): invisible tools are `None`.
-    pub(crate) fn get_visible(&self, name: &str, version: Option<&str>, profile_bit: u64) -> Option<&Arc<Entry>> {
+    pub(crate) fn get_visible(
+        &self,
+        name: &str,
+        version: Option<&str>,
+        profile_bit: u64,
+    ) -> Option<&Arc<Entry>> {
         let versions = self.by_name.get(name)?;
         match version {
-            None => versions.iter().rev().find(|e| e.profiles & profile_bit != 0),
+            None => versions
+                .iter()
+                .rev()
+                .find(|e| e.profiles & profile_bit != 0),
             Some(v) => versions
                 .iter()
                 .find(|e| e.spec().version == v && e.profiles & profile_bit != 0),
@@ -286,10 +297,12 @@ impl Registry {
     pub fn list(&self, profile: Option<&str>) -> Result<Vec<&ToolSpec>, RegistrationError> {
         let bit = match profile {
             None => u64::MAX,
-            Some(p) => self.profile_bit(p).ok_or_else(|| RegistrationError::InvalidProfile {
-                name: p.to_string(),
-                why: "no such profile".into(),
-            })?,
+            Some(p) => self
+                .profile_bit(p)
+                .ok_or_else(|| RegistrationError::InvalidProfile {
+                    name: p.to_string(),
+                    why: "no such profile".into(),
+                })?,
         };
         Ok(self
             .names

@@ -102,7 +102,12 @@ pub struct ToolResult {
 
 impl ToolResult {
     /// An error result for `call_id`; its content is the error message.
-    pub fn from_error(call_id: CallId, tool: Arc<str>, error: ToolError, duration: Duration) -> Self {
+    pub fn from_error(
+        call_id: CallId,
+        tool: Arc<str>,
+        error: ToolError,
+        duration: Duration,
+    ) -> Self {
         ToolResult {
             call_id,
             tool,
@@ -160,7 +165,11 @@ pub fn render_error(error: &ToolError) -> String {
     let mut s = error.to_string();
     for fault in &error.faults {
         s.push_str("\n- ");
-        s.push_str(if fault.pointer.is_empty() { "(arguments)" } else { &fault.pointer });
+        s.push_str(if fault.pointer.is_empty() {
+            "(arguments)"
+        } else {
+            &fault.pointer
+        });
         s.push_str(": ");
         s.push_str(&fault.message);
     }

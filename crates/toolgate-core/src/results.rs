@@ -88,7 +88,9 @@ impl ResultStore for MemoryResultStore {
 }
 
 /// One page of a stored result.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Page {
     /// The text of this page.
     pub text: String,
@@ -109,7 +111,10 @@ pub struct Page {
 pub fn page(text: &str, offset: usize, limit: usize) -> Result<Page, ToolError> {
     if offset > text.len() {
         return Err(ToolError::invalid_arguments(
-            format!("offset {offset} is past the end of the result ({} bytes)", text.len()),
+            format!(
+                "offset {offset} is past the end of the result ({} bytes)",
+                text.len()
+            ),
             vec![crate::ArgumentFault {
                 pointer: "/offset".into(),
                 message: format!("must be at most {}", text.len()),

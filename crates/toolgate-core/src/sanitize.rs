@@ -176,7 +176,8 @@ mod tests {
 
     #[test]
     fn nul_is_refused_everywhere_with_its_pointer() {
-        let mut v = json!({"path": "notes.txt\u{0}.md", "content": "a\u{0}b", "list": ["ok", "x\u{0}"]});
+        let mut v =
+            json!({"path": "notes.txt\u{0}.md", "content": "a\u{0}b", "list": ["ok", "x\u{0}"]});
         let e = check_arguments(&mut v, &["content".into()]).unwrap_err();
         assert_eq!(e.kind, crate::ErrorKind::InvalidInput);
         let mut ptrs: Vec<_> = e.faults.iter().map(|f| f.pointer.as_str()).collect();
@@ -207,7 +208,9 @@ mod tests {
     fn output_controls_become_visible() {
         let s = "line1\n\u{1b}[2J\u{1b}]0;owned\u{7}\u{1b}[1A\u{1b}[Kline2\r\nx\ry\u{9b}";
         let c = clean_output(s);
-        assert!(!c.chars().any(|c| (c < ' ' && c != '\n' && c != '\r') || ('\u{7f}'..='\u{9f}').contains(&c)));
+        assert!(!c
+            .chars()
+            .any(|c| (c < ' ' && c != '\n' && c != '\r') || ('\u{7f}'..='\u{9f}').contains(&c)));
         assert!(c.contains("\\x1b[2J"));
         assert!(c.contains("line2\r\n"));
         assert!(c.contains("x\\x0dy"));

@@ -94,7 +94,9 @@ fn push_faults(error: &ValidationError<'_>, out: &mut Vec<ArgumentFault>) {
             for name in unexpected {
                 out.push(ArgumentFault {
                     pointer: format!("{base}/{}", escape_pointer(name)),
-                    message: format!("unknown argument {name:?}: the schema does not allow it; remove it"),
+                    message: format!(
+                        "unknown argument {name:?}: the schema does not allow it; remove it"
+                    ),
                 });
             }
         }

@@ -299,6 +299,14 @@ pub fn validate_name(name: &str) -> Result<(), RegistrationError> {
     }
 }
 
+impl ToolSpecBuilder {
+    /// Replaces the name (checked by [`ToolSpecBuilder::build`]).
+    pub fn name(mut self, name: &str) -> Self {
+        self.spec.name = name.into();
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,7 +323,10 @@ mod tests {
 
     #[test]
     fn builder_refuses_bad_metadata() {
-        assert!(ToolSpec::builder("t").timeout(Duration::ZERO).build().is_err());
+        assert!(ToolSpec::builder("t")
+            .timeout(Duration::ZERO)
+            .build()
+            .is_err());
         assert!(ToolSpec::builder("t").max_result_bytes(10).build().is_err());
         assert!(ToolSpec::builder("t").version(" ").build().is_err());
         assert!(ToolSpec::builder("bad name").build().is_err());
@@ -333,17 +344,5 @@ mod tests {
         assert_eq!(v["timeoutMs"], 1500);
         let back: ToolSpec = serde_json::from_value(v).unwrap();
         assert_eq!(back, spec);
-    }
-}
-
-impl ToolSpecBuilder {
-    /// Replaces the name (checked by [`ToolSpecBuilder::build`]).
-    pub fn name(mut self, name: &str) -> Self {
-        self.spec.name = name.into();
-        self
-    }
-
-    pub(crate) fn build_unchecked_name(self, name: &str) -> Self {
-        self.name(name)
     }
 }

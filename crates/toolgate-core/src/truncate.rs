@@ -11,7 +11,7 @@ pub fn preview(text: &str, max_bytes: usize, handle: &str) -> (String, usize) {
         return (text.to_string(), text.len());
     }
     // the marker's own length depends on the numbers in it; reserve for the widest
-    let marker_room = marker(text.len(), text.len(), handle, 0).len() + 2;
+    let marker_room = marker(text.len(), text.len(), handle, text.len()).len() + 2;
     let budget = max_bytes.saturating_sub(marker_room);
     let head_len = prefer_newline_back(text, floor_char_boundary(text, budget * 2 / 3));
     let tail_room = budget - head_len;
@@ -40,7 +40,7 @@ fn marker(dropped: usize, total: usize, handle: &str, offset: usize) -> String {
 
 /// Moves a head cut back to just after a line break when one lies within 256 bytes.
 fn prefer_newline_back(text: &str, cut: usize) -> usize {
-    let from = cut.saturating_sub(256);
+    let from = floor_char_boundary(text, cut.saturating_sub(256));
     match text[from..cut].rfind('\n') {
         Some(i) => from + i + 1,
         None => cut,

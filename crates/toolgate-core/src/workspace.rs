@@ -147,13 +147,16 @@ impl From<PathError> for ToolError {
 pub fn io_error(path: &str, e: &io::Error) -> ToolError {
     match e.kind() {
         io::ErrorKind::NotFound => ToolError::not_found(format!("{path:?} does not exist")),
-        io::ErrorKind::NotADirectory => {
-            ToolError::not_found(format!("{path:?}: a component on the way is not a directory"))
-        }
+        io::ErrorKind::NotADirectory => ToolError::not_found(format!(
+            "{path:?}: a component on the way is not a directory"
+        )),
         io::ErrorKind::IsADirectory => {
-            ToolError::failed(format!("{path:?} is a directory, not a file")).with_reason("is_a_directory")
+            ToolError::failed(format!("{path:?} is a directory, not a file"))
+                .with_reason("is_a_directory")
         }
-        io::ErrorKind::PermissionDenied if is_escape(e) => PathError::Outside(path.to_string()).into(),
+        io::ErrorKind::PermissionDenied if is_escape(e) => {
+            PathError::Outside(path.to_string()).into()
+        }
         io::ErrorKind::PermissionDenied => {
             ToolError::failed(format!("{path:?}: permission denied by the file system"))
                 .with_reason("io_permission_denied")
@@ -265,7 +268,12 @@ impl Workspace {
             depth += 1;
             let meta = match self.inner.dir.symlink_metadata(&stack) {
                 Ok(m) => m,
-                Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                    ) =>
+                {
                     continue
                 }
                 Err(e) if is_escape(&e) => return Err(outside()),

@@ -20,7 +20,9 @@ fn fixture() -> Fixture {
 }
 
 fn ok(ws: &Workspace, p: &str) -> String {
-    ws.resolve(p).unwrap_or_else(|e| panic!("{p}: {e}")).display()
+    ws.resolve(p)
+        .unwrap_or_else(|e| panic!("{p}: {e}"))
+        .display()
 }
 
 fn outside(ws: &Workspace, p: &str) {
@@ -86,14 +88,23 @@ fn symlink_loops_are_refused() {
     let f = fixture();
     symlink("loop2", f.t.join("ws/loop1")).unwrap();
     symlink("loop1", f.t.join("ws/loop2")).unwrap();
-    assert!(matches!(f.ws.resolve("loop1/x"), Err(PathError::SymlinkLoop(_))));
+    assert!(matches!(
+        f.ws.resolve("loop1/x"),
+        Err(PathError::SymlinkLoop(_))
+    ));
 }
 
 #[test]
 fn encodings_are_literal_names() {
     let f = fixture();
-    assert_eq!(ok(&f.ws, "%2e%2e%2foutside%2fsecret.txt"), "%2e%2e%2foutside%2fsecret.txt");
-    assert_eq!(ok(&f.ws, "..\\outside\\secret.txt"), "..\\outside\\secret.txt");
+    assert_eq!(
+        ok(&f.ws, "%2e%2e%2foutside%2fsecret.txt"),
+        "%2e%2e%2foutside%2fsecret.txt"
+    );
+    assert_eq!(
+        ok(&f.ws, "..\\outside\\secret.txt"),
+        "..\\outside\\secret.txt"
+    );
     assert!(matches!(f.ws.resolve("a.txt\0.md"), Err(PathError::Nul)));
 }
 
@@ -102,7 +113,10 @@ fn root_given_through_a_symlink() {
     let f = fixture();
     symlink(f.t.join("ws"), f.t.join("link-to-ws")).unwrap();
     let ws = Workspace::open(f.t.join("link-to-ws")).unwrap();
-    assert_eq!(ok(&ws, f.t.join("link-to-ws/a.txt").to_str().unwrap()), "a.txt");
+    assert_eq!(
+        ok(&ws, f.t.join("link-to-ws/a.txt").to_str().unwrap()),
+        "a.txt"
+    );
     assert_eq!(ok(&ws, f.t.join("ws/a.txt").to_str().unwrap()), "a.txt");
 }
 
@@ -111,7 +125,10 @@ fn read_only_view_refuses_writes() {
     let f = fixture();
     assert!(f.ws.writable_dir().is_ok());
     let ro = f.ws.read_only();
-    assert_eq!(ro.writable_dir().unwrap_err().kind, crate::ErrorKind::PermissionDenied);
+    assert_eq!(
+        ro.writable_dir().unwrap_err().kind,
+        crate::ErrorKind::PermissionDenied
+    );
 }
 
 #[test]

@@ -1,1 +1,11 @@
+//! Test support for toolgate: fake tools with controllable behaviour, a scripted approver, and
+//! temporary workspaces laid out like the security cases (`T/ws`, `T/outside`).
 
+#![deny(missing_docs)]
+
+pub mod approver;
+pub mod tools;
+pub mod workspace;
+
+pub use approver::ScriptedApprover;
+pub use workspace::TempWorkspace;

@@ -11,7 +11,10 @@ use serde_json::Value;
 /// # Errors
 /// [`RegistrationError::Invalid`] when the definition is not an object, lacks a string `name`,
 /// or has a non-object `inputSchema`; name errors from [`ToolSpecBuilder::build`].
-pub fn spec_from_mcp(definition: &Value, base: ToolSpecBuilder) -> Result<ToolSpec, RegistrationError> {
+pub fn spec_from_mcp(
+    definition: &Value,
+    base: ToolSpecBuilder,
+) -> Result<ToolSpec, RegistrationError> {
     let invalid = |tool: &str, message: &str| RegistrationError::Invalid {
         tool: tool.to_string(),
         message: message.to_string(),
@@ -23,8 +26,7 @@ pub fn spec_from_mcp(definition: &Value, base: ToolSpecBuilder) -> Result<ToolSp
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| invalid("?", "a tool definition needs a string \"name\""))?;
-    let base = base.build_unchecked_name(name);
-    let mut b = base;
+    let mut b = base.name(name);
     if let Some(t) = obj.get("title").and_then(Value::as_str) {
         b = b.title(t);
     }

@@ -4,6 +4,7 @@
 
 use super::{CallState, Inner};
 use crate::approval::{ApprovalAnswer, ApprovalRequest};
+use crate::audit::Approval;
 use crate::call::CallId;
 use crate::error::{ErrorKind, ToolError};
 use crate::policy::{Decision, PolicyInput};
@@ -39,7 +40,10 @@ pub(crate) async fn authorize(
         Decision::Allow => Ok(()),
         Decision::Deny => Err(ToolError::new(
             ErrorKind::PermissionDenied,
-            format!("calling {} is not permitted here: {}", spec.name, verdict.reason),
+            format!(
+                "calling {} is not permitted here: {}",
+                spec.name, verdict.reason
+            ),
         )
         .with_reason(verdict.rule.to_string())),
         Decision::Ask => {
@@ -55,23 +59,29 @@ pub(crate) async fn authorize(
             let answer = inner.approver.approve(&request).await;
             match answer {
                 ApprovalAnswer::Approved => {
-                    st.approval = Some("approved");
+                    st.approval = Some(Approval::Approved);
                     Ok(())
                 }
                 ApprovalAnswer::Rejected { reason } => {
-                    st.approval = Some("rejected");
+                    st.approval = Some(Approval::Rejected);
                     Err(ToolError::new(
                         ErrorKind::ApprovalRejected,
-                        format!("the call to {} needed approval and was not approved", spec.name),
+                        format!(
+                            "the call to {} needed approval and was not approved",
+                            spec.name
+                        ),
                     )
                     .with_reason(verdict.rule.to_string())
                     .with_details(serde_json::json!({ "reason": reason })))
                 }
                 ApprovalAnswer::Corrected { feedback } => {
-                    st.approval = Some("corrected");
+                    st.approval = Some(Approval::Corrected);
                     Err(ToolError::new(
                         ErrorKind::ApprovalCorrected,
-                        format!("the call to {} was not approved; the user says: {feedback}", spec.name),
+                        format!(
+                            "the call to {} was not approved; the user says: {feedback}",
+                            spec.name
+                        ),
                     ))
                 }
             }

@@ -6,7 +6,11 @@ use crate::call::ToolCall;
 use crate::result::ToolResult;
 use crate::session::Session;
 
-pub(super) async fn dispatch_batch(p: &Pipeline, calls: Vec<ToolCall>, session: &Session) -> Vec<ToolResult> {
+pub(super) async fn dispatch_batch(
+    p: &Pipeline,
+    calls: Vec<ToolCall>,
+    session: &Session,
+) -> Vec<ToolResult> {
     let registry = p.registry();
     let safe = |c: &ToolCall| {
         registry
@@ -27,13 +31,20 @@ pub(super) async fn dispatch_batch(p: &Pipeline, calls: Vec<ToolCall>, session: 
     results
 }
 
-async fn flush(p: &Pipeline, group: &mut Vec<ToolCall>, session: &Session, results: &mut Vec<ToolResult>) {
+async fn flush(
+    p: &Pipeline,
+    group: &mut Vec<ToolCall>,
+    session: &Session,
+    results: &mut Vec<ToolResult>,
+) {
     match group.len() {
         0 => {}
         1 => results.push(p.dispatch(group.pop().expect("one call"), session).await),
         _ => {
             let calls = std::mem::take(group);
-            results.extend(futures::future::join_all(calls.into_iter().map(|c| p.dispatch(c, session))).await);
+            results.extend(
+                futures::future::join_all(calls.into_iter().map(|c| p.dispatch(c, session))).await,
+            );
         }
     }
 }

@@ -13,24 +13,39 @@ use std::sync::atomic::Ordering;
 pub fn charge(session: &Session, spec: &ToolSpec) -> Result<(), ToolError> {
     let b = &session.budgets;
     let exhausted = |which: &'static str, what: String| {
-        Err(ToolError::new(ErrorKind::BudgetExhausted, format!("{what}; the session can make no more such calls"))
-            .with_reason(which))
+        Err(ToolError::new(
+            ErrorKind::BudgetExhausted,
+            format!("{what}; the session can make no more such calls"),
+        )
+        .with_reason(which))
     };
     if let Some(max) = b.max_wall_time {
         if session.started.elapsed() >= max {
-            return exhausted("max_wall_time", format!("the session's wall-time budget of {} ms is used up", max.as_millis()));
+            return exhausted(
+                "max_wall_time",
+                format!(
+                    "the session's wall-time budget of {} ms is used up",
+                    max.as_millis()
+                ),
+            );
         }
     }
     if let Some(max) = b.max_result_bytes {
         if session.result_bytes.load(Ordering::Relaxed) >= max {
-            return exhausted("max_result_bytes", format!("the session's budget of {max} result bytes is used up"));
+            return exhausted(
+                "max_result_bytes",
+                format!("the session's budget of {max} result bytes is used up"),
+            );
         }
     }
     if let Some(max) = b.max_calls {
         let used = session.calls.fetch_add(1, Ordering::Relaxed);
         if used >= max {
             session.calls.fetch_sub(1, Ordering::Relaxed);
-            return exhausted("max_calls", format!("the session's budget of {max} calls is used up"));
+            return exhausted(
+                "max_calls",
+                format!("the session's budget of {max} calls is used up"),
+            );
         }
     } else {
         session.calls.fetch_add(1, Ordering::Relaxed);
@@ -43,7 +58,10 @@ pub fn charge(session: &Session, spec: &ToolSpec) -> Result<(), ToolError> {
             session.calls.fetch_sub(1, Ordering::Relaxed);
             return exhausted(
                 "max_calls_per_tool",
-                format!("the session's budget of {max} calls to {} is used up", spec.name),
+                format!(
+                    "the session's budget of {max} calls to {} is used up",
+                    spec.name
+                ),
             );
         }
         *n += 1;

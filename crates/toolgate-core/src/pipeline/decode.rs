@@ -15,7 +15,13 @@ pub fn decode(entry: &Entry, arguments: &Value) -> Result<Args, ToolError> {
         let faults = entry.input.faults(arguments);
         let names: Vec<&str> = faults
             .iter()
-            .map(|f| if f.pointer.is_empty() { "(arguments)" } else { f.pointer.as_str() })
+            .map(|f| {
+                if f.pointer.is_empty() {
+                    "(arguments)"
+                } else {
+                    f.pointer.as_str()
+                }
+            })
             .collect();
         return Err(ToolError::invalid_arguments(
             format!(

@@ -40,9 +40,10 @@ impl RetryPolicy {
     /// The backoff before attempt `attempt + 1` (full jitter).
     pub fn backoff(&self, attempt: u32) -> Duration {
         use rand::Rng;
-        let exp = self
-            .base_delay
-            .saturating_mul(1u32.checked_shl(attempt.saturating_sub(1)).unwrap_or(u32::MAX));
+        let exp = self.base_delay.saturating_mul(
+            1u32.checked_shl(attempt.saturating_sub(1))
+                .unwrap_or(u32::MAX),
+        );
         let ceiling = exp.min(self.max_delay);
         let nanos = ceiling.as_nanos().min(u64::MAX as u128) as u64;
         Duration::from_nanos(rand::rng().random_range(0..=nanos))
@@ -103,7 +104,10 @@ pub async fn execute(
 }
 
 fn cancelled(idempotent: bool) -> ToolError {
-    let e = ToolError::new(ErrorKind::Cancelled, "the call was cancelled before it finished");
+    let e = ToolError::new(
+        ErrorKind::Cancelled,
+        "the call was cancelled before it finished",
+    );
     if idempotent {
         e
     } else {

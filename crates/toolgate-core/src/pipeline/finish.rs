@@ -29,10 +29,16 @@ pub fn finish(
     let spec = entry.spec();
     if let Some(schema) = &entry.output {
         let Some(structured) = &output.structured else {
-            return Err(mismatch("the tool returned no structured content although it declares an outputSchema", Vec::new()));
+            return Err(mismatch(
+                "the tool returned no structured content although it declares an outputSchema",
+                Vec::new(),
+            ));
         };
         if let Err(faults) = schema.validate(structured) {
-            return Err(mismatch("the tool's output does not match its outputSchema", faults));
+            return Err(mismatch(
+                "the tool's output does not match its outputSchema",
+                faults,
+            ));
         }
     }
     if let Some(v) = &mut output.structured {
@@ -47,7 +53,9 @@ pub fn finish(
     }
     let size = rendered_len(&output);
     *result_bytes = size;
-    session.result_bytes.fetch_add(size as u64, Ordering::Relaxed);
+    session
+        .result_bytes
+        .fetch_add(size as u64, Ordering::Relaxed);
     let mut truncation = None;
     if size > spec.max_result_bytes {
         let full = render(&output);
@@ -74,8 +82,10 @@ pub fn finish(
 }
 
 fn mismatch(message: &str, faults: Vec<crate::ArgumentFault>) -> ToolError {
-    let mut e = ToolError::failed(format!("{message}; this is a fault of the tool, not of the arguments"))
-        .with_reason("output_schema_mismatch");
+    let mut e = ToolError::failed(format!(
+        "{message}; this is a fault of the tool, not of the arguments"
+    ))
+    .with_reason("output_schema_mismatch");
     e.faults = faults;
     e
 }

@@ -12,7 +12,11 @@ use std::panic::AssertUnwindSafe;
 /// # Errors
 /// What the tool's guard returns; `unsafe_input` (`path_outside_workspace`, `no_workspace`,
 /// `symlink_loop`) or `invalid_input` for a path; `internal` if the guard panics.
-pub fn guard(entry: &Entry, args: &Args, ctx: &ToolContext) -> Result<Vec<ResolvedResource>, ToolError> {
+pub fn guard(
+    entry: &Entry,
+    args: &Args,
+    ctx: &ToolContext,
+) -> Result<Vec<ResolvedResource>, ToolError> {
     let declared = std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.guard(args, ctx)))
         .map_err(|_| ToolError::internal("the tool's guard panicked").with_reason("panic"))??;
     let mut resolved = Vec::with_capacity(declared.len());

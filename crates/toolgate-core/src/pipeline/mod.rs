@@ -121,7 +121,7 @@ pub(crate) struct CallState {
     pub(crate) entry: Option<Arc<Entry>>,
     pub(crate) arguments: serde_json::Value,
     pub(crate) verdict: Option<crate::policy::Verdict>,
-    pub(crate) approval: Option<&'static str>,
+    pub(crate) approval: Option<crate::audit::Approval>,
     pub(crate) attempts: u32,
     pub(crate) result_bytes: usize,
 }
@@ -161,7 +161,8 @@ impl Pipeline {
 
     /// Dispatches one call through every stage and returns its one result.
     pub async fn dispatch(&self, call: ToolCall, session: &Session) -> ToolResult {
-        self.dispatch_with(call, session, CancellationToken::new()).await
+        self.dispatch_with(call, session, CancellationToken::new())
+            .await
     }
 
     /// Dispatches one call; cancelling `cancel` stops it (the result is `cancelled`).
@@ -186,7 +187,12 @@ impl Pipeline {
         batch::dispatch_batch(self, calls, session).await
     }
 
-    async fn run(&self, call: ToolCall, session: &Session, cancel: CancellationToken) -> ToolResult {
+    async fn run(
+        &self,
+        call: ToolCall,
+        session: &Session,
+        cancel: CancellationToken,
+    ) -> ToolResult {
         let started = Instant::now();
         let wall = SystemTime::now();
         let ToolCall {
@@ -204,7 +210,16 @@ impl Pipeline {
             result_bytes: 0,
         };
         let outcome = self
-            .stages(&id, &name, version.as_deref(), arguments, session, cancel, &mut st, started)
+            .stages(
+                &id,
+                &name,
+                version.as_deref(),
+                arguments,
+                session,
+                cancel,
+                &mut st,
+                started,
+            )
             .await;
         let tool_name: Arc<str> = match &st.entry {
             Some(e) => e.spec().name.clone(),
@@ -245,8 +260,22 @@ impl Pipeline {
         let resources = guard::guard(&entry, &args, &ctx)?;
         authorize::authorize(inner, &entry, &resources, session, id, st).await?;
         budget::charge(session, spec)?;
-        let output = execute::execute(&entry, args, &st.arguments, ctx, &inner.retry, &mut st.attempts).await?;
-        finish::finish(&entry, output, session, &*inner.results, &mut st.result_bytes)
+        let output = execute::execute(
+            &entry,
+            args,
+            &st.arguments,
+            ctx,
+            &inner.retry,
+            &mut st.attempts,
+        )
+        .await?;
+        finish::finish(
+            &entry,
+            output,
+            session,
+            &*inner.results,
+            &mut st.result_bytes,
+        )
     }
 
     fn context(
@@ -277,7 +306,3 @@ impl Pipeline {
         }
     }
 }
-
-#[cfg(test)]
-#[path = "tests.rs"]
-mod tests;

@@ -8,7 +8,13 @@ use crate::result::ToolResult;
 use crate::session::Session;
 use std::time::SystemTime;
 
-pub(crate) fn record(inner: &Inner, session: &Session, st: CallState, result: &ToolResult, wall: SystemTime) {
+pub(crate) fn record(
+    inner: &Inner,
+    session: &Session,
+    st: CallState,
+    result: &ToolResult,
+    wall: SystemTime,
+) {
     let outcome = match &result.error {
         None => Outcome::Ok,
         Some(e) if e.is_recoverable() => Outcome::RecoverableError,
@@ -17,7 +23,9 @@ pub(crate) fn record(inner: &Inner, session: &Session, st: CallState, result: &T
     let duration_us = result.duration.as_micros() as u64;
     match &result.error {
         None => tracing::debug!(duration_us, bytes = st.result_bytes, "tool call succeeded"),
-        Some(e) => tracing::info!(duration_us, kind = %e.kind, reason = e.reason.as_deref().unwrap_or(""), "tool call failed"),
+        Some(e) => {
+            tracing::info!(duration_us, kind = %e.kind, reason = e.reason.as_deref().unwrap_or(""), "tool call failed")
+        }
     }
     let (decision, rule) = match st.verdict {
         Some(v) => (Some(v.decision), Some(v.rule.into_owned())),
@@ -38,7 +46,10 @@ pub(crate) fn record(inner: &Inner, session: &Session, st: CallState, result: &T
         truncated: result.truncation.as_ref().map(|t| t.handle.clone()),
         outcome,
         error_kind: result.error.as_ref().map(|e| e.kind),
-        error_reason: result.error.as_ref().and_then(|e| e.reason.as_ref().map(|r| r.to_string())),
+        error_reason: result
+            .error
+            .as_ref()
+            .and_then(|e| e.reason.as_ref().map(|r| r.to_string())),
         attempts: st.attempts,
         duration_us,
     });

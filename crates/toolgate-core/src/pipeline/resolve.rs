@@ -37,7 +37,9 @@ fn unknown(registry: &Registry, session: &Session, name: &str, version: Option<&
         .get_visible(name, None, session.profile_bit)
         .is_some();
     let message = match version {
-        Some(v) if visible => format!("tool {name} has no version {v:?}; call it without a version or with one that exists"),
+        Some(v) if visible => format!(
+            "tool {name} has no version {v:?}; call it without a version or with one that exists"
+        ),
         _ => format!("tool {name} is not available; call one of the listed tools"),
     };
     ToolError::new(ErrorKind::UnknownTool, message)

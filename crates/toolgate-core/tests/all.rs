@@ -1,0 +1,3 @@
+//! toolgate-core's integration tests, one binary.
+
+mod pipeline;

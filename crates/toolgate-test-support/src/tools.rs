@@ -1,0 +1,216 @@
+//! Fake tools with controllable behaviour, each a real [`TypedTool`] or [`DynamicTool`].
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use toolgate_core::{
+    DynamicTool, Effects, Risk, ToolContext, ToolError, ToolOutput, ToolSpec, ToolSpecBuilder,
+    TypedTool,
+};
+
+/// `echo(text) -> {text}`: read-only, idempotent, concurrency-safe.
+pub struct Echo;
+
+/// Arguments of [`Echo`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EchoArgs {
+    /// Text to echo back.
+    pub text: String,
+}
+
+/// Output of [`Echo`].
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EchoOut {
+    /// The same text.
+    pub text: String,
+}
+
+impl TypedTool for Echo {
+    type Args = EchoArgs;
+    type Output = EchoOut;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("echo")
+            .description("Returns its text unchanged.")
+            .effects(Effects::read_only())
+            .risk(Risk::Read)
+            .tag("test")
+    }
+    async fn call(&self, args: EchoArgs, _ctx: ToolContext) -> Result<EchoOut, ToolError> {
+        Ok(EchoOut { text: args.text })
+    }
+}
+
+/// No arguments (an empty object; unknown arguments refused).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// Arguments of [`Sleep`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SleepArgs {
+    /// How long to sleep, in milliseconds.
+    pub ms: u64,
+}
+
+/// Output of [`Sleep`] and the other fakes that return nothing of interest.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Done {
+    /// Always true.
+    pub done: bool,
+}
+
+/// `sleep(ms)`: sleeps; its effects and timeout are chosen by the test.
+pub struct Sleep {
+    /// Effects to declare.
+    pub effects: Effects,
+    /// The tool's timeout.
+    pub timeout: Duration,
+    /// The name to register under.
+    pub name: &'static str,
+}
+
+impl TypedTool for Sleep {
+    type Args = SleepArgs;
+    type Output = Done;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder(self.name)
+            .description("Sleeps for ms milliseconds.")
+            .effects(self.effects)
+            .timeout(self.timeout)
+    }
+    async fn call(&self, args: SleepArgs, _ctx: ToolContext) -> Result<Done, ToolError> {
+        tokio::time::sleep(Duration::from_millis(args.ms)).await;
+        Ok(Done { done: true })
+    }
+}
+
+/// A tool whose handler panics.
+pub struct Panics;
+
+impl TypedTool for Panics {
+    type Args = NoArgs;
+    type Output = Done;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("panics")
+            .description("Panics.")
+            .effects(Effects::read_only())
+    }
+    async fn call(&self, _args: NoArgs, _ctx: ToolContext) -> Result<Done, ToolError> {
+        panic!("handler exploded with secret stack detail")
+    }
+}
+
+/// Fails with a transient error `fail_times` times, then succeeds; counts attempts.
+pub struct Flaky {
+    /// The name to register under.
+    pub name: &'static str,
+    /// Effects to declare (idempotent or not decides retries).
+    pub effects: Effects,
+    /// How many calls fail before one succeeds.
+    pub fail_times: u32,
+    /// Whether the failures are marked transient.
+    pub transient: bool,
+    /// Handler invocations so far.
+    pub attempts: Arc<AtomicU32>,
+}
+
+impl TypedTool for Flaky {
+    type Args = NoArgs;
+    type Output = Done;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder(self.name)
+            .description("Fails a few times, then succeeds.")
+            .effects(self.effects)
+    }
+    async fn call(&self, _args: NoArgs, _ctx: ToolContext) -> Result<Done, ToolError> {
+        let n = self.attempts.fetch_add(1, Ordering::SeqCst);
+        if n < self.fail_times {
+            let e = ToolError::failed("upstream busy");
+            return Err(if self.transient { e.transient() } else { e });
+        }
+        Ok(Done { done: true })
+    }
+}
+
+/// A dynamic tool declaring `outputSchema` {count: integer} that returns `output`.
+pub fn bad_output(output: Value) -> DynamicTool {
+    let spec = ToolSpec::builder("bad_output")
+        .description("Returns whatever the test gave it.")
+        .effects(Effects::read_only())
+        .output_schema(json!({
+            "type": "object",
+            "properties": {"count": {"type": "integer"}},
+            "required": ["count"]
+        }))
+        .build()
+        .expect("a valid spec");
+    DynamicTool::new(spec, move |_, _| {
+        let output = output.clone();
+        async move { Ok(ToolOutput::structured(output)) }
+    })
+}
+
+/// A dynamic tool returning `bytes` bytes of numbered lines as text, with a result cap of
+/// `cap` bytes.
+pub fn big_output(bytes: usize, cap: usize) -> DynamicTool {
+    let spec = ToolSpec::builder("big_output")
+        .description("Returns a large text.")
+        .effects(Effects::read_only())
+        .max_result_bytes(cap)
+        .build()
+        .expect("a valid spec");
+    DynamicTool::new(spec, move |_, _| async move {
+        let mut text = String::with_capacity(bytes + 32);
+        let mut i = 0;
+        while text.len() < bytes {
+            text.push_str(&format!("line {i:06} of the big output\n"));
+            i += 1;
+        }
+        text.truncate(bytes);
+        Ok(ToolOutput::text(text))
+    })
+}
+
+/// A destructive dynamic tool named `delete_all` that counts how often it ran.
+pub fn destructive(runs: Arc<AtomicU32>) -> DynamicTool {
+    let spec = ToolSpec::builder("delete_all")
+        .description("Pretends to delete everything.")
+        .effects(Effects::side_effecting())
+        .risk(Risk::Write)
+        .build()
+        .expect("a valid spec");
+    DynamicTool::new(spec, move |_, _| {
+        let runs = runs.clone();
+        async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok(ToolOutput::text("deleted"))
+        }
+    })
+}
+
+/// A tool that waits for its cancellation token and reports whether it saw it.
+pub struct WaitsForCancel {
+    /// Set when the handler observed cancellation.
+    pub saw_cancel: Arc<AtomicU32>,
+}
+
+impl TypedTool for WaitsForCancel {
+    type Args = NoArgs;
+    type Output = Done;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("wait_cancel")
+            .description("Waits until cancelled.")
+            .effects(Effects::read_only())
+            .timeout(Duration::from_secs(60))
+    }
+    async fn call(&self, _args: NoArgs, ctx: ToolContext) -> Result<Done, ToolError> {
+        ctx.cancellation().cancelled().await;
+        self.saw_cancel.fetch_add(1, Ordering::SeqCst);
+        Ok(Done { done: true })
+    }
+}
