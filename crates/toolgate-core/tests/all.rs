@@ -1,3 +1,4 @@
 //! toolgate-core's integration tests, one binary.
 
+mod import;
 mod pipeline;
