@@ -11,6 +11,7 @@ use crate::policy::Decision;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -63,7 +64,7 @@ pub struct AuditRecord {
     pub decision: Option<Decision>,
     /// The rule that made the decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule: Option<String>,
+    pub rule: Option<Cow<'static, str>>,
     /// The approver's answer, when one was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,

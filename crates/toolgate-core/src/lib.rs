@@ -80,6 +80,8 @@ pub use result::{Content, ToolOutput, ToolResult, Truncation};
 pub use results::{MemoryResultStore, ResultStore};
 pub use session::{Session, SessionBuilder};
 pub use spec::{Effects, Example, Risk, ToolSpec, ToolSpecBuilder};
+/// The cancellation token a call's context carries (from `tokio-util`).
+pub use tokio_util::sync::CancellationToken;
 pub use tool::{Access, Args, ResolvedResource, Resource, Tool};
 pub use typed::{Typed, TypedTool};
 pub use workspace::{PathError, Workspace, WsPath};

@@ -261,7 +261,7 @@ impl Registry {
         let versions = self.by_name.get(name)?;
         match version {
             None => versions.last(),
-            Some(v) => versions.iter().find(|e| e.spec().version == v),
+            Some(v) => versions.iter().find(|e| &*e.spec().version == v),
         }
     }
 
@@ -280,7 +280,7 @@ impl Registry {
                 .find(|e| e.profiles & profile_bit != 0),
             Some(v) => versions
                 .iter()
-                .find(|e| e.spec().version == v && e.profiles & profile_bit != 0),
+                .find(|e| &*e.spec().version == v && e.profiles & profile_bit != 0),
         }
     }
 
@@ -446,7 +446,7 @@ impl RegistryBuilder {
             if versions.iter().any(|e| e.spec().version == spec.version) {
                 return Err(RegistrationError::Duplicate {
                     name: spec.name.to_string(),
-                    version: spec.version.clone(),
+                    version: spec.version.to_string(),
                 });
             }
             versions.push(Arc::new(Entry {

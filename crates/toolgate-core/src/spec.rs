@@ -127,7 +127,7 @@ pub struct ToolSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     /// Version; several versions of one name can be registered and a caller can pin one.
-    pub version: String,
+    pub version: Arc<str>,
     /// Top-level arguments whose strings are passed as sent (file content): the sanitize stage
     /// refuses only NUL in them, not other control characters.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -238,7 +238,7 @@ impl ToolSpecBuilder {
         self
     }
     /// Sets the version.
-    pub fn version(mut self, version: impl Into<String>) -> Self {
+    pub fn version(mut self, version: impl Into<Arc<str>>) -> Self {
         self.spec.version = version.into();
         self
     }

@@ -75,12 +75,22 @@ pub async fn execute(
             None => entry.tool.decode(arguments)?,
         };
         *attempts += 1;
+        if cancel.is_cancelled() {
+            return Err(cancelled(idempotent));
+        }
         let run = AssertUnwindSafe(entry.tool.call(a, ctx.clone())).catch_unwind();
+        // the handler is polled first: a call that completes at once registers neither a
+        // timer nor a cancellation waker
         let outcome = tokio::select! {
             biased;
-            _ = cancel.cancelled() => return Err(cancelled(idempotent)),
             r = tokio::time::timeout_at(deadline, run) => r,
+            _ = cancel.cancelled() => return Err(cancelled(idempotent)),
         };
+        if cancel.is_cancelled() {
+            // the handler finished because it saw the cancellation, or raced it: the caller
+            // asked to stop, so the call ends cancelled
+            return Err(cancelled(idempotent));
+        }
         let error = match outcome {
             Err(_elapsed) => return Err(timed_out(spec.timeout, idempotent)),
             Ok(Err(panic)) => return Err(panicked(panic)),

@@ -28,7 +28,7 @@ pub(crate) fn record(
         }
     }
     let (decision, rule) = match st.verdict {
-        Some(v) => (Some(v.decision), Some(v.rule.into_owned())),
+        Some(v) => (Some(v.decision), Some(v.rule)),
         None => (None, None),
     };
     inner.audit.record(AuditRecord {
@@ -36,7 +36,7 @@ pub(crate) fn record(
         session: session.id.clone(),
         profile: session.profile.clone(),
         tool: result.tool.clone(),
-        version: st.entry.as_ref().map(|e| e.spec().version.as_str().into()),
+        version: st.entry.as_ref().map(|e| e.spec().version.clone()),
         call_id: result.call_id.clone(),
         decision,
         rule,

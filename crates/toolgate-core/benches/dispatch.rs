@@ -1,0 +1,52 @@
+//! A small typed call through every stage of the pipeline, with the JSONL audit sink on.
+//!
+//! `cargo bench -p toolgate-core --bench dispatch`
+//!
+//! One current-thread runtime (one core for the caller; the audit writer thread runs beside
+//! it). Each iteration dispatches `echo {"text": "hello"}` with a fresh call id.
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use serde_json::json;
+use std::sync::Arc;
+use toolgate_core::{JsonlAuditSink, NullAuditSink, Pipeline, Registry, ToolCall};
+use toolgate_test_support::tools::Echo;
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut group = c.benchmark_group("dispatch");
+    group.throughput(Throughput::Elements(1));
+    for (name, jsonl) in [("echo_jsonl_audit", true), ("echo_no_audit", false)] {
+        let audit: Arc<dyn toolgate_core::AuditSink> = if jsonl {
+            Arc::new(JsonlAuditSink::open(dir.path().join(format!("{name}.jsonl"))).unwrap())
+        } else {
+            Arc::new(NullAuditSink)
+        };
+        let registry = Registry::builder().tool(Echo).build().unwrap();
+        let pipeline = Pipeline::builder(registry).audit(audit).build();
+        let session = pipeline.session("bench").build().unwrap();
+        let mut n: u64 = 0;
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    n += 1;
+                    ToolCall::new(format!("call-{n}"), "echo", json!({"text": "hello"}))
+                },
+                |call| {
+                    let r = rt.block_on(pipeline.dispatch(call, &session));
+                    debug_assert!(!r.is_error);
+                    r
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        pipeline.audit().flush();
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
