@@ -1,1 +1,91 @@
+//! toolgate-tools: toolgate's built-in tools, one tool per file, grouped by family.
+//!
+//! | family | tool | what it does |
+//! |---|---|---|
+//! | [`fs`] | [`read_file`](fs::read_file) | the numbered lines of one text file, a window at a time |
+//! | [`fs`] | [`list_dir`](fs::list_dir) | the entries of one directory, with kind and size |
+//! | [`fs`] | [`glob`](fs::glob) | files whose path matches a glob, respecting ignore files |
+//! | [`search`] | [`search_code`](search::search_code) | matching lines across files, on ripgrep's crates |
+//! | [`results`] | [`read_result`](results::read_result) | pages of a result the pipeline truncated |
+//!
+//! Every tool here is read-only (`Effects::read_only()`, risk `read`) and a
+//! [`toolgate_core::TypedTool`]: its input and output schemas are derived from its `Args` and
+//! `Output` types, unknown arguments are refused, and its descriptions are written for the
+//! model. File tools declare the paths they read (the pipeline's guard stage resolves them
+//! inside the workspace for the policy), resolve them again themselves, and open them relative
+//! to the workspace's directory handle, never by a host path; paths in results are relative to
+//! the workspace root. Blocking file-system work runs on tokio's blocking pool and stops when
+//! the call is cancelled or its future is dropped at the deadline.
+//!
+//! ```
+//! use toolgate_core::{Pipeline, Registry, ToolCall, Workspace};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("hello.txt"), "hello\n").unwrap();
+//! let registry = toolgate_tools::register_read_only(Registry::builder()).build().unwrap();
+//! let pipeline = Pipeline::builder(registry).build();
+//! let session = pipeline
+//!     .session("s1")
+//!     .workspace(Workspace::open(dir.path()).unwrap())
+//!     .build()
+//!     .unwrap();
+//! let call = ToolCall::new("c1", "read_file", serde_json::json!({"path": "hello.txt"}));
+//! let result = pipeline.dispatch(call, &session).await;
+//! assert_eq!(result.structured_content.unwrap()["content"], "     1\thello");
+//! # });
+//! ```
 
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod blocking;
+pub mod fs;
+pub mod results;
+pub mod search;
+mod text;
+mod topk;
+mod walk;
+
+pub use fs::{Glob, ListDir, ReadFile};
+pub use results::ReadResult;
+pub use search::SearchCode;
+
+use std::sync::Arc;
+use toolgate_core::{IntoTool, RegistrationError, RegistryBuilder, Tool};
+
+/// The names of the read-only built-ins, in the order [`register_read_only`] registers them.
+pub const READ_ONLY_TOOLS: [&str; 5] = [
+    "read_file",
+    "list_dir",
+    "glob",
+    "search_code",
+    "read_result",
+];
+
+/// Registers every read-only built-in ([`READ_ONLY_TOOLS`]) on `builder`. Registration
+/// errors (none are expected: the specs are fixed) surface from
+/// [`RegistryBuilder::build`].
+pub fn register_read_only(builder: RegistryBuilder) -> RegistryBuilder {
+    builder
+        .tool(ReadFile)
+        .tool(ListDir)
+        .tool(Glob)
+        .tool(SearchCode)
+        .tool(ReadResult)
+}
+
+/// Every read-only built-in as a type-erased tool, in the order of [`READ_ONLY_TOOLS`], for
+/// callers that assemble a registry from several sources.
+///
+/// # Errors
+/// A tool's spec build error (none is expected: the specs are fixed).
+pub fn read_only_tools() -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
+    Ok(vec![
+        ReadFile.into_tool()?,
+        ListDir.into_tool()?,
+        Glob.into_tool()?,
+        SearchCode.into_tool()?,
+        ReadResult.into_tool()?,
+    ])
+}

@@ -1,0 +1,70 @@
+//! Text helpers shared by the tools: line endings, lossy decoding and cutting long lines.
+
+use std::borrow::Cow;
+
+/// `bytes` without one trailing `\n` and then one trailing `\r`.
+pub(crate) fn trim_eol(bytes: &[u8]) -> &[u8] {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    bytes.strip_suffix(b"\r").unwrap_or(bytes)
+}
+
+/// Appends `bytes` to `out` decoded as UTF-8 (an invalid sequence becomes U+FFFD), cut after
+/// `max_chars` characters with a marker saying how many bytes were left out.
+pub(crate) fn push_cut(out: &mut String, bytes: &[u8], max_chars: usize) {
+    let text = String::from_utf8_lossy(bytes);
+    // a line of at most `max_chars` bytes has at most `max_chars` characters
+    if text.len() <= max_chars {
+        out.push_str(&text);
+        return;
+    }
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => {
+            out.push_str(&text[..cut]);
+            out.push_str(&cut_marker(text.len() - cut));
+        }
+        None => out.push_str(&text),
+    }
+}
+
+/// `bytes` decoded and cut as [`push_cut`] does.
+pub(crate) fn cut(bytes: &[u8], max_chars: usize) -> String {
+    let mut out = String::with_capacity(bytes.len().min(max_chars + 48));
+    push_cut(&mut out, bytes, max_chars);
+    out
+}
+
+fn cut_marker(rest: usize) -> String {
+    format!(" [... line cut: {rest} more bytes]")
+}
+
+/// A path relative to the workspace root as shown to the model: `/`-separated, lossy for
+/// names that are not UTF-8. On Unix the separator already is `/`.
+pub(crate) fn rel_display(p: &std::path::Path) -> Cow<'_, str> {
+    p.to_string_lossy()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_endings_are_trimmed_once() {
+        assert_eq!(trim_eol(b"a\r\n"), b"a");
+        assert_eq!(trim_eol(b"a\n"), b"a");
+        assert_eq!(trim_eol(b"a\n\n"), b"a\n");
+        assert_eq!(trim_eol(b"a"), b"a");
+        assert_eq!(trim_eol(b""), b"");
+    }
+
+    #[test]
+    fn long_lines_are_cut_on_character_boundaries() {
+        assert_eq!(cut(b"short", 10), "short");
+        let s = "é".repeat(30);
+        let c = cut(s.as_bytes(), 10);
+        assert!(c.starts_with(&"é".repeat(10)));
+        assert!(c.ends_with(" [... line cut: 40 more bytes]"), "{c}");
+        // exactly at the limit in characters, longer in bytes: not cut
+        assert_eq!(cut("é".repeat(10).as_bytes(), 10), "é".repeat(10));
+        assert_eq!(cut(b"a\xffb", 10), "a\u{fffd}b");
+    }
+}

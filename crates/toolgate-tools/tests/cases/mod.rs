@@ -1,0 +1,10 @@
+mod glob;
+mod list_dir;
+mod policy;
+mod read_file;
+mod read_result;
+mod registry;
+mod search_code;
+mod security;
+mod security_trees;
+mod support;

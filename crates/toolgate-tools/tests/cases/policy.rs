@@ -1,0 +1,79 @@
+//! Each tool declares the path it reads, so the authorize stage decides over the resolved path
+//! (links followed) before the tool runs.
+
+use super::support::*;
+use serde_json::json;
+use std::sync::Arc;
+use toolgate_core::{
+    ErrorKind, Pipeline, Policy, PolicyInput, Registry, ResolvedResource, ToolCall, Verdict,
+    Workspace,
+};
+
+/// Denies any call that reads under `secrets/`.
+struct DenySecrets;
+
+impl Policy for DenySecrets {
+    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
+        let protected = input.resources.iter().any(|r| {
+            matches!(r, ResolvedResource::Path { path, .. } if path.as_path().starts_with("secrets"))
+        });
+        if protected {
+            Verdict::deny("test.secrets", "secrets/ is protected")
+        } else {
+            Verdict::allow("test.allow", "everything else is allowed")
+        }
+    }
+}
+
+#[tokio::test]
+async fn tools_declare_their_resolved_paths_to_the_policy() {
+    let f = Fixture::new();
+    f.write("secrets/sub/key.pem", "CANARY-KEY\n");
+    f.write("open/a.txt", "a\n");
+    f.link("secrets/sub", "innocent");
+    let registry = toolgate_tools::register_read_only(Registry::builder())
+        .build()
+        .unwrap();
+    let pipeline = Pipeline::builder(registry)
+        .policy(Arc::new(DenySecrets))
+        .build();
+    let session = pipeline
+        .session("p")
+        .workspace(Workspace::open(f.ws()).unwrap())
+        .build()
+        .unwrap();
+    let calls = [
+        ("read_file", json!({"path": "secrets/sub/key.pem"})),
+        ("read_file", json!({"path": "innocent/key.pem"})),
+        ("read_file", json!({"path": "open/../secrets/sub/key.pem"})),
+        ("list_dir", json!({"path": "secrets"})),
+        ("list_dir", json!({"path": "innocent"})),
+        ("glob", json!({"pattern": "**/*", "path": "secrets"})),
+        (
+            "search_code",
+            json!({"pattern": "CANARY", "path": "innocent"}),
+        ),
+    ];
+    for (i, (tool, args)) in calls.into_iter().enumerate() {
+        let r = pipeline
+            .dispatch(ToolCall::new(format!("c{i}"), tool, args.clone()), &session)
+            .await;
+        let e = r
+            .error
+            .as_ref()
+            .unwrap_or_else(|| panic!("{tool} {args}: {}", r.text()));
+        assert_eq!(
+            (e.kind, e.reason.as_deref()),
+            (ErrorKind::PermissionDenied, Some("test.secrets")),
+            "{tool} {args}"
+        );
+        assert!(!r.text().contains("CANARY-KEY"));
+    }
+    let r = pipeline
+        .dispatch(
+            ToolCall::new("ok", "read_file", json!({"path": "open/a.txt"})),
+            &session,
+        )
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+}

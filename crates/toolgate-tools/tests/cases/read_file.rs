@@ -1,0 +1,266 @@
+//! `read_file` through the pipeline and directly.
+
+use super::support::*;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use toolgate_core::{ErrorKind, TypedTool};
+use toolgate_tools::fs::read_file::{ReadFileArgs, ReadFileOutput};
+use toolgate_tools::ReadFile;
+
+fn expect(
+    path: &str,
+    content: &str,
+    start: u64,
+    returned: u64,
+    total: u64,
+    next: Option<u64>,
+) -> ReadFileOutput {
+    ReadFileOutput {
+        path: path.into(),
+        content: content.into(),
+        start_line: start,
+        lines_returned: returned,
+        total_lines: total,
+        truncated: next.is_some(),
+        next_offset: next,
+    }
+}
+
+#[tokio::test]
+async fn reads_whole_files_with_line_numbers() {
+    let f = Fixture::new();
+    f.write("src/main.rs", "fn main() {\r\n    println!(\"hi\");\n}\n");
+    let r = f.call("read_file", json!({"path": "src/main.rs"})).await;
+    assert_eq!(
+        out::<ReadFileOutput>(&r),
+        expect(
+            "src/main.rs",
+            "     1\tfn main() {\n     2\t    println!(\"hi\");\n     3\t}",
+            1,
+            3,
+            3,
+            None
+        )
+    );
+    // an absolute path inside the workspace and a `./` spelling name the same file
+    let abs = f.ws().join("src/main.rs");
+    let r2 = f
+        .call("read_file", json!({"path": abs.to_str().unwrap()}))
+        .await;
+    assert_eq!(r2.structured_content, r.structured_content);
+    let r3 = f
+        .call("read_file", json!({"path": "./src/../src/main.rs"}))
+        .await;
+    assert_eq!(r3.structured_content, r.structured_content);
+}
+
+#[tokio::test]
+async fn windows_page_through_a_file() {
+    let f = Fixture::new();
+    let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    f.write("ten.txt", &text);
+    let r = f
+        .call(
+            "read_file",
+            json!({"path": "ten.txt", "offset": 4, "limit": 3}),
+        )
+        .await;
+    assert_eq!(
+        out::<ReadFileOutput>(&r),
+        expect(
+            "ten.txt",
+            "     4\tline 4\n     5\tline 5\n     6\tline 6",
+            4,
+            3,
+            10,
+            Some(7)
+        )
+    );
+    let r = f
+        .call("read_file", json!({"path": "ten.txt", "offset": 10}))
+        .await;
+    assert_eq!(
+        out::<ReadFileOutput>(&r),
+        expect("ten.txt", "    10\tline 10", 10, 1, 10, None)
+    );
+    let r = f
+        .call("read_file", json!({"path": "ten.txt", "offset": 11}))
+        .await;
+    assert_bad_args(&r, &["/offset"]);
+}
+
+#[tokio::test]
+async fn empty_and_unterminated_files() {
+    let f = Fixture::new();
+    f.write("empty", "");
+    f.write("no-eol", "a\nb");
+    let r = f.call("read_file", json!({"path": "empty"})).await;
+    assert_eq!(
+        out::<ReadFileOutput>(&r),
+        expect("empty", "", 1, 0, 0, None)
+    );
+    let r = f.call("read_file", json!({"path": "no-eol"})).await;
+    assert_eq!(
+        out::<ReadFileOutput>(&r),
+        expect("no-eol", "     1\ta\n     2\tb", 1, 2, 2, None)
+    );
+}
+
+#[tokio::test]
+async fn long_lines_are_cut_and_invalid_utf8_replaced() {
+    let f = Fixture::new();
+    let mut content = "y".repeat(2500).into_bytes();
+    content.extend_from_slice(b"\nok \xff\xfe end\n");
+    f.write("long.txt", &content);
+    let o: ReadFileOutput = out(&f.call("read_file", json!({"path": "long.txt"})).await);
+    let want = format!(
+        "     1\t{} [... line cut: 500 more bytes]\n     2\tok \u{fffd}\u{fffd} end",
+        "y".repeat(2000)
+    );
+    assert_eq!(o.content, want);
+}
+
+#[tokio::test]
+async fn large_pages_stop_at_the_content_budget() {
+    let f = Fixture::new();
+    let text: String = (1..=3000)
+        .map(|i| format!("{i:04} {}\n", "z".repeat(60)))
+        .collect();
+    f.write("big.txt", &text);
+    let r = f.call("read_file", json!({"path": "big.txt"})).await;
+    assert!(r.truncation.is_none(), "the page must fit the result cap");
+    let o: ReadFileOutput = out(&r);
+    assert!(o.truncated && o.lines_returned < 3000 && o.total_lines == 3000);
+    let next = o.next_offset.unwrap();
+    let o2: ReadFileOutput = out(&f
+        .call("read_file", json!({"path": "big.txt", "offset": next}))
+        .await);
+    assert_eq!(o2.start_line, next);
+    assert!(o2.content.starts_with(&format!("{next:>6}\t{next:04} ")));
+}
+
+#[tokio::test]
+async fn refuses_what_is_not_a_readable_text_file() {
+    let f = Fixture::new();
+    f.write("bin.dat", b"\x7fELF\x00\x01rest");
+    f.write("dir/x.txt", "x");
+    let r = f.call("read_file", json!({"path": "bin.dat"})).await;
+    assert_err(&r, ErrorKind::ToolFailed, Some("binary_file"));
+    let r = f.call("read_file", json!({"path": "dir"})).await;
+    assert_err(&r, ErrorKind::ToolFailed, Some("is_a_directory"));
+    let r = f.call("read_file", json!({"path": "."})).await;
+    assert_err(&r, ErrorKind::ToolFailed, Some("is_a_directory"));
+    assert_not_found(&f.call("read_file", json!({"path": "missing.txt"})).await);
+    assert_not_found(&f.call("read_file", json!({"path": "dir/x.txt/y"})).await);
+    // a sparse file past the byte cap is refused before it is read
+    let big = std::fs::File::create(f.ws().join("huge.log")).unwrap();
+    big.set_len(toolgate_tools::fs::read_file::MAX_FILE_BYTES + 1)
+        .unwrap();
+    let r = f.call("read_file", json!({"path": "huge.log"})).await;
+    assert_err(&r, ErrorKind::UnsafeInput, Some("limit_exceeded"));
+}
+
+#[tokio::test]
+async fn a_fifo_is_refused_without_blocking() {
+    let f = Fixture::new();
+    let fifo = f.ws().join("pipe");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let r = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        f.call("read_file", json!({"path": "pipe"})),
+    )
+    .await
+    .expect("read_file must not block on a FIFO");
+    assert_err(&r, ErrorKind::ToolFailed, Some("not_a_regular_file"));
+}
+
+#[tokio::test]
+async fn a_link_inside_the_workspace_reads_its_target() {
+    let f = Fixture::new();
+    f.write("real/notes.md", "hello\n");
+    f.link("real/notes.md", "alias.md");
+    let o: ReadFileOutput = out(&f.call("read_file", json!({"path": "alias.md"})).await);
+    assert_eq!(o, expect("real/notes.md", "     1\thello", 1, 1, 1, None));
+}
+
+#[tokio::test]
+async fn bad_arguments_name_their_pointer() {
+    let f = Fixture::new();
+    f.write("a.txt", "a\n");
+    let cases = [
+        (json!({}), vec!["/path"]),
+        (json!({"path": 5}), vec!["/path"]),
+        (json!({"path": ""}), vec!["/path"]),
+        (json!({"path": "a.txt", "offset": 0}), vec!["/offset"]),
+        (json!({"path": "a.txt", "offset": -1}), vec!["/offset"]),
+        (json!({"path": "a.txt", "limit": 0}), vec!["/limit"]),
+        (json!({"path": "a.txt", "limit": 10001}), vec!["/limit"]),
+        (json!({"path": "a.txt", "limit": "10"}), vec!["/limit"]),
+        (json!({"path": "a.txt", "offset": 1.5}), vec!["/offset"]),
+        (json!({"path": ["a.txt"]}), vec!["/path"]),
+    ];
+    for (args, pointers) in cases {
+        let r = f.call("read_file", args.clone()).await;
+        assert_bad_args(&r, &pointers);
+    }
+    let r = f.call("read_file", json!([1, 2])).await;
+    assert_err(&r, ErrorKind::InvalidArguments, None);
+}
+
+#[tokio::test]
+async fn a_session_without_workspace_cannot_read() {
+    let f = Fixture::new();
+    let session = f.pipeline.session("bare").build().unwrap();
+    let call = toolgate_core::ToolCall::new("c1", "read_file", json!({"path": "a.txt"}));
+    let r = f.pipeline.dispatch(call, &session).await;
+    assert_err(&r, ErrorKind::UnsafeInput, Some("no_workspace"));
+}
+
+#[tokio::test]
+async fn direct_calls_are_confined_too() {
+    let f = Fixture::new();
+    f.write("a.txt", "alpha\n");
+    f.link("../outside/secret.txt", "notes.txt");
+    let args = |path: &str| ReadFileArgs {
+        path: path.into(),
+        offset: None,
+        limit: None,
+    };
+    let o = ReadFile.call(args("a.txt"), f.ctx()).await.unwrap();
+    assert_eq!(o, expect("a.txt", "     1\talpha", 1, 1, 1, None));
+    for bad in [
+        "notes.txt",
+        "../outside/secret.txt",
+        &f.abs("outside/secret.txt"),
+        "/etc/passwd",
+    ] {
+        let e = ReadFile.call(args(bad), f.ctx()).await.unwrap_err();
+        assert_eq!(
+            e.reason.as_deref(),
+            Some("path_outside_workspace"),
+            "{bad}: {e}"
+        );
+    }
+    let e = ReadFile
+        .call(args("a.txt"), toolgate_core::ToolContext::builder().build())
+        .await
+        .unwrap_err();
+    assert_eq!(e.reason.as_deref(), Some("no_workspace"));
+    // out-of-range numbers given directly are clamped, never a panic
+    let o = ReadFile
+        .call(
+            ReadFileArgs {
+                path: "a.txt".into(),
+                offset: Some(0),
+                limit: Some(u32::MAX),
+            },
+            f.ctx(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(o.lines_returned, 1);
+}
