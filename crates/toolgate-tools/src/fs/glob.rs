@@ -3,7 +3,7 @@
 //! The sequence: the pattern is refused when it is absolute or has a `..` component (it is
 //! matched only against paths the walk finds inside the workspace, so it can never test
 //! whether a path outside exists); the base directory is resolved inside the workspace; the
-//! walk (see [`crate::walk`]) respects ignore files and never follows links; each file's path
+//! walk (see `src/walk.rs`) respects ignore files and never follows links; each file's path
 //! relative to the base is matched; the [`MAX_RESULTS`] first matches in byte order are kept,
 //! and each one's parent directory is resolved again through the workspace before it is shown,
 //! so a directory swapped for a link during the walk cannot put an outside name in the result.

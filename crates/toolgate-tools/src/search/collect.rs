@@ -159,7 +159,10 @@ impl Sink for FileSink<'_> {
             self.found.files_with_matches += 1;
         }
         if self.count_only {
-            return Ok(true);
+            // a file with millions of matching lines still notices a cancelled call
+            return Ok(
+                !self.found.total_matches.is_multiple_of(4096) || !self.cancel.is_cancelled()
+            );
         }
         if self.cancel.is_cancelled() {
             return Ok(false);

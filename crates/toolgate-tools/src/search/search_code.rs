@@ -3,7 +3,7 @@
 //! The sequence: the pattern is compiled with `grep-regex` (an invalid one is
 //! `invalid_arguments` at `/pattern`), the `glob` filter with `ignore`'s override globs (as
 //! `rg -g`), the base path is resolved inside the workspace; the workspace-confined parallel
-//! walk (see [`crate::walk`]) hands each regular file to one of its threads, which opens it
+//! walk (see `src/walk.rs`) hands each regular file to one of its threads, which opens it
 //! through the workspace's directory handle (cap-std; a file swapped for a link that leads out
 //! cannot be opened) and searches it with that thread's own `grep-searcher` `Searcher`,
 //! quitting at the first NUL byte (binary files are skipped); each thread keeps its best
