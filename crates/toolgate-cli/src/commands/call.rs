@@ -1,0 +1,120 @@
+//! `toolgate call TOOL ARGS`: one call through the whole pipeline.
+
+use crate::exit::Exit;
+use anyhow::Context;
+use std::path::PathBuf;
+use std::sync::Arc;
+use toolgate_core::{
+    Approver, AuditSink, JsonlAuditSink, NobodyApprover, NullAuditSink, Pipeline, PreApproved,
+    ToolCall,
+};
+
+/// Arguments of `toolgate call`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The tool to call.
+    tool: String,
+    /// The arguments: a JSON object (default `{}`).
+    #[arg(default_value = "{}")]
+    arguments: String,
+    /// The workspace root the tools are confined to (default: the current directory).
+    #[arg(long, short)]
+    workspace: Option<PathBuf>,
+    /// The agent profile to call as.
+    #[arg(long, short, default_value = toolgate_core::registry::DEFAULT_PROFILE)]
+    profile: String,
+    /// The session id (default: a new one).
+    #[arg(long)]
+    session: Option<String>,
+    /// The call id to send and to expect back.
+    #[arg(long, default_value = "call-1")]
+    id: String,
+    /// Pin a version of the tool.
+    #[arg(long)]
+    version: Option<String>,
+    /// The operator approves this one call in advance, for calls that ask for approval.
+    #[arg(long)]
+    yes: bool,
+    /// Where to append the audit record (JSON lines; default `<workspace>/.toolgate/audit.jsonl`).
+    #[arg(long, conflicts_with = "no_audit")]
+    audit: Option<PathBuf>,
+    /// Do not write an audit record.
+    #[arg(long)]
+    no_audit: bool,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let workspace = super::open_workspace(args.workspace.as_deref())?;
+    let audit: Arc<dyn AuditSink> = if args.no_audit {
+        Arc::new(NullAuditSink)
+    } else {
+        let path = args
+            .audit
+            .clone()
+            .unwrap_or_else(|| workspace.root().join(".toolgate").join("audit.jsonl"));
+        Arc::new(
+            JsonlAuditSink::open(&path)
+                .with_context(|| format!("opening the audit log {}", path.display()))?,
+        )
+    };
+    let approver: Arc<dyn Approver> = if args.yes {
+        Arc::new(PreApproved)
+    } else {
+        Arc::new(NobodyApprover)
+    };
+    let pipeline = Pipeline::builder(super::shared(super::builtin_registry()?))
+        .audit(audit)
+        .approver(approver)
+        .build();
+    let session_id = args.session.clone().unwrap_or_else(new_session_id);
+    let session = pipeline
+        .session(session_id)
+        .profile(args.profile.clone())
+        .workspace(workspace)
+        .build()?;
+    let mut call = ToolCall::raw(
+        args.id.as_str(),
+        args.tool.as_str(),
+        args.arguments.as_str(),
+    );
+    if let Some(v) = &args.version {
+        call = call.with_version(v.as_str());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    let result = rt.block_on(async {
+        let cancel = cancel_on_ctrl_c();
+        pipeline.dispatch_with(call, &session, cancel).await
+    });
+    pipeline.audit().flush();
+    println!("{}", serde_json::to_string_pretty(&result)?);
+    Ok(match &result.error {
+        None => Exit::Success,
+        Some(e) if e.is_recoverable() => Exit::Recoverable,
+        Some(_) => Exit::Fatal,
+    })
+}
+
+/// A token cancelled by Ctrl-C, so an interrupted call still prints its (cancelled) result.
+fn cancel_on_ctrl_c() -> toolgate_core::CancellationToken {
+    let token = toolgate_core::CancellationToken::new();
+    let t = token.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            t.cancel();
+        }
+    });
+    token
+}
+
+fn new_session_id() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or(0);
+    format!("cli-{now:x}-{}", std::process::id())
+}

@@ -1,0 +1,31 @@
+//! One file per subcommand.
+
+pub mod call;
+pub mod tools;
+pub mod validate;
+
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use toolgate_core::{Registry, Workspace};
+
+/// The built-in registry: the read-only workspace tools.
+pub fn builtin_registry() -> anyhow::Result<Registry> {
+    toolgate_tools::register_read_only(Registry::builder())
+        .build()
+        .context("registering the built-in tools")
+}
+
+/// Opens the workspace at `dir` (default: the current directory).
+pub fn open_workspace(dir: Option<&Path>) -> anyhow::Result<Workspace> {
+    let dir: PathBuf = match dir {
+        Some(d) => d.to_path_buf(),
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    Workspace::open(&dir).with_context(|| format!("opening workspace {}", dir.display()))
+}
+
+/// Wraps a registry for the pipeline.
+pub fn shared(registry: Registry) -> Arc<Registry> {
+    Arc::new(registry)
+}

@@ -1,0 +1,68 @@
+//! `toolgate tools`: list tool definitions.
+
+use crate::exit::Exit;
+use clap::ValueEnum;
+
+/// Arguments of `toolgate tools`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Agent profile whose tools to list (default: every tool).
+    #[arg(long, short)]
+    profile: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    /// One line per tool: name, effects, description's first line.
+    Text,
+    /// A JSON array of full definitions (name, title, description, inputSchema, outputSchema,
+    /// effects, risk, timeoutMs, maxResultBytes, tags, version).
+    Json,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let registry = super::builtin_registry()?;
+    let specs = registry.list(args.profile.as_deref())?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&specs)?),
+        Format::Text => {
+            for s in specs {
+                let e = s.effects;
+                let mut flags = Vec::new();
+                for (on, name) in [
+                    (e.read_only, "read_only"),
+                    (e.destructive && !e.read_only, "destructive"),
+                    (e.idempotent, "idempotent"),
+                    (e.open_world, "open_world"),
+                    (e.concurrency_safe, "concurrency_safe"),
+                ] {
+                    if on {
+                        flags.push(name);
+                    }
+                }
+                let first = first_sentence(&s.description);
+                println!(
+                    "{:<14} {:<9} [{}] {}",
+                    s.name,
+                    s.risk.as_str(),
+                    flags.join(","),
+                    first
+                );
+            }
+        }
+    }
+    Ok(Exit::Success)
+}
+
+/// The description up to its first sentence end (". "), for the one-line listing.
+fn first_sentence(description: &str) -> &str {
+    let line = description.lines().next().unwrap_or("");
+    match line.find(". ") {
+        Some(i) => &line[..=i],
+        None => line,
+    }
+}

@@ -1,0 +1,53 @@
+//! `toolgate`: list tool definitions, dispatch one tool call through the whole pipeline, and
+//! validate recorded calls against imported definitions.
+//!
+//! Exit codes: 0 success; 1 a host error (bad flag value, unreadable file); 2 a usage error;
+//! 3 the call ended in a recoverable error (or `validate` found invalid calls); 4 the call
+//! ended in a fatal error.
+
+mod commands;
+mod exit;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// toolgate: the gate every tool call of an AI agent passes through.
+#[derive(Debug, Parser)]
+#[command(name = "toolgate", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the tool definitions a profile can see.
+    Tools(commands::tools::Args),
+    /// Dispatch one tool call through the whole pipeline and print the result envelope as JSON.
+    Call(commands::call::Args),
+    /// Check recorded calls against imported tool definitions, one JSON line per call.
+    Validate(commands::validate::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match cli.command {
+        Command::Tools(a) => commands::tools::run(a),
+        Command::Call(a) => commands::call::run(a),
+        Command::Validate(a) => commands::validate::run(a),
+    };
+    match result {
+        Ok(code) => code.into(),
+        Err(e) => {
+            eprintln!("toolgate: {e:#}");
+            exit::Exit::HostError.into()
+        }
+    }
+}

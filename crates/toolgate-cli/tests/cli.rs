@@ -1,0 +1,282 @@
+//! The `toolgate` binary end to end: real processes on a real temporary tree.
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn toolgate(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("running toolgate")
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn tree() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(t.path().join("ws/src")).unwrap();
+    std::fs::create_dir_all(t.path().join("outside")).unwrap();
+    std::fs::write(t.path().join("outside/secret.txt"), "CANARY-OUT\n").unwrap();
+    std::fs::write(
+        t.path().join("ws/src/main.rs"),
+        "fn main() {\n    println!(\"hi\");\n}\n",
+    )
+    .unwrap();
+    std::fs::write(t.path().join("ws/src/lib.rs"), "pub fn helper() {}\n").unwrap();
+    t
+}
+
+#[test]
+fn call_search_code_returns_structured_matches() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let out = toolgate(
+        &[
+            "call",
+            "search_code",
+            r#"{"pattern":"fn main"}"#,
+            "--workspace",
+            ws.to_str().unwrap(),
+        ],
+        t.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["call_id"], "call-1");
+    assert_eq!(v["is_error"], false);
+    let m = &v["structured_content"]["matches"][0];
+    assert_eq!(
+        (m["path"].as_str(), m["line"].as_u64(), m["column"].as_u64()),
+        (Some("src/main.rs"), Some(1), Some(1))
+    );
+    assert_eq!(m["text"], "fn main() {");
+    // the call left one audit record in the workspace
+    let audit = std::fs::read_to_string(ws.join(".toolgate/audit.jsonl")).unwrap();
+    let rec: Value = serde_json::from_str(audit.lines().next().unwrap()).unwrap();
+    assert_eq!(rec["tool"], "search_code");
+    assert_eq!(rec["outcome"], "ok");
+}
+
+#[test]
+fn exit_codes_distinguish_recoverable_and_fatal_errors() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let ws = ws.to_str().unwrap();
+    let out = toolgate(
+        &[
+            "call",
+            "read_file",
+            r#"{"path":"../outside/secret.txt"}"#,
+            "-w",
+            ws,
+            "--no-audit",
+        ],
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let v = json(&out);
+    assert_eq!(v["error"]["kind"], "unsafe_input");
+    assert_eq!(v["error"]["reason"], "path_outside_workspace");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("CANARY-OUT"));
+
+    let out = toolgate(
+        &[
+            "call",
+            "no_such_tool",
+            "{}",
+            "-w",
+            ws,
+            "--no-audit",
+            "--id",
+            "x-9",
+        ],
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(4));
+    let v = json(&out);
+    assert_eq!(
+        (v["error"]["kind"].as_str(), v["call_id"].as_str()),
+        (Some("unknown_tool"), Some("x-9"))
+    );
+
+    let out = toolgate(
+        &["call", "read_file", "{not json", "-w", ws, "--no-audit"],
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(json(&out)["error"]["kind"], "invalid_arguments");
+
+    let out = toolgate(
+        &[
+            "call",
+            "read_file",
+            r#"{"path":"src/main.rs"}"#,
+            "-w",
+            ws,
+            "--no-audit",
+            "--profile",
+            "nope",
+        ],
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
+
+    let out = toolgate(
+        &[
+            "call",
+            "read_file",
+            "{}",
+            "-w",
+            "/definitely/not/here",
+            "--no-audit",
+        ],
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn tools_lists_sorted_definitions_for_a_profile() {
+    let t = tree();
+    let out = toolgate(
+        &["tools", "--format", "json", "--profile", "explore"],
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&out);
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "glob",
+            "list_dir",
+            "read_file",
+            "read_result",
+            "search_code"
+        ]
+    );
+    for d in v.as_array().unwrap() {
+        assert_eq!(d["inputSchema"]["type"], "object");
+        assert_eq!(
+            d["inputSchema"]["additionalProperties"], false,
+            "{}",
+            d["name"]
+        );
+        assert!(d["outputSchema"].is_object());
+    }
+    let text = toolgate(&["tools"], t.path());
+    assert_eq!(String::from_utf8_lossy(&text.stdout).lines().count(), 5);
+    assert_eq!(
+        toolgate(&["tools", "--profile", "nope"], t.path())
+            .status
+            .code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn validate_checks_recorded_calls() {
+    let t = tree();
+    let defs = t.path().join("defs.json");
+    std::fs::write(
+        &defs,
+        r#"[{"name":"get_weather","description":"d","parameters":{"type":"dict","properties":{"city":{"type":"string"},"unit":{"type":"string","enum":["c","f"]}},"required":["city"]}}]"#,
+    )
+    .unwrap();
+    let calls = t.path().join("calls.jsonl");
+    std::fs::write(
+        &calls,
+        concat!(
+            r#"{"source":"ok","function_name":"get_weather","arguments":{"city":"Oslo"}}"#, "\n",
+            r#"{"source":"enum","function_name":"get_weather","arguments":{"city":"Oslo","unit":"k"}}"#, "\n",
+            r#"{"source":"extra","function_name":"get_weather","arguments":{"city":"Oslo","when":"now"}}"#, "\n",
+            "\n",
+            "garbage\n",
+        ),
+    )
+    .unwrap();
+    let out = toolgate(
+        &[
+            "validate",
+            "--definitions",
+            defs.to_str().unwrap(),
+            "--calls",
+            calls.to_str().unwrap(),
+        ],
+        t.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(
+        lines[0],
+        serde_json::json!({"source": "ok", "valid": true, "errors": []})
+    );
+    assert_eq!(lines[1]["errors"][0]["pointer"], "/unit");
+    assert_eq!(lines[2]["errors"][0]["pointer"], "/when");
+    assert_eq!(
+        (lines[3]["source"].as_str(), lines[3]["valid"].as_bool()),
+        (Some("line 5"), Some(false))
+    );
+    assert_eq!(lines[4]["summary"]["invalid"], 3);
+    let missing = toolgate(
+        &[
+            "validate",
+            "--definitions",
+            "/nope.json",
+            "--calls",
+            calls.to_str().unwrap(),
+        ],
+        t.path(),
+    );
+    assert_eq!(missing.status.code(), Some(1));
+}
+
+#[test]
+fn every_command_has_help() {
+    let t = tree();
+    for args in [
+        &["--help"][..],
+        &["tools", "--help"],
+        &["call", "--help"],
+        &["validate", "--help"],
+    ] {
+        let out = toolgate(args, t.path());
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Usage"),
+            "{args:?}"
+        );
+    }
+    assert_eq!(toolgate(&["call"], t.path()).status.code(), Some(2));
+}
