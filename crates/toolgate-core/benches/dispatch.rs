@@ -3,7 +3,8 @@
 //! `cargo bench -p toolgate-core --bench dispatch`
 //!
 //! One current-thread runtime (one core for the caller; the audit writer thread runs beside
-//! it). Each iteration dispatches `echo {"text": "hello"}` with a fresh call id.
+//! it). Each iteration dispatches `echo {"text": "hello"}` with a fresh call id; every 1,000
+//! calls a new session starts.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use serde_json::json;
@@ -27,16 +28,21 @@ fn bench(c: &mut Criterion) {
         };
         let registry = Registry::builder().tool(Echo).build().unwrap();
         let pipeline = Pipeline::builder(registry).audit(audit).build();
-        let session = pipeline.session("bench").build().unwrap();
+        // a session of 1,000 calls, then a new one: the seen-id set stays the size of a long
+        // agent session rather than growing for the whole run
+        let session = std::cell::RefCell::new(pipeline.session("bench").build().unwrap());
         let mut n: u64 = 0;
         group.bench_function(name, |b| {
             b.iter_batched(
                 || {
                     n += 1;
+                    if n % 1000 == 0 {
+                        *session.borrow_mut() = pipeline.session("bench").build().unwrap();
+                    }
                     ToolCall::new(format!("call-{n}"), "echo", json!({"text": "hello"}))
                 },
                 |call| {
-                    let r = rt.block_on(pipeline.dispatch(call, &session));
+                    let r = rt.block_on(pipeline.dispatch(call, &session.borrow()));
                     debug_assert!(!r.is_error);
                     r
                 },
