@@ -37,12 +37,15 @@
 //! ```
 
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+// unsafe code is denied in every module; only `shell/sandbox.rs` (the code between fork and
+// exec of a sandboxed command) allows it
+#![deny(unsafe_code)]
 
 mod blocking;
 pub mod fs;
 pub mod results;
 pub mod search;
+pub mod shell;
 mod text;
 mod topk;
 mod walk;
@@ -88,4 +91,13 @@ pub fn read_only_tools() -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
         SearchCode.into_tool()?,
         ReadResult.into_tool()?,
     ])
+}
+
+/// Registers `run_shell` ([`shell::RunShell`]) with `config` on `builder`. It is destructive
+/// and of risk `dangerous`, so the default policy asks before each call; wrap the policy in a
+/// `ShellPolicy` to decide per command with allow, ask and deny rules. With
+/// `ShellConfig::default()` it refuses to run where the kernel lacks its sandbox (see
+/// [`shell::sandbox_report`]).
+pub fn register_shell(builder: RegistryBuilder, config: shell::ShellConfig) -> RegistryBuilder {
+    builder.tool(shell::RunShell::new(config))
 }

@@ -1,0 +1,169 @@
+//! The shell family: [`run_shell`] runs a bash command in a kernel sandbox.
+//!
+//! | file | concern |
+//! |---|---|
+//! | [`run_shell`] | the tool: arguments, the run's sequence, its structured result |
+//! | `sandbox.rs` | what the child does between fork and exec (the crate's only unsafe code) |
+//! | `fs_rules.rs` | the Landlock ruleset: read everywhere but denied paths, write in the workspace |
+//! | [`env`](mod@env) | the environment allowlist and git's hardening variables |
+//! | [`output`] | capturing stdout and stderr in bounded memory |
+//! | [`report`] | what the sandbox can enforce on this machine ([`sandbox_report`]) |
+//!
+//! A sandboxed run cannot write outside the workspace and its private temporary directory,
+//! cannot write the workspace's protected paths (even to create them), reaches no network
+//! unless [`ShellConfig::allow_network`], sees no inherited secret, runs under resource
+//! limits without capabilities, and dies whole at its timeout. When the kernel lacks what
+//! that needs, run_shell refuses to run (`tool_failed`, reason `sandbox_unavailable`) unless
+//! [`ShellConfig::allow_unsandboxed`] says otherwise, and then says so in every result.
+
+pub mod env;
+mod fs_rules;
+pub mod output;
+pub mod report;
+pub mod run_shell;
+mod sandbox;
+
+pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
+pub use output::CaptureLimits;
+pub use report::{sandbox_report, SandboxReport};
+pub use run_shell::RunShell;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The default `timeout_ms` of a run: 120 s.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// The largest `timeout_ms` the schema accepts: 600 s.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// Resource limits of a run (`setrlimit`, soft and hard). `None` leaves a limit as toolgate's
+/// own process has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShellLimits {
+    /// CPU time per process, in seconds (`RLIMIT_CPU`).
+    pub cpu_seconds: Option<u64>,
+    /// Address space per process, in bytes (`RLIMIT_AS`).
+    pub address_space_bytes: Option<u64>,
+    /// Processes of the user (`RLIMIT_NPROC`; the kernel does not apply it to root).
+    pub processes: Option<u64>,
+    /// The largest file a process may write, in bytes (`RLIMIT_FSIZE`).
+    pub file_size_bytes: Option<u64>,
+    /// Open file descriptors per process (`RLIMIT_NOFILE`).
+    pub open_files: Option<u64>,
+}
+
+impl Default for ShellLimits {
+    /// 600 CPU seconds, 16 GiB of address space, 1024 processes, 1 GiB files, 4096 open
+    /// files, and no core dumps.
+    fn default() -> Self {
+        ShellLimits {
+            cpu_seconds: Some(600),
+            address_space_bytes: Some(16 << 30),
+            processes: Some(1024),
+            file_size_bytes: Some(1 << 30),
+            open_files: Some(4096),
+        }
+    }
+}
+
+/// How run_shell runs commands; pass it to [`register_shell`](crate::register_shell).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ShellConfig {
+    /// Run even when the kernel lacks part of the sandbox (default false: refuse with
+    /// `sandbox_unavailable`). Results then carry `sandboxed: false` and what was missing.
+    pub allow_unsandboxed: bool,
+    /// Give the command the host's network (default false: a private network namespace with
+    /// only its own loopback interface).
+    pub allow_network: bool,
+    /// The bash to run (default: `/bin/bash`, or `/usr/bin/bash` when that is the one that
+    /// exists).
+    pub bash: PathBuf,
+    /// Variables passed on from toolgate's environment when set (default
+    /// [`env::DEFAULT_INHERIT`]).
+    pub inherit_env: Vec<String>,
+    /// Variables set to fixed values.
+    pub env: BTreeMap<String, String>,
+    /// Paths the command may not read (absolute). Default: the usual credential stores under
+    /// `$HOME` (`.ssh`, `.aws`, `.gnupg`, `.netrc`, `.git-credentials`, `.docker`, `.kube`,
+    /// `.config/gh`, `.cargo/credentials.toml`, `.npmrc`, `.pypirc`).
+    pub deny_read: Vec<PathBuf>,
+    /// Directories the command may write besides the workspace and its private temporary
+    /// directory (absolute; default none).
+    pub extra_writable: Vec<PathBuf>,
+    /// Workspace paths that stay read-only even while absent (relative to the root): default
+    /// `.toolgate` (toolgate's own configuration, created empty when missing so it can be
+    /// protected), `.git/hooks` and `.git/config`.
+    pub protected: Vec<String>,
+    /// Resource limits.
+    pub limits: ShellLimits,
+    /// After the timeout, how long the process group has between SIGTERM and SIGKILL.
+    pub kill_grace: Duration,
+    /// How stdout is kept and shown.
+    pub stdout: CaptureLimits,
+    /// How stderr is kept and shown.
+    pub stderr: CaptureLimits,
+}
+
+impl Default for ShellConfig {
+    fn default() -> Self {
+        let bash = ["/bin/bash", "/usr/bin/bash"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|p| p.exists())
+            .unwrap_or_else(|| PathBuf::from("/bin/bash"));
+        ShellConfig {
+            allow_unsandboxed: false,
+            allow_network: false,
+            bash,
+            inherit_env: env::DEFAULT_INHERIT.iter().map(|s| s.to_string()).collect(),
+            env: BTreeMap::new(),
+            deny_read: default_deny_read(),
+            extra_writable: Vec::new(),
+            protected: vec![
+                ".toolgate".to_string(),
+                ".git/hooks".to_string(),
+                ".git/config".to_string(),
+            ],
+            limits: ShellLimits::default(),
+            kill_grace: Duration::from_millis(500),
+            stdout: CaptureLimits {
+                keep_head: 2 << 20,
+                keep_tail: 256 << 10,
+                preview: 24 << 10,
+            },
+            stderr: CaptureLimits {
+                keep_head: 1 << 20,
+                keep_tail: 128 << 10,
+                preview: 12 << 10,
+            },
+        }
+    }
+}
+
+/// The credential stores under `$HOME` that a command may not read by default.
+fn default_deny_read() -> Vec<PathBuf> {
+    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        return Vec::new();
+    };
+    let home = PathBuf::from(home);
+    [
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        ".netrc",
+        ".git-credentials",
+        ".docker",
+        ".kube",
+        ".config/gh",
+        ".cargo/credentials.toml",
+        ".cargo/credentials",
+        ".npmrc",
+        ".pypirc",
+    ]
+    .into_iter()
+    .map(|p| home.join(p))
+    .collect()
+}

@@ -1,0 +1,638 @@
+//! `run_shell`: one bash command in a kernel sandbox, with the workspace as working directory.
+//!
+//! The sequence of one call:
+//!
+//! 1. the working directory (`cwd`, default the root) is resolved inside the workspace;
+//! 2. the sandbox is checked against [`sandbox_report`]: a missing piece refuses the call
+//!    (`sandbox_unavailable`) unless the configuration allows unsandboxed runs;
+//! 3. a private temporary directory is made, the protected paths are prepared (`.toolgate`
+//!    created when absent), and the Landlock ruleset is built;
+//! 4. `bash --noprofile --norc -c COMMAND` is spawned with the allowlisted environment, stdin
+//!    from `/dev/null`, and the child set-up of `sandbox.rs` (session, namespaces, read-only
+//!    binds, limits, no capabilities, Landlock);
+//! 5. stdout and stderr are read concurrently into bounded [`Capture`]s while the call waits
+//!    for the shell, its timeout (`timeout_ms`, capped by the call's own deadline) or its
+//!    cancellation;
+//! 6. at the timeout or cancellation the process group gets SIGTERM, then after
+//!    [`ShellConfig::kill_grace`] SIGKILL, as does the shell itself (PID 1 of its namespace,
+//!    whose death takes every process of the run with it); after a normal exit, whatever is
+//!    left of the group gets SIGKILL. If the call's future is dropped, the same SIGKILL runs;
+//! 7. the streams become the result: each within its preview cap, the rest kept behind a
+//!    result handle. A non-zero exit is an ordinary result; a timeout is `outcome_unknown`
+//!    (reason `timeout`) with the end of the output in the message.
+
+use super::output::{Capture, CaptureLimits};
+use super::report::{sandbox_report, SandboxReport};
+use super::sandbox::{self, ChildSetup, UserMaps};
+use super::{env, fs_rules, ShellConfig, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
+use rustix::process::{Pid, Resource as Rlim, Signal};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::sanitize::clean_output;
+use toolgate_core::{
+    Effects, ErrorKind, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
+    TypedTool,
+};
+
+/// The longest command accepted, in bytes (the schema's `maxLength` counts characters).
+pub const MAX_COMMAND_LEN: usize = 100_000;
+
+/// How long the streams may still be read after the shell is gone, before what was read is
+/// taken as it is (a process outside the PID namespace may hold a pipe open).
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// Arguments of `run_shell`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunShellArgs {
+    /// The bash command line to run, for example `cargo test -q 2>&1 | tail -n 50`.
+    #[schemars(length(min = 1, max = 100000))]
+    pub command: String,
+    /// The working directory, relative to the workspace root (default: the root).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 4096))]
+    pub cwd: Option<String>,
+    /// How long the command may run, in milliseconds (default 120000, at most 600000). At
+    /// the timeout every process of the command is killed.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 600000))]
+    pub timeout_ms: Option<u64>,
+}
+
+/// The result of `run_shell`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunShellOutput {
+    /// The shell's exit code; absent when a signal ended it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that ended the shell (for example 9 for SIGKILL), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Wall time from spawn to exit, in milliseconds.
+    pub duration_ms: u64,
+    /// Standard output (at most 24 KiB by default: head, a marker, tail).
+    pub stdout: String,
+    /// Standard error (at most 12 KiB by default: head, a marker, tail).
+    pub stderr: String,
+    /// Whether `stdout` leaves bytes out.
+    pub stdout_truncated: bool,
+    /// Whether `stderr` leaves bytes out.
+    pub stderr_truncated: bool,
+    /// Bytes written to standard output in all.
+    pub stdout_bytes: u64,
+    /// Bytes written to standard error in all.
+    pub stderr_bytes: u64,
+    /// When `stdout` is truncated: a handle for `read_result` holding more of it (its first
+    /// 2 MiB and last 256 KiB by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_handle: Option<String>,
+    /// When `stderr` is truncated: a handle for `read_result` holding more of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_handle: Option<String>,
+    /// Whether the command ran in the full sandbox.
+    pub sandboxed: bool,
+    /// What the sandbox lacked, when `sandboxed` is false.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_missing: Vec<String>,
+}
+
+/// The `run_shell` tool: see the module docs and the description it gives the model.
+#[derive(Debug, Clone, Default)]
+pub struct RunShell {
+    config: Arc<ShellConfig>,
+    report: Option<Arc<SandboxReport>>,
+}
+
+impl RunShell {
+    /// The tool with `config`.
+    pub fn new(config: ShellConfig) -> RunShell {
+        RunShell {
+            config: Arc::new(config),
+            report: None,
+        }
+    }
+
+    /// Uses `report` instead of probing the kernel ([`sandbox_report`]): for tests, and for
+    /// hosts that must pretend a piece is missing.
+    pub fn with_sandbox_report(mut self, report: SandboxReport) -> RunShell {
+        self.report = Some(Arc::new(report));
+        self
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &ShellConfig {
+        &self.config
+    }
+}
+
+const DESCRIPTION: &str = "Run a bash command in the workspace and return its exit code, \
+stdout and stderr. Use it to build, test, run scripts and use command-line tools; do not use it \
+to read, list, find or search files (use read_file, list_dir, glob and search_code), nor to \
+write or edit files when write_file or edit_file can. The command runs in a sandbox: it can \
+write only inside the workspace and its own temporary directory ($TMPDIR, also $HOME), cannot \
+change .toolgate, .git/hooks or .git/config, has no network, no inherited secrets and no \
+privileges, and every process it starts is killed at the timeout (`timeout_ms`, default \
+120000, at most 600000) or when it ends. `cwd` is a directory relative to the workspace root. \
+Returns {exit_code, signal, duration_ms, stdout, stderr, stdout_truncated, stderr_truncated, \
+stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed}; a non-zero exit code is \
+a normal result. Long output keeps its head and tail with a marker, and the handle pages \
+through more of it with read_result. A command that runs past its timeout fails with \
+outcome_unknown (reason timeout): check its effects before running it again.";
+
+impl TypedTool for RunShell {
+    type Args = RunShellArgs;
+    type Output = RunShellOutput;
+
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("run_shell")
+            .title("Run shell command")
+            .description(DESCRIPTION)
+            .effects(Effects {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: true,
+                concurrency_safe: false,
+            })
+            .risk(Risk::Dangerous)
+            // the command's own timeout governs; the pipeline's only backs it up
+            .timeout(Duration::from_millis(MAX_TIMEOUT_MS) + Duration::from_secs(30))
+            .tag("shell")
+            .example(
+                "Run the tests",
+                serde_json::json!({"command": "cargo test -q 2>&1 | tail -n 40"}),
+            )
+            .example(
+                "List changed files in a subdirectory, with a short timeout",
+                serde_json::json!({"command": "git status --short .", "cwd": "src", "timeout_ms": 10000}),
+            )
+    }
+
+    fn guard(&self, args: &RunShellArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        check_command(&args.command)?;
+        let mut resources = Vec::new();
+        if let Some(cwd) = &args.cwd {
+            resources.push(Resource::read(cwd));
+        }
+        Ok(resources)
+    }
+
+    async fn call(
+        &self,
+        args: RunShellArgs,
+        ctx: ToolContext,
+    ) -> Result<RunShellOutput, ToolError> {
+        check_command(&args.command)?;
+        let ws = ctx.require_workspace()?.clone();
+        ws.writable_dir()?;
+        let cwd = ctx.resolve(args.cwd.as_deref().unwrap_or("."))?;
+        let cwd_host = ws.root().join(cwd.as_path());
+        match std::fs::metadata(&cwd_host) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(ToolError::failed(format!(
+                    "cwd {:?} is not a directory; send a directory relative to the workspace root",
+                    cwd.display()
+                ))
+                .with_reason("not_a_directory"))
+            }
+            Err(e) => return Err(toolgate_core::workspace::io_error(&cwd.display(), &e)),
+        }
+        let timeout = Duration::from_millis(
+            args.timeout_ms
+                .unwrap_or(DEFAULT_TIMEOUT_MS)
+                .clamp(1, MAX_TIMEOUT_MS),
+        );
+        let config = self.config.clone();
+        let report = match &self.report {
+            Some(r) => (**r).clone(),
+            None => sandbox_report(),
+        };
+        let run = Run::prepare(&config, &report, ws.root(), &cwd_host, &args.command)?;
+        run.execute(&config, &ctx, timeout).await
+    }
+}
+
+/// Refuses a command the schema would let through but the shell cannot take.
+fn check_command(command: &str) -> Result<(), ToolError> {
+    if command.len() > MAX_COMMAND_LEN {
+        return Err(ToolError::unsafe_input(
+            "limit_exceeded",
+            format!(
+                "the command is {} bytes, more than run_shell takes ({MAX_COMMAND_LEN}); put \
+                 long scripts in a file with write_file and run that",
+                command.len()
+            ),
+        ));
+    }
+    if command.trim().is_empty() {
+        return Err(ToolError::invalid_arguments(
+            "the command is empty; send the bash command line to run",
+            vec![toolgate_core::ArgumentFault {
+                pointer: "/command".into(),
+                message: "must not be blank".into(),
+            }],
+        ));
+    }
+    Ok(())
+}
+
+/// One prepared run: the command to spawn and what the sandbox lacks.
+struct Run {
+    command: Command,
+    new_pid: bool,
+    missing: Vec<String>,
+    // removed when the run ends
+    _tmp: tempfile::TempDir,
+}
+
+impl Run {
+    fn prepare(
+        config: &ShellConfig,
+        report: &SandboxReport,
+        root: &Path,
+        cwd: &Path,
+        script: &str,
+    ) -> Result<Run, ToolError> {
+        let missing = report.missing_for(!config.allow_network);
+        if !missing.is_empty() && !config.allow_unsandboxed {
+            return Err(ToolError::failed(format!(
+                "run_shell cannot run here: the kernel lacks what its sandbox needs ({}); the \
+                 operator can allow unsandboxed runs in the configuration, the model cannot",
+                missing.join("; ")
+            ))
+            .with_reason("sandbox_unavailable")
+            .with_details(serde_json::json!({ "sandbox": report })));
+        }
+        if !missing.is_empty() {
+            tracing::warn!(missing = ?missing, "run_shell runs without its full sandbox, as configured");
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix("toolgate-sh-")
+            .tempdir()
+            .map_err(|e| internal("making the run's temporary directory", &e))?;
+        let landlock_ok = report.landlock_abi >= fs_rules::MIN_ABI;
+        let tmp_path = tmp
+            .path()
+            .canonicalize()
+            .map_err(|e| internal("resolving the temporary directory", &e))?;
+        let mut writable = vec![root.to_path_buf(), tmp_path];
+        writable.extend(config.extra_writable.iter().cloned());
+        let c_path = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
+        let landlock = if landlock_ok {
+            let rules = fs_rules::FsRules {
+                writable: writable.clone(),
+                deny_read: config
+                    .deny_read
+                    .iter()
+                    .filter(|p| p.symlink_metadata().is_ok())
+                    .cloned()
+                    .collect(),
+            };
+            let ruleset = fs_rules::build(&rules).map_err(|e| {
+                ToolError::failed(format!("the sandbox's file rules could not be built: {e}"))
+                    .with_reason("sandbox_failed")
+            })?;
+            Option::<std::os::fd::OwnedFd>::from(ruleset)
+        } else {
+            None
+        };
+        let new_mount = report.mount_namespace;
+        let setup = ChildSetup {
+            new_pid: report.pid_namespace,
+            user: report.user_namespace.then(UserMaps::own),
+            new_mount,
+            new_net: !config.allow_network && report.network_namespace,
+            writable: writable.iter().filter_map(|p| c_path(p)).collect(),
+            read_only: if new_mount {
+                protected_paths(root, &config.protected)
+            } else {
+                Vec::new()
+            },
+            cwd: c_path(cwd),
+            rlimits: rlimits(config),
+            drop_caps: true,
+            landlock,
+            proc_access: fs_rules::proc_access(),
+        };
+        let mut command = Command::new(&config.bash);
+        command
+            .arg("--noprofile")
+            .arg("--norc")
+            .arg("-c")
+            .arg(script)
+            .env_clear()
+            .envs(env::build(
+                std::env::vars_os(),
+                &config.inherit_env,
+                &config.env,
+                tmp.path(),
+            ))
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let new_pid = sandbox::install(&mut command, setup);
+        Ok(Run {
+            command,
+            new_pid,
+            missing,
+            _tmp: tmp,
+        })
+    }
+
+    async fn execute(
+        self,
+        config: &ShellConfig,
+        ctx: &ToolContext,
+        timeout: Duration,
+    ) -> Result<RunShellOutput, ToolError> {
+        let Run {
+            command,
+            new_pid,
+            missing,
+            _tmp,
+        } = self;
+        // the pipeline's deadline backs the command's own up; leave room to report
+        let deadline = (Instant::now() + timeout).min(
+            ctx.deadline()
+                .checked_sub(config.kill_grace + DRAIN)
+                .unwrap_or_else(Instant::now),
+        );
+        let started = Instant::now();
+        let mut child = sandbox::spawn(command, new_pid)
+            .await
+            .map_err(|e| spawn_error(&config.bash, &e))?;
+        let mut group = Group::new(child.id());
+        let stop = CancellationToken::new();
+        let out = tokio::spawn(read_stream(
+            child.stdout.take(),
+            config.stdout,
+            stop.clone(),
+        ));
+        let err = tokio::spawn(read_stream(
+            child.stderr.take(),
+            config.stderr,
+            stop.clone(),
+        ));
+        let (ended, status) = tokio::select! {
+            biased;
+            _ = ctx.cancellation().cancelled() => (Ended::Cancelled, None),
+            status = child.wait() => (Ended::Exited, Some(status)),
+            _ = tokio::time::sleep_until(deadline.into()) => (Ended::TimedOut, None),
+        };
+        let status = match status {
+            Some(status) => {
+                // whatever is left of the group (without a PID namespace) goes too
+                group.kill(Signal::KILL);
+                status
+            }
+            None => {
+                group.kill(Signal::TERM);
+                let status = match tokio::time::timeout(config.kill_grace, child.wait()).await {
+                    Ok(status) => status,
+                    Err(_) => {
+                        group.kill(Signal::KILL);
+                        let _ = child.start_kill();
+                        child.wait().await
+                    }
+                };
+                group.kill(Signal::KILL);
+                status
+            }
+        };
+        group.disarm();
+        let duration = started.elapsed();
+        // the streams end when the last process holding them does; a process that escaped
+        // the namespace could hold them open, so stop reading after a short drain
+        let timer = tokio::spawn({
+            let stop = stop.clone();
+            async move {
+                tokio::time::sleep(DRAIN).await;
+                stop.cancel();
+            }
+        });
+        let (out, err) = (out.await, err.await);
+        timer.abort();
+        let (Ok(out), Ok(err)) = (out, err) else {
+            return Err(ToolError::internal(
+                "the output readers of run_shell stopped",
+            ));
+        };
+        let status = status.map_err(|e| internal("waiting for the shell", &e))?;
+        match ended {
+            Ended::Cancelled => Err(ToolError::new(
+                ErrorKind::Cancelled,
+                "the call was cancelled; the command and every process it started were killed",
+            )
+            .with_reason("effect_unknown")),
+            Ended::TimedOut => Err(timed_out(timeout, out, err)),
+            Ended::Exited => {
+                let stdout = stream_result(ctx, out);
+                let stderr = stream_result(ctx, err);
+                Ok(RunShellOutput {
+                    exit_code: status.code(),
+                    signal: status.signal(),
+                    duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+                    stdout: stdout.text,
+                    stderr: stderr.text,
+                    stdout_truncated: stdout.truncated,
+                    stderr_truncated: stderr.truncated,
+                    stdout_bytes: stdout.bytes,
+                    stderr_bytes: stderr.bytes,
+                    stdout_handle: stdout.handle,
+                    stderr_handle: stderr.handle,
+                    sandboxed: missing.is_empty(),
+                    sandbox_missing: missing,
+                })
+            }
+        }
+    }
+}
+
+enum Ended {
+    Exited,
+    TimedOut,
+    Cancelled,
+}
+
+/// The process group of a run (the shell's pid, which `setsid` made the group id), killed
+/// with SIGKILL when dropped while armed.
+struct Group {
+    pid: Option<Pid>,
+}
+
+impl Group {
+    fn new(pid: Option<u32>) -> Group {
+        Group {
+            pid: pid
+                .and_then(|p| i32::try_from(p).ok())
+                .and_then(Pid::from_raw),
+        }
+    }
+
+    fn kill(&self, signal: Signal) {
+        if let Some(pid) = self.pid {
+            // ESRCH (the group is gone) is the expected outcome after a clean exit
+            let _ = rustix::process::kill_process_group(pid, signal);
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.pid = None;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pid) = self.pid {
+            // the call's future was dropped (the pipeline's deadline): nothing may outlive it
+            let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+        }
+    }
+}
+
+/// Reads `stream` to its end (or until `stop`) into a capture.
+async fn read_stream<R: tokio::io::AsyncRead + Unpin>(
+    stream: Option<R>,
+    limits: CaptureLimits,
+    stop: CancellationToken,
+) -> Capture {
+    let mut capture = Capture::new(limits);
+    let Some(mut stream) = stream else {
+        return capture;
+    };
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            n = stream.read(&mut buf) => n,
+        };
+        match n {
+            Ok(0) | Err(_) => break,
+            Ok(n) => capture.push(&buf[..n]),
+        }
+    }
+    capture
+}
+
+struct StreamResult {
+    text: String,
+    truncated: bool,
+    bytes: u64,
+    handle: Option<String>,
+}
+
+/// The capture as the model sees it; what was kept beyond the preview goes to the result
+/// store.
+fn stream_result(ctx: &ToolContext, capture: Capture) -> StreamResult {
+    let captured = capture.finish();
+    let handle = captured.kept.and_then(|kept| {
+        ctx.results()
+            .put(ctx.session_id(), kept)
+            .map_err(|e| tracing::warn!(error = %e, "run_shell could not keep its full output"))
+            .ok()
+    });
+    StreamResult {
+        text: captured.preview,
+        truncated: captured.truncated,
+        bytes: captured.total_bytes,
+        handle,
+    }
+}
+
+/// The error of a run past its timeout, with the end of both streams for the model.
+fn timed_out(timeout: Duration, out: Capture, err: Capture) -> ToolError {
+    let tail = |c: Capture| {
+        let text = c.finish().preview;
+        let start =
+            toolgate_core::results::floor_char_boundary(&text, text.len().saturating_sub(2000));
+        clean_output(&text[start..]).into_owned()
+    };
+    let (out, err) = (tail(out), tail(err));
+    ToolError::new(
+        ErrorKind::OutcomeUnknown,
+        format!(
+            "the command did not finish within its timeout of {} ms; it and every process it \
+             started were killed, so its effects may be partial: check before running it again, \
+             with a longer timeout_ms or in smaller steps.\n--- end of stdout ---\n{out}\n--- end \
+             of stderr ---\n{err}",
+            timeout.as_millis()
+        ),
+    )
+    .with_reason("timeout")
+}
+
+/// Absolute C paths of the protected workspace paths that exist (`.toolgate` is created
+/// first when absent, and `.git/hooks` when `.git` is a directory), to bind read-only.
+fn protected_paths(root: &Path, protected: &[String]) -> Vec<CString> {
+    let mut out = Vec::new();
+    for rel in protected {
+        let path = root.join(rel);
+        if path.symlink_metadata().is_err() {
+            let parent_is_dir = path.parent().is_some_and(|p| p.is_dir());
+            let creatable = rel == ".toolgate" || (rel == ".git/hooks" && parent_is_dir);
+            if creatable && parent_is_dir {
+                if let Err(e) = std::fs::create_dir(&path) {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot create a protected directory");
+                }
+            }
+        }
+        if path.exists() {
+            if let Ok(c) = CString::new(path.as_os_str().as_bytes()) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The configured limits, never above toolgate's own hard limits (raising them would fail).
+fn rlimits(config: &ShellConfig) -> Vec<(Rlim, u64)> {
+    let l = config.limits;
+    let mut out = vec![(Rlim::Core, 0)];
+    for (resource, limit) in [
+        (Rlim::Cpu, l.cpu_seconds),
+        (Rlim::As, l.address_space_bytes),
+        (Rlim::Nproc, l.processes),
+        (Rlim::Fsize, l.file_size_bytes),
+        (Rlim::Nofile, l.open_files),
+    ] {
+        let Some(limit) = limit else { continue };
+        let hard = rustix::process::getrlimit(resource).maximum;
+        out.push((resource, hard.map_or(limit, |h| limit.min(h))));
+    }
+    out
+}
+
+fn spawn_error(bash: &Path, e: &std::io::Error) -> ToolError {
+    if let Some((step, errno)) = sandbox::setup_failure(e) {
+        return ToolError::failed(format!(
+            "the sandbox could not be set up ({step}: {errno}); the command did not run"
+        ))
+        .with_reason("sandbox_failed");
+    }
+    if e.kind() == std::io::ErrorKind::NotFound {
+        return ToolError::failed(format!(
+            "the shell {} does not exist on this machine",
+            bash.display()
+        ))
+        .with_reason("shell_not_found");
+    }
+    internal("starting the shell", e)
+}
+
+fn internal(what: &str, e: &std::io::Error) -> ToolError {
+    ToolError::internal(format!("run_shell failed {what}: {e}"))
+}

@@ -1,0 +1,446 @@
+//! The one module with unsafe code: what a sandboxed command's process does between `fork` and
+//! `exec`, and the namespace calls around it.
+//!
+//! The parent prepares everything (paths as C strings, the Landlock ruleset, the limits) in a
+//! [`ChildSetup`], so the child only makes system calls: no allocation, no locks, as a
+//! `pre_exec` hook in a forked copy of a multi-threaded process must. In the child, in order:
+//!
+//! 1. `setsid`: a new session and process group, which the parent kills as a whole;
+//! 2. namespaces: as root `unshare(CLONE_NEWNS | CLONE_NEWNET)`; otherwise first a user
+//!    namespace (`CLONE_NEWUSER`) mapping the caller's own uid and gid, then the same;
+//! 3. mounts, in the private mount namespace: propagation made private, every mount made
+//!    read-only (`mount_setattr(AT_RECURSIVE, MOUNT_ATTR_RDONLY)`: a second layer under
+//!    Landlock, which also stops what Landlock does not govern, such as `chmod`, `utime` and
+//!    extended attributes on files outside), the writable directories (workspace, private
+//!    temporary directory) bind-mounted read-write onto themselves, each protected path
+//!    (`.toolgate`, `.git/hooks`, `.git/config`) bind-mounted read-only onto itself, a fresh
+//!    `/proc` when the process is the first of a new PID namespace, and the working directory
+//!    entered again so it lies on the new mounts;
+//! 4. the loopback interface of the new network namespace brought up (nothing else exists in
+//!    it, so nothing outside the sandbox is reachable, but local test servers work);
+//! 5. resource limits (`setrlimit`);
+//! 6. every capability dropped: the bounding set, the ambient set, then the effective,
+//!    permitted and inheritable sets, so even a root caller's command runs without privilege;
+//! 7. the Landlock ruleset applied (`no_new_privs` first), which also forbids any later mount.
+//!    The fresh `/proc` gets its own read rule first: Landlock ignores rules on a directory
+//!    that a mount hides, so the parent's rule for the old `/proc` would not cover it.
+//!
+//! A PID namespace cannot be entered by the process that asks for it, only by its children, so
+//! [`spawn`] forks from a fresh thread that has called `unshare(CLONE_NEWPID)` first: the shell
+//! is then PID 1 of its own namespace, and when it ends or is killed the kernel kills every
+//! process left in it, including those that left the process group with `setsid`.
+
+#![allow(unsafe_code)]
+
+use rustix::mount::{MountFlags, MountPropagationFlags};
+use rustix::process::{Resource, Rlimit};
+use rustix::thread::{CapabilitySet, CapabilitySets, UnshareFlags};
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// A user namespace's identity maps, as written to `/proc/self/{uid,gid}_map`.
+#[derive(Debug, Clone)]
+pub(crate) struct UserMaps {
+    /// `"<uid> <uid> 1\n"`: the caller's uid maps to itself.
+    pub uid_map: Vec<u8>,
+    /// `"<gid> <gid> 1\n"`.
+    pub gid_map: Vec<u8>,
+}
+
+impl UserMaps {
+    /// Maps for the calling process's own uid and gid.
+    pub(crate) fn own() -> UserMaps {
+        let uid = rustix::process::getuid().as_raw();
+        let gid = rustix::process::getgid().as_raw();
+        UserMaps {
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+        }
+    }
+}
+
+/// Everything the child does before `exec`, prepared by the parent.
+#[derive(Default)]
+pub(crate) struct ChildSetup {
+    /// Fork from a thread in a new PID namespace (root only).
+    pub new_pid: bool,
+    /// Enter a user namespace with these maps first (non-root callers).
+    pub user: Option<UserMaps>,
+    /// Unshare the mount namespace (needed for the read-only binds and `/proc`).
+    pub new_mount: bool,
+    /// Unshare the network namespace, leaving only loopback.
+    pub new_net: bool,
+    /// Directories bind-mounted read-write onto themselves once everything is read-only.
+    pub writable: Vec<CString>,
+    /// Paths bind-mounted read-only onto themselves.
+    pub read_only: Vec<CString>,
+    /// The working directory, entered again after the mounts.
+    pub cwd: Option<CString>,
+    /// Resource limits, as (resource, soft and hard limit).
+    pub rlimits: Vec<(Resource, u64)>,
+    /// Drop every capability.
+    pub drop_caps: bool,
+    /// The Landlock ruleset to apply last (its file descriptor).
+    pub landlock: Option<OwnedFd>,
+    /// The Landlock access bits granted on a fresh `/proc` (read, read directory, execute).
+    pub proc_access: u64,
+}
+
+/// Failures of the child's set-up carry their step in the error's raw OS code, so the parent
+/// can say which step failed: `STEP_BASE * step + errno`.
+const STEP_BASE: i32 = 100_000;
+
+/// The steps of [`ChildSetup::apply`], as reported back in a spawn error.
+const STEPS: [&str; 9] = [
+    "setsid",
+    "user namespace",
+    "mount and network namespaces",
+    "read-only mounts",
+    "/proc mount",
+    "loopback interface",
+    "resource limits",
+    "dropping capabilities",
+    "landlock",
+];
+
+fn step(n: usize) -> impl Fn(rustix::io::Errno) -> io::Error {
+    move |e| io::Error::from_raw_os_error(STEP_BASE * (n as i32 + 1) + e.raw_os_error())
+}
+
+/// The step and the errno of a spawn error made by the child's set-up, when it is one.
+pub(crate) fn setup_failure(e: &io::Error) -> Option<(&'static str, io::Error)> {
+    let code = e.raw_os_error()?;
+    let n = (code / STEP_BASE).checked_sub(1)?;
+    let name = STEPS.get(usize::try_from(n).ok()?)?;
+    Some((name, io::Error::from_raw_os_error(code % STEP_BASE)))
+}
+
+impl ChildSetup {
+    /// Runs in the forked child. Only system calls on data prepared by the parent.
+    fn apply(&mut self, in_new_pid: bool) -> io::Result<()> {
+        rustix::process::setsid().map_err(step(0))?;
+        if let Some(maps) = &self.user {
+            enter_user_namespace(maps).map_err(step(1))?;
+        }
+        let mut flags = UnshareFlags::empty();
+        if self.new_mount {
+            flags |= UnshareFlags::NEWNS;
+        }
+        if self.new_net {
+            flags |= UnshareFlags::NEWNET;
+        }
+        if !flags.is_empty() {
+            // SAFETY: the child is single-threaded; it shares no file table or fs state with
+            // another thread that could observe the change.
+            unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(step(2))?;
+        }
+        if self.new_mount {
+            rustix::mount::mount_change(
+                c"/",
+                MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+            )
+            .map_err(step(3))?;
+            make_all_read_only().map_err(step(3))?;
+            for p in &self.writable {
+                rustix::mount::mount_bind(p.as_c_str(), p.as_c_str()).map_err(step(3))?;
+                rustix::mount::mount_remount(
+                    p.as_c_str(),
+                    MountFlags::BIND | MountFlags::NOSUID | MountFlags::NODEV,
+                    c"",
+                )
+                .map_err(step(3))?;
+            }
+            for p in &self.read_only {
+                rustix::mount::mount_bind(p.as_c_str(), p.as_c_str()).map_err(step(3))?;
+                rustix::mount::mount_remount(
+                    p.as_c_str(),
+                    MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
+                    c"",
+                )
+                .map_err(step(3))?;
+            }
+            if in_new_pid {
+                rustix::mount::mount(
+                    c"proc",
+                    c"/proc",
+                    c"proc",
+                    MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+                    None,
+                )
+                .map_err(step(4))?;
+            }
+            if let Some(cwd) = &self.cwd {
+                rustix::process::chdir(cwd.as_c_str()).map_err(step(3))?;
+            }
+        }
+        if self.new_net {
+            loopback_up().map_err(step(5))?;
+        }
+        for &(resource, limit) in &self.rlimits {
+            let limit = Rlimit {
+                current: Some(limit),
+                maximum: Some(limit),
+            };
+            rustix::process::setrlimit(resource, limit).map_err(step(6))?;
+        }
+        if self.drop_caps {
+            drop_capabilities().map_err(step(7))?;
+        }
+        if let Some(ruleset) = &self.landlock {
+            if in_new_pid && self.new_mount {
+                add_path_rule(ruleset, c"/proc", self.proc_access).map_err(step(8))?;
+            }
+            rustix::thread::set_no_new_privs(true).map_err(step(8))?;
+            restrict_self(ruleset).map_err(step(8))?;
+        }
+        Ok(())
+    }
+}
+
+/// `mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, {attr_set: MOUNT_ATTR_RDONLY})`.
+fn make_all_read_only() -> rustix::io::Result<()> {
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr = MountAttr {
+        attr_set: libc::MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: `attr` is a valid `struct mount_attr` of the size passed, alive for the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c"/".as_ptr(),
+            AT_RECURSIVE,
+            std::ptr::addr_of!(attr),
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if r != 0 {
+        return Err(rustix::io::Errno::from_raw_os_error(errno()));
+    }
+    Ok(())
+}
+
+/// `landlock_add_rule(ruleset, LANDLOCK_RULE_PATH_BENEATH, {access, open(path, O_PATH)})`.
+fn add_path_rule(ruleset: &OwnedFd, path: &std::ffi::CStr, access: u64) -> rustix::io::Result<()> {
+    use rustix::fs::{Mode, OFlags};
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+    #[repr(C, packed)]
+    struct PathBeneathAttr {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+    let dir = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())?;
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: dir.as_raw_fd(),
+    };
+    // SAFETY: `attr` is a valid `struct landlock_path_beneath_attr` (packed, as in the uapi
+    // header) that outlives the call; both descriptors are open.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            LANDLOCK_RULE_PATH_BENEATH,
+            std::ptr::addr_of!(attr),
+            0u32,
+        )
+    };
+    if r != 0 {
+        return Err(rustix::io::Errno::from_raw_os_error(errno()));
+    }
+    Ok(())
+}
+
+/// `landlock_restrict_self(ruleset, 0)`.
+fn restrict_self(ruleset: &OwnedFd) -> rustix::io::Result<()> {
+    // SAFETY: a plain system call on an open descriptor.
+    let r = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) };
+    if r != 0 {
+        return Err(rustix::io::Errno::from_raw_os_error(errno()));
+    }
+    Ok(())
+}
+
+/// Enters a new user namespace and maps the caller's uid and gid to themselves.
+fn enter_user_namespace(maps: &UserMaps) -> rustix::io::Result<()> {
+    // SAFETY: single-threaded child; see `apply`.
+    unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER) }?;
+    write_file(c"/proc/self/setgroups", b"deny")?;
+    write_file(c"/proc/self/uid_map", &maps.uid_map)?;
+    write_file(c"/proc/self/gid_map", &maps.gid_map)
+}
+
+fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> rustix::io::Result<()> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    rustix::io::write(&fd, bytes).map(|_| ())
+}
+
+/// Drops the bounding and ambient sets, then the effective, permitted and inheritable sets.
+fn drop_capabilities() -> rustix::io::Result<()> {
+    for bit in 0..64u32 {
+        match rustix::thread::remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(
+            1u64 << bit,
+        )) {
+            // past the kernel's last capability
+            Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    rustix::thread::clear_ambient_capability_set()?;
+    rustix::thread::set_capabilities(
+        None,
+        CapabilitySets {
+            effective: CapabilitySet::empty(),
+            permitted: CapabilitySet::empty(),
+            inheritable: CapabilitySet::empty(),
+        },
+    )
+}
+
+/// Sets `IFF_UP` on `lo` with `SIOCGIFFLAGS` / `SIOCSIFFLAGS` on a datagram socket.
+fn loopback_up() -> rustix::io::Result<()> {
+    // SAFETY: plain system calls on a zeroed `ifreq` that lives on this stack frame; the
+    // socket is closed on every path.
+    unsafe {
+        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if sock < 0 {
+            return Err(rustix::io::Errno::from_raw_os_error(errno()));
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+            *dst = *src as libc::c_char;
+        }
+        let mut result = libc::ioctl(sock, libc::SIOCGIFFLAGS as _, &mut req);
+        if result == 0 {
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            result = libc::ioctl(sock, libc::SIOCSIFFLAGS as _, &req);
+        }
+        let err = errno();
+        libc::close(sock);
+        if result != 0 {
+            return Err(rustix::io::Errno::from_raw_os_error(err));
+        }
+    }
+    Ok(())
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// Installs `setup` as `command`'s pre-exec hook.
+pub(crate) fn install(command: &mut Command, mut setup: ChildSetup) -> bool {
+    let new_pid = setup.new_pid;
+    // SAFETY: `apply` only makes system calls on data owned by the closure: it allocates
+    // nothing and takes no lock, so it is sound in the child of a multi-threaded process.
+    unsafe {
+        command.pre_exec(move || setup.apply(new_pid));
+    }
+    new_pid
+}
+
+/// Spawns `command`; when `new_pid`, from a fresh thread inside a new PID namespace, so the
+/// child is PID 1 of it. Runs inside the current tokio runtime (the child is a tokio child).
+///
+/// # Errors
+/// The spawn error; [`setup_failure`] tells a failed set-up step from it.
+pub(crate) async fn spawn(command: Command, new_pid: bool) -> io::Result<tokio::process::Child> {
+    let mut command = tokio::process::Command::from(command);
+    command.kill_on_drop(true);
+    if !new_pid {
+        return command.spawn();
+    }
+    let handle = tokio::runtime::Handle::current();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("toolgate-sandbox".into())
+        .spawn(move || {
+            let _runtime = handle.enter();
+            // SAFETY: CLONE_NEWPID changes only which namespace this thread's future children
+            // are created in; this thread spawns one child and ends.
+            let result = unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWPID) }
+                .map_err(|e| step(2)(e))
+                .and_then(|()| command.spawn());
+            let _ = tx.send(result);
+        })?;
+    rx.await
+        .unwrap_or_else(|_| Err(io::Error::other("the sandbox spawner thread died")))
+}
+
+/// The Landlock ABI the running kernel offers (0 when it has none).
+pub(crate) fn landlock_abi() -> i32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with the VERSION flag the kernel reads no attribute memory.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    i32::try_from(v).unwrap_or(0).max(0)
+}
+
+/// Whether a fresh thread may unshare the namespaces in `flags` (the thread ends right after,
+/// so the process is not changed).
+pub(crate) fn thread_can_unshare(flags: UnshareFlags) -> bool {
+    std::thread::spawn(move || {
+        // SAFETY: only this short-lived thread's namespaces change.
+        unsafe { rustix::thread::unshare_unsafe(flags) }.is_ok()
+    })
+    .join()
+    .unwrap_or(false)
+}
+
+/// Whether a forked child may enter a user namespace with the caller's own maps and then
+/// unshare mount and network namespaces (the non-root path).
+pub(crate) fn child_can_use_user_namespace(true_bin: &std::path::Path) -> bool {
+    let mut command = Command::new(true_bin);
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    install(
+        &mut command,
+        ChildSetup {
+            user: Some(UserMaps::own()),
+            new_mount: true,
+            new_net: true,
+            ..ChildSetup::default()
+        },
+    );
+    command.status().map(|s| s.success()).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setup_failures_name_their_step() {
+        let e = step(8)(rustix::io::Errno::PERM);
+        let (name, errno) = setup_failure(&e).unwrap();
+        assert_eq!(name, "landlock");
+        assert_eq!(errno.raw_os_error(), Some(libc::EPERM));
+        assert!(setup_failure(&io::Error::from_raw_os_error(libc::ENOENT)).is_none());
+        assert!(setup_failure(&io::Error::other("x")).is_none());
+        assert!(setup_failure(&io::Error::from_raw_os_error(STEP_BASE * 50 + 1)).is_none());
+    }
+}
