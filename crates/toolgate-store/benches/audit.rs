@@ -1,0 +1,133 @@
+//! The SQLite audit writer's throughput, and the core dispatch benchmark with it on.
+//!
+//! `cargo bench -p toolgate-store --bench audit`
+//!
+//! - `audit_writer/{normal,full}`: 10,000 records handed to a [`SqliteAuditSink`] and flushed
+//!   (committed) per iteration; criterion reports records per second. `normal` and `full` are
+//!   the two [`Durability`] settings.
+//! - `dispatch/echo_{no,jsonl,sqlite}_audit`: the same call as
+//!   `crates/toolgate-core/benches/dispatch.rs` (`echo {"text": "hello"}` through every stage
+//!   on a current-thread runtime, a fresh call id each time, a new session every 1,000 calls)
+//!   with no audit sink, the JSONL sink and the SQLite sink. It lives here so that core does not
+//!   depend on the store.
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use serde_json::json;
+use std::sync::Arc;
+use toolgate_core::{
+    AuditRecord, AuditSink, Decision, JsonlAuditSink, NullAuditSink, Outcome, Pipeline, Registry,
+    ToolCall,
+};
+use toolgate_store::{Durability, SqliteAuditSink, Store, StoreOptions};
+use toolgate_test_support::tools::Echo;
+
+const GROUP: u64 = 10_000;
+
+fn record(i: u64) -> AuditRecord {
+    AuditRecord {
+        time_us: 1_700_000_000_000_000 + i,
+        session: "bench".into(),
+        profile: "default".into(),
+        tool: "read_file".into(),
+        version: Some("1.0.0".into()),
+        call_id: format!("call-{i}").into(),
+        decision: Some(Decision::Allow),
+        rule: Some("default.allow".into()),
+        approval: None,
+        arguments: json!({"path": "src/main.rs", "offset": 1, "limit": 200}),
+        result_bytes: 4_096,
+        truncated: None,
+        outcome: Outcome::Ok,
+        error_kind: None,
+        error_reason: None,
+        attempts: 1,
+        duration_us: 85,
+    }
+}
+
+fn writer(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut group = c.benchmark_group("audit_writer");
+    group.throughput(Throughput::Elements(GROUP));
+    group.sample_size(20);
+    for (name, durability) in [("normal", Durability::Normal), ("full", Durability::Full)] {
+        let store = Store::open_with(
+            dir.path().join(format!("{name}.db")),
+            StoreOptions {
+                durability,
+                ..StoreOptions::default()
+            },
+        )
+        .unwrap();
+        let sink = SqliteAuditSink::new(&store).unwrap();
+        let mut n = 0;
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    (0..GROUP)
+                        .map(|_| {
+                            n += 1;
+                            record(n)
+                        })
+                        .collect::<Vec<_>>()
+                },
+                |records| {
+                    for r in records {
+                        sink.record(r);
+                    }
+                    sink.flush_checked().unwrap();
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
+fn dispatch(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut group = c.benchmark_group("dispatch");
+    group.throughput(Throughput::Elements(1));
+    for name in ["echo_sqlite_audit", "echo_jsonl_audit", "echo_no_audit"] {
+        let audit: Arc<dyn AuditSink> = match name {
+            "echo_sqlite_audit" => {
+                let store = Store::open(dir.path().join("dispatch.db")).unwrap();
+                Arc::new(SqliteAuditSink::new(&store).unwrap())
+            }
+            "echo_jsonl_audit" => {
+                Arc::new(JsonlAuditSink::open(dir.path().join("dispatch.jsonl")).unwrap())
+            }
+            _ => Arc::new(NullAuditSink),
+        };
+        let registry = Registry::builder().tool(Echo).build().unwrap();
+        let pipeline = Pipeline::builder(registry).audit(audit).build();
+        let session = std::cell::RefCell::new(pipeline.session("bench").build().unwrap());
+        let mut n: u64 = 0;
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    n += 1;
+                    if n.is_multiple_of(1000) {
+                        *session.borrow_mut() = pipeline.session("bench").build().unwrap();
+                    }
+                    ToolCall::new(format!("call-{n}"), "echo", json!({"text": "hello"}))
+                },
+                |call| {
+                    let r = rt.block_on(pipeline.dispatch(call, &session.borrow()));
+                    debug_assert!(!r.is_error);
+                    r
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        pipeline.audit().flush();
+    }
+    group.finish();
+}
+
+criterion_group!(benches, writer, dispatch);
+criterion_main!(benches);

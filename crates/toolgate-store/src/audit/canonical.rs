@@ -1,0 +1,271 @@
+//! The canonical JSON of an audit record and the chain hash over it.
+//!
+//! Canonical JSON: the record's fields as serde writes them (absent optional fields left out),
+//! object keys sorted by their UTF-8 bytes at every depth (the arguments included), no
+//! whitespace, strings escaped and numbers written as `serde_json` writes them. Each record's
+//! hash is `sha256(prev_hash || canonical_json)`, with 32 zero bytes before the first record.
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use toolgate_core::AuditRecord;
+
+/// A SHA-256 digest.
+pub type Hash = [u8; 32];
+
+/// The `prev_hash` of the first record.
+pub const GENESIS: Hash = [0; 32];
+
+/// `sha256(prev || canonical)`.
+pub fn chain_hash(prev: &Hash, canonical: &[u8]) -> Hash {
+    let mut h = Sha256::new();
+    h.update(prev);
+    h.update(canonical);
+    h.finalize().into()
+}
+
+/// Lower-case hex of a hash.
+pub fn hex(hash: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(hash.len() * 2);
+    for b in hash {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+/// Appends the canonical JSON of `r` to `out`.
+///
+/// The record is destructured field by field, so a field added to [`AuditRecord`] stops this
+/// crate from compiling until the field is hashed and stored too.
+pub fn canonical_json(r: &AuditRecord, out: &mut Vec<u8>) {
+    // keys in sorted order
+    let AuditRecord {
+        approval,
+        arguments,
+        attempts,
+        call_id,
+        decision,
+        duration_us,
+        error_kind,
+        error_reason,
+        outcome,
+        profile,
+        result_bytes,
+        rule,
+        session,
+        time_us,
+        tool,
+        truncated,
+        version,
+    } = r;
+    let mut w = Fields { out, first: true };
+    w.opt("approval", approval.as_ref());
+    w.key("arguments");
+    write_value(w.out, arguments);
+    w.field("attempts", attempts);
+    w.field("call_id", call_id);
+    w.opt("decision", decision.as_ref());
+    w.field("duration_us", duration_us);
+    w.opt("error_kind", error_kind.as_ref());
+    w.opt("error_reason", error_reason.as_ref());
+    w.field("outcome", outcome);
+    w.field("profile", profile);
+    w.field("result_bytes", result_bytes);
+    w.opt("rule", rule.as_ref());
+    w.field("session", session);
+    w.field("time_us", time_us);
+    w.field("tool", tool);
+    w.opt("truncated", truncated.as_ref());
+    w.opt("version", version.as_ref());
+    w.out.push(b'}');
+}
+
+struct Fields<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl Fields<'_> {
+    fn key(&mut self, k: &str) {
+        self.out.push(if self.first { b'{' } else { b',' });
+        self.first = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(k.as_bytes());
+        self.out.extend_from_slice(b"\":");
+    }
+
+    fn field<T: Serialize + ?Sized>(&mut self, k: &str, v: &T) {
+        self.key(k);
+        write_serialize(self.out, v);
+    }
+
+    fn opt<T: Serialize>(&mut self, k: &str, v: Option<&T>) {
+        if let Some(v) = v {
+            self.field(k, v);
+        }
+    }
+}
+
+fn write_serialize<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
+    // serializing plain strings, numbers and unit enums into a Vec cannot fail
+    if serde_json::to_writer(&mut *out, v).is_err() {
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// Writes `v` with object keys sorted at every depth.
+pub fn write_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push(b'{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_serialize(out, k.as_str());
+                out.push(b':');
+                write_value(out, v);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item);
+            }
+            out.push(b']');
+        }
+        other => write_serialize(out, other),
+    }
+}
+
+/// The canonical JSON of `v` as a string (object keys sorted at every depth).
+pub fn canonical_value(v: &Value) -> String {
+    let mut out = Vec::new();
+    write_value(&mut out, v);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// `sha256` of the canonical JSON of `v` (the idempotency ledger's argument hash).
+pub fn value_hash(v: &Value) -> Hash {
+    let mut out = Vec::new();
+    write_value(&mut out, v);
+    let mut h = Sha256::new();
+    h.update(&out);
+    h.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use std::borrow::Cow;
+    use toolgate_core::{Approval, Decision, ErrorKind, Outcome};
+
+    fn full() -> AuditRecord {
+        AuditRecord {
+            time_us: 1_700_000_000_000_000,
+            session: "s\"1".into(),
+            profile: "default".into(),
+            tool: "read_file".into(),
+            version: Some("1.0.0".into()),
+            call_id: "c\n1".into(),
+            decision: Some(Decision::Ask),
+            rule: Some(Cow::Borrowed("default.destructive_asks")),
+            approval: Some(Approval::Approved),
+            arguments: json!({"z": 1, "a": {"y": [1.5, "é", null], "b": true}}),
+            result_bytes: 12,
+            truncated: Some("res_00".into()),
+            outcome: Outcome::RecoverableError,
+            error_kind: Some(ErrorKind::ToolFailed),
+            error_reason: Some("not_found".into()),
+            attempts: 2,
+            duration_us: 99,
+        }
+    }
+
+    /// Sorts keys through a generic path: serde's own JSON, parsed, re-sorted.
+    fn generic(r: &AuditRecord) -> String {
+        fn sort(v: Value) -> Value {
+            match v {
+                Value::Object(m) => {
+                    let mut e: Vec<_> = m.into_iter().map(|(k, v)| (k, sort(v))).collect();
+                    e.sort_by(|a, b| a.0.cmp(&b.0));
+                    let mut s = String::from("{");
+                    for (i, (k, v)) in e.iter().enumerate() {
+                        if i > 0 {
+                            s.push(',');
+                        }
+                        s.push_str(&serde_json::to_string(k).unwrap());
+                        s.push(':');
+                        s.push_str(v.as_str().unwrap());
+                    }
+                    s.push('}');
+                    Value::String(s)
+                }
+                Value::Array(a) => {
+                    let items: Vec<String> = a
+                        .into_iter()
+                        .map(|v| sort(v).as_str().unwrap().to_string())
+                        .collect();
+                    Value::String(format!("[{}]", items.join(",")))
+                }
+                other => Value::String(serde_json::to_string(&other).unwrap()),
+            }
+        }
+        sort(serde_json::to_value(r).unwrap())
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn canonical_json_is_serdes_json_with_sorted_keys() {
+        let mut minimal = full();
+        minimal.version = None;
+        minimal.decision = None;
+        minimal.rule = None;
+        minimal.approval = None;
+        minimal.truncated = None;
+        minimal.error_kind = None;
+        minimal.error_reason = None;
+        minimal.arguments = json!({});
+        for r in [full(), minimal] {
+            let mut out = Vec::new();
+            canonical_json(&r, &mut out);
+            let text = String::from_utf8(out).unwrap();
+            assert_eq!(text, generic(&r));
+            // and it is JSON that reads back as the same record
+            let back: AuditRecord = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, r);
+        }
+    }
+
+    #[test]
+    fn key_order_of_the_arguments_does_not_change_the_hash() {
+        let a = json!({"b": 1, "a": {"d": 2, "c": 3}});
+        let b: Value = serde_json::from_str(r#"{"a":{"c":3,"d":2},"b":1}"#).unwrap();
+        assert_eq!(value_hash(&a), value_hash(&b));
+        assert_eq!(canonical_value(&a), r#"{"a":{"c":3,"d":2},"b":1}"#);
+        assert_ne!(value_hash(&a), value_hash(&json!({"b": 2})));
+    }
+
+    #[test]
+    fn the_chain_hash_depends_on_the_previous_hash() {
+        let h1 = chain_hash(&GENESIS, b"x");
+        assert_ne!(h1, chain_hash(&h1, b"x"));
+        assert_eq!(
+            hex(&chain_hash(&GENESIS, b"")),
+            // sha256 of 32 zero bytes
+            "66687aadf862bd776c8fc18b8e9f8e20089714856ee233b3902a591d0d5f2925"
+        );
+    }
+}

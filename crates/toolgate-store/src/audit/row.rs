@@ -1,0 +1,178 @@
+//! An audit record as a row of the `audit` table, both ways.
+
+use super::canonical::Hash;
+use crate::error::{Result, StoreError};
+use crate::store::{to_i64, to_u64};
+use rusqlite::types::Type;
+use rusqlite::Row;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use std::borrow::Cow;
+use toolgate_core::AuditRecord;
+
+/// The columns, in the order of [`INSERT`] and of every `SELECT` decoded by [`decode`].
+pub(crate) const COLUMNS: &str = "seq, time_us, session, profile, tool, version, call_id, \
+     decision, rule, approval, arguments, result_bytes, truncated, outcome, error_kind, \
+     error_reason, attempts, duration_us, prev_hash, hash";
+
+pub(crate) const INSERT: &str = "INSERT INTO audit (seq, time_us, session, profile, tool, \
+     version, call_id, decision, rule, approval, arguments, result_bytes, truncated, outcome, \
+     error_kind, error_reason, attempts, duration_us, prev_hash, hash) VALUES (?1, ?2, ?3, ?4, \
+     ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
+
+/// Makes a record what the store keeps: secrets in the arguments redacted, and counts that do
+/// not fit SQLite's `INTEGER` saturated (so the hash covers exactly what is stored).
+pub(crate) fn normalize(r: &mut AuditRecord) {
+    toolgate_core::redact::redact(&mut r.arguments);
+    let max = i64::MAX as u64;
+    r.time_us = r.time_us.min(max);
+    r.duration_us = r.duration_us.min(max);
+    r.result_bytes = r
+        .result_bytes
+        .min(usize::try_from(max).unwrap_or(usize::MAX));
+}
+
+/// The wire name of a unit enum (`"allow"`, `"tool_failed"`, ...).
+pub(crate) fn enum_name<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+fn parse_enum<T: DeserializeOwned>(s: &str) -> Option<T> {
+    serde_json::from_value(Value::String(s.to_owned())).ok()
+}
+
+/// Inserts `r` (already normalized) as row `seq`.
+pub(crate) fn insert(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    seq: u64,
+    r: &AuditRecord,
+    arguments_json: &str,
+    prev: &Hash,
+    hash: &Hash,
+) -> rusqlite::Result<()> {
+    stmt.execute(rusqlite::params![
+        to_i64(seq),
+        to_i64(r.time_us),
+        &*r.session,
+        &*r.profile,
+        &*r.tool,
+        r.version.as_deref(),
+        r.call_id.as_str(),
+        r.decision.as_ref().map(enum_name),
+        r.rule.as_deref(),
+        r.approval.as_ref().map(enum_name),
+        arguments_json,
+        to_i64(r.result_bytes as u64),
+        r.truncated.as_deref(),
+        enum_name(&r.outcome),
+        r.error_kind.map(|k| k.as_str()),
+        r.error_reason.as_deref(),
+        i64::from(r.attempts),
+        to_i64(r.duration_us),
+        &prev[..],
+        &hash[..],
+    ])?;
+    Ok(())
+}
+
+/// A decoded row: its sequence number, stored hashes and record.
+pub(crate) struct DecodedRow {
+    pub(crate) seq: u64,
+    pub(crate) record: AuditRecord,
+    pub(crate) prev_hash: Hash,
+    pub(crate) hash: Hash,
+}
+
+/// Decodes a row selected with [`COLUMNS`]. A value of the wrong type or an unknown name is
+/// [`StoreError::Corrupt`], naming the column.
+pub(crate) fn decode(row: &Row<'_>) -> Result<DecodedRow> {
+    let raw_seq: i64 = row.get(0)?;
+    let seq = to_u64(raw_seq, "audit", &raw_seq, "seq")?;
+    let bad = |why: String| StoreError::Corrupt {
+        table: "audit",
+        row: seq.to_string(),
+        why,
+    };
+    let col = |e: rusqlite::Error| bad(column_error(e));
+    let text = |i: usize| -> Result<String> { row.get::<_, String>(i).map_err(col) };
+    let opt_text =
+        |i: usize| -> Result<Option<String>> { row.get::<_, Option<String>>(i).map_err(col) };
+    let int = |i: usize, name: &str| -> Result<u64> {
+        let v: i64 = row.get(i).map_err(col)?;
+        to_u64(v, "audit", &seq, name)
+    };
+    let named = |i: usize, name: &str| -> Result<Option<String>> {
+        let v = opt_text(i)?;
+        if let Some(s) = &v {
+            if s.is_empty() {
+                return Err(bad(format!("{name} is empty")));
+            }
+        }
+        Ok(v)
+    };
+    fn known<T: DeserializeOwned>(
+        v: Option<String>,
+        name: &str,
+        bad: &dyn Fn(String) -> StoreError,
+    ) -> Result<Option<T>> {
+        match v {
+            None => Ok(None),
+            Some(s) => parse_enum(&s)
+                .map(Some)
+                .ok_or_else(|| bad(format!("{name} {s:?} is not a known value"))),
+        }
+    }
+    let arguments_text = text(10)?;
+    let arguments: Value = serde_json::from_str(&arguments_text)
+        .map_err(|e| bad(format!("arguments are not JSON: {e}")))?;
+    let outcome_text = text(13)?;
+    let record = AuditRecord {
+        time_us: int(1, "time_us")?,
+        session: text(2)?.into(),
+        profile: text(3)?.into(),
+        tool: text(4)?.into(),
+        version: opt_text(5)?.map(Into::into),
+        call_id: text(6)?.into(),
+        decision: known(named(7, "decision")?, "decision", &bad)?,
+        rule: opt_text(8)?.map(Cow::Owned),
+        approval: known(named(9, "approval")?, "approval", &bad)?,
+        arguments,
+        result_bytes: usize::try_from(int(11, "result_bytes")?)
+            .map_err(|_| bad("result_bytes does not fit".into()))?,
+        truncated: opt_text(12)?,
+        outcome: parse_enum(&outcome_text)
+            .ok_or_else(|| bad(format!("outcome {outcome_text:?} is not a known value")))?,
+        error_kind: known(named(14, "error_kind")?, "error_kind", &bad)?,
+        error_reason: opt_text(15)?,
+        attempts: u32::try_from(int(16, "attempts")?)
+            .map_err(|_| bad("attempts does not fit in 32 bits".into()))?,
+        duration_us: int(17, "duration_us")?,
+    };
+    let hash_col = |i: usize, name: &str| -> Result<Hash> {
+        let v: Vec<u8> = row.get(i).map_err(col)?;
+        Hash::try_from(v.as_slice())
+            .map_err(|_| bad(format!("{name} is {} bytes, not 32", v.len())))
+    };
+    Ok(DecodedRow {
+        seq,
+        record,
+        prev_hash: hash_col(18, "prev_hash")?,
+        hash: hash_col(19, "hash")?,
+    })
+}
+
+fn column_error(e: rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::InvalidColumnType(i, name, Type::Null) => {
+            format!("column {i} ({name}) is NULL")
+        }
+        rusqlite::Error::InvalidColumnType(i, name, t) => {
+            format!("column {i} ({name}) holds a value of type {t}")
+        }
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,190 @@
+//! The tables, their version, and opening a connection with the store's settings.
+//!
+//! Opening a connection does, in order: open (or create) the file, set `busy_timeout`, check the
+//! file is an SQLite database (`NotADatabase` otherwise), check `application_id` and
+//! `user_version` (a database of another program is `Foreign`, a newer schema is
+//! `FutureSchema`), switch to WAL, set `synchronous`, and create or migrate the tables in one
+//! `BEGIN IMMEDIATE` transaction (two processes opening a new store at once do not race).
+//!
+//! The schema version lives in `PRAGMA user_version`; `MIGRATIONS[i]` takes a store from
+//! version `i` to `i + 1`. A new version appends a migration and never edits an old one.
+
+use crate::error::{Result, StoreError};
+use crate::store::{Durability, StoreOptions};
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+use std::path::Path;
+
+/// `PRAGMA application_id` of a toolgate store: "tgst" in ASCII.
+pub const APPLICATION_ID: i64 = 0x7467_7374;
+
+/// The schema version this build reads and writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+const MIGRATIONS: &[&str] = &[
+    // 0 -> 1
+    r#"
+    CREATE TABLE audit (
+        seq          INTEGER PRIMARY KEY,
+        time_us      INTEGER NOT NULL,
+        session      TEXT NOT NULL,
+        profile      TEXT NOT NULL,
+        tool         TEXT NOT NULL,
+        version      TEXT,
+        call_id      TEXT NOT NULL,
+        decision     TEXT,
+        rule         TEXT,
+        approval     TEXT,
+        arguments    TEXT NOT NULL,
+        result_bytes INTEGER NOT NULL,
+        truncated    TEXT,
+        outcome      TEXT NOT NULL,
+        error_kind   TEXT,
+        error_reason TEXT,
+        attempts     INTEGER NOT NULL,
+        duration_us  INTEGER NOT NULL,
+        prev_hash    BLOB NOT NULL,
+        hash         BLOB NOT NULL
+    );
+    CREATE INDEX audit_time ON audit(time_us);
+    CREATE INDEX audit_session ON audit(session);
+
+    CREATE TABLE results (
+        id         INTEGER PRIMARY KEY,
+        handle     TEXT NOT NULL UNIQUE,
+        session    TEXT NOT NULL,
+        created_us INTEGER NOT NULL,
+        expires_us INTEGER NOT NULL,
+        text       TEXT NOT NULL
+    );
+    CREATE INDEX results_expires ON results(expires_us);
+
+    CREATE TABLE grants (
+        id               INTEGER PRIMARY KEY,
+        tool_pattern     TEXT NOT NULL,
+        resource_pattern TEXT,
+        scope            TEXT NOT NULL CHECK (scope IN ('once', 'session', 'always')),
+        session          TEXT,
+        created_us       INTEGER NOT NULL,
+        expires_us       INTEGER,
+        revoked_us       INTEGER,
+        used_us          INTEGER,
+        granted_by       TEXT,
+        note             TEXT
+    );
+    CREATE INDEX grants_session ON grants(session);
+
+    CREATE TABLE idempotency (
+        key        TEXT PRIMARY KEY,
+        tool       TEXT NOT NULL,
+        args_hash  BLOB NOT NULL,
+        status     TEXT NOT NULL CHECK (status IN ('in_progress', 'succeeded', 'failed')),
+        result     TEXT,
+        created_us INTEGER NOT NULL,
+        updated_us INTEGER NOT NULL
+    );
+    "#,
+];
+
+/// Opens a connection to `path` with the store's settings, creating and migrating the tables
+/// when `create` is set (otherwise a store of an older version is only read, not migrated).
+///
+/// # Errors
+/// [`StoreError::Open`], [`StoreError::ReadOnly`], [`StoreError::NotADatabase`],
+/// [`StoreError::Foreign`], [`StoreError::FutureSchema`].
+pub(crate) fn connect(path: &Path, options: &StoreOptions, create: bool) -> Result<Connection> {
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
+    conn.busy_timeout(options.busy_timeout)
+        .map_err(|e| classify(path, e))?;
+    let (app_id, version) = identity(&conn).map_err(|e| classify(path, e))?;
+    let empty = is_empty(&conn).map_err(|e| classify(path, e))?;
+    if !empty && app_id != APPLICATION_ID {
+        return Err(StoreError::Foreign {
+            path: path.to_path_buf(),
+            why: format!("application_id is {app_id:#x}, not {APPLICATION_ID:#x}"),
+        });
+    }
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::FutureSchema {
+            path: path.to_path_buf(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(path = %path.display(), mode, "the store is not in WAL mode");
+    }
+    let sync = match options.durability {
+        Durability::Normal => "NORMAL",
+        Durability::Full => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", sync)
+        .map_err(|e| classify(path, e))?;
+    if version < SCHEMA_VERSION {
+        migrate(conn, path)
+    } else {
+        Ok(conn)
+    }
+}
+
+/// Brings the tables to [`SCHEMA_VERSION`]. Also on `open_existing`: an older store cannot be
+/// read by this build without its tables.
+fn migrate(mut conn: Connection, path: &Path) -> Result<Connection> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| classify(path, e))?;
+    // another process may have migrated between our check and the lock
+    let (_, mut version) = identity(&tx).map_err(|e| classify(path, e))?;
+    if version == 0 {
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(|e| classify(path, e))?;
+    }
+    while version < SCHEMA_VERSION {
+        let Some(sql) = usize::try_from(version)
+            .ok()
+            .and_then(|v| MIGRATIONS.get(v))
+        else {
+            break;
+        };
+        tx.execute_batch(sql).map_err(|e| classify(path, e))?;
+        version += 1;
+    }
+    tx.pragma_update(None, "user_version", version)
+        .map_err(|e| classify(path, e))?;
+    tx.commit().map_err(|e| classify(path, e))?;
+    Ok(conn)
+}
+
+fn identity(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
+    let app: i64 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    Ok((app, version))
+}
+
+fn is_empty(conn: &Connection) -> rusqlite::Result<bool> {
+    let n: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+    Ok(n == 0)
+}
+
+/// Turns SQLite's error on opening into one that names the problem.
+pub(crate) fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
+    let path = path.to_path_buf();
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt) => {
+            StoreError::NotADatabase { path, source: e }
+        }
+        Some(ErrorCode::ReadOnly) => StoreError::ReadOnly { path, source: e },
+        Some(ErrorCode::CannotOpen) | Some(ErrorCode::PermissionDenied) => {
+            StoreError::Open { path, source: e }
+        }
+        _ => StoreError::Open { path, source: e },
+    }
+}

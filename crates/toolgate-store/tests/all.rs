@@ -1,0 +1,12 @@
+//! toolgate-store against real SQLite files in temporary directories.
+
+mod all {
+    pub mod audit;
+    pub mod chain;
+    pub mod crash;
+    pub mod grants;
+    pub mod ledger;
+    pub mod open;
+    pub mod results;
+    pub mod support;
+}

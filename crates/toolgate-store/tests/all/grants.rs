@@ -1,0 +1,209 @@
+//! Approval grants: stored, listed, expired, revoked, spent once; bad grants refused.
+
+use super::support::TempStore;
+use pretty_assertions::assert_eq;
+use toolgate_store::{GrantFilter, GrantScope, NewGrant, StoreError};
+
+const T0: u64 = 1_700_000_000_000_000;
+const HOUR: u64 = 3_600_000_000;
+
+fn grant(scope: GrantScope, session: Option<&str>, expires: Option<u64>) -> NewGrant {
+    NewGrant {
+        tool_pattern: "write_file".into(),
+        resource_pattern: Some("src/**".into()),
+        scope,
+        session: session.map(Into::into),
+        created_us: T0,
+        expires_us: expires,
+        granted_by: Some("terminal".into()),
+        note: None,
+    }
+}
+
+fn ids(g: &[toolgate_store::Grant]) -> Vec<i64> {
+    g.iter().map(|g| g.id).collect()
+}
+
+#[test]
+fn grants_round_trip_and_list_by_session() {
+    let t = TempStore::new();
+    let s = &t.store;
+    let a = s
+        .insert_grant(&grant(GrantScope::Session, Some("s1"), None))
+        .unwrap();
+    let b = s
+        .insert_grant(&grant(GrantScope::Always, None, None))
+        .unwrap();
+    let c = s
+        .insert_grant(&grant(GrantScope::Once, Some("s2"), None))
+        .unwrap();
+    assert_eq!(a.tool_pattern, "write_file");
+    assert_eq!(a.resource_pattern.as_deref(), Some("src/**"));
+    assert_eq!(
+        (a.scope, a.created_us, a.revoked_us),
+        (GrantScope::Session, T0, None)
+    );
+    assert_eq!(s.grant(a.id).unwrap(), Some(a.clone()));
+    assert_eq!(s.grant(9999).unwrap(), None);
+    assert_eq!(
+        ids(&s.active_grants("s1", T0 + 1).unwrap()),
+        vec![a.id, b.id]
+    );
+    assert_eq!(
+        ids(&s.active_grants("s2", T0 + 1).unwrap()),
+        vec![b.id, c.id]
+    );
+    assert_eq!(ids(&s.active_grants("s3", T0 + 1).unwrap()), vec![b.id]);
+    assert_eq!(
+        ids(&s.list_grants(&GrantFilter::default()).unwrap()),
+        vec![a.id, b.id, c.id]
+    );
+}
+
+#[test]
+fn a_grant_expires() {
+    let t = TempStore::new();
+    let s = &t.store;
+    let g = s
+        .insert_grant(&grant(GrantScope::Session, Some("s1"), Some(T0 + HOUR)))
+        .unwrap();
+    assert_eq!(
+        ids(&s.active_grants("s1", T0 + HOUR - 1).unwrap()),
+        vec![g.id]
+    );
+    assert!(s.active_grants("s1", T0 + HOUR).unwrap().is_empty());
+    assert!(!g.is_active(T0 + HOUR) && g.is_active(T0 + HOUR - 1));
+    // listed still, when inactive ones are asked for
+    assert_eq!(
+        ids(&s.list_grants(&GrantFilter::default()).unwrap()),
+        vec![g.id]
+    );
+    // an expired once grant cannot be spent
+    let once = s
+        .insert_grant(&grant(GrantScope::Once, Some("s1"), Some(T0 + HOUR)))
+        .unwrap();
+    assert!(!s.use_once_grant(once.id, T0 + 2 * HOUR).unwrap());
+}
+
+#[test]
+fn a_revoked_grant_stops_holding() {
+    let t = TempStore::new();
+    let s = &t.store;
+    let g = s
+        .insert_grant(&grant(GrantScope::Always, None, None))
+        .unwrap();
+    assert!(s.revoke_grant(g.id, T0 + 5).unwrap());
+    assert!(!s.revoke_grant(g.id, T0 + 6).unwrap(), "revoked twice");
+    assert!(!s.revoke_grant(12345, T0).unwrap(), "no such grant");
+    assert!(s.active_grants("s1", T0 + 10).unwrap().is_empty());
+    assert_eq!(s.grant(g.id).unwrap().unwrap().revoked_us, Some(T0 + 5));
+}
+
+#[test]
+fn a_once_grant_is_spent_by_exactly_one_of_many_concurrent_callers() {
+    let t = TempStore::new();
+    let g = t
+        .store
+        .insert_grant(&grant(GrantScope::Once, Some("s1"), None))
+        .unwrap();
+    let spent: usize = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let store = toolgate_store::Store::open(t.path()).unwrap();
+                scope.spawn(move || store.use_once_grant(g.id, T0 + 1).unwrap())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap() as usize)
+            .sum()
+    });
+    assert_eq!(spent, 1);
+    assert!(t.store.active_grants("s1", T0 + 2).unwrap().is_empty());
+    // a session grant is not a once grant
+    let s = t
+        .store
+        .insert_grant(&grant(GrantScope::Session, Some("s1"), None))
+        .unwrap();
+    assert!(!t.store.use_once_grant(s.id, T0 + 3).unwrap());
+}
+
+#[test]
+fn bad_grants_are_refused_with_the_reason() {
+    let t = TempStore::new();
+    let cases: Vec<(NewGrant, &str)> = vec![
+        (
+            NewGrant {
+                tool_pattern: "  ".into(),
+                ..grant(GrantScope::Always, None, None)
+            },
+            "tool_pattern is empty",
+        ),
+        (
+            grant(GrantScope::Once, None, None),
+            "a once grant needs a session",
+        ),
+        (
+            grant(GrantScope::Session, None, None),
+            "a session grant needs a session",
+        ),
+        (
+            grant(GrantScope::Always, Some("s1"), None),
+            "leave the session out",
+        ),
+        (
+            grant(GrantScope::Session, Some(""), None),
+            "session is empty",
+        ),
+        (
+            grant(GrantScope::Always, None, Some(T0)),
+            "expires_us is not after created_us",
+        ),
+        (
+            NewGrant {
+                resource_pattern: Some(String::new()),
+                ..grant(GrantScope::Always, None, None)
+            },
+            "resource_pattern is empty",
+        ),
+        (
+            NewGrant {
+                tool_pattern: "x".repeat(5000),
+                ..grant(GrantScope::Always, None, None)
+            },
+            "more than 4096",
+        ),
+        (
+            NewGrant {
+                note: Some("a\0b".into()),
+                ..grant(GrantScope::Always, None, None)
+            },
+            "note contains NUL",
+        ),
+    ];
+    for (g, says) in cases {
+        match t.store.insert_grant(&g) {
+            Err(StoreError::InvalidGrant(why)) => assert!(why.contains(says), "{why} / {says}"),
+            other => panic!("{says}: {other:?}"),
+        }
+    }
+    assert!(t
+        .store
+        .list_grants(&GrantFilter::default())
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn a_damaged_grant_row_is_an_error_not_a_panic() {
+    let t = TempStore::new();
+    let g = t
+        .store
+        .insert_grant(&grant(GrantScope::Always, None, None))
+        .unwrap();
+    t.raw()
+        .execute("UPDATE grants SET expires_us = -1 WHERE id = ?1", [g.id])
+        .unwrap();
+    let e = t.store.grant(g.id).unwrap_err();
+    assert!(e.to_string().contains("table grants"), "{e}");
+}
