@@ -7,6 +7,8 @@
 //! | `fs_rules.rs` | the Landlock ruleset: read everywhere but denied paths, write in the workspace |
 //! | [`env`](mod@env) | the environment allowlist and git's hardening variables |
 //! | [`output`] | capturing stdout and stderr in bounded memory |
+//! | [`parse`] | every command a command line runs, read with bash's grammar ([`analyze`]) |
+//! | [`policy`] | allow, ask and deny rules over those commands ([`ShellPolicy`]) |
 //! | [`report`] | what the sandbox can enforce on this machine ([`sandbox_report`]) |
 //!
 //! A sandboxed run cannot write outside the workspace and its private temporary directory,
@@ -19,12 +21,16 @@
 pub mod env;
 mod fs_rules;
 pub mod output;
+pub mod parse;
+pub mod policy;
 pub mod report;
 pub mod run_shell;
 mod sandbox;
 
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;
+pub use parse::{analyze, CommandAnalysis, Redirect, SimpleCommand};
+pub use policy::{CommandPattern, CommandRule, CommandRules, PatternError, ShellPolicy};
 pub use report::{sandbox_report, SandboxReport};
 pub use run_shell::RunShell;
 

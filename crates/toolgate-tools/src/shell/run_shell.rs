@@ -22,6 +22,7 @@
 //!    (reason `timeout`) with the end of the output in the message.
 
 use super::output::{Capture, CaptureLimits};
+use super::parse::analyze;
 use super::report::{sandbox_report, SandboxReport};
 use super::sandbox::{self, ChildSetup, UserMaps};
 use super::{env, fs_rules, ShellConfig, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
@@ -39,7 +40,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::sanitize::clean_output;
 use toolgate_core::{
-    Effects, ErrorKind, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
+    Access, Effects, ErrorKind, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
     TypedTool,
 };
 
@@ -177,11 +178,37 @@ impl TypedTool for RunShell {
             )
     }
 
+    /// Declares every command the line runs (for the audit and the policy) and the files
+    /// its redirections touch: every written target (so `> ../x` is refused as outside the
+    /// workspace before anything runs) and every read target given as a relative path. Reads
+    /// elsewhere and targets only known at run time are left to the sandbox.
     fn guard(&self, args: &RunShellArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         check_command(&args.command)?;
+        let analysis = analyze(&args.command);
         let mut resources = Vec::new();
         if let Some(cwd) = &args.cwd {
             resources.push(Resource::read(cwd));
+        }
+        for command in &analysis.commands {
+            resources.push(Resource::Command {
+                command: command.display(),
+            });
+        }
+        for r in &analysis.redirects {
+            if r.path.starts_with('~') || r.path.is_empty() {
+                continue;
+            }
+            let in_cwd = |p: &str| match &args.cwd {
+                Some(cwd) if !p.starts_with('/') => format!("{cwd}/{p}"),
+                _ => p.to_string(),
+            };
+            match r.access {
+                Access::Write => resources.push(Resource::write(in_cwd(&r.path))),
+                Access::Read if !r.path.starts_with('/') => {
+                    resources.push(Resource::read(in_cwd(&r.path)))
+                }
+                Access::Read => {}
+            }
         }
         Ok(resources)
     }

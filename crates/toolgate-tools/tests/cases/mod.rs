@@ -8,6 +8,7 @@ mod run_shell;
 mod search_code;
 mod security;
 mod security_trees;
+mod shell_policy;
 mod shell_sandbox;
 mod shell_support;
 mod support;

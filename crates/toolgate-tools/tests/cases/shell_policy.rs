@@ -1,0 +1,226 @@
+//! The run_shell cases of `shared/cases/security.jsonl` that the command policy decides,
+//! through the whole pipeline with a [`ShellPolicy`] over `DefaultPolicy`, each generalized
+//! to its class (chained, substituted, prefixed and wrapped commands).
+
+use super::shell_support::*;
+use serde_json::json;
+use std::sync::Arc;
+use toolgate_core::{ApprovalAnswer, Decision, DefaultPolicy, ErrorKind, ResolvedResource};
+use toolgate_test_support::ScriptedApprover;
+use toolgate_tools::shell::{CommandRules, ShellPolicy};
+
+fn rejecting() -> Arc<ScriptedApprover> {
+    Arc::new(ScriptedApprover::always(ApprovalAnswer::Rejected {
+        reason: "the test rejects".into(),
+    }))
+}
+
+/// A fixture whose policy is `rules` over the default policy, and whose approver rejects.
+fn with_rules(rules: &[(Decision, &str)]) -> (Shell, Arc<ScriptedApprover>) {
+    let approver = rejecting();
+    let rules = CommandRules::from_pairs(rules.iter().copied()).unwrap();
+    let shell = Shell::with(ShellSetup {
+        policy: Some(Arc::new(ShellPolicy::new(Arc::new(DefaultPolicy), rules))),
+        approver: approver.clone(),
+        ..ShellSetup::default()
+    });
+    (shell, approver)
+}
+
+/// shell-chain-deny-29 (permission_bypass_shell): every segment split on `&&`, `||`, `;`,
+/// `|`, `|&`, `&` and newlines is checked, any deny wins, the error names the denied
+/// segment, and nothing runs.
+#[tokio::test]
+async fn shell_chain_deny_29_any_denied_segment_denies_the_call() {
+    let (s, approver) = with_rules(&[
+        (Decision::Allow, "git status*"),
+        (Decision::Deny, "git clean*"),
+    ]);
+    s.setup("git init -q && touch keep.txt");
+    for command in [
+        "git status && git clean -fd",
+        "git status || git clean -fd",
+        "git status; git clean -fd",
+        "git status | git clean -fd",
+        "git status |& git clean -fd",
+        "git status & git clean -fd",
+        "git status\ngit clean -fd",
+        "(git status; (git clean -fd))",
+        "git status && bash -c 'git clean -fd'",
+        "git status && timeout 5 git clean -fd",
+        "git status && /usr/bin/git clean -fd",
+    ] {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::PermissionDenied, "{command}: {e}");
+        assert!(
+            e.message.contains("git clean -fd`"),
+            "{command}: {}",
+            e.message
+        );
+        assert!(exists(s.ws().join("keep.txt")));
+    }
+    assert!(
+        approver.asked().is_empty(),
+        "a deny never reaches the approver"
+    );
+    // the allowed segment alone runs without asking
+    let r = s.call(json!({"command": "git status --short"})).await;
+    assert_eq!(output(&r).exit_code, Some(0));
+    assert!(approver.asked().is_empty());
+}
+
+/// shell-substitution-31 (permission_bypass_shell): `$( )`, backticks, `<( )` and `>( )`
+/// run commands of their own, so an allow rule for `echo *` does not approve them: the call
+/// asks, the approver denies, and nothing was created.
+#[tokio::test]
+async fn shell_substitution_31_substitutions_are_not_auto_approved() {
+    let (s, approver) = with_rules(&[(Decision::Allow, "echo *")]);
+    let commands = [
+        "echo ok > >(touch pwned)",
+        "echo \"$(touch pwned)\"",
+        "echo `touch pwned`",
+        "echo <(touch pwned)",
+        "echo ${x:-$(touch pwned)}",
+        "echo ok; touch pwned",
+        "echo $((x)) && touch pwned",
+        "cat <<EOF\n$(touch pwned)\nEOF",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+    }
+    assert_eq!(approver.asked().len(), commands.len());
+    assert!(!exists(s.ws().join("pwned")));
+    let r = s.call(json!({"command": "echo plain"})).await;
+    assert_eq!(output(&r).stdout, "plain\n");
+    assert_eq!(
+        approver.asked().len(),
+        commands.len(),
+        "allowed without asking"
+    );
+}
+
+/// shell-env-prefix-32 (permission_bypass_shell): leading `VAR=value` assignments and
+/// wrappers are stripped before matching, so `deny curl*` catches every spelling; the canary
+/// server gets no hit.
+#[tokio::test]
+async fn shell_env_prefix_32_prefixes_and_wrappers_do_not_hide_a_denied_command() {
+    let (s, approver) = with_rules(&[(Decision::Allow, "echo *"), (Decision::Deny, "curl*")]);
+    let canary = Canary::start();
+    let url = canary.url("env-prefix");
+    for command in [
+        format!("LC_ALL=C curl -s {url}"),
+        format!("A=1 B=2 curl {url}"),
+        format!("env -i curl {url}"),
+        format!("env LC_ALL=C curl {url}"),
+        format!("nice -n 5 curl {url}"),
+        format!("timeout 5 curl {url}"),
+        format!("nohup curl {url}"),
+        format!("command curl {url}"),
+        format!("exec curl {url}"),
+        format!("sudo curl {url}"),
+        format!("echo {url} | xargs curl"),
+        format!("sh -c 'curl {url}'"),
+        format!("c'ur'l {url}"),
+        format!("\\curl {url}"),
+        format!("$'\\x63url' {url}"),
+        format!("/usr/bin/curl {url}"),
+        format!("echo $(curl {url})"),
+    ] {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::PermissionDenied, "{command}: {e}");
+    }
+    assert!(approver.asked().is_empty());
+    assert_eq!(canary.hits(), 0);
+}
+
+/// sandbox-redirect-35 through the pipeline: a written target the parser reads is a path
+/// resource, refused as outside the workspace before anything runs; a target it cannot read
+/// asks, and once approved still meets the sandbox.
+#[tokio::test]
+async fn sandbox_redirect_35_targets_are_path_resources() {
+    let (s, _) = with_rules(&[(Decision::Allow, "echo *")]);
+    for command in [
+        "echo BYPASS > ../outside/escape.txt",
+        "echo BYPASS >> ../outside/escape.txt",
+        "echo BYPASS &> ../outside/escape.txt",
+        "cat < ../outside/secret.txt",
+    ] {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(
+            (e.kind, e.reason.as_deref()),
+            (ErrorKind::UnsafeInput, Some("path_outside_workspace")),
+            "{command}"
+        );
+    }
+    let r = s
+        .call(json!({"command": "echo ok > out.txt 2>/dev/null", "cwd": "."}))
+        .await;
+    assert_eq!(output(&r).exit_code, Some(0));
+    assert!(exists(s.ws().join("out.txt")));
+    // approved by the operator, an unreadable target still meets the sandbox
+    let s = Shell::new();
+    let r = s
+        .call(json!({"command": "d=../outside; echo BYPASS > $d/escape.txt"}))
+        .await;
+    assert_ne!(output(&r).exit_code, Some(0));
+    assert!(!exists(s.t.join("outside/escape.txt")));
+}
+
+/// sandbox-option-write-38 through the pipeline: `git log*` is allowed and runs without
+/// asking, and its `--output` still cannot write outside.
+#[tokio::test]
+async fn sandbox_option_write_38_an_allow_rule_grants_no_write() {
+    let (s, approver) = with_rules(&[(Decision::Allow, "git log*")]);
+    s.setup(
+        "git init -q && git -c user.name=t -c user.email=t@example.invalid commit -q \
+         --allow-empty -m init",
+    );
+    let r = s
+        .call(json!({"command": "git log --output=../outside/log.txt"}))
+        .await;
+    assert_ne!(output(&r).exit_code, Some(0));
+    assert!(approver.asked().is_empty());
+    assert!(!exists(s.t.join("outside/log.txt")));
+}
+
+/// The guard declares every command the call runs, for the audit and other policies.
+#[tokio::test]
+async fn the_guard_declares_commands_and_targets() {
+    use toolgate_core::{Policy, PolicyInput, Verdict};
+    struct Record(std::sync::Mutex<Vec<ResolvedResource>>);
+    impl Policy for Record {
+        fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
+            self.0
+                .lock()
+                .unwrap()
+                .extend(input.resources.iter().cloned());
+            Verdict::deny("test.record", "recorded")
+        }
+    }
+    let record = Arc::new(Record(std::sync::Mutex::new(Vec::new())));
+    let s = Shell::with(ShellSetup {
+        policy: Some(record.clone()),
+        ..ShellSetup::default()
+    });
+    let _ = s
+        .call(json!({"command": "LC_ALL=C git status && echo \"$(id)\" > out.txt"}))
+        .await;
+    let got = record.0.lock().unwrap().clone();
+    let commands: Vec<&str> = got
+        .iter()
+        .filter_map(|r| match r {
+            ResolvedResource::Command(c) => Some(c.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(commands, ["git status", "echo '\"$(id)\"'", "id"]);
+    assert!(got.iter().any(|r| matches!(
+        r,
+        ResolvedResource::Path { path, access: toolgate_core::Access::Write } if path.display() == "out.txt"
+    )));
+}
