@@ -36,7 +36,7 @@ fn bench(c: &mut Criterion) {
             b.iter_batched(
                 || {
                     n += 1;
-                    if n % 1000 == 0 {
+                    if n.is_multiple_of(1000) {
                         *session.borrow_mut() = pipeline.session("bench").build().unwrap();
                     }
                     ToolCall::new(format!("call-{n}"), "echo", json!({"text": "hello"}))

@@ -34,6 +34,7 @@ pub struct ToolContext {
     pub(crate) deadline: Instant,
     pub(crate) budget: BudgetLeft,
     pub(crate) results: Arc<dyn ResultStore>,
+    pub(crate) policy: Option<Arc<dyn crate::Policy>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -64,6 +65,7 @@ impl ToolContext {
                 deadline: Instant::now() + Duration::from_secs(30),
                 budget: BudgetLeft::default(),
                 results: Arc::new(MemoryResultStore::default()),
+                policy: None,
             },
         }
     }
@@ -136,6 +138,16 @@ impl ToolContext {
         self.budget
     }
 
+    /// Whether the policy lets this call reach `rel` (relative to the workspace root, found by
+    /// the tool itself, for example while walking a directory): only paths the policy allows
+    /// outright; see [`crate::Policy::decide_path`]. Always true without a policy.
+    pub fn permits(&self, rel: &std::path::Path, access: crate::Access) -> bool {
+        match &self.policy {
+            None => true,
+            Some(p) => p.decide_path(rel, access, &self.profile) == crate::Decision::Allow,
+        }
+    }
+
     /// The store that keeps full results behind truncation handles.
     pub fn results(&self) -> &Arc<dyn ResultStore> {
         &self.results
@@ -182,6 +194,11 @@ impl ToolContextBuilder {
     /// Sets the budgets left.
     pub fn budget(mut self, budget: BudgetLeft) -> Self {
         self.ctx.budget = budget;
+        self
+    }
+    /// Sets the policy consulted by [`ToolContext::permits`].
+    pub fn policy(mut self, policy: Arc<dyn crate::Policy>) -> Self {
+        self.ctx.policy = Some(policy);
         self
     }
     /// Sets the result store.

@@ -76,6 +76,15 @@ pub struct PolicyInput<'a> {
 pub trait Policy: Send + Sync {
     /// The verdict for one call.
     fn decide(&self, input: &PolicyInput<'_>) -> Verdict;
+
+    /// The decision for one path a tool reaches on its own, such as a file found by walking a
+    /// directory the call named (`rel` is relative to the workspace root, canonical, not
+    /// followed through links). Tools leave out of their results every path that is not
+    /// `Allow`, so a rule on a directory holds for tools that walk into it. Default: allow.
+    fn decide_path(&self, rel: &std::path::Path, access: crate::Access, profile: &str) -> Decision {
+        let _ = (rel, access, profile);
+        Decision::Allow
+    }
 }
 
 /// The default policy: destructive tools ask, dangerous risk asks, everything else (already

@@ -155,7 +155,7 @@ pub fn clean_output(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Applies [`clean_output`] to every string (not keys) in `value`, in place.
+/// Applies [`clean_output`] to every string and every object key in `value`, in place.
 pub fn clean_output_value(value: &mut Value) {
     match value {
         Value::String(s) => {
@@ -164,7 +164,19 @@ pub fn clean_output_value(value: &mut Value) {
             }
         }
         Value::Array(items) => items.iter_mut().for_each(clean_output_value),
-        Value::Object(map) => map.values_mut().for_each(clean_output_value),
+        Value::Object(map) => {
+            let dirty: Vec<String> = map
+                .keys()
+                .filter(|k| matches!(clean_output(k), Cow::Owned(_)))
+                .cloned()
+                .collect();
+            for key in dirty {
+                if let Some(v) = map.remove(&key) {
+                    map.insert(clean_output(&key).into_owned(), v);
+                }
+            }
+            map.values_mut().for_each(clean_output_value);
+        }
         _ => {}
     }
 }
@@ -215,5 +227,8 @@ mod tests {
         assert!(c.contains("line2\r\n"));
         assert!(c.contains("x\\x0dy"));
         assert!(matches!(clean_output("plain é\n"), Cow::Borrowed(_)));
+        let mut v = serde_json::json!({"k\u{9b}ey": ["\u{1b}[2J"]});
+        clean_output_value(&mut v);
+        assert_eq!(v, serde_json::json!({"k\\u{9b}ey": ["\\x1b[2J"]}));
     }
 }

@@ -220,6 +220,59 @@ impl Workspace {
         }
     }
 
+    /// Opens `<root>/<dir>/<file>` for appending, creating both, for toolgate's own state (an
+    /// audit log): `dir` is created with mode 0700 when missing and opened without following a
+    /// symlink, and the file is opened with `O_NOFOLLOW | O_NONBLOCK` and must be a regular
+    /// file. A workspace that plants `.toolgate -> /elsewhere`, a symlinked log or a FIFO gets
+    /// an error, never a write outside the workspace or a hang.
+    ///
+    /// # Errors
+    /// The I/O error; `InvalidInput` when the file is not a regular file, or `dir`/`file` is
+    /// not a single plain name.
+    pub fn open_state_file(&self, dir: &str, file: &str) -> io::Result<std::fs::File> {
+        use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+        use cap_std::fs::{OpenOptions, OpenOptionsExt};
+        plain_name(file)?;
+        let state = self.open_state_dir(dir)?;
+        let mut opts = OpenOptions::new();
+        opts.append(true).create(true).follow(FollowSymlinks::No);
+        // a FIFO planted at the path must not block the open
+        opts.custom_flags(libc::O_NONBLOCK);
+        let f = state.open_with(file, &opts)?;
+        if !f.metadata()?.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{dir}/{file} is not a regular file"),
+            ));
+        }
+        Ok(f.into_std())
+    }
+
+    /// Creates `<root>/<dir>` (mode 0700) when missing and returns its host path, for state
+    /// kept by path (an SQLite file); refuses a `dir` that is a symlink or not a directory.
+    /// Open files in it without following links (for SQLite: `SQLITE_OPEN_NOFOLLOW`).
+    ///
+    /// # Errors
+    /// The I/O error; `InvalidInput` when `dir` is not a plain name.
+    pub fn state_dir(&self, dir: &str) -> io::Result<PathBuf> {
+        self.open_state_dir(dir)?;
+        Ok(self.inner.root.join(dir))
+    }
+
+    fn open_state_dir(&self, dir: &str) -> io::Result<Dir> {
+        use cap_fs_ext::DirExt;
+        use cap_std::fs::{DirBuilder, DirBuilderExt};
+        plain_name(dir)?;
+        let mut builder = DirBuilder::new();
+        builder.mode(0o700);
+        match self.inner.dir.create_dir_with(dir, &builder) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        self.inner.dir.open_dir_nofollow(dir)
+    }
+
     /// Whether this view may write.
     pub fn is_writable(&self) -> bool {
         self.writable
@@ -291,14 +344,23 @@ impl Workspace {
             if links > MAX_SYMLINKS {
                 return Err(PathError::SymlinkLoop(path.to_string()));
             }
-            let target = self
-                .inner
-                .dir
-                .read_link_contents(&stack)
-                .map_err(|source| PathError::Io {
-                    path: path.to_string(),
-                    source,
-                })?;
+            let target = match self.inner.dir.read_link_contents(&stack) {
+                Ok(target) => target,
+                // the link was replaced between lstat and readlink (EINVAL: not a link any
+                // more): look at the component again; `links` bounds the retries
+                Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                    stack.pop();
+                    depth -= 1;
+                    pending.push_front(name);
+                    continue;
+                }
+                Err(source) => {
+                    return Err(PathError::Io {
+                        path: path.to_string(),
+                        source,
+                    })
+                }
+            };
             stack.pop();
             depth -= 1;
             let target_rel = if target.is_absolute() {
@@ -324,6 +386,17 @@ impl Workspace {
                 .as_deref()
                 .and_then(|g| p.strip_prefix(g).ok())
         })
+    }
+}
+
+fn plain_name(name: &str) -> io::Result<()> {
+    let mut c = Path::new(name).components();
+    match (c.next(), c.next()) {
+        (Some(Component::Normal(_)), None) => Ok(()),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{name:?} is not a plain file name"),
+        )),
     }
 }
 

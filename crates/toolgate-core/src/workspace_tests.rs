@@ -142,3 +142,64 @@ fn cap_std_refuses_an_escape_swapped_in_after_resolution() {
     let te = io_error(&p.display(), &err);
     assert_eq!(te.reason.as_deref(), Some("path_outside_workspace"), "{te}");
 }
+
+#[test]
+fn state_files_are_never_opened_through_links_or_fifos() {
+    use std::io::Write;
+    let f = fixture();
+    // a plain state file is created and appended to
+    let mut log = f.ws.open_state_file(".toolgate", "audit.jsonl").unwrap();
+    log.write_all(b"one\n").unwrap();
+    drop(log);
+    f.ws.open_state_file(".toolgate", "audit.jsonl")
+        .unwrap()
+        .write_all(b"two\n")
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(f.t.join("ws/.toolgate/audit.jsonl")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert!(f.ws.state_dir(".toolgate").unwrap().ends_with(".toolgate"));
+
+    // a symlinked log file, in or out of the workspace, is refused
+    symlink(
+        "../../outside/secret.txt",
+        f.t.join("ws/.toolgate/out.jsonl"),
+    )
+    .unwrap();
+    symlink("../a.txt", f.t.join("ws/.toolgate/in.jsonl")).unwrap();
+    assert!(f.ws.open_state_file(".toolgate", "out.jsonl").is_err());
+    assert!(f.ws.open_state_file(".toolgate", "in.jsonl").is_err());
+    assert_eq!(
+        std::fs::read_to_string(f.t.join("outside/secret.txt")).unwrap(),
+        "CANARY-OUT"
+    );
+    assert_eq!(std::fs::read_to_string(f.t.join("ws/a.txt")).unwrap(), "a");
+
+    // a symlinked state directory is refused
+    std::fs::create_dir(f.t.join("victim")).unwrap();
+    symlink("../victim", f.t.join("ws/.state")).unwrap();
+    assert!(f.ws.open_state_file(".state", "audit.jsonl").is_err());
+    assert!(f.ws.state_dir(".state").is_err());
+    assert!(!f.t.join("victim/audit.jsonl").exists());
+
+    // a FIFO does not hang the open
+    let fifo = f.t.join("ws/.toolgate/fifo.jsonl");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    assert!(f.ws.open_state_file(".toolgate", "fifo.jsonl").is_err());
+
+    // names must be plain
+    for (d, n) in [
+        ("../x", "a"),
+        (".toolgate", "../a"),
+        ("", "a"),
+        (".toolgate", "a/b"),
+        ("/tmp", "a"),
+    ] {
+        assert!(f.ws.open_state_file(d, n).is_err(), "{d:?} {n:?}");
+    }
+}

@@ -66,6 +66,9 @@ pub async fn execute(
 ) -> Result<ToolOutput, ToolError> {
     let spec = entry.spec();
     let idempotent = spec.effects.idempotent;
+    // the timeout counts from here: time spent waiting for an approver does not eat it
+    let mut ctx = ctx;
+    ctx.deadline = super::deadline_after(std::time::Instant::now(), spec.timeout);
     let deadline = tokio::time::Instant::from_std(ctx.deadline);
     let cancel = ctx.cancel.clone();
     let mut args = Some(args);
@@ -92,7 +95,11 @@ pub async fn execute(
             return Err(cancelled(idempotent));
         }
         let error = match outcome {
-            Err(_elapsed) => return Err(timed_out(spec.timeout, idempotent)),
+            Err(_elapsed) => {
+                // blocking work the handler started watches this token: stop it too
+                cancel.cancel();
+                return Err(timed_out(spec.timeout, idempotent));
+            }
             Ok(Err(panic)) => return Err(panicked(panic)),
             Ok(Ok(Ok(output))) => return Ok(output),
             Ok(Ok(Err(e))) => e,
@@ -151,10 +158,10 @@ fn panicked(panic: Box<dyn std::any::Any + Send>) -> ToolError {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_default();
+    // the panic text may name host paths or secrets: it goes to the operator's log only
     tracing::error!(panic = %text, "tool handler panicked");
     ToolError::internal("the tool failed internally; this is not caused by the arguments")
         .with_reason("panic")
-        .with_details(serde_json::json!({ "panic": text }))
 }
 
 #[cfg(test)]

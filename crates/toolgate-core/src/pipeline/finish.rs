@@ -143,3 +143,47 @@ impl Write for Counter {
         Ok(())
     }
 }
+
+/// At most this many argument faults are listed in an error result.
+pub const MAX_FAULTS: usize = 50;
+/// Error messages and fault messages are cut to this many bytes.
+pub const MAX_ERROR_MESSAGE_BYTES: usize = 2048;
+
+/// Makes an error safe and small to show, as finish does for output: control characters in the
+/// message and faults become visible escapes, messages are cut to
+/// [`MAX_ERROR_MESSAGE_BYTES`], and at most [`MAX_FAULTS`] faults are kept (the last says how
+/// many were left out). A model-chosen tool name or argument echoed in a message can then
+/// neither drive the reader's terminal nor blow up the result.
+pub fn clean_error(mut e: ToolError) -> ToolError {
+    fn clean(s: &mut String) {
+        if let Cow::Owned(c) = clean_output(s) {
+            *s = c;
+        }
+        if s.len() > MAX_ERROR_MESSAGE_BYTES {
+            let cut = crate::results::floor_char_boundary(s, MAX_ERROR_MESSAGE_BYTES);
+            s.truncate(cut);
+            s.push_str("...");
+        }
+    }
+    clean(&mut e.message);
+    if e.faults.len() > MAX_FAULTS {
+        let dropped = e.faults.len() - (MAX_FAULTS - 1);
+        e.faults.truncate(MAX_FAULTS - 1);
+        e.faults.push(crate::ArgumentFault {
+            pointer: String::new(),
+            message: format!("... and {dropped} more faults"),
+        });
+    }
+    for f in &mut e.faults {
+        clean(&mut f.message);
+        clean(&mut f.pointer);
+    }
+    e
+}
+
+/// A tool name as called, for a result whose tool did not resolve: controls made visible and
+/// cut to 256 bytes (valid names have at most 128).
+pub fn clean_name(name: &str) -> String {
+    let cut = crate::results::floor_char_boundary(name, 256);
+    clean_output(&name[..cut]).into_owned()
+}

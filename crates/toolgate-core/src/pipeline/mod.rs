@@ -161,12 +161,22 @@ impl Pipeline {
 
     /// Dispatches one call through every stage and returns its one result.
     pub async fn dispatch(&self, call: ToolCall, session: &Session) -> ToolResult {
-        self.dispatch_with(call, session, CancellationToken::new())
-            .await
+        self.traced(call, session, CancellationToken::new()).await
     }
 
-    /// Dispatches one call; cancelling `cancel` stops it (the result is `cancelled`).
+    /// Dispatches one call; cancelling `cancel` stops it (the result is `cancelled`). The call
+    /// runs under a child of `cancel`, which the pipeline cancels itself when the call times
+    /// out, so `cancel` can be shared by many calls.
     pub async fn dispatch_with(
+        &self,
+        call: ToolCall,
+        session: &Session,
+        cancel: CancellationToken,
+    ) -> ToolResult {
+        self.traced(call, session, cancel.child_token()).await
+    }
+
+    async fn traced(
         &self,
         call: ToolCall,
         session: &Session,
@@ -223,7 +233,8 @@ impl Pipeline {
             .await;
         let tool_name: Arc<str> = match &st.entry {
             Some(e) => e.spec().name.clone(),
-            None => name.into(),
+            // an unresolved name is the model's text: bounded and made safe like any output
+            None => finish::clean_name(&name).into(),
         };
         let result = match outcome {
             Ok(mut r) => {
@@ -232,7 +243,9 @@ impl Pipeline {
                 r.duration = started.elapsed();
                 r
             }
-            Err(e) => ToolResult::from_error(id, tool_name, e, started.elapsed()),
+            Err(e) => {
+                ToolResult::from_error(id, tool_name, finish::clean_error(e), started.elapsed())
+            }
         };
         record::record(&self.inner, session, st, &result, wall);
         result
@@ -300,9 +313,19 @@ impl Pipeline {
             session_id: session.id.clone(),
             call_id: id.clone(),
             cancel,
-            deadline: started + spec.timeout,
+            deadline: deadline_after(started, spec.timeout),
             budget: session.left(),
             results: self.inner.results.clone(),
+            policy: Some(self.inner.policy.clone()),
         }
     }
+}
+
+/// `start + timeout`, or about a century later when that overflows (a tool may declare a
+/// practically unbounded timeout).
+pub(crate) fn deadline_after(start: Instant, timeout: std::time::Duration) -> Instant {
+    start
+        .checked_add(timeout)
+        .or_else(|| start.checked_add(std::time::Duration::from_secs(100 * 365 * 86_400)))
+        .unwrap_or(start)
 }

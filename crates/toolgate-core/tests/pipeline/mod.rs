@@ -5,6 +5,7 @@
 mod authorize_budget;
 mod execute;
 mod finish_record;
+mod hardening;
 mod resolve_decode;
 
 use std::sync::Arc;

@@ -20,8 +20,8 @@ use std::path::{Component, Path};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::workspace::io_error;
 use toolgate_core::{
-    ArgumentFault, Effects, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
-    TypedTool, Workspace, WsPath,
+    Access, ArgumentFault, Effects, Resource, Risk, ToolContext, ToolError, ToolSpec,
+    ToolSpecBuilder, TypedTool, Workspace, WsPath,
 };
 
 /// At most this many paths are returned; `truncated` says when more matched.
@@ -103,7 +103,7 @@ impl TypedTool for Glob {
         let ws = ctx.require_workspace()?.clone();
         let hidden = names_hidden(&args.pattern);
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
-        blocking::run(move || find(&ws, &base, &matcher, hidden, &cancel)).await
+        blocking::run(move || find(&ws, &base, &matcher, hidden, &cancel, &ctx)).await
     }
 }
 
@@ -178,6 +178,7 @@ fn find(
     matcher: &GlobMatcher,
     hidden: bool,
     cancel: &CancellationToken,
+    ctx: &ToolContext,
 ) -> Result<GlobOutput, ToolError> {
     let shown = base.display();
     let meta = ws
@@ -222,7 +223,11 @@ fn find(
                 return WalkState::Continue;
             };
             if matcher.is_match(under_base) {
-                if let Some(rel) = walk.relative(entry.path()) {
+                // a policy rule on a directory holds for names found by walking into it
+                if let Some(rel) = walk
+                    .relative(entry.path())
+                    .filter(|rel| ctx.permits(rel, Access::Read))
+                {
                     found.total += 1;
                     found.first.push(rel_display(rel).into_owned());
                 }

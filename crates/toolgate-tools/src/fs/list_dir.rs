@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use toolgate_core::workspace::io_error;
 use toolgate_core::{
-    Effects, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder, TypedTool,
+    Access, Effects, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder, TypedTool,
     Workspace, WsPath,
 };
 
@@ -106,12 +106,12 @@ impl TypedTool for ListDir {
     async fn call(&self, args: ListDirArgs, ctx: ToolContext) -> Result<ListDirOutput, ToolError> {
         let path = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
         let ws = ctx.require_workspace()?.clone();
-        blocking::run(move || list(&ws, &path)).await
+        blocking::run(move || list(&ws, &path, &ctx)).await
     }
 }
 
 /// Lists `path`, keeping the first [`MAX_ENTRIES`] names.
-fn list(ws: &Workspace, path: &WsPath) -> Result<ListDirOutput, ToolError> {
+fn list(ws: &Workspace, path: &WsPath, ctx: &ToolContext) -> Result<ListDirOutput, ToolError> {
     let shown = path.display();
     let meta = ws
         .dir()
@@ -139,6 +139,15 @@ fn list(ws: &Workspace, path: &WsPath) -> Result<ListDirOutput, ToolError> {
             // vanished since it was read: not listed
             Err(_) => continue,
         };
+        // an entry the policy withholds (a rule on it or above it) is not listed
+        let rel = if path.is_root() {
+            std::path::PathBuf::from(entry.file_name())
+        } else {
+            path.as_path().join(entry.file_name())
+        };
+        if !ctx.permits(&rel, Access::Read) {
+            continue;
+        }
         total += 1;
         first.push((entry.file_name(), kind));
     }

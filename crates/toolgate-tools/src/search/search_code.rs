@@ -28,7 +28,7 @@ use std::path::Path;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::workspace::io_error;
 use toolgate_core::{
-    ArgumentFault, Effects, ErrorKind, Resource, Risk, ToolContext, ToolError, ToolSpec,
+    Access, ArgumentFault, Effects, ErrorKind, Resource, Risk, ToolContext, ToolError, ToolSpec,
     ToolSpecBuilder, TypedTool, Workspace, WsPath,
 };
 
@@ -189,11 +189,15 @@ impl TypedTool for SearchCode {
         args: SearchCodeArgs,
         ctx: ToolContext,
     ) -> Result<SearchCodeOutput, ToolError> {
-        let matcher = compile(&args)?;
         let base = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
         let ws = ctx.require_workspace()?.clone();
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
-        blocking::run(move || search(&ws, &base, &args, &matcher, &cancel)).await
+        // compiling a pattern can take seconds (`\w{5000}`): off the runtime, under the timeout
+        blocking::run(move || {
+            let matcher = compile(&args)?;
+            search(&ws, &base, &args, &matcher, &cancel, &ctx)
+        })
+        .await
     }
 }
 
@@ -270,6 +274,7 @@ fn search(
     args: &SearchCodeArgs,
     matcher: &RegexMatcher,
     cancel: &CancellationToken,
+    ctx: &ToolContext,
 ) -> Result<SearchCodeOutput, ToolError> {
     let shown = base.display();
     ws.dir()
@@ -309,6 +314,10 @@ fn search(
             let Some(rel) = walk.relative(entry.path()) else {
                 return WalkState::Continue;
             };
+            // a policy rule on a directory holds for files found by walking into it
+            if !ctx.permits(rel, Access::Read) {
+                return WalkState::Continue;
+            }
             let file = match dir.open_with(rel, &open) {
                 Ok(f) => f.into_std(),
                 Err(_) => {
@@ -319,7 +328,13 @@ fn search(
             worker.found.files_searched += 1;
             let rel = rel.to_string_lossy();
             let mut sink = FileSink::new(&mut worker.found, matcher, cancel, &rel);
-            let result = worker.searcher.search_file(matcher, &file, &mut sink);
+            // the reader checks the token between reads, so a large file that never matches
+            // still stops at the deadline
+            let reader = CancellableRead {
+                inner: file,
+                cancel,
+            };
+            let result = worker.searcher.search_reader(matcher, reader, &mut sink);
             sink.flush();
             if result.is_err() {
                 worker.found.unreadable += 1;
@@ -364,4 +379,20 @@ fn search(
         .collect();
     out.truncated = out.total_matches > out.matches.len() as u64;
     Ok(out)
+}
+
+/// A reader that fails once `cancel` is cancelled, checked before every read (each read is
+/// one buffer of the searcher, 64 KiB).
+struct CancellableRead<'a, R> {
+    inner: R,
+    cancel: &'a CancellationToken,
+}
+
+impl<R: std::io::Read> std::io::Read for CancellableRead<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.cancel.is_cancelled() {
+            return Err(std::io::Error::other("the call was cancelled"));
+        }
+        self.inner.read(buf)
+    }
 }
