@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toolgate_core::{Registry, Workspace};
 
-/// The built-in registry: the read-only workspace tools.
+/// The built-in registry: the read-only workspace tools, and run_shell with its default
+/// configuration (it refuses to run where the kernel lacks its sandbox).
 pub fn builtin_registry() -> anyhow::Result<Registry> {
-    toolgate_tools::register_read_only(Registry::builder())
+    let builder = toolgate_tools::register_read_only(Registry::builder());
+    toolgate_tools::register_shell(builder, toolgate_tools::shell::ShellConfig::default())
         .build()
         .context("registering the built-in tools")
 }
