@@ -27,6 +27,11 @@ enum Command {
     Call(commands::call::Args),
     /// Check recorded calls against imported tool definitions, one JSON line per call.
     Validate(commands::validate::Args),
+    /// Query the audit log in the store (`audit verify` checks its hash chain).
+    Audit(commands::audit::Args),
+    /// Per-tool figures from the audit log: calls, errors by kind, denials, approvals,
+    /// truncations, latency percentiles.
+    Stats(commands::stats::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +47,8 @@ fn main() -> ExitCode {
         Command::Tools(a) => commands::tools::run(a),
         Command::Call(a) => commands::call::run(a),
         Command::Validate(a) => commands::validate::run(a),
+        Command::Audit(a) => commands::audit::run(a),
+        Command::Stats(a) => commands::stats::run(a),
     };
     match result {
         Ok(code) => code.into(),

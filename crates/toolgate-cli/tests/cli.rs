@@ -5,6 +5,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "cli/store.rs"]
+mod store;
+
 fn toolgate(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(args)
@@ -66,9 +69,14 @@ fn call_search_code_returns_structured_matches() {
         (Some("src/main.rs"), Some(1), Some(1))
     );
     assert_eq!(m["text"], "fn main() {");
-    // the call left one audit record in the workspace
-    let audit = std::fs::read_to_string(ws.join(".toolgate/audit.jsonl")).unwrap();
-    let rec: Value = serde_json::from_str(audit.lines().next().unwrap()).unwrap();
+    // the call left one audit record in the workspace's store
+    let audit = toolgate(
+        &["audit", "--json", "--workspace", ws.to_str().unwrap()],
+        t.path(),
+    );
+    let text = String::from_utf8(audit.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let rec: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(rec["tool"], "search_code");
     assert_eq!(rec["outcome"], "ok");
 }
@@ -272,6 +280,9 @@ fn every_command_has_help() {
         &["tools", "--help"],
         &["call", "--help"],
         &["validate", "--help"],
+        &["audit", "--help"],
+        &["audit", "verify", "--help"],
+        &["stats", "--help"],
     ] {
         let out = toolgate(args, t.path());
         assert_eq!(out.status.code(), Some(0), "{args:?}");

@@ -96,7 +96,10 @@ fn main() -> ExitCode {
     }
     let t = Instant::now();
     let count = store.audit_count().expect("count");
-    println!("rows in the audit table: {count} (counted in {:.2} s)", t.elapsed().as_secs_f64());
+    println!(
+        "rows in the audit table: {count} (counted in {:.2} s)",
+        t.elapsed().as_secs_f64()
+    );
     let t = Instant::now();
     let verdict = store.verify_audit().expect("verify");
     println!(

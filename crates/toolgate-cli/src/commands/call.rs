@@ -5,9 +5,10 @@ use anyhow::Context;
 use std::path::PathBuf;
 use std::sync::Arc;
 use toolgate_core::{
-    Approver, AuditSink, JsonlAuditSink, NobodyApprover, NullAuditSink, Pipeline, PreApproved,
-    ToolCall,
+    Approver, AuditSink, JsonlAuditSink, MemoryResultStore, NobodyApprover, NullAuditSink,
+    Pipeline, PreApproved, ResultStore, ToolCall,
 };
+use toolgate_store::{SqliteAuditSink, SqliteResultStore, Store};
 
 /// Arguments of `toolgate call`.
 #[derive(Debug, clap::Args)]
@@ -35,28 +36,53 @@ pub struct Args {
     /// The operator approves this one call in advance, for calls that ask for approval.
     #[arg(long)]
     yes: bool,
-    /// Where to append the audit record (JSON lines; default `<workspace>/.toolgate/audit.jsonl`).
-    #[arg(long, conflicts_with = "no_audit")]
+    /// Append the audit record to this JSON-lines file instead of the store.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_audit")]
     audit: Option<PathBuf>,
     /// Do not write an audit record.
     #[arg(long)]
     no_audit: bool,
+    /// The store for the audit record and truncated results (default
+    /// `<workspace>/.toolgate/toolgate.db`).
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
+    let store_path = args
+        .store
+        .clone()
+        .unwrap_or_else(|| toolgate_store::default_path(workspace.root()));
+    let audit_needs_store = !args.no_audit && args.audit.is_none();
+    // the store keeps truncated results for `read_result` in a later call of the session; when
+    // nothing is audited to it, a store that cannot be opened only costs that
+    let store = match Store::open(&store_path) {
+        Ok(s) => Some(s),
+        Err(e) if audit_needs_store => return Err(e.into()),
+        Err(e) => {
+            tracing::warn!(error = %e, "truncated results are kept in memory for this call only");
+            None
+        }
+    };
+    let mut sqlite_audit: Option<Arc<SqliteAuditSink>> = None;
     let audit: Arc<dyn AuditSink> = if args.no_audit {
         Arc::new(NullAuditSink)
-    } else {
-        let path = args
-            .audit
-            .clone()
-            .unwrap_or_else(|| workspace.root().join(".toolgate").join("audit.jsonl"));
+    } else if let Some(path) = &args.audit {
         Arc::new(
-            JsonlAuditSink::open(&path)
+            JsonlAuditSink::open(path)
                 .with_context(|| format!("opening the audit log {}", path.display()))?,
         )
+    } else {
+        let store = store.as_ref().context("the store is not open")?;
+        let sink = Arc::new(SqliteAuditSink::new(store)?);
+        sqlite_audit = Some(sink.clone());
+        sink
+    };
+    let results: Arc<dyn ResultStore> = match &store {
+        Some(s) => Arc::new(SqliteResultStore::new(s.clone())),
+        None => Arc::new(MemoryResultStore::default()),
     };
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(PreApproved)
@@ -65,6 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     };
     let pipeline = Pipeline::builder(super::shared(super::builtin_registry()?))
         .audit(audit)
+        .results(results)
         .approver(approver)
         .build();
     let session_id = args.session.clone().unwrap_or_else(new_session_id);
@@ -87,11 +114,26 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .build()
         .context("starting the runtime")?;
     let result = rt.block_on(async {
-        let cancel = cancel_on_ctrl_c();
+        let cancel = cancel_on_signal();
         pipeline.dispatch_with(call, &session, cancel).await
     });
-    pipeline.audit().flush();
+    // the record is committed before the result is shown (SIGTERM and Ctrl-C cancel the call
+    // above and still get here)
+    let flushed = match &sqlite_audit {
+        Some(sink) => sink.flush_checked(),
+        None => {
+            pipeline.audit().flush();
+            Ok(())
+        }
+    };
+    if let Some(s) = &store {
+        if let Err(e) = s.prune_results(toolgate_core::audit::now_us(std::time::SystemTime::now()))
+        {
+            tracing::warn!(error = %e, "pruning expired results");
+        }
+    }
     println!("{}", serde_json::to_string_pretty(&result)?);
+    flushed.context("writing the audit record")?;
     Ok(match &result.error {
         None => Exit::Success,
         Some(e) if e.is_recoverable() => Exit::Recoverable,
@@ -99,8 +141,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     })
 }
 
-/// A token cancelled by Ctrl-C, so an interrupted call still prints its (cancelled) result.
-fn cancel_on_ctrl_c() -> toolgate_core::CancellationToken {
+/// A token cancelled by Ctrl-C or SIGTERM, so an interrupted call still records and prints its
+/// (cancelled) result. Once the handlers are installed, neither signal ends the process: it
+/// finishes the call, commits the audit record and exits.
+fn cancel_on_signal() -> toolgate_core::CancellationToken {
     let token = toolgate_core::CancellationToken::new();
     let t = token.clone();
     tokio::spawn(async move {
@@ -108,6 +152,17 @@ fn cancel_on_ctrl_c() -> toolgate_core::CancellationToken {
             t.cancel();
         }
     });
+    let t = token.clone();
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::spawn(async move {
+                if term.recv().await.is_some() {
+                    t.cancel();
+                }
+            });
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot watch for SIGTERM"),
+    }
     token
 }
 

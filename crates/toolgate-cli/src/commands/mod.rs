@@ -1,6 +1,9 @@
 //! One file per subcommand.
 
+pub mod audit;
 pub mod call;
+pub mod stats;
+pub mod store;
 pub mod tools;
 pub mod validate;
 

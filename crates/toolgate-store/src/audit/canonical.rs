@@ -40,10 +40,18 @@ pub fn hex(hash: &[u8]) -> String {
 /// The record is destructured field by field, so a field added to [`AuditRecord`] stops this
 /// crate from compiling until the field is hashed and stored too.
 pub fn canonical_json(r: &AuditRecord, out: &mut Vec<u8>) {
+    let mut arguments = Vec::new();
+    write_value(&mut arguments, &r.arguments);
+    canonical_json_with(r, &arguments, out);
+}
+
+/// [`canonical_json`] with the arguments already written canonically (by [`write_value`]):
+/// the writer writes them once for the hash and the `arguments` column.
+pub(crate) fn canonical_json_with(r: &AuditRecord, arguments_json: &[u8], out: &mut Vec<u8>) {
     // keys in sorted order
     let AuditRecord {
         approval,
-        arguments,
+        arguments: _,
         attempts,
         call_id,
         decision,
@@ -63,7 +71,7 @@ pub fn canonical_json(r: &AuditRecord, out: &mut Vec<u8>) {
     let mut w = Fields { out, first: true };
     w.opt("approval", approval.as_ref());
     w.key("arguments");
-    write_value(w.out, arguments);
+    w.out.extend_from_slice(arguments_json);
     w.field("attempts", attempts);
     w.field("call_id", call_id);
     w.opt("decision", decision.as_ref());
@@ -119,16 +127,26 @@ fn write_serialize<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
 pub fn write_value(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push(b'{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
+            let entry = |out: &mut Vec<u8>, i: usize, k: &String, v: &Value| {
                 if i > 0 {
                     out.push(b',');
                 }
                 write_serialize(out, k.as_str());
                 out.push(b':');
                 write_value(out, v);
+            };
+            out.push(b'{');
+            // serde_json's map is a BTreeMap (sorted by bytes) unless `preserve_order` is on
+            if map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes()) {
+                for (i, (k, v)) in map.iter().enumerate() {
+                    entry(out, i, k, v);
+                }
+            } else {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    entry(out, i, k, v);
+                }
             }
             out.push(b'}');
         }

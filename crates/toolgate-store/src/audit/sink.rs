@@ -11,7 +11,7 @@
 //! another process, a full disk that clears); after that its records are counted as lost, the
 //! error is kept, and [`SqliteAuditSink::flush_checked`] reports it.
 
-use super::canonical::{canonical_json, chain_hash, write_value, Hash, GENESIS};
+use super::canonical::{canonical_json_with, chain_hash, write_value, Hash, GENESIS};
 use super::row;
 use crate::error::{Result, StoreError};
 use crate::store::Store;
@@ -190,6 +190,10 @@ impl Drop for SqliteAuditSink {
 }
 
 fn writer_loop(mut conn: Connection, rx: Receiver<AuditRecord>, progress: &Progress) {
+    // 64 MiB of page cache (default 2 MiB): the index pages a long log touches stay in memory
+    if let Err(e) = conn.pragma_update(None, "cache_size", -65_536) {
+        tracing::warn!(error = %e, "setting the audit writer's cache size");
+    }
     let mut group: Vec<AuditRecord> = Vec::new();
     let mut scratch = Scratch::default();
     while let Ok(first) = rx.recv() {
@@ -241,11 +245,11 @@ fn write_group(conn: &mut Connection, group: &[AuditRecord], s: &mut Scratch) ->
         let mut stmt = tx.prepare_cached(row::INSERT)?;
         for r in group {
             seq += 1;
-            s.canonical.clear();
-            canonical_json(r, &mut s.canonical);
-            let hash = chain_hash(&prev, &s.canonical);
             s.arguments.clear();
             write_value(&mut s.arguments, &r.arguments);
+            s.canonical.clear();
+            canonical_json_with(r, &s.arguments, &mut s.canonical);
+            let hash = chain_hash(&prev, &s.canonical);
             let arguments = std::str::from_utf8(&s.arguments).unwrap_or("null");
             row::insert(&mut stmt, seq, r, arguments, &prev, &hash)?;
             prev = hash;

@@ -1,0 +1,185 @@
+//! `toolgate audit`: query the audit log; `toolgate audit verify`: walk its hash chain.
+
+use super::store::{clip, format_time, format_us, parse_since, StoreArgs};
+use crate::exit::Exit;
+use std::io::Write;
+use std::time::SystemTime;
+use toolgate_core::Outcome;
+use toolgate_store::{AuditQuery, StoredRecord, Verification};
+
+/// Arguments of `toolgate audit`.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    #[command(flatten)]
+    query: QueryArgs,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Sub {
+    /// Walk the hash chain: exit 0 when every record is in place, 3 with the first edited,
+    /// deleted or reordered record's sequence number otherwise.
+    Verify(VerifyArgs),
+}
+
+/// Filters and output of the query.
+#[derive(Debug, clap::Args)]
+struct QueryArgs {
+    /// Only calls of this tool.
+    #[arg(long)]
+    tool: Option<String>,
+    /// Only calls of this session.
+    #[arg(long)]
+    session: Option<String>,
+    /// Only calls that ended this way.
+    #[arg(long, value_enum)]
+    outcome: Option<OutcomeArg>,
+    /// Only calls since TIME: RFC 3339 (`2026-01-31T12:00:00Z`, `...+02:00`) or a span back
+    /// from now (`30m`, `1h`, `2d`).
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Show the most recent N matching records (0: all).
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    limit: usize,
+    /// One JSON object per line (every field, arguments redacted) instead of a table.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct VerifyArgs {
+    /// Print the verdict as one JSON object.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum OutcomeArg {
+    /// Success.
+    Ok,
+    /// An error the model can act on.
+    #[value(name = "recoverable_error", alias = "recoverable")]
+    RecoverableError,
+    /// An error that stops the agent loop.
+    #[value(name = "fatal_error", alias = "fatal")]
+    FatalError,
+}
+
+impl From<OutcomeArg> for Outcome {
+    fn from(o: OutcomeArg) -> Self {
+        match o {
+            OutcomeArg::Ok => Outcome::Ok,
+            OutcomeArg::RecoverableError => Outcome::RecoverableError,
+            OutcomeArg::FatalError => Outcome::FatalError,
+        }
+    }
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    match args.command {
+        Some(Sub::Verify(v)) => verify(v),
+        None => query(args.query),
+    }
+}
+
+fn query(a: QueryArgs) -> anyhow::Result<Exit> {
+    let since_us = a
+        .since
+        .as_deref()
+        .map(|s| parse_since(s, SystemTime::now()))
+        .transpose()?;
+    let store = a.store.open_existing()?;
+    let records = store.audit_records(&AuditQuery {
+        tool: a.tool,
+        session: a.session,
+        outcome: a.outcome.map(Into::into),
+        since_us,
+        until_us: None,
+        limit: (a.limit > 0).then_some(a.limit),
+    })?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if a.json {
+        for r in &records {
+            serde_json::to_writer(&mut out, r)?;
+            out.write_all(b"\n")?;
+        }
+    } else {
+        table(&mut out, &records)?;
+    }
+    out.flush()?;
+    Ok(Exit::Success)
+}
+
+fn table(out: &mut impl Write, records: &[StoredRecord]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{:>7}  {:<20}  {:<16}  {:<14}  {:<17}  {:<24}  {:>9}  ARGUMENTS",
+        "SEQ", "TIME", "SESSION", "TOOL", "OUTCOME", "ERROR", "DURATION"
+    )?;
+    for s in records {
+        let r = &s.record;
+        let outcome = match r.outcome {
+            Outcome::Ok => "ok",
+            Outcome::RecoverableError => "recoverable_error",
+            Outcome::FatalError => "fatal_error",
+        };
+        let error = match (&r.error_kind, &r.error_reason) {
+            (Some(k), Some(reason)) => format!("{k}/{reason}"),
+            (Some(k), None) => k.to_string(),
+            _ => "-".into(),
+        };
+        writeln!(
+            out,
+            "{:>7}  {:<20}  {:<16}  {:<14}  {:<17}  {:<24}  {:>9}  {}",
+            s.seq,
+            format_time(r.time_us),
+            clip(&r.session, 16),
+            clip(&r.tool, 14),
+            outcome,
+            clip(&error, 24),
+            format_us(r.duration_us),
+            clip(&r.arguments.to_string(), 60),
+        )?;
+    }
+    Ok(())
+}
+
+fn verify(a: VerifyArgs) -> anyhow::Result<Exit> {
+    let store = a.store.open_existing()?;
+    let v = store.verify_audit()?;
+    if a.json {
+        println!("{}", serde_json::to_string(&v)?);
+    } else {
+        match &v {
+            Verification::Intact {
+                records,
+                head: Some(h),
+            } => println!("audit log intact: {records} records, head {h}"),
+            Verification::Intact {
+                records,
+                head: None,
+            } => {
+                println!("audit log intact: {records} records")
+            }
+            Verification::Broken {
+                seq,
+                kind,
+                verified,
+            } => println!(
+                "audit log broken at record {seq}: {kind}; {verified} records before it verified"
+            ),
+        }
+    }
+    Ok(if v.is_intact() {
+        Exit::Success
+    } else {
+        Exit::Recoverable
+    })
+}

@@ -1,0 +1,89 @@
+//! `toolgate stats`: per-tool figures from the audit log.
+
+use super::store::{clip, format_us, parse_since, StoreArgs};
+use crate::exit::Exit;
+use std::io::Write;
+use std::time::SystemTime;
+use toolgate_store::{AuditQuery, ToolStats};
+
+/// Arguments of `toolgate stats`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only calls of this tool.
+    #[arg(long)]
+    tool: Option<String>,
+    /// Only calls of this session.
+    #[arg(long)]
+    session: Option<String>,
+    /// Only calls since TIME: RFC 3339 or a span back from now (`30m`, `1h`, `2d`).
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// One JSON object per tool per line instead of a table.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Runs the command.
+pub fn run(a: Args) -> anyhow::Result<Exit> {
+    let since_us = a
+        .since
+        .as_deref()
+        .map(|s| parse_since(s, SystemTime::now()))
+        .transpose()?;
+    let store = a.store.open_existing()?;
+    let stats = store.tool_stats(&AuditQuery {
+        tool: a.tool,
+        session: a.session,
+        since_us,
+        ..AuditQuery::default()
+    })?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if a.json {
+        for s in &stats {
+            serde_json::to_writer(&mut out, s)?;
+            out.write_all(b"\n")?;
+        }
+    } else {
+        table(&mut out, &stats)?;
+    }
+    out.flush()?;
+    Ok(Exit::Success)
+}
+
+fn table(out: &mut impl Write, stats: &[ToolStats]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{:<16} {:>8} {:>7} {:>7} {:>6} {:>8} {:>6} {:>9} {:>9} {:>9}  ERRORS BY KIND",
+        "TOOL", "CALLS", "ERRORS", "DENIED", "ASKED", "GRANTED", "TRUNC", "P50", "P95", "P99"
+    )?;
+    for s in stats {
+        let errors: u64 = s.errors.values().sum();
+        let kinds = if s.errors.is_empty() {
+            "-".to_string()
+        } else {
+            s.errors
+                .iter()
+                .map(|(k, n)| format!("{k}={n}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        writeln!(
+            out,
+            "{:<16} {:>8} {:>7} {:>7} {:>6} {:>8} {:>6} {:>9} {:>9} {:>9}  {}",
+            clip(&s.tool, 16),
+            s.calls,
+            errors,
+            s.denials,
+            s.approvals_asked,
+            s.approvals_granted,
+            s.truncations,
+            format_us(s.latency.p50_us),
+            format_us(s.latency.p95_us),
+            format_us(s.latency.p99_us),
+            kinds
+        )?;
+    }
+    Ok(())
+}
