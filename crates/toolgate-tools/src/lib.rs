@@ -5,10 +5,15 @@
 //! | [`fs`] | [`read_file`](fs::read_file) | the numbered lines of one text file, a window at a time |
 //! | [`fs`] | [`list_dir`](fs::list_dir) | the entries of one directory, with kind and size |
 //! | [`fs`] | [`glob`](fs::glob) | files whose path matches a glob, respecting ignore files |
+//! | [`fs`] | [`write_file`](fs::write_file) | creates or replaces a whole file, atomically |
+//! | [`fs`] | [`edit_file`](fs::edit_file) | replaces an exact, unique piece of a file and returns a diff |
 //! | [`search`] | [`search_code`](search::search_code) | matching lines across files, on ripgrep's crates |
 //! | [`results`] | [`read_result`](results::read_result) | pages of a result the pipeline truncated |
 //!
-//! Every tool here is read-only (`Effects::read_only()`, risk `read`) and a
+//! The read-only tools ([`READ_ONLY_TOOLS`]) have `Effects::read_only()` and risk `read`;
+//! the write tools ([`WRITE_TOOLS`]) are destructive with risk `write`, so the default
+//! policy asks the approver before they run, and they write only through [`fs::atomic`]
+//! (confined, atomic) and never to [`fs::protected`] paths. Every tool is a
 //! [`toolgate_core::TypedTool`]: its input and output schemas are derived from its `Args` and
 //! `Output` types, unknown arguments are refused, and its descriptions are written for the
 //! model. File tools declare the paths they read (the pipeline's guard stage resolves them
@@ -50,6 +55,7 @@ mod text;
 mod topk;
 mod walk;
 
+pub use fs::{EditFile, WriteFile};
 pub use fs::{Glob, ListDir, ReadFile};
 pub use results::ReadResult;
 pub use search::SearchCode;
@@ -90,6 +96,28 @@ pub fn read_only_tools() -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
         Glob.into_tool()?,
         SearchCode.into_tool()?,
         ReadResult.into_tool()?,
+    ])
+}
+
+/// The names of the write built-ins, in the order [`register_write_tools`] registers them.
+pub const WRITE_TOOLS: [&str; 2] = ["write_file", "edit_file"];
+
+/// Registers the write built-ins ([`WRITE_TOOLS`]) on `builder`, with protected paths
+/// refused. They are destructive, so the default policy asks the approver before each call.
+/// Registration errors (none are expected: the specs are fixed) surface from
+/// [`RegistryBuilder::build`].
+pub fn register_write_tools(builder: RegistryBuilder) -> RegistryBuilder {
+    builder.tool(WriteFile::new()).tool(EditFile::new())
+}
+
+/// Every write built-in as a type-erased tool, in the order of [`WRITE_TOOLS`].
+///
+/// # Errors
+/// A tool's spec build error (none is expected: the specs are fixed).
+pub fn write_tools() -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
+    Ok(vec![
+        WriteFile::new().into_tool()?,
+        EditFile::new().into_tool()?,
     ])
 }
 

@@ -1,0 +1,682 @@
+//! Confined, atomic file replacement: the one way the write tools change a file.
+//!
+//! The sequence, for a path already resolved inside the workspace ([`WsPath`], no symbolic
+//! link on it when it was resolved):
+//!
+//! 1. **Parent.** [`Target::open`] opens the parent directory by walking its components one
+//!    at a time from the workspace root's directory handle, each with
+//!    `openat(O_PATH | O_NOFOLLOW)` and checked with `fstat` on the handle it got. A
+//!    component that is a symbolic link (so it changed after the path was resolved) fails
+//!    the walk instead of being followed: a parent swapped for a link between the check and
+//!    the use cannot lead the write out of the workspace.
+//!    With [`Parents::Create`], missing components are made with `mkdirat` (mode `0o777`
+//!    less the umask) and opened the same way.
+//! 2. **Target.** [`Target::existing`] looks at the final component with
+//!    `fstatat(AT_SYMLINK_NOFOLLOW)` and refuses a symbolic link (one appeared after the path
+//!    was resolved), a directory, anything that is not a regular file (a FIFO, a socket, a
+//!    device: never opened) and a regular file with more than one hard link (its other names
+//!    may be outside the workspace, and an edit would show and change a file shared with
+//!    them). [`Target::read`] reads it through `openat(O_NOFOLLOW | O_NONBLOCK)` and checks
+//!    the open file is the one looked at.
+//! 3. **Temporary file.** [`Target::replace`] creates `.toolgate-<16 random hex digits>.tmp`
+//!    in the same directory with `O_CREAT | O_EXCL | O_NOFOLLOW`, writes the new content
+//!    whole, gives it the permission bits of the file it replaces (`mode & 0o777`: set-id and
+//!    sticky bits are dropped; owner and group are the writer's) or `0o666` less the umask
+//!    for a new file, and `fsync`s it.
+//! 4. **Commit.** Unless the call was cancelled, or the target changed since the caller read
+//!    it ([`Base::Unchanged`]), or it is now something [`Target::existing`] refuses, the
+//!    temporary file is renamed over the target with `renameat` relative to the parent's
+//!    handle (a rename replaces the name itself, never writes through it), and the parent is
+//!    `fsync`ed so the rename survives a crash.
+//!
+//! Any failure before the rename removes the temporary file. The target is either untouched
+//! or wholly replaced, never partly written; concurrent writers each rename a whole file, so
+//! the last rename wins and readers see one whole version or another.
+//!
+//! What remains, by design: a directory that another process moves *out* of the workspace
+//! after step 1 takes the write with it (the handle follows the directory); moving it there
+//! needs write access outside the workspace, which the sandboxed tools do not have. Between
+//! the last check and the rename (microseconds), a hard link made to the target keeps the
+//! old content under its other name; nothing is written through it.
+
+use cap_std::fs::Dir;
+use rand::Rng;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Component;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::workspace::io_error;
+#[cfg(doc)]
+use toolgate_core::Workspace;
+use toolgate_core::{ErrorKind, ToolError, WsPath};
+
+/// How many random names [`Target::replace`] tries for its temporary file before it gives up.
+const TEMP_ATTEMPTS: usize = 8;
+
+/// Whether [`Target::open`] creates missing parent directories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parents {
+    /// Create missing parents inside the workspace (no-follow, as the walk opens them).
+    Create,
+    /// Every parent must exist: a missing one is [`WriteError::NotFound`].
+    MustExist,
+}
+
+/// What [`Target::replace`] may replace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base<'a> {
+    /// Whatever the target is just before the rename, if [`Target::existing`] accepts it (or
+    /// no file at all).
+    Current,
+    /// Only the file the caller read: same device, inode, size and modification time.
+    Unchanged(&'a Existing),
+}
+
+/// A regular file found at the target, as `fstatat` saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Existing {
+    /// Its permission bits (`mode & 0o777`).
+    pub permissions: u32,
+    /// Its size in bytes.
+    pub size: u64,
+    dev: u64,
+    ino: u64,
+    mtime: (i64, i64),
+}
+
+/// Why a confined write failed. Turned into the error for the model by
+/// [`WriteError::into_tool_error`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// A component of the path is a symbolic link now (it was not when the path was resolved):
+    /// the tree changed under the call, and the link might lead out.
+    #[error("a component of the path became a symbolic link after the path was resolved")]
+    LinkOnTheWay,
+    /// A component on the way is a file, not a directory.
+    #[error("a component on the way is not a directory")]
+    NotADirectory,
+    /// The target, or (with [`Parents::MustExist`]) a parent, does not exist.
+    #[error("the file does not exist")]
+    NotFound,
+    /// The target is a directory.
+    #[error("the target is a directory")]
+    IsADirectory,
+    /// The target is a FIFO, socket or device.
+    #[error("the target is not a regular file")]
+    NotRegular,
+    /// The target has this many hard links.
+    #[error("the target has {0} hard links")]
+    HardLink(u64),
+    /// The target (or the content for it) has this many bytes, more than the limit.
+    #[error("the file is {len} bytes, more than the limit of {max}")]
+    TooLarge {
+        /// Its size in bytes.
+        len: u64,
+        /// The limit in bytes.
+        max: u64,
+    },
+    /// The target changed between the read and the commit ([`Base::Unchanged`]).
+    #[error("the file changed while the call ran")]
+    Changed,
+    /// The call was cancelled before the commit; nothing was changed.
+    #[error("the call was cancelled before the file was replaced")]
+    Cancelled,
+    /// The file system failed.
+    #[error("{op}: {source}")]
+    Io {
+        /// What was being done (`open`, `write`, `rename`, ...).
+        op: &'static str,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl WriteError {
+    fn io(op: &'static str, e: impl Into<io::Error>) -> Self {
+        WriteError::Io {
+            op,
+            source: e.into(),
+        }
+    }
+
+    /// The error for the model about the path it sent, shown as `shown`:
+    ///
+    /// | error | kind | reason |
+    /// |---|---|---|
+    /// | `LinkOnTheWay` | `unsafe_input` | `path_outside_workspace` |
+    /// | `HardLink` | `unsafe_input` | `hard_link` |
+    /// | `TooLarge` | `unsafe_input` | `limit_exceeded` |
+    /// | `NotFound` | `tool_failed` | `not_found` |
+    /// | `NotADirectory` | `tool_failed` | `not_a_directory` |
+    /// | `IsADirectory` | `tool_failed` | `is_a_directory` |
+    /// | `NotRegular` | `tool_failed` | `not_a_regular_file` |
+    /// | `Changed` | `tool_failed` | `file_changed` |
+    /// | `Cancelled` | `cancelled` | |
+    /// | `Io` | `tool_failed` | `io_error`, `io_permission_denied`, ... |
+    pub fn into_tool_error(self, shown: &str) -> ToolError {
+        match self {
+            WriteError::LinkOnTheWay => ToolError::unsafe_input(
+                "path_outside_workspace",
+                format!(
+                    "{shown:?}: a directory or file on the way was replaced by a symbolic link \
+                     while the call ran, and toolgate does not write through links it did not \
+                     check; the path may lead outside the workspace. Check the path with \
+                     list_dir and send it again"
+                ),
+            ),
+            WriteError::HardLink(n) => ToolError::unsafe_input(
+                "hard_link",
+                format!(
+                    "{shown:?} has {n} hard links; its other names may be outside the workspace, \
+                     so toolgate does not change it. Write to a new file instead"
+                ),
+            ),
+            WriteError::TooLarge { len, max } => ToolError::unsafe_input(
+                "limit_exceeded",
+                format!("{shown:?} would be {len} bytes, more than the limit of {max} bytes"),
+            ),
+            WriteError::NotFound => ToolError::not_found(format!(
+                "{shown:?} does not exist; check the path with list_dir or glob"
+            )),
+            WriteError::NotADirectory => ToolError::failed(format!(
+                "{shown:?}: a component on the way is a file, not a directory"
+            ))
+            .with_reason("not_a_directory"),
+            WriteError::IsADirectory => {
+                ToolError::failed(format!("{shown:?} is a directory, not a file"))
+                    .with_reason("is_a_directory")
+            }
+            WriteError::NotRegular => ToolError::failed(format!(
+                "{shown:?} is not a regular file (a FIFO, socket or device); only regular files \
+                 are written"
+            ))
+            .with_reason("not_a_regular_file"),
+            WriteError::Changed => ToolError::failed(format!(
+                "{shown:?} was changed by someone else while the edit ran, so the edit was not \
+                 applied; read the file again and send the edit against its current content"
+            ))
+            .with_reason("file_changed"),
+            WriteError::Cancelled => ToolError::new(
+                ErrorKind::Cancelled,
+                format!("the call was cancelled before {shown:?} was changed; nothing was written"),
+            ),
+            WriteError::Io { op, source } => {
+                let mut e = io_error(shown, &source);
+                e.message = format!("{} (while trying to {op})", e.message);
+                e
+            }
+        }
+    }
+}
+
+/// The parent directory of a file to write, opened without following links, and the file's
+/// name in it. See the module docs for the sequence.
+#[derive(Debug)]
+pub struct Target {
+    parent: OwnedFd,
+    name: OsString,
+}
+
+/// How the walk opens each component: a path-only handle (enough for the `*at` calls, no
+/// read permission needed), not following a link.
+const WALK_FLAGS: OFlags = OFlags::PATH.union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
+
+impl Target {
+    /// Opens the parent of `path` (resolved inside the workspace whose root directory handle
+    /// is `root`, from [`Workspace::writable_dir`]), step 1 of the module docs.
+    ///
+    /// # Errors
+    /// [`WriteError::IsADirectory`] for the root itself, [`WriteError::LinkOnTheWay`],
+    /// [`WriteError::NotADirectory`], [`WriteError::NotFound`] (with [`Parents::MustExist`])
+    /// or [`WriteError::Io`].
+    pub fn open(root: &Dir, path: &WsPath, parents: Parents) -> Result<Target, WriteError> {
+        let mut names: Vec<&OsStr> = Vec::new();
+        for c in path.as_path().components() {
+            match c {
+                Component::Normal(n) => names.push(n),
+                Component::CurDir => {}
+                // a resolved path has neither; never walk one
+                _ => return Err(WriteError::LinkOnTheWay),
+            }
+        }
+        let Some(name) = names.pop() else {
+            return Err(WriteError::IsADirectory);
+        };
+        let mut dir = rustix::fs::openat(
+            root.as_fd(),
+            ".",
+            WALK_FLAGS | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .map_err(|e| WriteError::io("open the workspace root", e))?;
+        for component in names {
+            dir = open_child(&dir, component, parents)?;
+        }
+        Ok(Target {
+            parent: dir,
+            name: name.to_os_string(),
+        })
+    }
+
+    /// The regular file at the target now, `None` when there is none (step 2).
+    ///
+    /// # Errors
+    /// [`WriteError::LinkOnTheWay`], [`WriteError::IsADirectory`], [`WriteError::NotRegular`],
+    /// [`WriteError::HardLink`], [`WriteError::Io`].
+    pub fn existing(&self) -> Result<Option<Existing>, WriteError> {
+        match rustix::fs::statat(&self.parent, &self.name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => check_regular(&st).map(Some),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(WriteError::io("look at the file", e)),
+        }
+    }
+
+    /// Reads the whole target, at most `max` bytes, and what it was when read (step 2).
+    ///
+    /// # Errors
+    /// [`WriteError::NotFound`], [`WriteError::TooLarge`], [`WriteError::Changed`] when the
+    /// file opened is not the one looked at, and the errors of [`Target::existing`].
+    pub fn read(&self, max: u64) -> Result<(Vec<u8>, Existing), WriteError> {
+        let seen = self.existing()?.ok_or(WriteError::NotFound)?;
+        if seen.size > max {
+            return Err(WriteError::TooLarge {
+                len: seen.size,
+                max,
+            });
+        }
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.parent, &self.name, flags, Mode::empty()).map_err(
+            |e| match e {
+                Errno::LOOP => WriteError::LinkOnTheWay,
+                Errno::NOENT => WriteError::Changed,
+                e => WriteError::io("open the file", e),
+            },
+        )?;
+        let opened = check_regular(
+            &rustix::fs::fstat(&fd).map_err(|e| WriteError::io("look at the file", e))?,
+        )?;
+        if opened != seen {
+            return Err(WriteError::Changed);
+        }
+        let mut bytes = Vec::with_capacity(seen.size as usize);
+        std::fs::File::from(fd)
+            .take(max + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| WriteError::io("read the file", e))?;
+        if bytes.len() as u64 > max {
+            return Err(WriteError::TooLarge {
+                len: bytes.len() as u64,
+                max,
+            });
+        }
+        Ok((bytes, seen))
+    }
+
+    /// Replaces the target with `content` atomically (steps 3 and 4). `permissions` are the
+    /// bits for the new file (`None`: `0o666` less the umask); `cancel` is checked just
+    /// before the rename.
+    ///
+    /// # Errors
+    /// [`WriteError::Cancelled`], [`WriteError::Changed`] (with [`Base::Unchanged`]), the
+    /// errors of [`Target::existing`], and [`WriteError::Io`] when creating, writing, syncing
+    /// or renaming fails. The temporary file is removed on every error.
+    pub fn replace(
+        &self,
+        content: &[u8],
+        permissions: Option<u32>,
+        base: Base<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(), WriteError> {
+        let (file, temp) = self.create_temp(permissions)?;
+        let mut temp = TempGuard {
+            dir: self.parent.as_fd(),
+            name: Some(temp),
+        };
+        let mut file = std::fs::File::from(file);
+        file.write_all(content)
+            .map_err(|e| WriteError::io("write the temporary file", e))?;
+        if let Some(bits) = permissions {
+            rustix::fs::fchmod(&file, Mode::from_raw_mode(bits & 0o777))
+                .map_err(|e| WriteError::io("set the permissions", e))?;
+        }
+        file.sync_all()
+            .map_err(|e| WriteError::io("sync the temporary file", e))?;
+        drop(file);
+        if cancel.is_cancelled() {
+            return Err(WriteError::Cancelled);
+        }
+        let now = self.existing()?;
+        if let Base::Unchanged(read) = base {
+            if now.as_ref() != Some(read) {
+                return Err(WriteError::Changed);
+            }
+        }
+        let name = temp.name.take().unwrap_or_default();
+        if let Err(e) = rustix::fs::renameat(&self.parent, &name, &self.parent, &self.name) {
+            temp.name = Some(name);
+            return Err(match e {
+                Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST => WriteError::IsADirectory,
+                e => WriteError::io("rename the temporary file over the target", e),
+            });
+        }
+        // the content is in place; a failed directory sync only weakens durability
+        let synced = rustix::fs::openat(
+            &self.parent,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .and_then(rustix::fs::fsync);
+        if let Err(e) = synced {
+            tracing::warn!(error = %e, "syncing the directory after a rename failed");
+        }
+        Ok(())
+    }
+
+    /// Creates the temporary file beside the target under a fresh random name.
+    fn create_temp(&self, permissions: Option<u32>) -> Result<(OwnedFd, OsString), WriteError> {
+        let flags = OFlags::WRONLY
+            | OFlags::CREATE
+            | OFlags::EXCL
+            | OFlags::NOFOLLOW
+            | OFlags::NOCTTY
+            | OFlags::CLOEXEC;
+        // an existing file's bits are set with fchmod once the content is in; until then the
+        // temporary file is private
+        let mode = Mode::from_raw_mode(if permissions.is_some() { 0o600 } else { 0o666 });
+        let mut rng = rand::rng();
+        let mut last = Errno::EXIST;
+        for _ in 0..TEMP_ATTEMPTS {
+            let name = OsString::from(format!(".toolgate-{:016x}.tmp", rng.random::<u64>()));
+            match rustix::fs::openat(&self.parent, &name, flags, mode) {
+                Ok(fd) => return Ok((fd, name)),
+                Err(Errno::EXIST) => last = Errno::EXIST,
+                Err(e) => return Err(WriteError::io("create a temporary file", e)),
+            }
+        }
+        Err(WriteError::io("create a temporary file", last))
+    }
+}
+
+/// Removes the temporary file unless it was renamed.
+struct TempGuard<'a> {
+    dir: BorrowedFd<'a>,
+    name: Option<OsString>,
+}
+
+impl Drop for TempGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(name) = self.name.take() {
+            if let Err(e) = rustix::fs::unlinkat(self.dir, &name, AtFlags::empty()) {
+                tracing::warn!(error = %e, "removing a temporary file failed");
+            }
+        }
+    }
+}
+
+/// Opens (and with [`Parents::Create`] makes) the directory `name` in `dir` as an `O_PATH`
+/// handle, never following a link: what was opened is checked with `fstat` on the handle
+/// itself, so a link swapped in at any moment is seen as a link.
+fn open_child(dir: &OwnedFd, name: &OsStr, parents: Parents) -> Result<OwnedFd, WriteError> {
+    let fd = match rustix::fs::openat(dir, name, WALK_FLAGS, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) if parents == Parents::Create => {
+            match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o777)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => return Err(WriteError::io("create a directory", e)),
+            }
+            rustix::fs::openat(dir, name, WALK_FLAGS, Mode::empty()).map_err(walk_error)?
+        }
+        Err(e) => return Err(walk_error(e)),
+    };
+    let st = rustix::fs::fstat(&fd).map_err(|e| WriteError::io("look at a directory", e))?;
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::Directory => Ok(fd),
+        FileType::Symlink => Err(WriteError::LinkOnTheWay),
+        _ => Err(WriteError::NotADirectory),
+    }
+}
+
+/// Why opening a directory on the way failed.
+fn walk_error(e: Errno) -> WriteError {
+    match e {
+        Errno::NOENT => WriteError::NotFound,
+        Errno::LOOP => WriteError::LinkOnTheWay,
+        e => WriteError::io("open a directory on the way", e),
+    }
+}
+
+/// The file `st` describes, if it is a regular file with one link.
+// the field types of `struct stat` differ between targets
+#[allow(clippy::unnecessary_cast)]
+fn check_regular(st: &rustix::fs::Stat) -> Result<Existing, WriteError> {
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => {}
+        FileType::Symlink => return Err(WriteError::LinkOnTheWay),
+        FileType::Directory => return Err(WriteError::IsADirectory),
+        _ => return Err(WriteError::NotRegular),
+    }
+    if st.st_nlink as u64 > 1 {
+        return Err(WriteError::HardLink(st.st_nlink as u64));
+    }
+    Ok(Existing {
+        permissions: st.st_mode as u32 & 0o777,
+        size: st.st_size as u64,
+        dev: st.st_dev as u64,
+        ino: st.st_ino as u64,
+        mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use toolgate_core::Workspace;
+
+    fn setup() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    fn target(ws: &Workspace, p: &str, parents: Parents) -> Result<Target, WriteError> {
+        Target::open(ws.dir(), &ws.resolve(p).unwrap(), parents)
+    }
+
+    fn entries(dir: &std::path::Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn replace_creates_parents_and_keeps_permissions() {
+        let (dir, ws) = setup();
+        let never = CancellationToken::new();
+        let t = target(&ws, "a/b/c.txt", Parents::Create).unwrap();
+        assert_eq!(t.existing().unwrap(), None);
+        t.replace(b"one", None, Base::Current, &never).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("a/b/c.txt")).unwrap(), b"one");
+        let p = dir.path().join("a/b/c.txt");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let e = t.existing().unwrap().unwrap();
+        assert_eq!((e.permissions, e.size), (0o640, 3));
+        t.replace(b"two!", Some(e.permissions), Base::Unchanged(&e), &never)
+            .unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two!");
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        assert_eq!(entries(&dir.path().join("a/b")), ["c.txt"]);
+    }
+
+    #[test]
+    fn missing_parents_are_not_found_unless_created() {
+        let (dir, ws) = setup();
+        assert!(matches!(
+            target(&ws, "x/y.txt", Parents::MustExist),
+            Err(WriteError::NotFound)
+        ));
+        assert!(!dir.path().join("x").exists());
+        std::fs::write(dir.path().join("file"), "f").unwrap();
+        assert!(matches!(
+            target(&ws, "file/y.txt", Parents::Create),
+            Err(WriteError::NotADirectory)
+        ));
+        assert!(matches!(
+            target(&ws, ".", Parents::Create),
+            Err(WriteError::IsADirectory)
+        ));
+    }
+
+    #[test]
+    fn a_parent_swapped_for_a_link_after_resolution_is_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("ws/sub")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
+        let ws = Workspace::open(tmp.path().join("ws")).unwrap();
+        let resolved = ws.resolve("sub/out.txt").unwrap();
+        std::fs::remove_dir(tmp.path().join("ws/sub")).unwrap();
+        std::os::unix::fs::symlink("../outside", tmp.path().join("ws/sub")).unwrap();
+        for parents in [Parents::Create, Parents::MustExist] {
+            assert!(matches!(
+                Target::open(ws.dir(), &resolved, parents),
+                Err(WriteError::LinkOnTheWay)
+            ));
+        }
+        assert!(entries(&tmp.path().join("outside")).is_empty());
+    }
+
+    #[test]
+    fn refused_targets_are_never_opened_or_replaced() {
+        let (dir, ws) = setup();
+        let never = CancellationToken::new();
+        std::fs::write(dir.path().join("one.txt"), "1").unwrap();
+        std::fs::hard_link(dir.path().join("one.txt"), dir.path().join("two.txt")).unwrap();
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let t = target(&ws, "two.txt", Parents::MustExist).unwrap();
+        assert!(matches!(t.existing(), Err(WriteError::HardLink(2))));
+        assert!(matches!(t.read(100), Err(WriteError::HardLink(2))));
+        assert!(matches!(
+            t.replace(b"x", None, Base::Current, &never),
+            Err(WriteError::HardLink(2))
+        ));
+        let t = target(&ws, "d", Parents::MustExist).unwrap();
+        assert!(matches!(t.existing(), Err(WriteError::IsADirectory)));
+        let t = target(&ws, "fifo", Parents::MustExist).unwrap();
+        assert!(matches!(t.read(100), Err(WriteError::NotRegular)));
+        assert_eq!(std::fs::read(dir.path().join("one.txt")).unwrap(), b"1");
+        assert_eq!(entries(dir.path()), ["d", "fifo", "one.txt", "two.txt"]);
+    }
+
+    #[test]
+    fn a_final_component_that_became_a_link_is_refused() {
+        let (dir, ws) = setup();
+        let t = target(&ws, "f.txt", Parents::MustExist).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("f.txt")).unwrap();
+        assert!(matches!(t.existing(), Err(WriteError::LinkOnTheWay)));
+        assert!(matches!(t.read(100), Err(WriteError::LinkOnTheWay)));
+    }
+
+    #[test]
+    fn reads_are_capped_and_changes_before_the_commit_are_caught() {
+        let (dir, ws) = setup();
+        let never = CancellationToken::new();
+        let p = dir.path().join("f.txt");
+        std::fs::write(&p, "hello").unwrap();
+        let t = target(&ws, "f.txt", Parents::MustExist).unwrap();
+        assert!(matches!(
+            t.read(4),
+            Err(WriteError::TooLarge { len: 5, max: 4 })
+        ));
+        let (bytes, seen) = t.read(5).unwrap();
+        assert_eq!(bytes, b"hello");
+        std::fs::write(&p, "hello, changed").unwrap();
+        assert!(matches!(
+            t.replace(b"edited", None, Base::Unchanged(&seen), &never),
+            Err(WriteError::Changed)
+        ));
+        assert_eq!(std::fs::read(&p).unwrap(), b"hello, changed");
+        let cancelled = CancellationToken::new();
+        cancelled.cancel();
+        assert!(matches!(
+            t.replace(b"late", None, Base::Current, &cancelled),
+            Err(WriteError::Cancelled)
+        ));
+        assert_eq!(std::fs::read(&p).unwrap(), b"hello, changed");
+        assert_eq!(entries(dir.path()), ["f.txt"]);
+        let missing = target(&ws, "missing.txt", Parents::MustExist).unwrap();
+        assert!(matches!(missing.read(10), Err(WriteError::NotFound)));
+    }
+
+    #[test]
+    fn errors_map_to_the_taxonomy() {
+        let cases = [
+            (
+                WriteError::LinkOnTheWay,
+                ErrorKind::UnsafeInput,
+                Some("path_outside_workspace"),
+            ),
+            (
+                WriteError::HardLink(3),
+                ErrorKind::UnsafeInput,
+                Some("hard_link"),
+            ),
+            (
+                WriteError::TooLarge { len: 9, max: 1 },
+                ErrorKind::UnsafeInput,
+                Some("limit_exceeded"),
+            ),
+            (
+                WriteError::NotFound,
+                ErrorKind::ToolFailed,
+                Some("not_found"),
+            ),
+            (
+                WriteError::NotADirectory,
+                ErrorKind::ToolFailed,
+                Some("not_a_directory"),
+            ),
+            (
+                WriteError::IsADirectory,
+                ErrorKind::ToolFailed,
+                Some("is_a_directory"),
+            ),
+            (
+                WriteError::NotRegular,
+                ErrorKind::ToolFailed,
+                Some("not_a_regular_file"),
+            ),
+            (
+                WriteError::Changed,
+                ErrorKind::ToolFailed,
+                Some("file_changed"),
+            ),
+            (WriteError::Cancelled, ErrorKind::Cancelled, None),
+            (
+                WriteError::io("write", io::Error::from(io::ErrorKind::StorageFull)),
+                ErrorKind::ToolFailed,
+                Some("io_error"),
+            ),
+        ];
+        for (e, kind, reason) in cases {
+            let t = e.into_tool_error("a.txt");
+            assert_eq!((t.kind, t.reason.as_deref()), (kind, reason), "{t}");
+            assert!(t.message.contains("\"a.txt\""), "{t}");
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! `edit_file`: replace an exact piece of text in a file, keeping its line endings and
+//! byte-order mark, and return a unified diff.
+//!
+//! The sequence:
+//!
+//! 1. guard (before the policy and the approver see the call): `old_string` is not empty and
+//!    differs from `new_string` (with `\r\n` read as `\n`: otherwise `invalid_arguments`);
+//!    each string is at most 10 MiB; the path is resolved inside the workspace (a link inside
+//!    it is edited at its resolved target, one that leads out is refused with
+//!    `path_outside_workspace`), is not the root and is not protected
+//!    ([`super::protected`]); the call declares it as a write resource;
+//! 2. the handler checks the same again (a direct call is held to them too);
+//! 3. [`super::atomic`] opens the parent by a no-follow walk from the workspace root (it
+//!    must exist) and reads the file: a regular file with one link, at most
+//!    [`MAX_FILE_BYTES`];
+//! 4. the exact-match engine (`fs/replace.rs`) decodes it (UTF-8, or `tool_failed` /
+//!    `not_utf8`), finds `old_string` exactly (`no_match`, or `ambiguous_match` with the
+//!    count and lines when it is not unique and `replace_all` is not set) and builds the new
+//!    content;
+//! 5. the diff is taken (`fs/diff.rs`, on `similar`), and the new content replaces the file
+//!    atomically, only if the file is still the one read (`file_changed` otherwise). A
+//!    failed edit changes nothing.
+
+use super::atomic::{Base, Parents, Target, WriteError};
+use super::diff;
+use super::replace::{self, MatchError, Text};
+use super::write_file::{check_size, resolve_for_write};
+use crate::blocking;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{
+    ArgumentFault, Effects, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
+    TypedTool, Workspace, WsPath,
+};
+
+/// Files larger than this, before or after the edit, are refused with `unsafe_input` /
+/// `limit_exceeded` (10 MiB).
+pub const MAX_FILE_BYTES: u64 = 10 << 20;
+
+/// Arguments of `edit_file`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// The file to edit, relative to the workspace root (for example `src/lib.rs`); an
+    /// absolute path inside the workspace is accepted too. It must exist.
+    #[schemars(length(min = 1, max = 4096))]
+    pub path: String,
+    /// The exact text to replace, as in the file (whitespace and indentation included,
+    /// without read_file's line-number prefixes). `\n` matches the file's line endings,
+    /// CRLF or LF. It must occur exactly once unless `replace_all` is true.
+    #[schemars(length(min = 1))]
+    pub old_string: String,
+    /// The text to put in its place (may be empty to delete). Its newlines are written in
+    /// the file's own line-ending style.
+    pub new_string: String,
+    /// Replace every occurrence of `old_string` instead of requiring exactly one (default
+    /// false).
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+/// A file's line-ending style.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LineEnding {
+    /// `\n`.
+    Lf,
+    /// `\r\n`.
+    Crlf,
+}
+
+/// The result of `edit_file`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EditFileOutput {
+    /// The file edited, relative to the workspace root with `/` separators (symbolic links
+    /// inside the workspace resolved).
+    pub path: String,
+    /// How many occurrences were replaced (1 unless `replace_all`).
+    pub replacements: u64,
+    /// A unified diff of the change (`--- a/PATH`, `+++ b/PATH`, hunks with 3 lines of
+    /// context), with line endings shown as `\n`; cut at 32 KiB.
+    pub diff: String,
+    /// Whether the diff was cut.
+    pub diff_truncated: bool,
+    /// The file's line-ending style, used for the new text.
+    pub line_ending: LineEnding,
+    /// Whether the file starts with a UTF-8 byte-order mark (kept).
+    pub bom: bool,
+}
+
+/// The `edit_file` tool: see the module docs and the description it gives the model.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EditFile {
+    allow_protected: bool,
+}
+
+impl EditFile {
+    /// The tool with protected paths refused (the default).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The tool allowed to edit protected paths (`.git`, `.toolgate`, `toolgate.toml`), for
+    /// a host whose operator configured that explicitly. Every other check stays.
+    pub fn allow_protected_paths(mut self) -> Self {
+        self.allow_protected = true;
+        self
+    }
+}
+
+const DESCRIPTION: &str = "Replace an exact piece of text in an existing text file of the \
+workspace and get back a unified diff. Use it to change part of a file: read the file first, \
+then send `old_string` copied exactly from it (whitespace and indentation included, without the \
+line-number prefix read_file adds) and `new_string` to put in its place. `old_string` must occur \
+exactly once; include a few surrounding lines to make it unique, or set `replace_all` to replace \
+every occurrence. There is no fuzzy matching. `\\n` in your strings matches the file's line \
+endings (CRLF files stay CRLF) and a byte-order mark is kept. To create a file or rewrite it \
+whole, use write_file. Returns {path, replacements, diff, diff_truncated, line_ending, bom}. \
+Fails, changing nothing, with tool_failed/no_match (read the file again), \
+tool_failed/ambiguous_match (with the count and line numbers), tool_failed/not_utf8, \
+tool_failed/not_found, tool_failed/file_changed, unsafe_input/protected_path, \
+unsafe_input/path_outside_workspace, unsafe_input/hard_link or unsafe_input/limit_exceeded \
+(files over 10 MiB).";
+
+impl TypedTool for EditFile {
+    type Args = EditFileArgs;
+    type Output = EditFileOutput;
+
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("edit_file")
+            .title("Edit file")
+            .description(DESCRIPTION)
+            .effects(Effects {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: false,
+                concurrency_safe: false,
+            })
+            .risk(Risk::Write)
+            .tag("fs")
+            .tag("write")
+            .verbatim_argument("old_string")
+            .verbatim_argument("new_string")
+            .example(
+                "Rename a function at its definition",
+                serde_json::json!({"path": "src/lib.rs", "old_string": "fn old_name(x: u32)", "new_string": "fn new_name(x: u32)"}),
+            )
+            .example(
+                "Rename a variable everywhere in a file",
+                serde_json::json!({"path": "src/main.rs", "old_string": "cnt", "new_string": "count", "replace_all": true}),
+            )
+    }
+
+    fn guard(&self, args: &EditFileArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        check_strings(args)?;
+        resolve_for_write(ctx, &args.path, self.allow_protected)?;
+        Ok(vec![Resource::write(&args.path)])
+    }
+
+    async fn call(
+        &self,
+        args: EditFileArgs,
+        ctx: ToolContext,
+    ) -> Result<EditFileOutput, ToolError> {
+        check_strings(&args)?;
+        let path = resolve_for_write(&ctx, &args.path, self.allow_protected)?;
+        let ws = ctx.require_workspace()?.clone();
+        let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
+        blocking::run(move || edit(&ws, &path, &args, &cancel)).await
+    }
+}
+
+/// Refuses an empty `old_string`, one equal to `new_string`, and strings over the size
+/// limit.
+///
+/// # Errors
+/// `invalid_arguments` at `/old_string` or `/new_string`; `unsafe_input` /
+/// `limit_exceeded`.
+fn check_strings(args: &EditFileArgs) -> Result<(), ToolError> {
+    if args.old_string.is_empty() {
+        return Err(bad_argument(
+            "/old_string",
+            "old_string is empty; send the exact text to replace (to create a file or write a \
+             whole file, use write_file)",
+        ));
+    }
+    check_size("old_string", args.old_string.len())?;
+    check_size("new_string", args.new_string.len())?;
+    if replace::normalize(&args.old_string) == replace::normalize(&args.new_string) {
+        return Err(bad_argument(
+            "/new_string",
+            "new_string is the same as old_string, so the edit would change nothing; send the \
+             text that should replace it",
+        ));
+    }
+    Ok(())
+}
+
+fn bad_argument(pointer: &str, message: &str) -> ToolError {
+    ToolError::invalid_arguments(
+        message,
+        vec![ArgumentFault {
+            pointer: pointer.into(),
+            message: message.into(),
+        }],
+    )
+}
+
+/// Steps 3 to 5 of the module docs.
+fn edit(
+    ws: &Workspace,
+    path: &WsPath,
+    args: &EditFileArgs,
+    cancel: &CancellationToken,
+) -> Result<EditFileOutput, ToolError> {
+    let shown = path.display();
+    let err = |e: WriteError| e.into_tool_error(&shown);
+    let target = Target::open(ws.writable_dir()?, path, Parents::MustExist).map_err(err)?;
+    let (bytes, seen) = target.read(MAX_FILE_BYTES).map_err(err)?;
+    let text = Text::decode(&bytes).map_err(|e| {
+        ToolError::failed(format!(
+            "{shown:?} is not UTF-8 text (the first invalid byte is at offset {}); edit_file \
+             edits UTF-8 text files only",
+            e.offset
+        ))
+        .with_reason("not_utf8")
+    })?;
+    let old = replace::normalize(&args.old_string);
+    let ranges =
+        replace::find(&text.view, &old, args.replace_all).map_err(|e| match_error(&shown, e))?;
+    let (new_bytes, new_view) = text
+        .apply(&ranges, &args.new_string, MAX_FILE_BYTES)
+        .map_err(|len| {
+            err(WriteError::TooLarge {
+                len,
+                max: MAX_FILE_BYTES,
+            })
+        })?;
+    let diff = diff::unified(&shown, &text.view, &new_view, &ranges);
+    target
+        .replace(
+            &new_bytes,
+            Some(seen.permissions),
+            Base::Unchanged(&seen),
+            cancel,
+        )
+        .map_err(err)?;
+    Ok(EditFileOutput {
+        path: shown,
+        replacements: ranges.len() as u64,
+        diff: diff.text,
+        diff_truncated: diff.truncated,
+        line_ending: match text.eol {
+            replace::Eol::Lf => LineEnding::Lf,
+            replace::Eol::Crlf => LineEnding::Crlf,
+        },
+        bom: text.bom,
+    })
+}
+
+fn match_error(shown: &str, e: MatchError) -> ToolError {
+    match e {
+        MatchError::NoMatch => ToolError::failed(format!(
+            "old_string was not found in {shown:?}; it must match the file exactly, whitespace \
+             and indentation included. Read the file again with read_file and copy the text \
+             to replace without the line-number prefixes"
+        ))
+        .with_reason("no_match"),
+        MatchError::Ambiguous { count, lines } => {
+            let at_least = if count >= replace::MAX_COUNTED {
+                "at least "
+            } else {
+                ""
+            };
+            let listed: Vec<String> = lines.iter().map(u64::to_string).collect();
+            ToolError::failed(format!(
+                "old_string occurs {at_least}{count} times in {shown:?} (starting on lines {}{}); \
+                 include more of the surrounding lines to pick one, or set replace_all to true \
+                 to replace every occurrence",
+                listed.join(", "),
+                if count > lines.len() { ", ..." } else { "" }
+            ))
+            .with_reason("ambiguous_match")
+            .with_details(serde_json::json!({"count": count, "lines": lines}))
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Protected paths: places in a workspace that no tool writes by default, because writing
+//! them hands over control of something beyond the file.
+//!
+//! | what | where | why |
+//! |---|---|---|
+//! | git internals | a component named `.git`, at any depth, and everything below it | `.git/config` (`core.fsmonitor`, `core.pager`), `.git/hooks/*` and a planted `.git` file (`gitdir: ...`) run code the next time anyone runs git |
+//! | toolgate's store | a component named `.toolgate`, at any depth, and everything below it | the audit log, spilled results, grants and the policy live there |
+//! | toolgate's configuration | a file named `toolgate.toml`, at any depth | it sets the policy the agent runs under |
+//!
+//! `.toolgate` and `toolgate.toml` are protected at every depth, not only at the root: a
+//! directory of this workspace may be the root of another session's workspace.
+//!
+//! Names are compared the way the file systems a workspace may live on compare them, so a
+//! spelling that names the same entry is caught too: ASCII case is ignored (`.GIT/config` on a
+//! case-insensitive volume), characters HFS+ ignores in names (zero-width joiners and
+//! direction marks, U+200C to U+200F, U+202A to U+202E, U+206A to U+206F, U+FEFF) are
+//! dropped, trailing dots and spaces are dropped (NTFS drops them), and the NTFS short name
+//! `GIT~1` counts as `.git`. This is the same set of aliases git itself refuses in paths.
+//!
+//! The check runs on the canonical resolved path ([`WsPath`], symbolic links already
+//! followed), so a link named `innocent` that points at `.git/config` is caught as
+//! `.git/config`.
+
+use std::ffi::OsStr;
+use std::path::Component;
+use toolgate_core::{ToolError, WsPath};
+
+/// Why `path` is protected, in words for the model (for example `"git internals (.git)"`),
+/// or `None` when it is not. See the module docs for the list and the name comparison.
+pub fn is_protected(path: &WsPath) -> Option<&'static str> {
+    for component in path.as_path().components() {
+        let Component::Normal(name) = component else {
+            continue;
+        };
+        if let Some(why) = protected_name(name) {
+            return Some(why);
+        }
+    }
+    None
+}
+
+/// The error for a write to a protected path: `unsafe_input` with reason `protected_path`.
+/// `shown` is the path as shown to the model, `why` what [`is_protected`] said.
+pub fn protected_error(shown: &str, why: &str) -> ToolError {
+    ToolError::unsafe_input(
+        "protected_path",
+        format!(
+            "{shown:?} is a protected path ({why}); toolgate's tools do not write there. Change \
+             files elsewhere in the workspace, or ask the operator to make this change"
+        ),
+    )
+    .with_details(serde_json::json!({"protected": why}))
+}
+
+/// Checks `path` against the protected paths.
+///
+/// # Errors
+/// `unsafe_input` with reason `protected_path` (see [`protected_error`]).
+pub fn check(path: &WsPath) -> Result<(), ToolError> {
+    match is_protected(path) {
+        Some(why) => Err(protected_error(&path.display(), why)),
+        None => Ok(()),
+    }
+}
+
+/// Whether one name is protected, compared as the module docs say.
+fn protected_name(name: &OsStr) -> Option<&'static str> {
+    let key = fold(name)?;
+    match key.as_str() {
+        ".git" | "git~1" => Some("git internals (.git)"),
+        ".toolgate" => Some("toolgate's own store and configuration (.toolgate)"),
+        "toolgate.toml" => Some("toolgate's configuration (toolgate.toml)"),
+        _ => None,
+    }
+}
+
+/// The longest protected name, in bytes after folding; longer names are not looked at.
+const MAX_PROTECTED_LEN: usize = "toolgate.toml".len();
+
+/// `name` folded for comparison: HFS+-ignorable characters dropped, ASCII lower-cased,
+/// trailing dots and spaces dropped. `None` when it cannot be a protected name (not UTF-8, or
+/// longer than any protected name once folded).
+fn fold(name: &OsStr) -> Option<String> {
+    let name = name.to_str()?;
+    let mut key = String::with_capacity(name.len().min(MAX_PROTECTED_LEN * 4));
+    for c in name.chars() {
+        if is_hfs_ignorable(c) {
+            continue;
+        }
+        if key.len() >= MAX_PROTECTED_LEN * 4 {
+            return None;
+        }
+        key.push(c.to_ascii_lowercase());
+    }
+    let trimmed = key.trim_end_matches(['.', ' ']).len();
+    key.truncate(trimmed);
+    (key.len() <= MAX_PROTECTED_LEN).then_some(key)
+}
+
+/// Code points HFS+ ignores when it compares names (git's `is_hfs_dotgit` list).
+fn is_hfs_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_core::Workspace;
+
+    fn ws_path(ws: &Workspace, p: &str) -> WsPath {
+        ws.resolve(p).unwrap()
+    }
+
+    #[test]
+    fn git_toolgate_and_config_are_protected_at_any_depth_in_any_spelling() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        for p in [
+            ".git",
+            ".git/config",
+            ".git/hooks/pre-commit",
+            "vendor/lib/.git/config",
+            ".GIT/config",
+            ".Git/HEAD",
+            ".git./config",
+            ".git /config",
+            ".g\u{200c}it/config",
+            "\u{feff}.git/hooks/post-checkout",
+            "GIT~1/config",
+            ".toolgate",
+            ".toolgate/policy.toml",
+            ".TOOLGATE/audit.jsonl",
+            "sub/.toolgate/policy.toml",
+            "toolgate.toml",
+            "TOOLGATE.TOML",
+            "nested/project/toolgate.toml",
+        ] {
+            assert!(is_protected(&ws_path(&ws, p)).is_some(), "{p}");
+        }
+        for p in [
+            ".",
+            "src/main.rs",
+            ".gitignore",
+            ".github/workflows/ci.yml",
+            ".gitmodules",
+            "git/config",
+            "my.git/config",
+            ".git-rewrite/x",
+            "toolgate.toml.bak",
+            "toolgate.tom",
+            ".toolgates/x",
+            "docs/toolgate/policy.md",
+            "\u{e9}.git",
+            &"x".repeat(255),
+        ] {
+            assert_eq!(is_protected(&ws_path(&ws, p)), None, "{p}");
+        }
+    }
+
+    #[test]
+    fn the_check_sees_the_resolved_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+        std::os::unix::fs::symlink(".git/hooks", dir.path().join("innocent")).unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let p = ws_path(&ws, "innocent/pre-commit");
+        let e = check(&p).unwrap_err();
+        assert_eq!(e.kind, toolgate_core::ErrorKind::UnsafeInput);
+        assert_eq!(e.reason.as_deref(), Some("protected_path"));
+        assert!(e.message.contains(".git/hooks/pre-commit"), "{}", e.message);
+        assert!(check(&ws_path(&ws, "src/lib.rs")).is_ok());
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_are_not_protected_names() {
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(protected_name(OsStr::from_bytes(b".git\xff")), None);
+        assert_eq!(fold(OsStr::new(".GiT. . ")).as_deref(), Some(".git"));
+        assert_eq!(fold(OsStr::new("..")).as_deref(), Some(""));
+    }
+}
