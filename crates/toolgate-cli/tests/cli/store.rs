@@ -390,3 +390,68 @@ fn bad_stores_and_arguments_give_clear_errors() {
     let out = toolgate(&["audit", "--store", "a", "--workspace", "b"], p);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn sigterm_cancels_the_call_and_still_commits_its_record() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let w = ws.to_str().unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "call",
+            "run_shell",
+            r#"{"command":"sleep 30"}"#,
+            "--yes",
+            "-w",
+            w,
+            "--session",
+            "term",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    // the store exists once the process is past its start; give the shell a moment to begin
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !ws.join(".toolgate/toolgate.db").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let started = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    // a watchdog, so a process that ignores SIGTERM fails the test instead of hanging it
+    std::thread::spawn({
+        let pid = pid.clone();
+        move || {
+            std::thread::sleep(std::time::Duration::from_secs(25));
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid])
+                .status();
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the call ran on after SIGTERM"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["error"]["kind"], "cancelled", "{v}");
+    let records = lines(&toolgate(
+        &["audit", "--json", "-w", w, "--session", "term"],
+        t.path(),
+    ));
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["tool"], "run_shell");
+    assert_eq!(records[0]["error_kind"], "cancelled");
+}
