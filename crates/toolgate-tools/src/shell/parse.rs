@@ -144,6 +144,11 @@ const DANGEROUS_VARS: [&str; 10] = [
     "CDPATH",
     "GLOBIGNORE",
 ];
+/// Bash's reserved words: as a command name they mean the grammar misread the line.
+const RESERVED: [&str; 20] = [
+    "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
+    "in", "function", "select", "{", "}", "!", "[[", "]]",
+];
 /// Targets that are standard streams or devices, not files of the workspace.
 const DEVICES: [&str; 7] = [
     "/dev/null",
@@ -296,6 +301,12 @@ impl Analyzer {
         if !name.literal {
             self.doubt(format!(
                 "the command name `{}` is only known when it runs",
+                name.text
+            ));
+        } else if RESERVED.contains(&name.text.as_str()) && !name.quoted {
+            // the grammar read a compound command (`! if ...`) as a simple one
+            self.doubt(format!(
+                "the reserved word `{}` stands where a command name should",
                 name.text
             ));
         } else if name.glob {
@@ -459,6 +470,12 @@ impl Analyzer {
             return;
         }
         let path = target.text;
+        if path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/") {
+            self.doubt(format!(
+                "the redirection `{path}` opens a network connection"
+            ));
+            return;
+        }
         if DEVICES.contains(&path.as_str())
             || path.starts_with("/dev/fd/")
             || path.starts_with("/proc/self/fd/")
@@ -594,6 +611,8 @@ struct Word {
     glob: bool,
     /// Holds an unquoted brace pattern (`{a,b}`, `{1..3}`).
     brace: bool,
+    /// Holds a quoted part (a quoted `if` is a command name, not a reserved word).
+    quoted: bool,
 }
 
 fn word(node: Node, src: &str) -> Word {
@@ -614,6 +633,7 @@ fn word(node: Node, src: &str) -> Word {
                 w.text.push_str(&unescape_unquoted(raw));
             }
             "raw_string" => {
+                w.quoted = true;
                 w.text.push_str(
                     raw.strip_prefix('\'')
                         .and_then(|r| r.strip_suffix('\''))
@@ -621,13 +641,17 @@ fn word(node: Node, src: &str) -> Word {
                 );
             }
             "ansi_c_string" => match unescape_ansi_c(raw) {
-                Some(s) => w.text.push_str(&s),
+                Some(s) => {
+                    w.quoted = true;
+                    w.text.push_str(&s);
+                }
                 None => {
                     w.literal = false;
                     w.text.push_str(raw);
                 }
             },
             "string" | "translated_string" => {
+                w.quoted = true;
                 if has_descendant(
                     n,
                     &[

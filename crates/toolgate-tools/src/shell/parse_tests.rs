@@ -234,6 +234,9 @@ fn what_cannot_be_read_with_certainty_is_uncertain() {
         "a &&",
         "| b",
         "))((",
+        "! if echo ok; then ls; fi",
+        "echo x > /dev/tcp/127.0.0.1/80",
+        "exec 3<>/dev/tcp/example.org/80",
     ] {
         let a = analyze(src);
         assert!(!a.certain, "{src} was read as certain: {a:?}");

@@ -2,6 +2,7 @@ mod edit_file;
 mod edit_props;
 mod glob;
 mod list_dir;
+mod parser_fuzz;
 mod policy;
 mod read_file;
 mod read_result;
