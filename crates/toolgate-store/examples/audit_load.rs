@@ -16,6 +16,25 @@ use toolgate_core::{Pipeline, Registry, ToolCall};
 use toolgate_store::{SqliteAuditSink, Store, Verification};
 use toolgate_test_support::tools::Echo;
 
+/// User and system CPU seconds of this process's thread whose name starts with `prefix`, from
+/// `/proc/self/task/*/stat` (Linux; `None` elsewhere).
+fn thread_cpu(prefix: &str) -> Option<f64> {
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !comm.trim_end().starts_with(prefix) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+        // fields after the parenthesised name: state is field 3, utime 14, stime 15
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 =
+            fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+        return Some(ticks / 100.0);
+    }
+    None
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let n: u64 = match args.next().map(|a| a.replace('_', "").parse()) {
@@ -90,6 +109,17 @@ fn main() -> ExitCode {
         stats.groups,
         stats.queue_full_waits,
     );
+    // CPU time per thread (Linux), which the machine's other load does not inflate
+    if let (Some(writer), Some(caller)) = (thread_cpu("toolgate-audit-"), thread_cpu("audit_load"))
+    {
+        println!(
+            "cpu: caller thread {:.2} s ({:.2} µs per call), writer thread {:.2} s ({:.2} µs per record)",
+            caller,
+            caller * 1e6 / n as f64,
+            writer,
+            writer * 1e6 / n as f64,
+        );
+    }
     if let Err(e) = flush {
         eprintln!("{e}");
         return ExitCode::from(1);
