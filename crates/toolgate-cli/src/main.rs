@@ -32,6 +32,8 @@ enum Command {
     /// Per-tool figures from the audit log: calls, errors by kind, denials, approvals,
     /// truncations, latency percentiles.
     Stats(commands::stats::Args),
+    /// Serve the tools to MCP clients over stdio, or streamable HTTP with --http ADDR.
+    Serve(commands::serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Command::Validate(a) => commands::validate::run(a),
         Command::Audit(a) => commands::audit::run(a),
         Command::Stats(a) => commands::stats::run(a),
+        Command::Serve(a) => commands::serve::run(a),
     };
     match result {
         Ok(code) => code.into(),

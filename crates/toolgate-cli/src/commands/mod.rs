@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod call;
+pub mod serve;
 pub mod stats;
 pub mod store;
 pub mod tools;

@@ -1,0 +1,122 @@
+//! `toolgate-mcp-test-server`: `toolgate serve` with two more tools, for toolgate-mcp's tests
+//! with real MCP clients. Same flags as `toolgate serve`.
+//!
+//! - `slow {seconds}`: read-only; sleeps up to 60 s in small steps, stopping when cancelled
+//! - `destructive_echo {text}`: destructive, so the default policy asks for approval; echoes
+//!   the text when approved
+
+use clap::Parser;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use toolgate_core::{
+    Effects, JsonlAuditSink, Registry, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
+    TypedTool,
+};
+
+#[derive(Parser)]
+#[command(name = "toolgate-mcp-test-server")]
+struct Cli {
+    #[command(flatten)]
+    serve: toolgate_mcp::cli::ServeArgs,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SlowArgs {
+    /// How long to run, in seconds (at most 60).
+    seconds: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Slept {
+    /// How long it ran, in milliseconds.
+    slept_ms: u64,
+}
+
+struct Slow;
+
+impl TypedTool for Slow {
+    type Args = SlowArgs;
+    type Output = Slept;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("slow")
+            .title("Slow")
+            .description("Runs for the given number of seconds, then says how long it ran.")
+            .effects(Effects::read_only())
+            .risk(Risk::Read)
+            .timeout(Duration::from_secs(90))
+    }
+    async fn call(&self, a: SlowArgs, ctx: ToolContext) -> Result<Slept, ToolError> {
+        let total = Duration::from_secs_f64(a.seconds.clamp(0.0, 60.0));
+        let started = std::time::Instant::now();
+        tokio::select! {
+            _ = tokio::time::sleep(total) => {}
+            _ = ctx.cancellation().cancelled() => {}
+        }
+        Ok(Slept {
+            slept_ms: started.elapsed().as_millis() as u64,
+        })
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EchoArgs {
+    /// The text to echo.
+    text: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Echoed {
+    /// The text.
+    echoed: String,
+}
+
+struct DestructiveEcho;
+
+impl TypedTool for DestructiveEcho {
+    type Args = EchoArgs;
+    type Output = Echoed;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("destructive_echo")
+            .title("Destructive echo")
+            .description("Echoes the text. Marked destructive, so it needs approval.")
+            .effects(Effects::side_effecting())
+            .risk(Risk::Write)
+    }
+    async fn call(&self, a: EchoArgs, _ctx: ToolContext) -> Result<Echoed, ToolError> {
+        Ok(Echoed { echoed: a.text })
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match serve(cli.serve) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("toolgate-mcp-test-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Audit records go to `<workspace>/.toolgate/audit.jsonl`, where the tests read them.
+fn serve(args: toolgate_mcp::cli::ServeArgs) -> Result<(), toolgate_mcp::Error> {
+    let registry = toolgate_tools::register_read_only(Registry::builder())
+        .tool(Slow)
+        .tool(DestructiveEcho)
+        .build()?;
+    let workspace = args.open_workspace()?;
+    let log = workspace.root().join(".toolgate").join("audit.jsonl");
+    let audit = JsonlAuditSink::open(&log)
+        .map_err(|e| toolgate_mcp::Error::Config(format!("opening {}: {e}", log.display())))?;
+    let pipeline = toolgate_mcp::pipeline_builder(registry)
+        .audit(Arc::new(audit))
+        .build();
+    let result = toolgate_mcp::cli::run(args, pipeline.clone(), workspace);
+    pipeline.audit().flush();
+    result
+}

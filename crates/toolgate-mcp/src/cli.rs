@@ -1,0 +1,217 @@
+//! The `serve` command line, shared by `toolgate serve` and any binary that serves its own
+//! registry the same way (a test server, a conformance fixture): parse [`ServeArgs`] with
+//! clap (flatten it into the binary's own arguments), build a pipeline with
+//! [`crate::pipeline_builder`] (and the binary's audit sink and result store), then [`run`].
+//!
+//! What it prints goes to stderr (stdout is the protocol on stdio). Over HTTP the first line
+//! is `toolgate: serving MCP at http://ADDR/mcp`; when the token was generated for this start,
+//! the next line is `toolgate: token: TOKEN`, the bearer token every request must carry.
+
+use crate::{Error, HttpConfig, McpServer};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+use toolgate_core::{Pipeline, Workspace};
+
+/// The environment variable that can hold the bearer token.
+pub const TOKEN_ENV: &str = "TOOLGATE_TOKEN";
+
+/// Arguments of `serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// The workspace root the tools are confined to (default: the current directory).
+    #[arg(long, short)]
+    pub workspace: Option<PathBuf>,
+    /// The agent profile every client runs under.
+    #[arg(long, short, default_value = toolgate_core::registry::DEFAULT_PROFILE)]
+    pub profile: String,
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (for example
+    /// 127.0.0.1:8765; port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// The bearer token HTTP requests must carry (default: $TOOLGATE_TOKEN, else a random
+    /// token made at start and printed on stderr). Required for a non-loopback address.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Serve HTTP on loopback without a token (any local process can then call tools).
+    #[arg(long, conflicts_with = "token")]
+    pub no_token: bool,
+    /// Another Host authority to accept (host or host:port), for a non-loopback address.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
+    /// Another browser Origin to accept (scheme://host:port).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
+    /// The cap on an HTTP request body, in bytes.
+    #[arg(long, default_value_t = crate::http::DEFAULT_MAX_BODY_BYTES)]
+    pub max_body_bytes: usize,
+    /// Seconds calls in flight may run on after SIGINT or SIGTERM.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    pub grace: u64,
+}
+
+impl ServeArgs {
+    /// Opens the workspace (`--workspace`, default the current directory).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when it cannot be opened.
+    pub fn open_workspace(&self) -> Result<Workspace, Error> {
+        let dir = match &self.workspace {
+            Some(d) => d.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| Error::io("reading the current directory", e))?,
+        };
+        Workspace::open(&dir)
+            .map_err(|e| Error::io(format!("opening workspace {}", dir.display()), e))
+    }
+
+    /// The HTTP configuration these arguments ask for, with the token resolved: `--token`,
+    /// else `$TOOLGATE_TOKEN`, else none with `--no-token` (loopback only), else a random
+    /// token; the second value says whether it was generated.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for `--no-token` on a non-loopback address, and what
+    /// [`HttpConfig::check`] refuses.
+    pub fn http_config(&self, addr: SocketAddr) -> Result<(HttpConfig, bool), Error> {
+        let mut config = HttpConfig::new(addr)
+            .max_body_bytes(self.max_body_bytes)
+            .grace(Duration::from_secs(self.grace));
+        config.allowed_hosts = self.allow_hosts.clone();
+        config.allowed_origins = self.allow_origins.clone();
+        let given = self
+            .token
+            .clone()
+            .or_else(|| std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty()));
+        let mut generated = false;
+        if let Some(t) = given {
+            config = config.token(t);
+        } else if self.no_token {
+            if !addr.ip().is_loopback() {
+                return Err(Error::TokenRequired { addr });
+            }
+        } else if addr.ip().is_loopback() {
+            config = config.token(random_token());
+            generated = true;
+        }
+        config.check()?;
+        Ok((config, generated))
+    }
+}
+
+/// A random 256-bit token, hex.
+pub fn random_token() -> String {
+    let bytes: [u8; 32] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Serves `pipeline` in `workspace` as the arguments say, until stdin closes (stdio) or
+/// SIGINT/SIGTERM, on a runtime of its own. Build the pipeline with
+/// [`crate::pipeline_builder`] so approval requests go to the client; flush its audit sink
+/// after this returns.
+///
+/// # Errors
+/// An unknown profile, a refused HTTP configuration, a failed bind, a client that never
+/// initialized.
+pub fn run(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("starting the runtime", e))?;
+    runtime.block_on(serve(args, pipeline, workspace))
+}
+
+/// [`run`] on the caller's runtime.
+///
+/// # Errors
+/// As [`run`].
+pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) -> Result<(), Error> {
+    let server = McpServer::builder(pipeline)
+        .profile(args.profile.clone())
+        .workspace(workspace)
+        .build()?;
+    let grace = Duration::from_secs(args.grace);
+    match args.http {
+        None => crate::serve_stdio(server, shutdown_signal(), grace).await,
+        Some(addr) => {
+            let (config, generated) = args.http_config(addr)?;
+            let http = crate::serve_http(server, config).await?;
+            eprintln!("toolgate: serving MCP at {}", http.url());
+            if generated {
+                if let Some(t) = http.token() {
+                    eprintln!("toolgate: token: {t}");
+                    eprintln!("toolgate: send it on every request as: Authorization: Bearer TOKEN");
+                }
+            }
+            http.run_until(shutdown_signal()).await
+        }
+    }
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn args(a: &[&str]) -> ServeArgs {
+        Cli::parse_from(std::iter::once("serve").chain(a.iter().copied())).serve
+    }
+
+    #[test]
+    fn loopback_gets_a_random_token_unless_told_otherwise() {
+        let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let (c, generated) = args(&[]).http_config(addr).unwrap();
+        assert!(generated);
+        assert_eq!(c.token.as_ref().map(String::len), Some(64));
+        let (c, generated) = args(&["--token", "abc"]).http_config(addr).unwrap();
+        assert!(!generated);
+        assert_eq!(c.token.as_deref(), Some("abc"));
+        let (c, _) = args(&["--no-token"]).http_config(addr).unwrap();
+        assert_eq!(c.token, None);
+    }
+
+    #[test]
+    fn non_loopback_without_token_is_refused() {
+        let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
+        if std::env::var(TOKEN_ENV).is_ok() {
+            return;
+        }
+        assert!(matches!(
+            args(&[]).http_config(addr),
+            Err(Error::TokenRequired { .. })
+        ));
+        assert!(matches!(
+            args(&["--no-token"]).http_config(addr),
+            Err(Error::TokenRequired { .. })
+        ));
+        assert!(args(&["--token", "t"]).http_config(addr).is_ok());
+    }
+}

@@ -1,0 +1,175 @@
+//! [`Connection`]: rmcp's `ServerHandler` for one MCP session, written by hand over the
+//! registry and the pipeline.
+//!
+//! `tools/call` in order:
+//! 1. the call id is the JSON-RPC request id as a string (numbers in decimal), unique in the
+//!    session as MCP requires of request ids; the arguments are the request's (`{}` if absent)
+//! 2. the call is dispatched with the request's cancellation token, which rmcp fires on
+//!    `notifications/cancelled` (and, for a stateless HTTP request, when its response stream
+//!    closes), inside the approval scope of this client ([`crate::approval`])
+//! 3. with a `progressToken`, "still running" progress every interval ([`crate::progress`])
+//! 4. an unknown tool is JSON-RPC `-32602`; a question for the client on 2026-07-28 is an
+//!    input-required result; anything else is the call's result ([`crate::result`])
+
+// logging/setLevel and notifications/message: deprecated by SEP-2577, still what 2025-11-25
+// clients use.
+#![allow(deprecated)]
+
+use crate::approval::{in_call, CallClient};
+use crate::server::Shared;
+use parking_lot::Mutex;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, NumberOrString, PaginatedRequestParams, ServerConfig,
+    SetLevelRequestParams, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ServerHandler;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use toolgate_core::{Session, ToolCall, ToolResult};
+
+/// No `logging/setLevel` yet: the server sends no log messages.
+const LEVEL_UNSET: u8 = u8::MAX;
+
+/// The handler of one MCP session (a stdio connection, an HTTP session, or one stateless
+/// HTTP request), with its own toolgate session.
+pub struct Connection {
+    shared: Arc<Shared>,
+    session: Session,
+    log_level: AtomicU8,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    pub(crate) fn new(shared: Arc<Shared>, session: Session) -> Self {
+        Connection {
+            shared,
+            session,
+            log_level: AtomicU8::new(LEVEL_UNSET),
+        }
+    }
+
+    /// The toolgate session of this connection.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    async fn dispatch(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let shared = &self.shared;
+        let _running = shared.inflight.enter();
+        let id = match &ctx.id {
+            NumberOrString::Number(n) => n.to_string(),
+            NumberOrString::String(s) => s.to_string(),
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolCall::new(id, request.name.into_owned(), arguments);
+        let tool = call.name.clone();
+        let cancel = ctx.ct.clone();
+        let progress = ctx.meta.get_progress_token().map(|t| (t, ctx.peer.clone()));
+        let peer = ctx.peer.clone();
+        let client = CallClient {
+            ctx,
+            shared: shared.clone(),
+            request_state: request.request_state,
+            input_responses: request.input_responses,
+            question: Mutex::new(None),
+        };
+        let dispatch = shared.pipeline.dispatch_with(call, &self.session, cancel);
+        let (result, question) = match progress {
+            None => in_call(client, dispatch).await,
+            Some((token, peer)) => {
+                let every = shared.progress_interval;
+                let run = in_call(client, dispatch);
+                crate::progress::with_progress(run, &peer, token, every, &tool).await
+            }
+        };
+        self.log_call(&peer, &result).await;
+        if let Some(error) = crate::result::unknown_tool(&result) {
+            return Err(error);
+        }
+        if let Some(question) = question {
+            return Ok(CallToolResponse::InputRequired(question));
+        }
+        Ok(CallToolResponse::Complete(
+            crate::result::to_call_tool_result(result),
+        ))
+    }
+
+    /// After `logging/setLevel`: a `debug` message per call, `warning` for failed ones.
+    async fn log_call(&self, peer: &rmcp::service::Peer<RoleServer>, result: &ToolResult) {
+        let threshold = self.log_level.load(Ordering::Relaxed);
+        if threshold == LEVEL_UNSET {
+            return;
+        }
+        let level = if result.is_error {
+            LoggingLevel::Warning
+        } else {
+            LoggingLevel::Debug
+        };
+        if (level as u8) < threshold {
+            return;
+        }
+        let data = json!({
+            "tool": &*result.tool,
+            "call_id": result.call_id,
+            "is_error": result.is_error,
+            "error": result.error.as_ref().map(|e| e.kind),
+            "duration_us": result.duration.as_micros() as u64,
+        });
+        let mut message = LoggingMessageNotificationParam::new(level, data);
+        message.logger = Some("toolgate".into());
+        if let Err(e) = peer.notify_logging_message(message).await {
+            tracing::debug!(error = %e, "log message not sent");
+        }
+    }
+}
+
+impl ServerHandler for Connection {
+    fn get_info(&self) -> ServerConfig {
+        self.shared.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        crate::tools::page(&self.shared.tools, cursor, self.shared.page_size)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let i = *self.shared.by_name.get(name)?;
+        Some(self.shared.tools[i].clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.dispatch(request, ctx).await
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.store(request.level as u8, Ordering::Relaxed);
+        Ok(())
+    }
+}

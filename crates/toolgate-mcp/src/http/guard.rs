@@ -1,0 +1,261 @@
+//! The HTTP guard in front of `/mcp`, in this order:
+//!
+//! 1. bearer token, when one is configured: `Authorization: Bearer TOKEN`, compared in constant
+//!    time; never taken from the query string (`401` with `WWW-Authenticate: Bearer`)
+//! 2. `Host` (or the HTTP/2 authority): one of the allowed authorities, against DNS rebinding
+//!    (`403`)
+//! 3. `Origin`, when present: one of the allowed origins (`403`); requests without `Origin`
+//!    (every non-browser client) pass
+//!
+//! The token comes first so that a request without a credential learns nothing else
+//! (security case transport-auth-65: a foreign Origin without a token gets `401`).
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{header, HeaderMap, StatusCode};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// What the guard lets through.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    token: Option<String>,
+    /// Lower-case `host` or `host:port` authorities; empty means any host.
+    hosts: Vec<String>,
+    /// Lower-case `scheme://host:port` origins.
+    origins: Vec<String>,
+}
+
+impl Guard {
+    /// The guard of a server bound to `addr`: the loopback names with the bound port (and the
+    /// bound address itself) plus `extra_hosts`; origins `http://` of the same, plus
+    /// `extra_origins`. A wildcard address with no extra host accepts any `Host` (a token is
+    /// required there).
+    pub fn new(
+        addr: SocketAddr,
+        token: Option<String>,
+        extra_hosts: &[String],
+        extra_origins: &[String],
+    ) -> Guard {
+        let port = addr.port();
+        let mut names: Vec<String> = Vec::new();
+        if addr.ip().is_loopback() {
+            names.extend(["localhost".into(), "127.0.0.1".into(), "[::1]".into()]);
+        }
+        if !addr.ip().is_unspecified() {
+            names.push(match addr {
+                SocketAddr::V4(a) => a.ip().to_string(),
+                SocketAddr::V6(a) => format!("[{}]", a.ip()),
+            });
+        }
+        names.sort();
+        names.dedup();
+        let mut hosts: Vec<String> = names.iter().map(|n| format!("{n}:{port}")).collect();
+        if port == 80 {
+            hosts.extend(names.iter().cloned());
+        }
+        let mut origins: Vec<String> = hosts.iter().map(|h| format!("http://{h}")).collect();
+        let wildcard_any = addr.ip().is_unspecified() && extra_hosts.is_empty();
+        hosts.extend(extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
+        if wildcard_any {
+            hosts.clear();
+        }
+        origins.extend(
+            extra_origins
+                .iter()
+                .map(|o| o.trim_end_matches('/').to_ascii_lowercase()),
+        );
+        Guard {
+            token,
+            hosts,
+            origins,
+        }
+    }
+
+    /// Why a request with these headers is refused, if it is.
+    pub fn check(&self, headers: &HeaderMap, authority: Option<&str>) -> Result<(), StatusCode> {
+        if let Some(token) = &self.token {
+            let presented = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(bearer);
+            match presented {
+                Some(p) if constant_time_eq(p.as_bytes(), token.as_bytes()) => {}
+                _ => return Err(StatusCode::UNAUTHORIZED),
+            }
+        }
+        if !self.hosts.is_empty() {
+            let host = headers
+                .get(header::HOST)
+                .and_then(|v| v.to_str().ok())
+                .or(authority)
+                .map(str::to_ascii_lowercase);
+            match host {
+                Some(h) if self.hosts.contains(&h) => {}
+                _ => return Err(StatusCode::FORBIDDEN),
+            }
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin
+                .to_str()
+                .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
+                .map_err(|_| StatusCode::FORBIDDEN)?;
+            if !self.origins.contains(&origin) {
+                return Err(StatusCode::FORBIDDEN);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The axum middleware.
+pub(crate) async fn middleware(
+    State(guard): State<Arc<Guard>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let authority = req.uri().authority().map(|a| a.as_str().to_string());
+    if let Err(status) = guard.check(req.headers(), authority.as_deref()) {
+        return refuse(status);
+    }
+    let delete = req.method() == http::Method::DELETE;
+    let mut response = next.run(req).await;
+    // rmcp answers a session DELETE with 202; clients expect 200 or 204 for a terminated
+    // session (the Python SDK logs 202 as a failure).
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
+fn refuse(status: StatusCode) -> Response {
+    let (text, bearer) = match status {
+        StatusCode::UNAUTHORIZED => (
+            "unauthorized: send the server's token as Authorization: Bearer TOKEN\n",
+            true,
+        ),
+        _ => (
+            "forbidden: Host or Origin is not one this server answers\n",
+            false,
+        ),
+    };
+    let mut builder = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8");
+    if bearer {
+        builder = builder.header(header::WWW_AUTHENTICATE, "Bearer");
+    }
+    builder.body(Body::from(text)).expect("a valid response")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn loopback_guard_checks_token_then_host_then_origin() {
+        let g = Guard::new(
+            "127.0.0.1:8123".parse().unwrap(),
+            Some("s3cret".into()),
+            &[],
+            &[],
+        );
+        let ok = [
+            ("host", "127.0.0.1:8123"),
+            ("authorization", "Bearer s3cret"),
+        ];
+        assert_eq!(g.check(&headers(&ok), None), Ok(()));
+        assert_eq!(
+            g.check(
+                &headers(&[
+                    ("host", "localhost:8123"),
+                    ("origin", "http://evil.example")
+                ]),
+                None
+            ),
+            Err(StatusCode::UNAUTHORIZED)
+        );
+        assert_eq!(
+            g.check(
+                &headers(&[("host", "127.0.0.1:8123"), ("authorization", "Bearer nope")]),
+                None
+            ),
+            Err(StatusCode::UNAUTHORIZED)
+        );
+        assert_eq!(
+            g.check(
+                &headers(&[
+                    ("host", "evil.example:8123"),
+                    ("authorization", "Bearer s3cret")
+                ]),
+                None
+            ),
+            Err(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            g.check(
+                &headers(&[
+                    ("host", "localhost:9999"),
+                    ("authorization", "Bearer s3cret")
+                ]),
+                None
+            ),
+            Err(StatusCode::FORBIDDEN)
+        );
+        let mut foreign = headers(&ok);
+        foreign.insert("origin", "http://evil.example".parse().unwrap());
+        assert_eq!(g.check(&foreign, None), Err(StatusCode::FORBIDDEN));
+        let mut local = headers(&ok);
+        local.insert("origin", "http://localhost:8123".parse().unwrap());
+        assert_eq!(g.check(&local, None), Ok(()));
+    }
+
+    #[test]
+    fn wildcard_bind_accepts_any_host_but_not_any_origin() {
+        let g = Guard::new("0.0.0.0:80".parse().unwrap(), None, &[], &[]);
+        assert_eq!(g.check(&headers(&[("host", "box.lan")]), None), Ok(()));
+        assert_eq!(
+            g.check(
+                &headers(&[("host", "box.lan"), ("origin", "http://evil.example")]),
+                None
+            ),
+            Err(StatusCode::FORBIDDEN)
+        );
+        let g = Guard::new(
+            "0.0.0.0:80".parse().unwrap(),
+            None,
+            &["box.lan".into()],
+            &[],
+        );
+        assert_eq!(g.check(&headers(&[("host", "box.lan")]), None), Ok(()));
+        assert_eq!(
+            g.check(&headers(&[("host", "other.lan")]), None),
+            Err(StatusCode::FORBIDDEN)
+        );
+    }
+}

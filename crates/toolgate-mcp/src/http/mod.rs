@@ -1,0 +1,264 @@
+//! MCP over streamable HTTP at `/mcp`: rmcp's `StreamableHttpService` on axum, behind the
+//! [`guard`], on a listener that sets TCP_NODELAY on every accepted connection
+//! ([`listener`]).
+//!
+//! - loopback by default; a non-loopback address without a bearer token is refused before
+//!   anything is bound ([`Error::TokenRequired`])
+//! - request bodies over [`HttpConfig::max_body_bytes`] get `413`
+//! - sessions (protocol revisions before 2026-07-28) get rmcp's ids: UUID v4, 122 random bits
+//! - 2026-07-28 requests are served statelessly, one connection per request (rmcp, SEP-2567);
+//!   a stateless request whose response stream closes is cancelled
+//! - [`HttpServer::shutdown`]: stop accepting, let calls in flight finish within the grace
+//!   period, then close every session
+
+pub mod guard;
+pub mod listener;
+mod tracked;
+
+use crate::inflight::InFlight;
+use crate::{Error, McpServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// The default cap on a request body: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
+/// The default grace period for calls in flight at shutdown.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
+
+/// How to serve over HTTP.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The address to bind (port 0 picks one).
+    pub addr: SocketAddr,
+    /// The bearer token every request must carry; required when `addr` is not loopback.
+    pub token: Option<String>,
+    /// More `host` or `host:port` authorities to accept besides the bound address (and the
+    /// loopback names, on loopback).
+    pub allowed_hosts: Vec<String>,
+    /// More `scheme://host:port` origins to accept besides the bound address's own.
+    pub allowed_origins: Vec<String>,
+    /// The cap on a request body, in bytes (`413` past it).
+    pub max_body_bytes: usize,
+    /// How long calls in flight may run on after a shutdown starts.
+    pub grace: Duration,
+    /// Keep sessions (`Mcp-Session-Id`) for clients on revisions before 2026-07-28 (default
+    /// true; false serves them statelessly too).
+    pub legacy_sessions: bool,
+    /// Answer stateless requests with `application/json` when the handler sends nothing but
+    /// the response (default false: `text/event-stream`).
+    pub json_response: bool,
+}
+
+impl HttpConfig {
+    /// Loopback defaults on `addr`: no token, the 4 MiB body cap, a 10 s grace period,
+    /// sessions for legacy clients.
+    pub fn new(addr: SocketAddr) -> Self {
+        HttpConfig {
+            addr,
+            token: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            grace: DEFAULT_GRACE,
+            legacy_sessions: true,
+            json_response: false,
+        }
+    }
+
+    /// Requires `token` as `Authorization: Bearer TOKEN` on every request.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Accepts another `Host` authority.
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.allowed_hosts.push(host.into());
+        self
+    }
+
+    /// Accepts another `Origin`.
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Sets the body cap in bytes.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Sets the shutdown grace period.
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Whether legacy clients get sessions.
+    pub fn legacy_sessions(mut self, on: bool) -> Self {
+        self.legacy_sessions = on;
+        self
+    }
+
+    /// Whether stateless requests may be answered with plain JSON.
+    pub fn json_response(mut self, on: bool) -> Self {
+        self.json_response = on;
+        self
+    }
+
+    /// Refuses a configuration that would expose the server without a token.
+    ///
+    /// # Errors
+    /// [`Error::TokenRequired`] for a non-loopback address without a token;
+    /// [`Error::Config`] for an empty token.
+    pub fn check(&self) -> Result<(), Error> {
+        match &self.token {
+            Some(t) if t.trim().is_empty() => Err(Error::Config("the token is empty".into())),
+            Some(_) => Ok(()),
+            None if self.addr.ip().is_loopback() => Ok(()),
+            None => Err(Error::TokenRequired { addr: self.addr }),
+        }
+    }
+}
+
+/// A running HTTP server.
+#[derive(Debug)]
+pub struct HttpServer {
+    local_addr: SocketAddr,
+    token: Option<String>,
+    grace: Duration,
+    server: McpServer,
+    stop_accepting: CancellationToken,
+    close_sessions: CancellationToken,
+    requests: Arc<InFlight>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl HttpServer {
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint, `http://ADDR/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.local_addr)
+    }
+
+    /// The bearer token requests must carry, if any.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    /// Stops accepting connections, lets calls in flight finish within the grace period, then
+    /// closes every session and waits for the server to stop.
+    pub async fn shutdown(self) {
+        self.stop_accepting.cancel();
+        // A POST is in flight until its response body has been sent: its call's result
+        // included, which may leave the handler a moment before it reaches the stream.
+        if !self.requests.wait_idle(self.grace).await {
+            tracing::warn!(
+                calls = self.server.calls_in_flight(),
+                "grace period over; closing with calls in flight"
+            );
+        }
+        // Ends every session and its streams; connections still open are dropped with the
+        // serving task (or close when their clients do).
+        self.close_sessions.cancel();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.task.abort();
+    }
+
+    /// Serves until `signal` completes, then shuts down as [`HttpServer::shutdown`] does.
+    ///
+    /// # Errors
+    /// The server's I/O error, if it stopped on its own.
+    pub async fn run_until(
+        mut self,
+        signal: impl std::future::Future<Output = ()>,
+    ) -> Result<(), Error> {
+        tokio::select! {
+            r = &mut self.task => {
+                return match r {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(e)) => Err(Error::io("serving HTTP", e)),
+                    Err(e) => Err(Error::io("serving HTTP", std::io::Error::other(e))),
+                };
+            }
+            _ = signal => {}
+        }
+        self.shutdown().await;
+        Ok(())
+    }
+}
+
+/// Binds `config.addr` and serves `server` at `/mcp` in the background.
+///
+/// # Errors
+/// [`Error::TokenRequired`] before binding, for a non-loopback address without a token;
+/// [`Error::Io`] when the address cannot be bound.
+pub async fn serve_http(server: McpServer, config: HttpConfig) -> Result<HttpServer, Error> {
+    config.check()?;
+    let tcp = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|e| Error::io(format!("binding {}", config.addr), e))?;
+    let local_addr = tcp
+        .local_addr()
+        .map_err(|e| Error::io("reading the bound address", e))?;
+    let close_sessions = CancellationToken::new();
+    let rmcp_config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(config.legacy_sessions)
+        .with_json_response(config.json_response)
+        .with_max_request_body_bytes(config.max_body_bytes)
+        .with_cancellation_token(close_sessions.clone())
+        // The guard checks Host and Origin against the bound port; rmcp's own check would
+        // refuse the extra hosts a non-loopback deployment names.
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
+    let factory_server = server.clone();
+    let service: StreamableHttpService<crate::handler::Connection, LocalSessionManager> =
+        StreamableHttpService::new(
+            move || Ok(factory_server.connection()),
+            Arc::new(LocalSessionManager::default()),
+            rmcp_config,
+        );
+    let guard = Arc::new(guard::Guard::new(
+        local_addr,
+        config.token.clone(),
+        &config.allowed_hosts,
+        &config.allowed_origins,
+    ));
+    let requests = Arc::new(InFlight::default());
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(
+            requests.clone(),
+            tracked::middleware,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            guard,
+            guard::middleware,
+        ));
+    let stop_accepting = CancellationToken::new();
+    let listener = listener::GateListener::new(tcp, stop_accepting.clone())
+        .map_err(|e| Error::io("reading the bound address", e))?;
+    let serve = axum::serve(listener, app);
+    let task = tokio::spawn(async move { serve.await });
+    Ok(HttpServer {
+        local_addr,
+        token: config.token,
+        grace: config.grace,
+        server,
+        stop_accepting,
+        close_sessions,
+        requests,
+        task,
+    })
+}

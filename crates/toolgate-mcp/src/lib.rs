@@ -1,0 +1,67 @@
+//! toolgate-mcp: toolgate's registry and dispatch pipeline served as an MCP server, on rmcp
+//! (the official Rust SDK, pinned to 3.11.0).
+//!
+//! Every `tools/call` goes through the same [`toolgate_core::Pipeline`] as library callers;
+//! nothing reaches around it. A request's life:
+//!
+//! 1. transport: stdio ([`serve_stdio`]), or streamable HTTP at `/mcp` ([`serve_http`]) behind
+//!    the HTTP guard (bearer token, then `Host`, then `Origin`; body size cap; TCP_NODELAY)
+//! 2. rmcp: JSON-RPC framing, `initialize` or the 2026-07-28 per-request metadata,
+//!    `server/discover`, `ping`, cancellation tokens, sessions
+//! 3. [`handler`]: `tools/list` from the registry ([`tools`]), `tools/call` as a toolgate
+//!    `ToolCall` whose id is the JSON-RPC request id, dispatched with the request's
+//!    cancellation token, with "still running" progress while it runs ([`progress`])
+//! 4. the pipeline; when its policy asks, [`ClientApprover`] asks the MCP client through
+//!    elicitation ([`approval`]), or, on 2026-07-28, answers with an input-required result
+//!    whose signed request state carries the question ([`mrtr`])
+//! 5. [`result`]: the `ToolResult` as a `CallToolResult` (`structuredContent` and its text;
+//!    pipeline errors as `isError: true` results; an unknown tool as JSON-RPC `-32602`)
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use toolgate_core::{Registry, Workspace};
+//! use toolgate_mcp::{McpServer, HttpConfig};
+//!
+//! let registry = toolgate_tools::register_read_only(Registry::builder()).build()?;
+//! let pipeline = toolgate_mcp::pipeline_builder(registry).build();
+//! let server = McpServer::builder(pipeline)
+//!     .workspace(Workspace::open(".")?)
+//!     .build()?;
+//! // stdio: toolgate_mcp::serve_stdio(server, std::future::pending()).await?;
+//! let http = toolgate_mcp::serve_http(server, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await?;
+//! println!("serving at {} with token {:?}", http.url(), http.token());
+//! http.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod approval;
+pub mod cli;
+mod error;
+pub mod handler;
+pub mod http;
+pub mod inflight;
+pub mod mrtr;
+pub mod progress;
+pub mod result;
+mod server;
+pub mod stdio;
+pub mod tools;
+
+pub use approval::ClientApprover;
+pub use error::Error;
+pub use http::{serve_http, HttpConfig, HttpServer};
+pub use server::{McpServer, McpServerBuilder};
+pub use stdio::serve_stdio;
+
+use std::sync::Arc;
+use toolgate_core::{Pipeline, PipelineBuilder, Registry};
+
+/// A pipeline builder over `registry` whose approver is a [`ClientApprover`]: approval
+/// requests go to the MCP client that made the call. Set the policy, audit sink and result
+/// store on it as for any pipeline, then hand the built pipeline to [`McpServer::builder`].
+pub fn pipeline_builder(registry: impl Into<Arc<Registry>>) -> PipelineBuilder {
+    Pipeline::builder(registry).approver(Arc::new(ClientApprover::new()))
+}

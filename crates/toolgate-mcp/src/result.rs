@@ -1,0 +1,143 @@
+//! A toolgate [`ToolResult`] as an MCP `CallToolResult`.
+//!
+//! - success: `structuredContent` is the tool's structured output, `content` its content
+//!   blocks, or the JSON text of the structured output when the tool gave none (the
+//!   specification asks for a text rendering next to `structuredContent`);
+//! - a truncated result: the preview text, with `_meta["toolgate/truncation"]` naming the
+//!   handle that `read_result` pages through;
+//! - a pipeline error, argument validation included: `isError: true`, the error rendered for
+//!   the model (`kind (reason): message` and one line per argument fault, saying what to send
+//!   instead) and `_meta["toolgate/error"]` with the kind, reason and whether the model may go
+//!   on. Only an unknown tool becomes a JSON-RPC error ([`unknown_tool`]).
+
+use rmcp::model::{CallToolResult, ContentBlock, ErrorData, MetaObject};
+use serde_json::json;
+use toolgate_core::result::render_error;
+use toolgate_core::{Content, ErrorKind, ToolResult};
+
+/// The `_meta` key of the error details on an `isError` result.
+pub const ERROR_META: &str = "toolgate/error";
+/// The `_meta` key of the truncation record on a truncated result.
+pub const TRUNCATION_META: &str = "toolgate/truncation";
+
+/// The MCP result of one call.
+pub fn to_call_tool_result(result: ToolResult) -> CallToolResult {
+    let mut out = CallToolResult::default();
+    if let Some(error) = &result.error {
+        out.is_error = Some(true);
+        out.content = vec![ContentBlock::text(render_error(error))];
+        let mut meta = MetaObject::new();
+        meta.insert(
+            ERROR_META.to_string(),
+            json!({
+                "kind": error.kind,
+                "reason": error.reason,
+                "recoverable": error.is_recoverable(),
+                "faults": error.faults,
+            }),
+        );
+        out.meta = Some(meta);
+        return out;
+    }
+    out.is_error = Some(false);
+    out.content = if result.content.is_empty() {
+        vec![ContentBlock::text(result.text().into_owned())]
+    } else {
+        result.content.iter().filter_map(to_block).collect()
+    };
+    if let Some(t) = &result.truncation {
+        let mut meta = MetaObject::new();
+        meta.insert(TRUNCATION_META.to_string(), json!(t));
+        out.meta = Some(meta);
+    }
+    out.structured_content = result.structured_content;
+    out
+}
+
+fn to_block(content: &Content) -> Option<ContentBlock> {
+    match content {
+        Content::Text { text } => Some(ContentBlock::text(text.clone())),
+        Content::Image { data, mime_type } => {
+            Some(ContentBlock::image(data.clone(), mime_type.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// The JSON-RPC error for a result whose tool is unknown or invisible to the profile
+/// (`-32602`, as the specification's example for an unknown tool); `None` for any other
+/// result.
+pub fn unknown_tool(result: &ToolResult) -> Option<ErrorData> {
+    let error = result.error.as_ref()?;
+    (error.kind == ErrorKind::UnknownTool).then(|| {
+        ErrorData::invalid_params(
+            format!("{}; send tools/list to see them", error.message),
+            Some(json!({ "tool": &*result.tool })),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::time::Duration;
+    use toolgate_core::{ArgumentFault, ToolError};
+
+    fn ok(structured: serde_json::Value) -> ToolResult {
+        ToolResult {
+            call_id: "1".into(),
+            tool: "t".into(),
+            is_error: false,
+            content: Vec::new(),
+            structured_content: Some(structured),
+            error: None,
+            truncation: None,
+            duration: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn success_carries_structured_content_and_its_text() {
+        let r = to_call_tool_result(ok(json!({"a": 1})));
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({
+                "content": [{"type": "text", "text": "{\"a\":1}"}],
+                "structuredContent": {"a": 1},
+                "isError": false,
+                "resultType": "complete"
+            })
+        );
+    }
+
+    #[test]
+    fn errors_are_results_that_say_what_to_fix() {
+        let e = ToolError::invalid_arguments(
+            "the arguments do not match the schema",
+            vec![ArgumentFault {
+                pointer: "/path".into(),
+                message: "expected a string".into(),
+            }],
+        );
+        let r = ToolResult::from_error("1".into(), "t".into(), e, Duration::ZERO);
+        assert!(unknown_tool(&r).is_none());
+        let v = serde_json::to_value(to_call_tool_result(r)).unwrap();
+        assert_eq!(v["isError"], true);
+        assert_eq!(
+            v["content"][0]["text"],
+            "invalid_arguments: the arguments do not match the schema\n- /path: expected a string"
+        );
+        assert_eq!(v["_meta"][ERROR_META]["kind"], "invalid_arguments");
+        assert_eq!(v["_meta"][ERROR_META]["recoverable"], true);
+        assert!(v.get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn unknown_tool_is_a_protocol_error() {
+        let e = ToolError::new(ErrorKind::UnknownTool, "tool nope is not available");
+        let r = ToolResult::from_error("1".into(), "nope".into(), e, Duration::ZERO);
+        let err = unknown_tool(&r).unwrap();
+        assert_eq!(err.code.0, -32602);
+    }
+}

@@ -1,0 +1,231 @@
+//! [`McpServer`]: what every connection of one server shares (the pipeline, the tool listing
+//! of its profile, the server information), and its builder.
+
+use crate::error::Error;
+use crate::handler::Connection;
+use crate::inflight::InFlight;
+use crate::mrtr::ApprovalStates;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig, Tool, ToolsCapability};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use toolgate_core::registry::DEFAULT_PROFILE;
+use toolgate_core::{Budgets, Pipeline, Workspace};
+
+/// The default page size of `tools/list`.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+/// The default interval between "still running" progress notifications.
+pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
+/// How long an approval question waits for the client's answer by default.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// An MCP server over one pipeline: cheap to clone, one per process. Each connection (a stdio
+/// session, an HTTP session, or one stateless HTTP request) gets its own toolgate
+/// [`toolgate_core::Session`] under the server's profile, workspace and budgets.
+#[derive(Clone)]
+pub struct McpServer {
+    pub(crate) shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) pipeline: Pipeline,
+    pub(crate) profile: String,
+    pub(crate) workspace: Option<Workspace>,
+    pub(crate) budgets: Budgets,
+    /// The highest version of every tool the profile sees, sorted by name.
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) by_name: HashMap<Arc<str>, usize>,
+    pub(crate) page_size: usize,
+    pub(crate) info: ServerConfig,
+    pub(crate) progress_interval: Duration,
+    pub(crate) approval_timeout: Duration,
+    pub(crate) inflight: InFlight,
+    pub(crate) approvals: ApprovalStates,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("profile", &self.shared.profile)
+            .field("workspace", &self.shared.workspace)
+            .field("tools", &self.shared.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A builder over `pipeline`. For approval through the client, build the pipeline with
+    /// [`crate::pipeline_builder`] (its approver is a [`crate::ClientApprover`]).
+    pub fn builder(pipeline: Pipeline) -> McpServerBuilder {
+        McpServerBuilder {
+            pipeline,
+            profile: DEFAULT_PROFILE.to_string(),
+            workspace: None,
+            budgets: Budgets::default(),
+            page_size: DEFAULT_PAGE_SIZE,
+            progress_interval: DEFAULT_PROGRESS_INTERVAL,
+            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
+            name: "toolgate".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            instructions: None,
+        }
+    }
+
+    /// The pipeline.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.shared.pipeline
+    }
+
+    /// The agent profile every connection runs under.
+    pub fn profile(&self) -> &str {
+        &self.shared.profile
+    }
+
+    /// The tools as listed, sorted by name.
+    pub fn tools(&self) -> &[Tool] {
+        &self.shared.tools
+    }
+
+    /// Tool calls running now, over every connection.
+    pub fn calls_in_flight(&self) -> usize {
+        self.shared.inflight.count()
+    }
+
+    /// Waits until no tool call is running, or `grace` has passed; `true` when none is left.
+    pub async fn drain(&self, grace: Duration) -> bool {
+        self.shared.inflight.wait_idle(grace).await
+    }
+
+    /// A new connection: the rmcp handler of one MCP session, with a toolgate session of
+    /// its own (a random id, the server's profile, workspace and budgets).
+    pub fn connection(&self) -> Connection {
+        let id = format!("mcp-{:032x}", rand::random::<u128>());
+        let mut builder = self
+            .shared
+            .pipeline
+            .session(id)
+            .profile(self.shared.profile.as_str())
+            .budgets(self.shared.budgets);
+        if let Some(ws) = &self.shared.workspace {
+            builder = builder.workspace(ws.clone());
+        }
+        // The profile was checked when the server was built.
+        let session = builder
+            .build()
+            .expect("the server's profile was checked at build");
+        Connection::new(self.shared.clone(), session)
+    }
+}
+
+/// Builder for [`McpServer`].
+#[must_use]
+pub struct McpServerBuilder {
+    pipeline: Pipeline,
+    profile: String,
+    workspace: Option<Workspace>,
+    budgets: Budgets,
+    page_size: usize,
+    progress_interval: Duration,
+    approval_timeout: Duration,
+    name: String,
+    version: String,
+    instructions: Option<String>,
+}
+
+impl McpServerBuilder {
+    /// Sets the agent profile every connection runs under (default `default`).
+    pub fn profile(mut self, profile: impl Into<String>) -> Self {
+        self.profile = profile.into();
+        self
+    }
+    /// Sets the workspace the tools are confined to.
+    pub fn workspace(mut self, workspace: Workspace) -> Self {
+        self.workspace = Some(workspace);
+        self
+    }
+    /// Sets the budgets of each connection's session.
+    pub fn budgets(mut self, budgets: Budgets) -> Self {
+        self.budgets = budgets;
+        self
+    }
+    /// Sets how many tools one `tools/list` page holds (default 100, at least 1).
+    pub fn page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size.max(1);
+        self
+    }
+    /// Sets the interval of "still running" progress notifications (default 1 s).
+    pub fn progress_interval(mut self, interval: Duration) -> Self {
+        self.progress_interval = interval;
+        self
+    }
+    /// Sets how long an approval question waits for the client (default 300 s).
+    pub fn approval_timeout(mut self, timeout: Duration) -> Self {
+        self.approval_timeout = timeout;
+        self
+    }
+    /// Sets the server name and version sent in `initialize` and `server/discover`
+    /// (default `toolgate` and this crate's version).
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+    /// Sets the instructions sent to the client in `initialize`.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The server.
+    ///
+    /// # Errors
+    /// [`Error::Registration`] when the profile is not defined.
+    pub fn build(self) -> Result<McpServer, Error> {
+        let registry = self.pipeline.registry();
+        let specs = registry.list(Some(&self.profile))?;
+        // Check the profile the way every connection will use it.
+        self.pipeline
+            .session("check")
+            .profile(self.profile.as_str())
+            .build()?;
+        let tools: Vec<Tool> = specs.into_iter().map(crate::tools::to_mcp_tool).collect();
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Arc::<str>::from(t.name.as_ref()), i))
+            .collect();
+        let mut capabilities = ServerCapabilities::default();
+        // The registry is immutable while serving, so the list never changes: say so rather
+        // than promise notifications/tools/list_changed.
+        let mut tools_cap = ToolsCapability::default();
+        tools_cap.list_changed = Some(false);
+        capabilities.tools = Some(tools_cap);
+        #[allow(deprecated)]
+        {
+            capabilities.logging = Some(Default::default());
+        }
+        let mut info = ServerConfig::new(capabilities);
+        let mut implementation = Implementation::default();
+        implementation.name = self.name;
+        implementation.version = self.version;
+        implementation.title = Some("toolgate".to_string());
+        info.server_info = implementation;
+        info.instructions = self.instructions;
+        Ok(McpServer {
+            shared: Arc::new(Shared {
+                pipeline: self.pipeline,
+                profile: self.profile,
+                workspace: self.workspace,
+                budgets: self.budgets,
+                tools,
+                by_name,
+                page_size: self.page_size,
+                info,
+                progress_interval: self.progress_interval,
+                approval_timeout: self.approval_timeout,
+                inflight: InFlight::default(),
+                approvals: ApprovalStates::new(),
+            }),
+        })
+    }
+}

@@ -1,0 +1,262 @@
+//! The HTTP guard probed with raw requests on 127.0.0.1: credentials, Host, Origin, the body
+//! cap, a non-loopback bind without a token, session ids.
+
+use super::support::{initialize, post_mcp, HttpChild, TestDir, SERVER};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use std::net::SocketAddr;
+use std::process::Command;
+use toolgate_core::{Registry, Workspace};
+use toolgate_mcp::{HttpConfig, McpServer};
+
+/// An in-process server on its own runtime (the test thread does blocking I/O).
+struct InProc {
+    rt: tokio::runtime::Runtime,
+    http: Option<toolgate_mcp::HttpServer>,
+    addr: String,
+}
+
+impl InProc {
+    fn start(ws: &std::path::Path, config: impl FnOnce(SocketAddr) -> HttpConfig) -> InProc {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let registry = toolgate_tools::register_read_only(Registry::builder())
+            .build()
+            .unwrap();
+        let server = McpServer::builder(toolgate_mcp::pipeline_builder(registry).build())
+            .workspace(Workspace::open(ws).unwrap())
+            .build()
+            .unwrap();
+        let http = rt
+            .block_on(toolgate_mcp::serve_http(
+                server,
+                config("127.0.0.1:0".parse().unwrap()),
+            ))
+            .unwrap();
+        let addr = http.local_addr().to_string();
+        InProc {
+            rt,
+            http: Some(http),
+            addr,
+        }
+    }
+}
+
+impl Drop for InProc {
+    fn drop(&mut self) {
+        if let Some(h) = self.http.take() {
+            self.rt.block_on(h.shutdown());
+        }
+    }
+}
+
+const TOKEN: &str = "test-token-0123456789";
+
+fn bearer() -> String {
+    format!("Authorization: Bearer {TOKEN}")
+}
+
+#[test]
+fn transport_auth_65_default_start_wants_a_per_start_token() {
+    // Security case transport-auth-65: the default HTTP start requires a random per-start
+    // token; a foreign page's request without it gets 401 and runs nothing.
+    let t = TestDir::new();
+    let server = HttpChild::start(&t.ws(), &[]);
+    let token = server.token.clone().expect("a token is made at start");
+    assert_eq!(token.len(), 64);
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "run_shell", "arguments": {"command": "touch PWN"}}});
+    let host = server.addr.clone();
+    let r = post_mcp(&server.addr, &host, &["Origin: http://evil.example"], &call);
+    assert_eq!(r.status, 401, "{r:?}");
+    assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+    assert!(!t.ws().join("PWN").exists());
+    // The token is accepted from the header only, never from the query string.
+    let r = super::support::raw_http(
+        &server.addr,
+        &format!("POST /mcp?token={token} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"),
+        initialize().to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 401, "{r:?}");
+    let r = post_mcp(
+        &server.addr,
+        &host,
+        &[&format!("Authorization: Bearer {token}")],
+        &initialize(),
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+}
+
+#[test]
+fn missing_or_wrong_token_is_401() {
+    let t = TestDir::new();
+    let s = InProc::start(&t.ws(), |a| HttpConfig::new(a).token(TOKEN));
+    let host = s.addr.clone();
+    assert_eq!(post_mcp(&s.addr, &host, &[], &initialize()).status, 401);
+    assert_eq!(
+        post_mcp(
+            &s.addr,
+            &host,
+            &["Authorization: Bearer wrong-token-0123456789"],
+            &initialize()
+        )
+        .status,
+        401
+    );
+    assert_eq!(
+        post_mcp(
+            &s.addr,
+            &host,
+            &["Authorization: Basic dXNlcjpwYXNz"],
+            &initialize()
+        )
+        .status,
+        401
+    );
+    let ok = post_mcp(&s.addr, &host, &[&bearer()], &initialize());
+    assert_eq!(ok.status, 200, "{ok:?}");
+    assert!(
+        ok.body.contains("\"protocolVersion\":\"2025-11-25\""),
+        "{}",
+        ok.body
+    );
+}
+
+#[test]
+fn foreign_origin_is_403_and_local_origin_passes() {
+    let t = TestDir::new();
+    let s = InProc::start(&t.ws(), |a| HttpConfig::new(a).token(TOKEN));
+    let host = s.addr.clone();
+    let port = s.addr.rsplit(':').next().unwrap().to_string();
+    for origin in [
+        "http://evil.example",
+        "https://127.0.0.1.evil.example",
+        "null",
+        "http://localhost:1",
+    ] {
+        let r = post_mcp(
+            &s.addr,
+            &host,
+            &[&bearer(), &format!("Origin: {origin}")],
+            &initialize(),
+        );
+        assert_eq!(r.status, 403, "Origin {origin}: {r:?}");
+    }
+    for origin in [
+        format!("http://localhost:{port}"),
+        format!("http://127.0.0.1:{port}"),
+    ] {
+        let r = post_mcp(
+            &s.addr,
+            &host,
+            &[&bearer(), &format!("Origin: {origin}")],
+            &initialize(),
+        );
+        assert_eq!(r.status, 200, "Origin {origin}: {r:?}");
+    }
+}
+
+#[test]
+fn foreign_host_is_403() {
+    let t = TestDir::new();
+    let s = InProc::start(&t.ws(), |a| HttpConfig::new(a).token(TOKEN));
+    let port = s.addr.rsplit(':').next().unwrap().to_string();
+    for host in [
+        "evil.example".to_string(),
+        format!("evil.example:{port}"),
+        format!("localhost:{}", port.parse::<u16>().unwrap() ^ 1),
+    ] {
+        let r = post_mcp(&s.addr, &host, &[&bearer()], &initialize());
+        assert_eq!(r.status, 403, "Host {host}: {r:?}");
+    }
+    for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}")] {
+        assert_eq!(
+            post_mcp(&s.addr, &host, &[&bearer()], &initialize()).status,
+            200,
+            "Host {host}"
+        );
+    }
+}
+
+#[test]
+fn oversized_body_is_413() {
+    let t = TestDir::new();
+    let s = InProc::start(&t.ws(), |a| {
+        HttpConfig::new(a).token(TOKEN).max_body_bytes(64 * 1024)
+    });
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x".repeat(100_000), "version": "0"}}});
+    let r = post_mcp(&s.addr, &s.addr.clone(), &[&bearer()], &big);
+    assert_eq!(r.status, 413, "{r:?}");
+}
+
+#[test]
+fn default_body_cap_is_4_mib() {
+    let t = TestDir::new();
+    let s = InProc::start(&t.ws(), |a| HttpConfig::new(a).token(TOKEN));
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x".repeat(5 << 20), "version": "0"}}});
+    let r = post_mcp(&s.addr, &s.addr.clone(), &[&bearer()], &big);
+    assert_eq!(r.status, 413, "{}", r.status);
+}
+
+#[test]
+fn non_loopback_bind_without_token_refuses_to_start() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = Registry::builder().build().unwrap();
+    let server = McpServer::builder(toolgate_mcp::pipeline_builder(registry).build())
+        .build()
+        .unwrap();
+    let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
+    let refused = rt.block_on(toolgate_mcp::serve_http(server, HttpConfig::new(addr)));
+    assert!(
+        matches!(refused, Err(toolgate_mcp::Error::TokenRequired { addr: a }) if a == addr),
+        "{refused:?}"
+    );
+    // The command line says so and exits, without binding.
+    let t = TestDir::new();
+    let out = Command::new(SERVER)
+        .arg("--workspace")
+        .arg(t.ws())
+        .args(["--http", "0.0.0.0:0"])
+        .env_remove("TOOLGATE_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("without a bearer token"), "{err}");
+    assert!(!err.contains("serving MCP"), "{err}");
+}
+
+#[test]
+fn session_ids_are_random_uuids() {
+    let t = TestDir::new();
+    let s = InProc::start(&t.ws(), |a| HttpConfig::new(a).token(TOKEN));
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..3 {
+        let r = post_mcp(&s.addr, &s.addr.clone(), &[&bearer()], &initialize());
+        let id = r
+            .header("mcp-session-id")
+            .expect("a session id")
+            .to_string();
+        // UUID v4: 8-4-4-4-12 hex digits, version nibble 4, variant 8..b.
+        let parts: Vec<&str> = id.split('-').collect();
+        assert_eq!(
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12],
+            "{id}"
+        );
+        assert!(parts[2].starts_with('4'), "{id}");
+        assert!(
+            matches!(parts[3].chars().next(), Some('8' | '9' | 'a' | 'b')),
+            "{id}"
+        );
+        assert!(seen.insert(id));
+    }
+}

@@ -1,0 +1,6 @@
+mod http_security;
+mod inspector;
+mod pydantic_ai;
+mod python_sdk;
+mod shutdown;
+pub(crate) mod support;

@@ -1,0 +1,233 @@
+"""The official Python MCP SDK (`mcp`) against toolgate's MCP server.
+
+Run by crates/toolgate-mcp/tests/all.rs; exits 0 when every check of the scenario holds, and
+prints one `ok: ...` line per check.
+
+  mcp_client.py --scenario NAME --mode legacy|2026-07-28 --workspace DIR
+                (--stdio JSON_ARGV | --url URL [--token TOKEN])
+
+Scenarios:
+  basic     list tools (order, annotations, outputSchema), search_code and read_file, a
+            recoverable error (path outside the workspace, bad arguments) and the session goes
+            on, an unknown tool is JSON-RPC -32602, ping, logging
+  long      progress notifications during a long call; a cancelled call stops on the server
+            (its audit record says cancelled) and the session goes on
+  approve   approval through elicitation: accept runs the call, decline rejects it, approve
+            false with feedback corrects it
+  no-elicit the client has no elicitation capability: the call is rejected (non-interactive)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+
+def check(cond: bool, what: str, detail: object = "") -> None:
+    if not cond:
+        print(f"FAILED: {what}: {detail}", flush=True)
+        sys.exit(1)
+    print(f"ok: {what}", flush=True)
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def make_client(args: argparse.Namespace, **kw) -> Client:
+    if args.stdio:
+        argv = json.loads(args.stdio)
+        server = StdioServerParameters(command=argv[0], args=argv[1:])
+    else:
+        headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
+        server = streamable_http_client(args.url, http_client=create_mcp_http_client(headers=headers))
+    return Client(server, mode=args.mode, read_timeout_seconds=60, **kw)
+
+
+async def basic(args: argparse.Namespace) -> None:
+    logs: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    async with make_client(args, logging_callback=on_log) as client:
+        check(client.server_info is None or client.server_info.name == "toolgate", "server name")
+        modern = args.mode != "legacy"
+        check(
+            (client.protocol_version == "2026-07-28") == modern,
+            f"negotiated protocol version {client.protocol_version}",
+        )
+        listed = await client.list_tools()
+        names = [t.name for t in listed.tools]
+        check(names == sorted(names), "tools sorted by name", names)
+        for want in ["glob", "list_dir", "read_file", "read_result", "search_code"]:
+            check(want in names, f"{want} listed", names)
+        rf = next(t for t in listed.tools if t.name == "read_file")
+        a = rf.annotations
+        check(
+            a is not None
+            and a.read_only_hint is True
+            and a.destructive_hint is False
+            and a.idempotent_hint is True
+            and a.open_world_hint is False,
+            "read_file annotations carry all four hints",
+            a,
+        )
+        check(rf.output_schema is not None, "read_file has an outputSchema")
+        check(rf.input_schema.get("type") == "object", "read_file inputSchema is an object schema")
+
+        found = await client.call_tool("search_code", {"pattern": "needle"})
+        check(not found.is_error, "search_code succeeds", text_of(found))
+        sc = found.structured_content or {}
+        paths = [m.get("path") for m in sc.get("matches", [])]
+        check("src/lib.txt" in paths, "search_code finds the needle", sc)
+        check("needle" in text_of(found), "search_code has a text rendering")
+
+        read = await client.call_tool("read_file", {"path": "src/lib.txt"})
+        check(not read.is_error, "read_file succeeds", text_of(read))
+        check("a needle in a haystack" in (read.structured_content or {}).get("content", ""), "read_file content")
+
+        outside = await client.call_tool("read_file", {"path": "../outside.txt"})
+        check(outside.is_error is True, "a path outside the workspace is an isError result")
+        check("path_outside_workspace" in text_of(outside), "the error says why", text_of(outside))
+
+        bad = await client.call_tool("read_file", {"path": 7})
+        check(bad.is_error is True, "bad arguments are an isError result")
+        check("invalid_arguments" in text_of(bad) and "/path" in text_of(bad), "the error names the argument", text_of(bad))
+
+        try:
+            await client.call_tool("no_such_tool", {})
+            check(False, "an unknown tool is a protocol error")
+        except MCPError as e:
+            check(e.error.code == -32602, "an unknown tool is JSON-RPC -32602", e.error)
+
+        again = await client.call_tool("read_file", {"path": "src/lib.txt", "limit": 1})
+        check(not again.is_error, "the session goes on after errors", text_of(again))
+
+        if args.mode == "legacy":
+            await client.send_ping()
+            check(True, "ping")
+            await client.set_logging_level("debug")
+            await client.call_tool("list_dir", {"path": "."})
+            for _ in range(50):
+                if logs:
+                    break
+                await anyio.sleep(0.05)
+            check(any(l.logger == "toolgate" for l in logs), "log messages after logging/setLevel", logs)
+
+
+async def long(args: argparse.Namespace) -> None:
+    progress: list[float] = []
+
+    async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        progress.append(p)
+
+    async with make_client(args) as client:
+        done = await client.call_tool("slow", {"seconds": 1.6}, progress_callback=on_progress)
+        check(not done.is_error, "slow call completes", text_of(done))
+        check(len(progress) >= 1, "progress notifications while it runs", progress)
+        check(progress == sorted(progress), "progress only grows", progress)
+
+        started = time.monotonic()
+        with anyio.move_on_after(0.8):
+            await client.call_tool("slow", {"seconds": 30})
+            check(False, "the long call was cancelled by the client")
+        check(time.monotonic() - started < 5, "the client cancelled after 0.8 s")
+
+        after = await client.call_tool("read_file", {"path": "src/lib.txt"})
+        check(not after.is_error, "the session goes on after a cancelled call", text_of(after))
+
+    audit = pathlib.Path(args.workspace) / ".toolgate" / "audit.jsonl"
+    record = None
+    for _ in range(100):
+        if audit.exists():
+            for line in audit.read_text().splitlines():
+                r = json.loads(line)
+                if r.get("tool") == "slow" and r.get("error_kind") == "cancelled":
+                    record = r
+        if record:
+            break
+        await anyio.sleep(0.1)
+    check(record is not None, "the server recorded the slow call as cancelled", audit.read_text() if audit.exists() else "no audit log")
+    check(record["duration_us"] < 10_000_000, "it stopped well before its 30 s", record)
+
+
+async def approve(args: argparse.Namespace) -> None:
+    answers: list[types.ElicitResult] = []
+    asked: list[str] = []
+
+    async def on_elicit(context, params) -> types.ElicitResult:
+        asked.append(params.message)
+        check("approve" in json.dumps(params.requested_schema), "the form has an approve field", params.requested_schema)
+        return answers.pop(0)
+
+    async with make_client(args, elicitation_callback=on_elicit) as client:
+        answers.append(types.ElicitResult(action="accept", content={"approve": True}))
+        ok = await client.call_tool("destructive_echo", {"text": "hello there"})
+        check(not ok.is_error, "accept runs the call", text_of(ok))
+        check((ok.structured_content or {}).get("echoed") == "hello there", "the call ran with its arguments", ok)
+        check(asked and "destructive_echo" in asked[-1], "the question names the tool", asked)
+        check(asked and "hello there" in asked[-1], "the question summarises the arguments", asked)
+
+        answers.append(types.ElicitResult(action="decline"))
+        no = await client.call_tool("destructive_echo", {"text": "second"})
+        check(no.is_error is True and "approval_rejected" in text_of(no), "decline rejects the call", text_of(no))
+
+        answers.append(types.ElicitResult(action="accept", content={"approve": False, "feedback": "echo 'bye' instead"}))
+        fix = await client.call_tool("destructive_echo", {"text": "third"})
+        check(fix.is_error is True and "approval_corrected" in text_of(fix), "feedback corrects the call", text_of(fix))
+        check("echo 'bye' instead" in text_of(fix), "the model reads the feedback", text_of(fix))
+        check(len(asked) == 3, "one question per call", asked)
+
+
+async def no_elicit(args: argparse.Namespace) -> None:
+    async with make_client(args) as client:
+        r = await client.call_tool("destructive_echo", {"text": "x"})
+        check(r.is_error is True and "approval_rejected" in text_of(r), "without elicitation the call is rejected", text_of(r))
+        ok = await client.call_tool("read_file", {"path": "src/lib.txt"})
+        check(not ok.is_error, "calls that need no approval still run", text_of(ok))
+
+
+SCENARIOS = {"basic": basic, "long": long, "approve": approve, "no-elicit": no_elicit}
+
+
+async def all_scenarios(args: argparse.Namespace) -> None:
+    for name, scenario in SCENARIOS.items():
+        await scenario(args)
+        print(f"passed: {name} ({args.mode})", flush=True)
+
+
+SCENARIOS_AND_ALL = {**SCENARIOS, "all": all_scenarios}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--scenario", required=True, choices=sorted(SCENARIOS_AND_ALL))
+    p.add_argument("--mode", default="legacy")
+    p.add_argument("--workspace", required=True)
+    p.add_argument("--stdio")
+    p.add_argument("--url")
+    p.add_argument("--token")
+    args = p.parse_args()
+
+    async def run() -> None:
+        with anyio.fail_after(120):
+            await SCENARIOS_AND_ALL[args.scenario](args)
+
+    anyio.run(run)
+    print(f"passed: {args.scenario} ({args.mode})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
