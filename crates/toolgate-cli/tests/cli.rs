@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 #[path = "cli/store.rs"]
 mod store;
+#[path = "cli/write.rs"]
+mod write;
 
 fn toolgate(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolgate"))

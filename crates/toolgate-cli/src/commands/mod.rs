@@ -13,10 +13,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toolgate_core::{Registry, Workspace};
 
-/// The built-in registry: the read-only workspace tools, and run_shell with its default
-/// configuration (it refuses to run where the kernel lacks its sandbox).
+/// The built-in registry: the read-only workspace tools, write_file and edit_file, and
+/// run_shell with its default configuration (it refuses to run where the kernel lacks its
+/// sandbox). The write tools and run_shell are destructive: the default policy asks, and
+/// `call --yes` is the operator's approval.
 pub fn builtin_registry() -> anyhow::Result<Registry> {
     let builder = toolgate_tools::register_read_only(Registry::builder());
+    let builder = toolgate_tools::register_write_tools(builder);
     toolgate_tools::register_shell(builder, toolgate_tools::shell::ShellConfig::default())
         .build()
         .context("registering the built-in tools")
