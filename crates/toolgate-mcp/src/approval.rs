@@ -1,7 +1,7 @@
 //! Approval through the MCP client.
 //!
 //! The pipeline holds one approver; [`ClientApprover`] finds the client that made the call in
-//! a task-local set by the handler around each dispatch ([`in_call`]), so one pipeline serves
+//! a task-local set by the handler around each dispatch, so one pipeline serves
 //! every connection and the hot path pays nothing until a policy asks. When it asks:
 //!
 //! 1. the call came in on a 2026-07-28 request: the question goes back as an input-required
@@ -23,6 +23,7 @@ use rmcp::model::{
 use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 use serde_json::{json, Value};
 use std::future::Future;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::{ApprovalAnswer, ApprovalRequest, Approver};
@@ -38,10 +39,13 @@ pub(crate) struct CallClient {
     pub(crate) input_responses: Option<InputResponses>,
     /// The input-required result this round leaves behind, when the policy asked.
     pub(crate) question: Mutex<Option<InputRequiredResult>>,
+    /// Set once the tool reports its own progress ([`crate::request::report_progress`]);
+    /// present when the client sent a progress token.
+    pub(crate) tool_reports_progress: Option<Arc<AtomicBool>>,
 }
 
 tokio::task_local! {
-    static CLIENT: CallClient;
+    pub(crate) static CLIENT: CallClient;
 }
 
 /// Runs `fut` (one dispatch) with `client` as the one who answers approval requests; returns

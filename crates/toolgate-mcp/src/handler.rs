@@ -26,7 +26,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ServerHandler;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use toolgate_core::{Session, ToolCall, ToolResult};
 
@@ -78,7 +78,10 @@ impl Connection {
         let call = ToolCall::new(id, request.name.into_owned(), arguments);
         let tool = call.name.clone();
         let cancel = ctx.ct.clone();
-        let progress = ctx.meta.get_progress_token().map(|t| (t, ctx.peer.clone()));
+        let progress = ctx
+            .meta
+            .get_progress_token()
+            .map(|t| (t, Arc::new(AtomicBool::new(false))));
         let peer = ctx.peer.clone();
         let client = CallClient {
             ctx,
@@ -86,14 +89,20 @@ impl Connection {
             request_state: request.request_state,
             input_responses: request.input_responses,
             question: Mutex::new(None),
+            tool_reports_progress: progress.as_ref().map(|(_, own)| own.clone()),
         };
         let dispatch = shared.pipeline.dispatch_with(call, &self.session, cancel);
         let (result, question) = match progress {
             None => in_call(client, dispatch).await,
-            Some((token, peer)) => {
-                let every = shared.progress_interval;
-                let run = in_call(client, dispatch);
-                crate::progress::with_progress(run, &peer, token, every, &tool).await
+            Some((token, own)) => {
+                let ticks = crate::progress::Ticks {
+                    peer: &peer,
+                    token,
+                    every: shared.progress_interval,
+                    tool: &tool,
+                    silenced: own,
+                };
+                ticks.around(in_call(client, dispatch)).await
             }
         };
         self.log_call(&peer, &result).await;

@@ -17,6 +17,10 @@
 //! 5. [`result`]: the `ToolResult` as a `CallToolResult` (`structuredContent` and its text;
 //!    pipeline errors as `isError: true` results; an unknown tool as JSON-RPC `-32602`)
 //!
+//! A tool running inside such a call can reach its MCP request through [`request`] (report
+//! its own progress, send log messages, ask the client), and a binary that serves its own
+//! registry (a test server, a conformance fixture) reuses the `serve` command line in [`cli`].
+//!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use toolgate_core::{Registry, Workspace};
@@ -45,6 +49,7 @@ pub mod http;
 pub mod inflight;
 pub mod mrtr;
 pub mod progress;
+pub mod request;
 pub mod result;
 mod server;
 pub mod stdio;

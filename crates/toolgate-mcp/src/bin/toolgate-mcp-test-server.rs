@@ -4,6 +4,7 @@
 //! - `slow {seconds}`: read-only; sleeps up to 60 s in small steps, stopping when cancelled
 //! - `destructive_echo {text}`: destructive, so the default policy asks for approval; echoes
 //!   the text when approved
+//! - `steps {count}`: read-only; reports its own progress, step `i` of `count`, 50 ms apart
 
 use clap::Parser;
 use schemars::JsonSchema;
@@ -92,6 +93,47 @@ impl TypedTool for DestructiveEcho {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct StepsArgs {
+    /// How many steps (at most 100).
+    count: u32,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Stepped {
+    /// Steps whose progress reached the client.
+    reported: u32,
+}
+
+struct Steps;
+
+impl TypedTool for Steps {
+    type Args = StepsArgs;
+    type Output = Stepped;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("steps")
+            .title("Steps")
+            .description("Runs the given number of 50 ms steps, reporting progress after each.")
+            .effects(Effects::read_only())
+            .risk(Risk::Read)
+    }
+    async fn call(&self, a: StepsArgs, _ctx: ToolContext) -> Result<Stepped, ToolError> {
+        let count = a.count.min(100);
+        let mut reported = 0;
+        for i in 1..=count {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let message = Some(format!("step {i} of {count}"));
+            if toolgate_mcp::request::report_progress(f64::from(i), Some(f64::from(count)), message)
+                .await
+            {
+                reported += 1;
+            }
+        }
+        Ok(Stepped { reported })
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match serve(cli.serve) {
@@ -108,6 +150,7 @@ fn serve(args: toolgate_mcp::cli::ServeArgs) -> Result<(), toolgate_mcp::Error> 
     let registry = toolgate_tools::register_read_only(Registry::builder())
         .tool(Slow)
         .tool(DestructiveEcho)
+        .tool(Steps)
         .build()?;
     let workspace = args.open_workspace()?;
     let log = workspace.root().join(".toolgate").join("audit.jsonl");

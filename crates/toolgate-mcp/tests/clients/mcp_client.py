@@ -139,6 +139,20 @@ async def long(args: argparse.Namespace) -> None:
         check(len(progress) >= 1, "progress notifications while it runs", progress)
         check(progress == sorted(progress), "progress only grows", progress)
 
+        reports: list[tuple[float, float | None, str | None]] = []
+
+        async def on_step(p: float, total: float | None, message: str | None) -> None:
+            reports.append((p, total, message))
+
+        stepped = await client.call_tool("steps", {"count": 4}, progress_callback=on_step)
+        check(not stepped.is_error, "a tool that reports progress completes", text_of(stepped))
+        check((stepped.structured_content or {}).get("reported") == 4, "the tool reported four steps", stepped)
+        check(
+            [(p, t) for p, t, _ in reports] == [(1, 4), (2, 4), (3, 4), (4, 4)],
+            "the client received the tool's own progress",
+            reports,
+        )
+
         started = time.monotonic()
         with anyio.move_on_after(0.8):
             await client.call_tool("slow", {"seconds": 30})
