@@ -37,6 +37,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // a reader that goes away (`toolgate call ... | head`) ends the process quietly, as it
+    // does any Unix filter, instead of a panic on the next print
+    sigpipe::reset();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(

@@ -295,3 +295,45 @@ fn every_command_has_help() {
     }
     assert_eq!(toolgate(&["call"], t.path()).status.code(), Some(2));
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_process_without_a_panic() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let t = tree();
+    let ws = t.path().join("ws");
+    // 5,000 matches print far more than a pipe buffer holds
+    std::fs::write(ws.join("src/many.rs"), "x\n".repeat(5000)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "call",
+            "search_code",
+            r#"{"pattern":"x","max_matches":5000}"#,
+            "--no-audit",
+        ])
+        .arg("--workspace")
+        .arg(&ws)
+        .current_dir(t.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // read one byte, then close the pipe while the command is still printing
+    let mut stdout = child.stdout.take().unwrap();
+    let mut one = [0u8; 1];
+    stdout.read_exact(&mut one).unwrap();
+    drop(stdout);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        status.success() || status.signal() == Some(13),
+        "{status:?}"
+    );
+}
