@@ -93,9 +93,12 @@ const MIGRATIONS: &[&str] = &[
 /// [`StoreError::Open`], [`StoreError::ReadOnly`], [`StoreError::NotADatabase`],
 /// [`StoreError::Foreign`], [`StoreError::FutureSchema`].
 pub(crate) fn connect(path: &Path, options: &StoreOptions, create: bool) -> Result<Connection> {
+    // NOFOLLOW: a store path that is a symlink (planted in a workspace's .toolgate/) is
+    // refused rather than followed to a file elsewhere
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
     }

@@ -164,6 +164,56 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value) {
     }
 }
 
+/// [`write_value`] of `v` after [`toolgate_core::redact::redact`], in one pass and without
+/// changing `v`: a value under a key that names a secret (when not null) and a string that
+/// looks like a credential are written as `"[REDACTED]"`. The same predicates as core's
+/// `redact`, so the output is byte for byte `write_value` of the redacted value (tested).
+pub fn write_value_redacted(out: &mut Vec<u8>, v: &Value) {
+    use toolgate_core::redact::{is_secret_key, looks_like_secret, REDACTED};
+    let redacted = |out: &mut Vec<u8>| write_serialize(out, REDACTED);
+    match v {
+        Value::Object(map) => {
+            let entry = |out: &mut Vec<u8>, i: usize, k: &String, v: &Value| {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_serialize(out, k.as_str());
+                out.push(b':');
+                if !v.is_null() && is_secret_key(k) {
+                    redacted(out);
+                } else {
+                    write_value_redacted(out, v);
+                }
+            };
+            out.push(b'{');
+            if map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes()) {
+                for (i, (k, v)) in map.iter().enumerate() {
+                    entry(out, i, k, v);
+                }
+            } else {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    entry(out, i, k, v);
+                }
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value_redacted(out, item);
+            }
+            out.push(b']');
+        }
+        Value::String(s) if looks_like_secret(s) => redacted(out),
+        other => write_serialize(out, other),
+    }
+}
+
 /// The canonical JSON of `v` as a string (object keys sorted at every depth).
 pub fn canonical_value(v: &Value) -> String {
     let mut out = Vec::new();
@@ -274,6 +324,37 @@ mod tests {
         assert_eq!(value_hash(&a), value_hash(&b));
         assert_eq!(canonical_value(&a), r#"{"a":{"c":3,"d":2},"b":1}"#);
         assert_ne!(value_hash(&a), value_hash(&json!({"b": 2})));
+    }
+
+    #[test]
+    fn redacting_while_writing_matches_cores_redact() {
+        let cases = [
+            json!({
+                "path": "src/main.rs",
+                "password": "hunter2",
+                "Token": null,
+                "headers": {"Authorization": "Basic abc", "X-Api-Key": {"nested": 1}},
+                "nested": [{"GITHUB_TOKEN": "x"}, "sk-abcdefghijklmnop1234", "Bearer abc.def"],
+                "pem": "-----BEGIN RSA PRIVATE KEY-----\nMII...",
+                "note": "sk- is a prefix",
+                "n": [1, 2.5, true, null, {"secret": [1]}],
+                "client_secret": ["a"],
+                "AKIA": "AKIAABCDEFGHIJKLMNOP"
+            }),
+            json!("ghp_0123456789abcdefghij"),
+            json!(["plain", {"cookie": 0}]),
+            json!(null),
+            json!({}),
+        ];
+        for v in cases {
+            let mut expected = v.clone();
+            toolgate_core::redact::redact(&mut expected);
+            let mut a = Vec::new();
+            write_value(&mut a, &expected);
+            let mut b = Vec::new();
+            write_value_redacted(&mut b, &v);
+            assert_eq!(String::from_utf8(b).unwrap(), String::from_utf8(a).unwrap());
+        }
     }
 
     #[test]

@@ -21,10 +21,10 @@ pub(crate) const INSERT: &str = "INSERT INTO audit (seq, time_us, session, profi
      error_kind, error_reason, attempts, duration_us, prev_hash, hash) VALUES (?1, ?2, ?3, ?4, \
      ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
 
-/// Makes a record what the store keeps: secrets in the arguments redacted, and counts that do
-/// not fit SQLite's `INTEGER` saturated (so the hash covers exactly what is stored).
+/// Saturates counts that do not fit SQLite's `INTEGER`, so the hash covers exactly what is
+/// stored. (Secrets in the arguments are redacted as they are written:
+/// [`super::canonical::write_value_redacted`].)
 pub(crate) fn normalize(r: &mut AuditRecord) {
-    toolgate_core::redact::redact(&mut r.arguments);
     let max = i64::MAX as u64;
     r.time_us = r.time_us.min(max);
     r.duration_us = r.duration_us.min(max);

@@ -2,9 +2,9 @@
 //!
 //! `record` moves the record into a bounded channel and returns; it never touches the disk.
 //! The writer thread blocks for the first queued record, takes everything else queued behind
-//! it, and writes the whole group in one `BEGIN IMMEDIATE` transaction: redact, read the
-//! chain's head, then per record canonical JSON, `hash = sha256(prev || json)`, insert, and one
-//! commit for the group. `flush` waits until every record taken before it is committed (or
+//! it, and writes the whole group in one `BEGIN IMMEDIATE` transaction: read the chain's head,
+//! then per record the arguments' canonical JSON with secrets redacted (one pass), the record's
+//! canonical JSON, `hash = sha256(prev || json)`, insert, and one commit for the group. `flush` waits until every record taken before it is committed (or
 //! given up on).
 //!
 //! Written records go back to the callers to be freed: the writer sends them in chunks of 64
@@ -17,7 +17,7 @@
 //! another process, a full disk that clears); after that its records are counted as lost, the
 //! error is kept, and [`SqliteAuditSink::flush_checked`] reports it.
 
-use super::canonical::{canonical_json_with, chain_hash, write_value, Hash, GENESIS};
+use super::canonical::{canonical_json_with, chain_hash, write_value_redacted, Hash, GENESIS};
 use super::row;
 use crate::error::{Result, StoreError};
 use crate::store::Store;
@@ -284,7 +284,7 @@ fn write_group(conn: &mut Connection, group: &[AuditRecord], s: &mut Scratch) ->
         for r in group {
             seq += 1;
             s.arguments.clear();
-            write_value(&mut s.arguments, &r.arguments);
+            write_value_redacted(&mut s.arguments, &r.arguments);
             s.canonical.clear();
             canonical_json_with(r, &s.arguments, &mut s.canonical);
             let hash = chain_hash(&prev, &s.canonical);
