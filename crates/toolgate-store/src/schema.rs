@@ -97,7 +97,6 @@ pub(crate) fn connect(path: &Path, options: &StoreOptions, create: bool) -> Resu
     // refused rather than followed to a file elsewhere
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;

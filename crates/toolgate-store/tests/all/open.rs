@@ -179,3 +179,19 @@ fn is_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+#[test]
+fn a_store_path_that_is_a_symlink_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("elsewhere.db");
+    Store::open(&real).unwrap();
+    let link = dir.path().join("toolgate.db");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let e = open_err(&link);
+    assert!(matches!(e, StoreError::Open { .. }), "{e:?}");
+    // a link to where a new store would go is refused too, and creates nothing
+    let dangling = dir.path().join("new.db");
+    std::os::unix::fs::symlink(dir.path().join("target.db"), &dangling).unwrap();
+    open_err(&dangling);
+    assert!(!dir.path().join("target.db").exists());
+}
