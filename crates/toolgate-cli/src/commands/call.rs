@@ -51,10 +51,10 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
-    let store_path = args
-        .store
-        .clone()
-        .unwrap_or_else(|| toolgate_store::default_path(workspace.root()));
+    let store_path = match args.store.clone() {
+        Some(p) => p,
+        None => super::workspace_store(&workspace)?,
+    };
     let audit_needs_store = !args.no_audit && args.audit.is_none();
     // the store keeps truncated results for `read_result` in a later call of the session; when
     // nothing is audited to it, a store that cannot be opened only costs that

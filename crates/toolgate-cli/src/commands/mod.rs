@@ -38,3 +38,14 @@ pub fn open_workspace(dir: Option<&Path>) -> anyhow::Result<Workspace> {
 pub fn shared(registry: Registry) -> Arc<Registry> {
     Arc::new(registry)
 }
+
+/// The workspace's store file, `<root>/.toolgate/toolgate.db`. The directory is created (mode
+/// 0700) without following a link, so a workspace that plants `.toolgate -> elsewhere` gets an
+/// error instead of toolgate writing its state outside it; the store itself refuses a
+/// symlinked database file.
+pub fn workspace_store(workspace: &Workspace) -> anyhow::Result<PathBuf> {
+    let dir = workspace
+        .state_dir(".toolgate")
+        .context("preparing the workspace's .toolgate directory (it must be a real directory)")?;
+    Ok(dir.join("toolgate.db"))
+}

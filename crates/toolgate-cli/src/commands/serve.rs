@@ -31,10 +31,10 @@ pub struct Args {
 /// call are committed before it returns.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = args.serve.open_workspace()?;
-    let store_path = args
-        .store
-        .clone()
-        .unwrap_or_else(|| toolgate_store::default_path(workspace.root()));
+    let store_path = match args.store.clone() {
+        Some(p) => p,
+        None => super::workspace_store(&workspace)?,
+    };
     let audit_needs_store = !args.no_audit && args.audit.is_none();
     let store = match Store::open(&store_path) {
         Ok(s) => Some(s),
