@@ -285,5 +285,13 @@ fn match_error(shown: &str, e: MatchError) -> ToolError {
             .with_reason("ambiguous_match")
             .with_details(serde_json::json!({"count": count, "lines": lines}))
         }
+        MatchError::TooMany => ToolError::unsafe_input(
+            "limit_exceeded",
+            format!(
+                "old_string occurs more than {} times in {shown:?}; replace_all changes at most \
+                 that many at once: use a longer old_string, or rewrite the file with write_file",
+                replace::MAX_REPLACEMENTS
+            ),
+        ),
     }
 }

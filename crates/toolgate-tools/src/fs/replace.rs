@@ -28,6 +28,9 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 pub(crate) const MAX_LISTED_LINES: usize = 20;
 /// Occurrences are counted up to this many for an ambiguous match.
 pub(crate) const MAX_COUNTED: usize = 10_000;
+/// `replace_all` replaces at most this many occurrences (more is [`MatchError::TooMany`]),
+/// which bounds the memory one edit takes.
+pub(crate) const MAX_REPLACEMENTS: usize = 1_000_000;
 
 /// A file's line-ending style.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +77,8 @@ pub(crate) enum MatchError {
         /// The lines the first occurrences start on.
         lines: Vec<u64>,
     },
+    /// With `replace_all`, it occurs more than [`MAX_REPLACEMENTS`] times.
+    TooMany,
 }
 
 /// `s` with every `\r\n` as `\n`; borrowed when it has no `\r`.
@@ -197,8 +202,8 @@ fn split_crlf(raw: &str) -> (Cow<'_, str>, Vec<usize>) {
 /// The view ranges to replace (step 2): `old` (already normalized, not empty) in `view`.
 ///
 /// # Errors
-/// [`MatchError::NoMatch`], or [`MatchError::Ambiguous`] without `replace_all` when `old`
-/// occurs more than once.
+/// [`MatchError::NoMatch`]; [`MatchError::Ambiguous`] without `replace_all` when `old`
+/// occurs more than once; [`MatchError::TooMany`] with it past [`MAX_REPLACEMENTS`].
 pub(crate) fn find(
     view: &str,
     old: &str,
@@ -207,8 +212,13 @@ pub(crate) fn find(
     let finder = memmem::Finder::new(old.as_bytes());
     let hay = view.as_bytes();
     if replace_all {
-        let ranges: Vec<Range<usize>> =
-            finder.find_iter(hay).map(|at| at..at + old.len()).collect();
+        let mut ranges: Vec<Range<usize>> = Vec::new();
+        for at in finder.find_iter(hay) {
+            if ranges.len() == MAX_REPLACEMENTS {
+                return Err(MatchError::TooMany);
+            }
+            ranges.push(at..at + old.len());
+        }
         return if ranges.is_empty() {
             Err(MatchError::NoMatch)
         } else {
@@ -340,12 +350,19 @@ mod tests {
 
     #[test]
     fn a_result_past_the_limit_is_refused_before_it_is_built() {
-        let file = "a".repeat(1 << 20);
+        let file = "a".repeat(1 << 19);
         let t = Text::decode(file.as_bytes()).unwrap();
         let ranges = find(&t.view, "a", true).unwrap();
-        assert_eq!(ranges.len(), 1 << 20);
-        let huge = "b".repeat(1 << 20);
+        assert_eq!(ranges.len(), 1 << 19);
+        let huge = "b".repeat(1 << 21);
         assert_eq!(t.apply(&ranges, &huge, 10 << 20), Err(1 << 40));
+    }
+
+    #[test]
+    fn replace_all_is_bounded() {
+        let many = "x".repeat(MAX_REPLACEMENTS + 1);
+        assert_eq!(find(&many, "x", true), Err(MatchError::TooMany));
+        assert_eq!(find(&many[1..], "x", true).unwrap().len(), MAX_REPLACEMENTS);
     }
 
     #[test]

@@ -159,17 +159,24 @@ fn write(
     })
 }
 
-/// Resolves a path argument of a write tool: inside the workspace, not the root, not
-/// protected (unless `allow_protected`).
+/// Resolves a path argument of a write tool: inside the workspace, not the root or a path
+/// ending in `/`, not protected (unless `allow_protected`).
 ///
 /// # Errors
-/// What [`ToolContext::resolve`] returns; `tool_failed` / `is_a_directory` for the root;
+/// What [`ToolContext::resolve`] returns; `tool_failed` / `is_a_directory` for the root or
+/// a trailing `/`;
 /// `unsafe_input` / `protected_path`.
 pub(crate) fn resolve_for_write(
     ctx: &ToolContext,
     path: &str,
     allow_protected: bool,
 ) -> Result<WsPath, ToolError> {
+    if path.ends_with('/') {
+        return Err(ToolError::failed(format!(
+            "{path:?} ends with '/', which names a directory; send the path of a file"
+        ))
+        .with_reason("is_a_directory"));
+    }
     let resolved = ctx.resolve(path)?;
     if resolved.is_root() {
         return Err(WriteError::IsADirectory.into_tool_error(&resolved.display()));

@@ -212,6 +212,14 @@ async fn files_that_cannot_be_edited_are_refused_unchanged() {
     out::<EditFileOutput>(&r);
     let r = edit(&w, "grow.txt", "g", "gg", true).await;
     assert_err(&r, ErrorKind::UnsafeInput, Some("limit_exceeded"));
+    // one replacement whose result passes the limit
+    let r = edit(&w, "grow.txt", "\n", &"h".repeat(5 << 20), false).await;
+    assert_err(&r, ErrorKind::UnsafeInput, Some("limit_exceeded"));
+    assert!(r.error.unwrap().message.contains("would be"));
+    // replace_all past a million occurrences is refused before anything is built
+    let r = edit(&w, "grow.txt", "g", "h", true).await;
+    assert_err(&r, ErrorKind::UnsafeInput, Some("limit_exceeded"));
+    assert!(r.error.unwrap().message.contains("more than 1000000 times"));
     assert_eq!(w.read("grow.txt").unwrap().len(), (6 << 20) + 1);
     assert_eq!(w.read("latin1.txt").unwrap(), b"caf\xe9\n");
     assert_eq!(w.read("big.txt").unwrap(), big.as_bytes());
