@@ -177,7 +177,10 @@ impl WriteError {
             ),
             WriteError::TooLarge { len, max } => ToolError::unsafe_input(
                 "limit_exceeded",
-                format!("{shown:?} would be {len} bytes, more than the limit of {max} bytes"),
+                format!(
+                    "{shown:?} is or would become {len} bytes, more than the limit of {max} \
+                     bytes; change smaller files, or split this one"
+                ),
             ),
             WriteError::NotFound => ToolError::not_found(format!(
                 "{shown:?} does not exist; check the path with list_dir or glob"
@@ -332,10 +335,11 @@ impl Target {
         base: Base<'_>,
         cancel: &CancellationToken,
     ) -> Result<(), WriteError> {
-        let (file, temp) = self.create_temp(permissions)?;
+        let (file, name) = self.create_temp(permissions)?;
         let mut temp = TempGuard {
             dir: self.parent.as_fd(),
-            name: Some(temp),
+            name,
+            armed: true,
         };
         let mut file = std::fs::File::from(file);
         file.write_all(content)
@@ -356,14 +360,13 @@ impl Target {
                 return Err(WriteError::Changed);
             }
         }
-        let name = temp.name.take().unwrap_or_default();
-        if let Err(e) = rustix::fs::renameat(&self.parent, &name, &self.parent, &self.name) {
-            temp.name = Some(name);
-            return Err(match e {
+        rustix::fs::renameat(&self.parent, &temp.name, &self.parent, &self.name).map_err(|e| {
+            match e {
                 Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST => WriteError::IsADirectory,
                 e => WriteError::io("rename the temporary file over the target", e),
-            });
-        }
+            }
+        })?;
+        temp.armed = false;
         // the content is in place; a failed directory sync only weakens durability
         let synced = rustix::fs::openat(
             &self.parent,
@@ -403,16 +406,17 @@ impl Target {
     }
 }
 
-/// Removes the temporary file unless it was renamed.
+/// Removes the temporary file when dropped, unless it was renamed (`armed` cleared).
 struct TempGuard<'a> {
     dir: BorrowedFd<'a>,
-    name: Option<OsString>,
+    name: OsString,
+    armed: bool,
 }
 
 impl Drop for TempGuard<'_> {
     fn drop(&mut self) {
-        if let Some(name) = self.name.take() {
-            if let Err(e) = rustix::fs::unlinkat(self.dir, &name, AtFlags::empty()) {
+        if self.armed {
+            if let Err(e) = rustix::fs::unlinkat(self.dir, &self.name, AtFlags::empty()) {
                 tracing::warn!(error = %e, "removing a temporary file failed");
             }
         }

@@ -215,7 +215,7 @@ async fn files_that_cannot_be_edited_are_refused_unchanged() {
     // one replacement whose result passes the limit
     let r = edit(&w, "grow.txt", "\n", &"h".repeat(5 << 20), false).await;
     assert_err(&r, ErrorKind::UnsafeInput, Some("limit_exceeded"));
-    assert!(r.error.unwrap().message.contains("would be"));
+    assert!(r.error.unwrap().message.contains("would become"));
     // replace_all past a million occurrences is refused before anything is built
     let r = edit(&w, "grow.txt", "g", "h", true).await;
     assert_err(&r, ErrorKind::UnsafeInput, Some("limit_exceeded"));
