@@ -283,6 +283,9 @@ impl Analyzer {
         let mut assignments = Vec::new();
         let mut words: Vec<Word> = Vec::new();
         let mut cursor = node.walk();
+        if !blank_gaps(node, src) {
+            self.doubt("the grammar read separate commands as one");
+        }
         for child in node.children(&mut cursor) {
             match child.kind() {
                 "variable_assignment" => assignments.push(text(child, src).to_string()),
@@ -436,6 +439,15 @@ impl Analyzer {
     }
 
     fn redirect(&mut self, node: Node, src: &str) {
+        let mut cursor = node.walk();
+        let destinations = node
+            .children_by_field_name("destination", &mut cursor)
+            .count();
+        if destinations > 1 || !blank_gaps(node, src) {
+            // bash takes one word as the target; the grammar sometimes swallows the words
+            // (and lines) after it
+            self.doubt("the grammar read words after a redirection target as targets");
+        }
         let mut op = String::new();
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
@@ -566,6 +578,28 @@ fn wrapper_args(name: &str, args: &[String]) -> Option<Skip> {
         skip: i.min(args.len()),
         opaque,
     })
+}
+
+/// Whether only blanks (or escaped newlines) separate the children of `node`: the words of
+/// one simple command or redirection never hold anything else between them, so anything else
+/// means the grammar joined what bash runs as separate commands (it does so with some
+/// newlines inside `$( )` and after process substitutions).
+fn blank_gaps(node: Node, src: &str) -> bool {
+    let mut cursor = node.walk();
+    let mut end: Option<usize> = None;
+    for child in node.children(&mut cursor) {
+        if let Some(gap) = end.and_then(|e| src.get(e..child.start_byte())) {
+            if !gap
+                .replace("\\\n", "")
+                .bytes()
+                .all(|b| b == b' ' || b == b'\t')
+            {
+                return false;
+            }
+        }
+        end = Some(child.end_byte());
+    }
+    true
 }
 
 fn basename(path: &str) -> &str {

@@ -236,6 +236,8 @@ fn what_cannot_be_read_with_certainty_is_uncertain() {
         "))((",
         "! if echo ok; then ls; fi",
         "echo x > /dev/tcp/127.0.0.1/80",
+        // found by the fuzzer: the grammar joins these two lines into one command
+        "echo $(timeout 5 curl 'q w'; echo `id` | xargs id | xargs curl --opt=1\nenv A=1 nice -n 3 /usr/bin/wc \"d e\" && while while while ls; do ls; done; do ls; done; do ls; done); ls",
         "exec 3<>/dev/tcp/example.org/80",
     ] {
         let a = analyze(src);
