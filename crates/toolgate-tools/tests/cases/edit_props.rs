@@ -3,7 +3,8 @@
 //! and sometimes no final newline; `old_string` is sometimes cut from the file (one or many
 //! matches) and sometimes random (often none). After every operation the file is exactly
 //! what an independent reference model of edit_file says: the new content when the edit
-//! succeeds, the old content byte for byte when it fails, and no temporary file is left.
+//! succeeds, the old content byte for byte when it fails (some operations are cancelled
+//! before they commit, which must leave the file as it was), and no temporary file is left.
 
 use super::write_support::temp_files;
 use proptest::prelude::*;
@@ -157,6 +158,8 @@ struct Op {
     old: String,
     new: String,
     all: bool,
+    /// The call is cancelled before it starts: whatever it finds, it must not commit.
+    cancel: bool,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -166,8 +169,15 @@ fn op() -> impl Strategy<Value = Op> {
         piece,
         piece,
         any::<bool>(),
+        prop::bool::weighted(0.15),
     )
-        .prop_map(|(cut, old, new, all)| Op { cut, old, new, all })
+        .prop_map(|(cut, old, new, all, cancel)| Op {
+            cut,
+            old,
+            new,
+            all,
+            cancel,
+        })
 }
 
 /// `old` for `op` against the current file: a piece of its text, or the op's own string.
@@ -198,8 +208,18 @@ fn run_ops(initial: Vec<u8>, ops: Vec<Op>) -> Result<(), TestCaseError> {
     for op in ops {
         let before = std::fs::read(&path).unwrap();
         let old = old_for(&op, &before);
-        let expected = reference(&before, &old, &op.new, op.all);
-        let ctx = ToolContext::builder().workspace(ws.clone()).build();
+        let expected = match reference(&before, &old, &op.new, op.all) {
+            Expected::Bytes(_) if op.cancel => Expected::Fails("cancelled"),
+            e => e,
+        };
+        let token = toolgate_core::CancellationToken::new();
+        if op.cancel {
+            token.cancel();
+        }
+        let ctx = ToolContext::builder()
+            .workspace(ws.clone())
+            .cancellation(token)
+            .build();
         let args = EditFileArgs {
             path: "f.txt".into(),
             old_string: old.clone(),
@@ -217,6 +237,7 @@ fn run_ops(initial: Vec<u8>, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 prop_assert_eq!(&after, &before, "a failed edit changed the file");
                 let got = match e.kind {
                     ErrorKind::InvalidArguments => "invalid_arguments",
+                    ErrorKind::Cancelled => "cancelled",
                     _ => e.reason.as_deref().unwrap_or("?"),
                 };
                 prop_assert_eq!(got, *reason);
