@@ -5,8 +5,9 @@
 //!
 //! - reads and execution are granted beneath `/`, except for the paths the configuration
 //!   denies; a denied path is carved out by granting its siblings instead of its parent, on
-//!   every level from `/` down ([`grant_except`]). The directories on the way to a denied path
-//!   can then not be listed, but everything else in them can still be read;
+//!   every level from `/` down ([`grant_except`], opened once: [`ReadGrants`]). The
+//!   directories on the way to a denied path can then not be listed, but everything else in
+//!   them can still be read;
 //! - everything is granted beneath the workspace and beneath the run's private temporary
 //!   directory, and writing (not creating) `/dev/null`, `/dev/zero` and `/dev/full`;
 //! - nothing else: no write anywhere else on the file system.
@@ -32,12 +33,47 @@ pub const MIN_ABI: i32 = 3;
 const TARGET: ABI = ABI::V10;
 
 /// What one run may touch.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct FsRules {
+#[derive(Debug, Default)]
+pub(crate) struct FsRules<'a> {
     /// Directories (or files) beneath which everything is allowed.
     pub writable: Vec<PathBuf>,
-    /// Paths neither read nor written (carved out of the read grant on `/`).
-    pub deny_read: Vec<PathBuf>,
+    /// The read grants (opened once per configuration, see [`ReadGrants`]).
+    pub reads: Option<&'a ReadGrants>,
+}
+
+/// The read grants on `/` with the denied paths carved out, as opened path descriptors: the
+/// walk down to each denied path opens one descriptor per sibling on the way, so it is done
+/// once per configuration and reused by every run (entries created later under a carved
+/// directory are not readable until toolgate restarts).
+#[derive(Debug, Default)]
+pub(crate) struct ReadGrants {
+    grants: Vec<(PathFd, landlock::BitFlags<AccessFs>)>,
+}
+
+impl ReadGrants {
+    /// Opens the grants for `deny_read` (paths that do not exist are left out).
+    pub(crate) fn new(deny_read: &[PathBuf]) -> ReadGrants {
+        let deny: Vec<PathBuf> = deny_read
+            .iter()
+            .filter(|p| p.symlink_metadata().is_ok())
+            .cloned()
+            .collect();
+        let mut grants = Vec::new();
+        grant_except(
+            &mut grants,
+            Path::new("/"),
+            &deny,
+            AccessFs::from_read(TARGET),
+            0,
+        );
+        ReadGrants { grants }
+    }
+
+    /// How many rules the grants add.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.grants.len()
+    }
 }
 
 /// Why a ruleset could not be built.
@@ -68,15 +104,24 @@ impl From<RulesetError> for BuildError {
 ///
 /// # Errors
 /// A rule the kernel refuses, or a writable path that cannot be opened.
-pub(crate) fn build(rules: &FsRules) -> Result<RulesetCreated, BuildError> {
-    let read = AccessFs::from_read(TARGET);
+pub(crate) fn build(rules: &FsRules<'_>) -> Result<RulesetCreated, BuildError> {
     let all = AccessFs::from_all(TARGET);
     let file_write = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate;
     let mut ruleset = Ruleset::default()
         .handle_access(all)?
         .scope(Scope::AbstractUnixSocket | Scope::Signal)?
         .create()?;
-    ruleset = grant_except(ruleset, Path::new("/"), &rules.deny_read, read, 0)?;
+    match rules.reads {
+        Some(reads) => {
+            for (fd, access) in &reads.grants {
+                ruleset = ruleset.add_rule(PathBeneath::new(fd, *access))?;
+            }
+        }
+        None => {
+            let fd = PathFd::new("/").map_err(|e| BuildError::Path("/".into(), e))?;
+            ruleset = ruleset.add_rule(PathBeneath::new(fd, AccessFs::from_read(TARGET)))?;
+        }
+    }
     for dir in &rules.writable {
         let fd = PathFd::new(dir).map_err(|e| BuildError::Path(dir.clone(), e))?;
         ruleset = ruleset.add_rule(PathBeneath::new(fd, all))?;
@@ -98,43 +143,43 @@ pub(crate) fn proc_access() -> u64 {
 /// How deep [`grant_except`] descends towards a denied path.
 const MAX_DEPTH: usize = 32;
 
-/// Grants `access` beneath `root` except beneath every path of `excluded`: when an excluded
-/// path lies under `root`, the entries of `root` are granted one by one instead (recursively
-/// for the ones leading to an excluded path). Entries that cannot be opened are skipped.
+/// Collects the grants of `access` beneath `root` except beneath every path of `excluded`:
+/// when an excluded path lies under `root`, the entries of `root` are granted one by one
+/// instead (recursively for the ones leading to an excluded path). Entries that cannot be
+/// opened are skipped.
 fn grant_except(
-    mut ruleset: RulesetCreated,
+    out: &mut Vec<(PathFd, landlock::BitFlags<AccessFs>)>,
     root: &Path,
     excluded: &[PathBuf],
     access: landlock::BitFlags<AccessFs>,
     depth: usize,
-) -> Result<RulesetCreated, RulesetError> {
+) {
     let inside: Vec<PathBuf> = excluded
         .iter()
         .filter(|e| e.starts_with(root))
         .cloned()
         .collect();
     if inside.iter().any(|e| e == root) {
-        return Ok(ruleset);
+        return;
     }
     let is_dir = root.symlink_metadata().map(|m| m.is_dir()).unwrap_or(false);
     if inside.is_empty() || !is_dir || depth >= MAX_DEPTH {
-        let Ok(fd) = PathFd::new(root) else {
-            return Ok(ruleset);
-        };
-        let access = if is_dir {
-            access
-        } else {
-            access & AccessFs::from_file(TARGET)
-        };
-        return ruleset.add_rule(PathBeneath::new(fd, access));
+        if let Ok(fd) = PathFd::new(root) {
+            let access = if is_dir {
+                access
+            } else {
+                access & AccessFs::from_file(TARGET)
+            };
+            out.push((fd, access));
+        }
+        return;
     }
     let Ok(entries) = std::fs::read_dir(root) else {
-        return Ok(ruleset);
+        return;
     };
     for entry in entries.flatten() {
-        ruleset = grant_except(ruleset, &entry.path(), &inside, access, depth + 1)?;
+        grant_except(out, &entry.path(), &inside, access, depth + 1);
     }
-    Ok(ruleset)
 }
 
 #[cfg(test)]
@@ -146,19 +191,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("a/secret")).unwrap();
         std::fs::write(dir.path().join("a/file"), "x").unwrap();
+        let reads = ReadGrants::new(&[dir.path().join("a/secret"), "/nonexistent/x".into()]);
+        assert!(reads.len() > 1, "the carve-out grants siblings one by one");
         let rules = FsRules {
             writable: vec![dir.path().to_path_buf()],
-            deny_read: vec![dir.path().join("a/secret"), "/nonexistent/x".into()],
+            reads: Some(&reads),
         };
         assert!(build(&rules).is_ok());
         assert!(build(&FsRules::default()).is_ok());
+        assert_eq!(
+            ReadGrants::new(&[]).len(),
+            1,
+            "nothing denied: one grant on /"
+        );
     }
 
     #[test]
     fn a_missing_writable_path_is_an_error() {
         let rules = FsRules {
             writable: vec!["/nonexistent/toolgate/ws".into()],
-            deny_read: Vec::new(),
+            reads: None,
         };
         assert!(build(&rules).is_err());
     }

@@ -34,7 +34,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
@@ -111,6 +111,7 @@ pub struct RunShellOutput {
 pub struct RunShell {
     config: Arc<ShellConfig>,
     report: Option<Arc<SandboxReport>>,
+    reads: Arc<OnceLock<fs_rules::ReadGrants>>,
 }
 
 impl RunShell {
@@ -119,6 +120,7 @@ impl RunShell {
         RunShell {
             config: Arc::new(config),
             report: None,
+            reads: Arc::default(),
         }
     }
 
@@ -244,7 +246,10 @@ impl TypedTool for RunShell {
             Some(r) => (**r).clone(),
             None => sandbox_report(),
         };
-        let run = Run::prepare(&config, &report, ws.root(), &cwd_host, &args.command)?;
+        let reads = self
+            .reads
+            .get_or_init(|| fs_rules::ReadGrants::new(&config.deny_read));
+        let run = Run::prepare(&config, &report, reads, ws.root(), &cwd_host, &args.command)?;
         run.execute(&config, &ctx, timeout).await
     }
 }
@@ -286,6 +291,7 @@ impl Run {
     fn prepare(
         config: &ShellConfig,
         report: &SandboxReport,
+        reads: &fs_rules::ReadGrants,
         root: &Path,
         cwd: &Path,
         script: &str,
@@ -318,12 +324,7 @@ impl Run {
         let landlock = if landlock_ok {
             let rules = fs_rules::FsRules {
                 writable: writable.clone(),
-                deny_read: config
-                    .deny_read
-                    .iter()
-                    .filter(|p| p.symlink_metadata().is_ok())
-                    .cloned()
-                    .collect(),
+                reads: Some(reads),
             };
             let ruleset = fs_rules::build(&rules).map_err(|e| {
                 ToolError::failed(format!("the sandbox's file rules could not be built: {e}"))
