@@ -90,7 +90,10 @@ pub struct ShellConfig {
     /// Variables passed on from toolgate's environment when set (default
     /// [`env::DEFAULT_INHERIT`]).
     pub inherit_env: Vec<String>,
-    /// Variables set to fixed values.
+    /// Variables set to fixed values. Default: where the Rust toolchain lives
+    /// (`RUSTUP_HOME`, `CARGO_HOME`, from toolgate's environment or `$HOME/.rustup` and
+    /// `$HOME/.cargo` when those exist), since `HOME` is the run's private directory and
+    /// rustup's proxies could not find the toolchain otherwise; both stay read-only.
     pub env: BTreeMap<String, String>,
     /// Paths the command may not read (absolute). Default: the usual credential stores under
     /// `$HOME` (`.ssh`, `.aws`, `.gnupg`, `.netrc`, `.git-credentials`, `.docker`, `.kube`,
@@ -125,7 +128,7 @@ impl Default for ShellConfig {
             allow_network: false,
             bash,
             inherit_env: env::DEFAULT_INHERIT.iter().map(|s| s.to_string()).collect(),
-            env: BTreeMap::new(),
+            env: toolchain_env(),
             deny_read: default_deny_read(),
             extra_writable: Vec::new(),
             protected: vec![
@@ -147,6 +150,24 @@ impl Default for ShellConfig {
             },
         }
     }
+}
+
+/// `RUSTUP_HOME` and `CARGO_HOME` as toolgate sees them, so `cargo` works in a run whose
+/// `HOME` is private.
+fn toolchain_env() -> BTreeMap<String, String> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let mut env = BTreeMap::new();
+    for (var, dir) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
+        let value = std::env::var_os(var)
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(dir)).filter(|p| p.is_dir()));
+        if let Some(v) = value.and_then(|v| v.to_str().map(str::to_string)) {
+            env.insert(var.to_string(), v);
+        }
+    }
+    env
 }
 
 /// The credential stores under `$HOME` that a command may not read by default.

@@ -327,3 +327,28 @@ async fn a_missing_shell_is_named() {
         .unwrap_err();
     assert_eq!(e.reason.as_deref(), Some("shell_not_found"));
 }
+
+/// The Rust toolchain is found although `HOME` is private, and builds a small crate offline
+/// without network (the issue's "done when": an agent runs a project's tests). The tests run
+/// under cargo, so cargo is on `PATH`.
+#[tokio::test]
+async fn cargo_builds_and_tests_a_small_crate_offline() {
+    if std::process::Command::new("cargo")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return;
+    }
+    let s = Shell::new();
+    s.setup(
+        "mkdir -p src && printf '[package]\\nname = \"small\"\\nversion = \"0.1.0\"\\nedition = \"2021\"\\n' > Cargo.toml \
+         && printf '#[test]\\nfn adds() { assert_eq!(2 + 2, 4); }\\n' > src/lib.rs",
+    );
+    let r = s
+        .call(json!({"command": "cargo test --offline -q 2>&1", "timeout_ms": 300000}))
+        .await;
+    let o = output(&r);
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert!(o.stdout.contains("1 passed"), "{}", o.stdout);
+}
