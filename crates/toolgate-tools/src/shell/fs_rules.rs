@@ -140,6 +140,12 @@ pub(crate) fn proc_access() -> u64 {
     AccessFs::from_read(ABI::V1).bits()
 }
 
+/// The access bits granted on the private `/dev/shm`: everything of ABI 3, the oldest ABI
+/// run_shell uses, so the kernel handles every bit.
+pub(crate) fn shm_access() -> u64 {
+    AccessFs::from_all(ABI::V3).bits()
+}
+
 /// How deep [`grant_except`] descends towards a denied path.
 const MAX_DEPTH: usize = 32;
 

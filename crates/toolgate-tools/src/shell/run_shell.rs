@@ -351,6 +351,8 @@ impl Run {
             drop_caps: true,
             landlock,
             proc_access: fs_rules::proc_access(),
+            private_shm: (new_mount && landlock_ok && Path::new("/dev/shm").is_dir())
+                .then(fs_rules::shm_access),
         };
         let mut command = Command::new(&config.bash);
         command

@@ -14,16 +14,16 @@
 //!    extended attributes on files outside), the writable directories (workspace, private
 //!    temporary directory) bind-mounted read-write onto themselves, each protected path
 //!    (`.toolgate`, `.git/hooks`, `.git/config`) bind-mounted read-only onto itself, a fresh
-//!    `/proc` when the process is the first of a new PID namespace, and the working directory
-//!    entered again so it lies on the new mounts;
+//!    `/proc` when the process is the first of a new PID namespace, a private 64 MiB tmpfs on
+//!    `/dev/shm`, and the working directory entered again so it lies on the new mounts;
 //! 4. the loopback interface of the new network namespace brought up (nothing else exists in
 //!    it, so nothing outside the sandbox is reachable, but local test servers work);
 //! 5. resource limits (`setrlimit`);
 //! 6. every capability dropped: the bounding set, the ambient set, then the effective,
 //!    permitted and inheritable sets, so even a root caller's command runs without privilege;
 //! 7. the Landlock ruleset applied (`no_new_privs` first), which also forbids any later mount.
-//!    The fresh `/proc` gets its own read rule first: Landlock ignores rules on a directory
-//!    that a mount hides, so the parent's rule for the old `/proc` would not cover it.
+//!    The fresh `/proc` and `/dev/shm` get their own rules first: Landlock ignores rules on a
+//!    directory that a mount hides, so the parent's rules would not cover them.
 //!
 //! A PID namespace cannot be entered by the process that asks for it, only by its children, so
 //! [`spawn`] forks from a fresh thread that has called `unshare(CLONE_NEWPID)` first: the shell
@@ -87,6 +87,9 @@ pub(crate) struct ChildSetup {
     pub landlock: Option<OwnedFd>,
     /// The Landlock access bits granted on a fresh `/proc` (read, read directory, execute).
     pub proc_access: u64,
+    /// Mount a private tmpfs on `/dev/shm` (POSIX shared memory and semaphores, which
+    /// Python's multiprocessing needs) with these Landlock access bits on it.
+    pub private_shm: Option<u64>,
 }
 
 /// Failures of the child's set-up carry their step in the error's raw OS code, so the parent
@@ -172,6 +175,16 @@ impl ChildSetup {
                 )
                 .map_err(step(4))?;
             }
+            if self.private_shm.is_some() {
+                rustix::mount::mount(
+                    c"tmpfs",
+                    c"/dev/shm",
+                    c"tmpfs",
+                    MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+                    c"size=64m,mode=1777",
+                )
+                .map_err(step(3))?;
+            }
             if let Some(cwd) = &self.cwd {
                 rustix::process::chdir(cwd.as_c_str()).map_err(step(3))?;
             }
@@ -192,6 +205,9 @@ impl ChildSetup {
         if let Some(ruleset) = &self.landlock {
             if in_new_pid && self.new_mount {
                 add_path_rule(ruleset, c"/proc", self.proc_access).map_err(step(8))?;
+            }
+            if let (Some(access), true) = (self.private_shm, self.new_mount) {
+                add_path_rule(ruleset, c"/dev/shm", access).map_err(step(8))?;
             }
             rustix::thread::set_no_new_privs(true).map_err(step(8))?;
             restrict_self(ruleset).map_err(step(8))?;

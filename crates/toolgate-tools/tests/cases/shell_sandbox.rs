@@ -298,3 +298,24 @@ async fn no_network_reaches_the_host() {
     }
     assert_eq!(canary.hits(), 1);
 }
+
+/// POSIX shared memory works (Python's multiprocessing needs it) in a private `/dev/shm`
+/// that nothing outside sees and that ends with the call.
+#[tokio::test]
+async fn shared_memory_is_private_to_the_call() {
+    let s = Shell::new();
+    let o = direct(
+        &s,
+        "python3 -c 'import multiprocessing as m; l = m.Lock(); print(\"lock ok\")' \
+         && echo x > /dev/shm/toolgate-shm-canary && cat /dev/shm/toolgate-shm-canary",
+    )
+    .await;
+    assert_eq!(
+        (o.exit_code, o.stdout.as_str()),
+        (Some(0), "lock ok\nx\n"),
+        "{o:?}"
+    );
+    assert!(!exists("/dev/shm/toolgate-shm-canary"));
+    let o = direct(&s, "test -e /dev/shm/toolgate-shm-canary").await;
+    assert_eq!(o.exit_code, Some(1), "gone with the call's namespace");
+}
