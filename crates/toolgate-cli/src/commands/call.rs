@@ -4,11 +4,7 @@ use crate::exit::Exit;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::sync::Arc;
-use toolgate_core::{
-    Approver, AuditSink, JsonlAuditSink, MemoryResultStore, NobodyApprover, NullAuditSink,
-    Pipeline, PreApproved, ResultStore, ToolCall,
-};
-use toolgate_store::{SqliteAuditSink, SqliteResultStore, Store};
+use toolgate_core::{Approver, NobodyApprover, Pipeline, PreApproved, ToolCall};
 
 /// Arguments of `toolgate call`.
 #[derive(Debug, clap::Args)]
@@ -51,47 +47,20 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
-    let store_path = match args.store.clone() {
-        Some(p) => p,
-        None => super::workspace_store(&workspace)?,
-    };
-    let audit_needs_store = !args.no_audit && args.audit.is_none();
-    // the store keeps truncated results for `read_result` in a later call of the session; when
-    // nothing is audited to it, a store that cannot be opened only costs that
-    let store = match Store::open(&store_path) {
-        Ok(s) => Some(s),
-        Err(e) if audit_needs_store => return Err(e.into()),
-        Err(e) => {
-            tracing::warn!(error = %e, "truncated results are kept in memory for this call only");
-            None
-        }
-    };
-    let mut sqlite_audit: Option<Arc<SqliteAuditSink>> = None;
-    let audit: Arc<dyn AuditSink> = if args.no_audit {
-        Arc::new(NullAuditSink)
-    } else if let Some(path) = &args.audit {
-        Arc::new(
-            JsonlAuditSink::open(path)
-                .with_context(|| format!("opening the audit log {}", path.display()))?,
-        )
-    } else {
-        let store = store.as_ref().context("the store is not open")?;
-        let sink = Arc::new(SqliteAuditSink::new(store)?);
-        sqlite_audit = Some(sink.clone());
-        sink
-    };
-    let results: Arc<dyn ResultStore> = match &store {
-        Some(s) => Arc::new(SqliteResultStore::new(s.clone())),
-        None => Arc::new(MemoryResultStore::default()),
-    };
+    let recording = super::recording::Recording::open(
+        &workspace,
+        args.store.clone(),
+        args.audit.as_deref(),
+        args.no_audit,
+    )?;
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(PreApproved)
     } else {
         Arc::new(NobodyApprover)
     };
     let pipeline = Pipeline::builder(super::shared(super::builtin_registry()?))
-        .audit(audit)
-        .results(results)
+        .audit(recording.audit.clone())
+        .results(recording.results.clone())
         .approver(approver)
         .build();
     let session_id = args.session.clone().unwrap_or_else(new_session_id);
@@ -119,19 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     });
     // the record is committed before the result is shown (SIGTERM and Ctrl-C cancel the call
     // above and still get here)
-    let flushed = match &sqlite_audit {
-        Some(sink) => sink.flush_checked(),
-        None => {
-            pipeline.audit().flush();
-            Ok(())
-        }
-    };
-    if let Some(s) = &store {
-        if let Err(e) = s.prune_results(toolgate_core::audit::now_us(std::time::SystemTime::now()))
-        {
-            tracing::warn!(error = %e, "pruning expired results");
-        }
-    }
+    let flushed = recording.finish(&pipeline);
     println!("{}", serde_json::to_string_pretty(&result)?);
     flushed.context("writing the audit record")?;
     Ok(match &result.error {

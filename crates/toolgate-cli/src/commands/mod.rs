@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod call;
+pub mod recording;
 pub mod serve;
 pub mod stats;
 pub mod store;

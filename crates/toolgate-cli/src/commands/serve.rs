@@ -6,9 +6,6 @@
 use crate::exit::Exit;
 use anyhow::Context;
 use std::path::PathBuf;
-use std::sync::Arc;
-use toolgate_core::{AuditSink, JsonlAuditSink, MemoryResultStore, NullAuditSink, ResultStore};
-use toolgate_store::{SqliteAuditSink, SqliteResultStore, Store};
 
 /// Arguments of `toolgate serve`.
 #[derive(Debug, clap::Args)]
@@ -31,49 +28,18 @@ pub struct Args {
 /// call are committed before it returns.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = args.serve.open_workspace()?;
-    let store_path = match args.store.clone() {
-        Some(p) => p,
-        None => super::workspace_store(&workspace)?,
-    };
-    let audit_needs_store = !args.no_audit && args.audit.is_none();
-    let store = match Store::open(&store_path) {
-        Ok(s) => Some(s),
-        Err(e) if audit_needs_store => return Err(e.into()),
-        Err(e) => {
-            tracing::warn!(error = %e, "truncated results are kept in memory");
-            None
-        }
-    };
-    let mut sqlite_audit: Option<Arc<SqliteAuditSink>> = None;
-    let audit: Arc<dyn AuditSink> = if args.no_audit {
-        Arc::new(NullAuditSink)
-    } else if let Some(path) = &args.audit {
-        Arc::new(
-            JsonlAuditSink::open(path)
-                .with_context(|| format!("opening the audit log {}", path.display()))?,
-        )
-    } else {
-        let store = store.as_ref().context("the store is not open")?;
-        let sink = Arc::new(SqliteAuditSink::new(store)?);
-        sqlite_audit = Some(sink.clone());
-        sink
-    };
-    let results: Arc<dyn ResultStore> = match &store {
-        Some(s) => Arc::new(SqliteResultStore::new(s.clone())),
-        None => Arc::new(MemoryResultStore::default()),
-    };
+    let recording = super::recording::Recording::open(
+        &workspace,
+        args.store.clone(),
+        args.audit.as_deref(),
+        args.no_audit,
+    )?;
     let pipeline = toolgate_mcp::pipeline_builder(super::shared(super::builtin_registry()?))
-        .audit(audit)
-        .results(results)
+        .audit(recording.audit.clone())
+        .results(recording.results.clone())
         .build();
     let served = toolgate_mcp::cli::run(args.serve, pipeline.clone(), workspace);
-    let flushed = match &sqlite_audit {
-        Some(sink) => sink.flush_checked(),
-        None => {
-            pipeline.audit().flush();
-            Ok(())
-        }
-    };
+    let flushed = recording.finish(&pipeline);
     served?;
     flushed.context("writing the audit records")?;
     Ok(Exit::Success)

@@ -1,0 +1,94 @@
+//! Where `toolgate call` and `toolgate serve` record: the audit sink and the store for
+//! truncated results, chosen from `--audit FILE`, `--no-audit` and `--store PATH`.
+
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use toolgate_core::{
+    AuditSink, JsonlAuditSink, MemoryResultStore, NullAuditSink, Pipeline, ResultStore, Workspace,
+};
+use toolgate_store::{SqliteAuditSink, SqliteResultStore, Store};
+
+/// The audit sink and result store of one command run.
+pub struct Recording {
+    /// The audit sink: the store's (default), a JSON-lines file, or none.
+    pub audit: Arc<dyn AuditSink>,
+    /// Truncated results: the store's when it opened, else memory (this run only).
+    pub results: Arc<dyn ResultStore>,
+    store: Option<Store>,
+    sqlite: Option<Arc<SqliteAuditSink>>,
+}
+
+impl Recording {
+    /// Opens the store (`store`, or the workspace's `.toolgate/toolgate.db`) and the sink.
+    /// When nothing is audited to the store, a store that cannot be opened only costs keeping
+    /// truncated results in memory; otherwise it is an error.
+    ///
+    /// # Errors
+    /// The store or the JSON-lines file cannot be opened.
+    pub fn open(
+        workspace: &Workspace,
+        store: Option<PathBuf>,
+        audit: Option<&Path>,
+        no_audit: bool,
+    ) -> anyhow::Result<Self> {
+        let store_path = match store {
+            Some(p) => p,
+            None => super::workspace_store(workspace)?,
+        };
+        let audit_needs_store = !no_audit && audit.is_none();
+        let store = match Store::open(&store_path) {
+            Ok(s) => Some(s),
+            Err(e) if audit_needs_store => return Err(e.into()),
+            Err(e) => {
+                tracing::warn!(error = %e, "truncated results are kept in memory for this run only");
+                None
+            }
+        };
+        let mut sqlite = None;
+        let audit: Arc<dyn AuditSink> = if no_audit {
+            Arc::new(NullAuditSink)
+        } else if let Some(path) = audit {
+            Arc::new(
+                JsonlAuditSink::open(path)
+                    .with_context(|| format!("opening the audit log {}", path.display()))?,
+            )
+        } else {
+            let store = store.as_ref().context("the store is not open")?;
+            let sink = Arc::new(SqliteAuditSink::new(store)?);
+            sqlite = Some(sink.clone());
+            sink
+        };
+        let results: Arc<dyn ResultStore> = match &store {
+            Some(s) => Arc::new(SqliteResultStore::new(s.clone())),
+            None => Arc::new(MemoryResultStore::default()),
+        };
+        Ok(Recording {
+            audit,
+            results,
+            store,
+            sqlite,
+        })
+    }
+
+    /// Commits every audit record the pipeline produced, then prunes expired results.
+    ///
+    /// # Errors
+    /// Records the store's writer could not commit.
+    pub fn finish(&self, pipeline: &Pipeline) -> anyhow::Result<()> {
+        let flushed = match &self.sqlite {
+            Some(sink) => sink.flush_checked().map_err(anyhow::Error::from),
+            None => {
+                pipeline.audit().flush();
+                Ok(())
+            }
+        };
+        if let Some(s) = &self.store {
+            let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
+            if let Err(e) = s.prune_results(now) {
+                tracing::warn!(error = %e, "pruning expired results");
+            }
+        }
+        flushed
+    }
+}
