@@ -342,25 +342,22 @@ fn a_reader_that_goes_away_ends_the_process_without_a_panic() {
 fn toolgate_never_writes_its_state_through_a_planted_link() {
     let t = tree();
     let ws = t.path().join("ws");
+    let refused = || {
+        let out = toolgate(
+            &["call", "list_dir", "{}", "-w", ws.to_str().unwrap()],
+            t.path(),
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
     std::fs::create_dir_all(t.path().join("victim")).unwrap();
     // .toolgate is a link out of the workspace
     std::os::unix::fs::symlink("../victim", ws.join(".toolgate")).unwrap();
-    let out = toolgate(
-        &[
-            "call",
-            "list_dir",
-            "{}",
-            "--workspace",
-            ws.to_str().unwrap(),
-        ],
-        t.path(),
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    refused();
     assert_eq!(
         std::fs::read_dir(t.path().join("victim")).unwrap().count(),
         0
@@ -368,26 +365,9 @@ fn toolgate_never_writes_its_state_through_a_planted_link() {
     // the store file is a link out of the workspace
     std::fs::remove_file(ws.join(".toolgate")).unwrap();
     std::fs::create_dir(ws.join(".toolgate")).unwrap();
-    std::os::unix::fs::symlink("../../outside/secret.txt", ws.join(".toolgate/toolgate.db"))
-        .unwrap();
-    let out = toolgate(
-        &[
-            "call",
-            "list_dir",
-            "{}",
-            "--workspace",
-            ws.to_str().unwrap(),
-        ],
-        t.path(),
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        std::fs::read_to_string(t.path().join("outside/secret.txt")).unwrap(),
-        "CANARY-OUT\n"
-    );
+    let db = ws.join(".toolgate/toolgate.db");
+    std::os::unix::fs::symlink("../../outside/secret.txt", db).unwrap();
+    refused();
+    let canary = std::fs::read_to_string(t.path().join("outside/secret.txt")).unwrap();
+    assert_eq!(canary, "CANARY-OUT\n");
 }

@@ -104,20 +104,11 @@ fn query(a: QueryArgs) -> anyhow::Result<Exit> {
         until_us: None,
         limit: (a.limit > 0).then_some(a.limit),
     })?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    if a.json {
-        for r in &records {
-            serde_json::to_writer(&mut out, r)?;
-            out.write_all(b"\n")?;
-        }
-    } else {
-        table(&mut out, &records)?;
-    }
-    out.flush()?;
+    super::print_rows(&records, a.json, |out, rows| table(out, rows))?;
     Ok(Exit::Success)
 }
 
-fn table(out: &mut impl Write, records: &[StoredRecord]) -> std::io::Result<()> {
+fn table(out: &mut dyn Write, records: &[StoredRecord]) -> std::io::Result<()> {
     writeln!(
         out,
         "{:>7}  {:<20}  {:<16}  {:<14}  {:<17}  {:<24}  {:>9}  ARGUMENTS",

@@ -50,3 +50,26 @@ pub fn workspace_store(workspace: &Workspace) -> anyhow::Result<PathBuf> {
         .context("preparing the workspace's .toolgate directory (it must be a real directory)")?;
     Ok(dir.join("toolgate.db"))
 }
+
+/// Prints `rows` to stdout as JSON lines (`json`) or with `table`, buffered.
+///
+/// # Errors
+/// Serialization or write errors (a closed pipe ends the process first: see `main`).
+pub fn print_rows<T: serde::Serialize>(
+    rows: &[T],
+    json: bool,
+    table: impl FnOnce(&mut dyn std::io::Write, &[T]) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if json {
+        for r in rows {
+            serde_json::to_writer(&mut out, r)?;
+            out.write_all(b"\n")?;
+        }
+    } else {
+        table(&mut out, rows)?;
+    }
+    out.flush()?;
+    Ok(())
+}

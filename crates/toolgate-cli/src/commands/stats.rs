@@ -39,20 +39,11 @@ pub fn run(a: Args) -> anyhow::Result<Exit> {
         since_us,
         ..AuditQuery::default()
     })?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    if a.json {
-        for s in &stats {
-            serde_json::to_writer(&mut out, s)?;
-            out.write_all(b"\n")?;
-        }
-    } else {
-        table(&mut out, &stats)?;
-    }
-    out.flush()?;
+    super::print_rows(&stats, a.json, |out, rows| table(out, rows))?;
     Ok(Exit::Success)
 }
 
-fn table(out: &mut impl Write, stats: &[ToolStats]) -> std::io::Result<()> {
+fn table(out: &mut dyn Write, stats: &[ToolStats]) -> std::io::Result<()> {
     writeln!(
         out,
         "{:<16} {:>8} {:>7} {:>7} {:>6} {:>8} {:>6} {:>9} {:>9} {:>9}  ERRORS BY KIND",
