@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 #[path = "cli/project.rs"]
 mod project;
+#[path = "cli/serve_project.rs"]
+mod serve_project;
 #[path = "cli/store.rs"]
 mod store;
 #[path = "cli/write.rs"]

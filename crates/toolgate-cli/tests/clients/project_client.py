@@ -1,0 +1,152 @@
+"""An agent's session over MCP with the official Python SDK (`mcp`), against `toolgate serve`.
+
+Run by crates/toolgate-cli/tests/cli/serve_project.rs on a workspace holding a small Rust
+crate whose test fails (`add` subtracts). Exits 0 when every check holds, printing one
+`ok: ...` line per check and `passed: project` at the end.
+
+  project_client.py --mode legacy|2026-07-28|auto --workspace DIR
+                    (--stdio JSON_ARGV | --url URL [--token TOKEN])
+
+The session: list the tools of a profile with write tools and run_shell; read the file; run
+`cargo test --offline` (it fails); an edit that cannot apply changes nothing; the fix returns
+its diff; `cargo test --offline` passes. Every destructive call asks the user through
+elicitation: accepted for those, declined for `rm -rf src` (nothing is deleted), and approved
+false with feedback for another (the model reads the feedback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+CARGO_TEST = {"command": "cargo test --offline 2>&1", "timeout_ms": 300000}
+
+
+def check(cond: bool, what: str, detail: object = "") -> None:
+    if not cond:
+        print(f"FAILED: {what}: {detail}", flush=True)
+        sys.exit(1)
+    print(f"ok: {what}", flush=True)
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def make_client(args: argparse.Namespace, **kw) -> Client:
+    if args.stdio:
+        argv = json.loads(args.stdio)
+        server = StdioServerParameters(command=argv[0], args=argv[1:])
+    else:
+        headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
+        server = streamable_http_client(args.url, http_client=create_mcp_http_client(headers=headers))
+    return Client(server, mode=args.mode, read_timeout_seconds=300, **kw)
+
+
+async def project(args: argparse.Namespace) -> None:
+    ws = pathlib.Path(args.workspace)
+    lib = ws / "src" / "lib.rs"
+    original = lib.read_bytes()
+    # the user's answers, in order, and the questions asked
+    answers: list[types.ElicitResult] = []
+    asked: list[str] = []
+
+    async def on_elicit(context, params) -> types.ElicitResult:
+        asked.append(params.message)
+        if not answers:
+            return types.ElicitResult(action="cancel")
+        return answers.pop(0)
+
+    def accept() -> None:
+        answers.append(types.ElicitResult(action="accept", content={"approve": True}))
+
+    async with make_client(args, elicitation_callback=on_elicit) as client:
+        want = "2025-11-25" if args.mode == "legacy" else "2026-07-28"
+        check(client.protocol_version == want, f"protocol {want} negotiated", client.protocol_version)
+        listed = await client.list_tools()
+        tools = {t.name: t for t in listed.tools}
+        for want in ["read_file", "search_code", "write_file", "edit_file", "run_shell"]:
+            check(want in tools, f"{want} is in the profile", sorted(tools))
+        for name in ["write_file", "edit_file", "run_shell"]:
+            a = tools[name].annotations
+            check(a is not None and a.destructive_hint is True and a.read_only_hint is False, f"{name} is marked destructive", a)
+        check(tools["run_shell"].annotations.open_world_hint is True, "run_shell is marked open-world")
+
+        read = await client.call_tool("read_file", {"path": "src/lib.rs"})
+        check(not read.is_error, "read_file succeeds without asking", text_of(read))
+        check("a - b" in (read.structured_content or {}).get("content", ""), "the model sees the bug", read.structured_content)
+        check(not asked, "reading asked nothing", asked)
+
+        accept()
+        failing = await client.call_tool("run_shell", CARGO_TEST)
+        check(not failing.is_error, "cargo test runs once approved", text_of(failing))
+        s = failing.structured_content or {}
+        check(s.get("exit_code") == 101 and "test result: FAILED" in s.get("stdout", ""), "the test fails before the fix", s)
+        check(s.get("sandboxed") is True, "it ran in the sandbox", s)
+        check(len(asked) == 1 and "run_shell" in asked[0] and "cargo test" in asked[0], "the question names the tool and the command", asked)
+
+        accept()
+        wrong = await client.call_tool("edit_file", {"path": "src/lib.rs", "old_string": "a * b", "new_string": "a + b"})
+        check(wrong.is_error is True and "no_match" in text_of(wrong), "an edit that does not match is a recoverable error", text_of(wrong))
+        check(lib.read_bytes() == original, "the failed edit changed nothing")
+
+        outside = await client.call_tool("edit_file", {"path": "../outside.rs", "old_string": "a", "new_string": "b"})
+        check(outside.is_error is True and "path_outside_workspace" in text_of(outside), "a path outside the workspace is refused", text_of(outside))
+        check(len(asked) == 2, "a refused path is not even put to the user", asked)
+
+        accept()
+        fixed = await client.call_tool("edit_file", {"path": "src/lib.rs", "old_string": "    a - b\n", "new_string": "    a + b\n"})
+        check(not fixed.is_error, "the fix applies", text_of(fixed))
+        diff = (fixed.structured_content or {}).get("diff", "")
+        check("-    a - b" in diff and "+    a + b" in diff, "the result carries the diff", diff)
+        check(lib.read_bytes() == original.replace(b"a - b", b"a + b"), "the file on disk is fixed")
+
+        accept()
+        passing = await client.call_tool("run_shell", CARGO_TEST)
+        s = passing.structured_content or {}
+        check(not passing.is_error and s.get("exit_code") == 0, "cargo test passes after the fix", s)
+        check("test result: ok. 2 passed; 0 failed" in s.get("stdout", ""), "both tests pass", s.get("stdout"))
+        check((ws / "target" / "debug").is_dir(), "the build went to the workspace's target directory")
+
+        answers.append(types.ElicitResult(action="decline"))
+        rm = await client.call_tool("run_shell", {"command": "rm -rf src"})
+        check(rm.is_error is True and "approval_rejected" in text_of(rm), "the user declines a destructive command", text_of(rm))
+        check("rm -rf src" in asked[-1], "the user saw the command", asked[-1])
+        check(lib.exists(), "nothing was deleted")
+
+        answers.append(types.ElicitResult(action="accept", content={"approve": False, "feedback": "run only the tests, with -q"}))
+        corrected = await client.call_tool("write_file", {"path": "src/lib.rs", "content": ""})
+        check(corrected.is_error is True and "approval_corrected" in text_of(corrected), "approve false corrects the call", text_of(corrected))
+        check("run only the tests, with -q" in text_of(corrected), "the model reads the feedback", text_of(corrected))
+        check(lib.read_bytes() == original.replace(b"a - b", b"a + b"), "the corrected write did not happen")
+        check(not answers, "every prepared answer was used", answers)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--mode", default="legacy")
+    p.add_argument("--workspace", required=True)
+    p.add_argument("--stdio")
+    p.add_argument("--url")
+    p.add_argument("--token")
+    args = p.parse_args()
+
+    async def run() -> None:
+        with anyio.fail_after(240):
+            await project(args)
+
+    anyio.run(run)
+    print(f"passed: project ({args.mode})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
