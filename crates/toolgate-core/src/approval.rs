@@ -1,7 +1,9 @@
 //! Approval: who answers when the policy says [`crate::Decision::Ask`].
 
 use crate::call::CallId;
+use crate::grant::GrantRequest;
 use crate::spec::ToolSpec;
+use crate::tool::ResolvedResource;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,6 +21,9 @@ pub struct ApprovalRequest<'a> {
     pub profile: &'a str,
     /// The call's arguments (sanitized, schema-valid).
     pub arguments: &'a Value,
+    /// The resources the call touches (paths canonical, inside the workspace), for showing
+    /// and for proposing a resource pattern to a scoped answer.
+    pub resources: &'a [ResolvedResource],
     /// The rule that asked.
     pub rule: &'a str,
     /// Why it asked.
@@ -26,12 +31,23 @@ pub struct ApprovalRequest<'a> {
 }
 
 /// The approver's answer.
+///
+/// As JSON: `{"answer": "approved"}`, `{"answer": "approved_for", "grant": {"scope":
+/// "session"}}`, `{"answer": "rejected", "reason": "..."}`, `{"answer": "corrected",
+/// "feedback": "..."}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ApprovalAnswer {
-    /// Run the call.
+    /// Run this call (once).
     Approved,
+    /// Run this call, and let a grant approve calls like it without asking, for the scope
+    /// and patterns of `grant` (stored by the pipeline's [`crate::GrantStore`]; without one,
+    /// or for scope `once`, this is [`ApprovalAnswer::Approved`]).
+    ApprovedFor {
+        /// What to grant.
+        grant: GrantRequest,
+    },
     /// Do not run it; the caller's loop stops (fatal `approval_rejected`).
     Rejected {
         /// Why, for the operator.
@@ -49,6 +65,12 @@ pub trait Approver: Send + Sync {
     /// Answers one request. It may take as long as a person needs; the pipeline does not time
     /// it out, but the call's cancellation drops the future.
     fn approve<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalAnswer>;
+
+    /// Who answers, recorded as `granted_by` on the grants its scoped answers create
+    /// (`terminal`, `mcp-client`; default `approver`).
+    fn name(&self) -> &str {
+        "approver"
+    }
 }
 
 /// The approver when nobody can answer: every request is rejected.

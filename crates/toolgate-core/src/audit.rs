@@ -7,6 +7,7 @@
 
 use crate::call::CallId;
 use crate::error::ErrorKind;
+use crate::grant::GrantScope;
 use crate::policy::Decision;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
@@ -35,8 +36,10 @@ pub enum Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Approval {
-    /// Approved.
+    /// Approved by the approver (with the scope in [`AuditRecord::scope`]).
     Approved,
+    /// Approved without asking, by the standing grant in [`AuditRecord::grant`].
+    Granted,
     /// Rejected (fatal).
     Rejected,
     /// Rejected with feedback for the model.
@@ -65,9 +68,16 @@ pub struct AuditRecord {
     /// The rule that made the decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<Cow<'static, str>>,
-    /// The approver's answer, when one was asked.
+    /// The approver's answer, when one was asked, or `granted` when a grant answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
+    /// The grant behind the approval: the one that approved the call (`approval: granted`),
+    /// or the one this call's scoped answer created (`approval: approved`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<i64>,
+    /// The scope of the approval: `once` for a plain approval, or the grant's scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<GrantScope>,
     /// The arguments; secrets are redacted before the record is written.
     pub arguments: Value,
     /// Size of the rendered result in bytes.
@@ -275,6 +285,8 @@ mod tests {
             decision: Some(Decision::Allow),
             rule: Some("default.allow".into()),
             approval: None,
+            grant: None,
+            scope: None,
             arguments: serde_json::json!({"password": "hunter2", "path": "a"}),
             result_bytes: 3,
             truncated: None,

@@ -48,6 +48,7 @@ pub mod call;
 pub mod context;
 pub mod dynamic;
 pub mod error;
+pub mod grant;
 pub mod import;
 pub mod pipeline;
 pub mod policy;
@@ -73,6 +74,10 @@ pub use call::{Arguments, CallId, ToolCall};
 pub use context::{BudgetLeft, ToolContext};
 pub use dynamic::DynamicTool;
 pub use error::{ArgumentFault, ErrorKind, RegistrationError, ToolError};
+pub use grant::{
+    Grant, GrantError, GrantFilter, GrantRequest, GrantScope, GrantStore, MemoryGrantStore,
+    NewGrant,
+};
 pub use pipeline::{Pipeline, PipelineBuilder, RetryPolicy};
 pub use policy::{Decision, DefaultPolicy, Policy, PolicyInput, Verdict};
 pub use registry::{Entry, IntoTool, Profile, Registry, RegistryBuilder, Selector};

@@ -37,6 +37,8 @@ fn record(i: u64) -> AuditRecord {
         decision: Some(Decision::Allow),
         rule: Some("default.allow".into()),
         approval: None,
+        grant: None,
+        scope: None,
         arguments: json!({"path": "src/main.rs", "offset": 1, "limit": 200}),
         result_bytes: 4_096,
         truncated: None,

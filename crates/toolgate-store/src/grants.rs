@@ -10,167 +10,18 @@
 //!
 //! A grant is active while it is not revoked, not expired (`expires_us` absent or in the
 //! future) and, for `Once`, not used. The store keeps patterns as text and does not interpret
-//! them: the policy decides what matches ([`Store::active_grants`] returns the candidates of a
-//! session, and the policy matches their patterns against the call).
+//! them ([`Store::active_grants`] returns the candidates of a session, and
+//! [`toolgate_core::grant::find_covering`] matches their patterns against the call). The
+//! types are toolgate-core's ([`toolgate_core::grant`]); `Store` is a
+//! [`toolgate_core::GrantStore`], so a pipeline's grants live here with
+//! `PipelineBuilder::grants(Arc::new(store))`.
 
 use crate::error::{Result, StoreError};
 use crate::store::{to_i64, Store};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{OptionalExtension, Row};
-use serde::{Deserialize, Serialize};
-
-/// How long a grant holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GrantScope {
-    /// One call of one session.
-    Once,
-    /// Every call of one session.
-    Session,
-    /// Every call of every session.
-    Always,
-}
-
-impl GrantScope {
-    /// The stored name: `once`, `session` or `always`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            GrantScope::Once => "once",
-            GrantScope::Session => "session",
-            GrantScope::Always => "always",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Self> {
-        match s {
-            "once" => Some(GrantScope::Once),
-            "session" => Some(GrantScope::Session),
-            "always" => Some(GrantScope::Always),
-            _ => None,
-        }
-    }
-}
-
-/// The longest pattern, note or approver name accepted, in bytes.
-pub const MAX_GRANT_TEXT: usize = 4096;
-
-/// A grant to store.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewGrant {
-    /// Tool names it covers (a pattern the policy interprets, such as `write_file` or `fs.*`).
-    pub tool_pattern: String,
-    /// Resources it covers (a path glob, host pattern or command prefix), or any resource.
-    pub resource_pattern: Option<String>,
-    /// How long it holds.
-    pub scope: GrantScope,
-    /// The session, required for `Once` and `Session`; for `Always`, `None` (every session).
-    pub session: Option<String>,
-    /// When it was granted, microseconds since the Unix epoch.
-    pub created_us: u64,
-    /// When it stops holding, microseconds since the Unix epoch (`None`: until revoked).
-    pub expires_us: Option<u64>,
-    /// Who granted it (an operator name, `terminal`, `mcp-client`).
-    pub granted_by: Option<String>,
-    /// Free text (the approver's words).
-    pub note: Option<String>,
-}
-
-impl NewGrant {
-    fn check(&self) -> Result<()> {
-        let bad = |m: String| Err(StoreError::InvalidGrant(m));
-        if self.tool_pattern.trim().is_empty() {
-            return bad("tool_pattern is empty".into());
-        }
-        for (name, v) in [
-            ("tool_pattern", Some(&self.tool_pattern)),
-            ("resource_pattern", self.resource_pattern.as_ref()),
-            ("session", self.session.as_ref()),
-            ("granted_by", self.granted_by.as_ref()),
-            ("note", self.note.as_ref()),
-        ] {
-            if let Some(v) = v {
-                if v.len() > MAX_GRANT_TEXT {
-                    return bad(format!(
-                        "{name} is {} bytes, more than {MAX_GRANT_TEXT}",
-                        v.len()
-                    ));
-                }
-                if v.contains('\0') {
-                    return bad(format!("{name} contains NUL"));
-                }
-            }
-        }
-        if self
-            .resource_pattern
-            .as_deref()
-            .is_some_and(|p| p.trim().is_empty())
-        {
-            return bad("resource_pattern is empty (leave it out to cover any resource)".into());
-        }
-        match (self.scope, &self.session) {
-            (GrantScope::Once | GrantScope::Session, None) => {
-                return bad(format!("a {} grant needs a session", self.scope.as_str()))
-            }
-            (_, Some(s)) if s.is_empty() => return bad("session is empty".into()),
-            (GrantScope::Always, Some(_)) => {
-                return bad("an always grant holds for every session; leave the session out".into())
-            }
-            _ => {}
-        }
-        if let Some(e) = self.expires_us {
-            if e <= self.created_us {
-                return bad("expires_us is not after created_us".into());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A stored grant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Grant {
-    /// Its id (for revoking).
-    pub id: i64,
-    /// Tool names it covers.
-    pub tool_pattern: String,
-    /// Resources it covers (`None`: any).
-    pub resource_pattern: Option<String>,
-    /// How long it holds.
-    pub scope: GrantScope,
-    /// Its session (`None` for `always`).
-    pub session: Option<String>,
-    /// When it was granted (µs since the epoch).
-    pub created_us: u64,
-    /// When it expires (µs since the epoch), if ever.
-    pub expires_us: Option<u64>,
-    /// When it was revoked (µs since the epoch).
-    pub revoked_us: Option<u64>,
-    /// When a `once` grant was spent (µs since the epoch).
-    pub used_us: Option<u64>,
-    /// Who granted it.
-    pub granted_by: Option<String>,
-    /// Free text.
-    pub note: Option<String>,
-}
-
-impl Grant {
-    /// Whether it holds at `now_us`: not revoked, not expired, not spent.
-    pub fn is_active(&self, now_us: u64) -> bool {
-        self.revoked_us.is_none()
-            && self.used_us.is_none()
-            && self.expires_us.is_none_or(|e| e > now_us)
-    }
-}
-
-/// Which grants [`Store::list_grants`] returns.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GrantFilter {
-    /// Only grants that hold at this time (µs since the epoch); `None` lists revoked, expired
-    /// and spent ones too.
-    pub active_at: Option<u64>,
-    /// Only grants of this session (and `always` grants, which hold for every session).
-    pub session: Option<String>,
-}
+pub use toolgate_core::grant::{Grant, GrantFilter, GrantScope, NewGrant, MAX_GRANT_TEXT};
+use toolgate_core::grant::{GrantError, GrantStore};
 
 const GRANT_COLUMNS: &str = "id, tool_pattern, resource_pattern, scope, session, created_us, \
      expires_us, revoked_us, used_us, granted_by, note";
@@ -192,7 +43,9 @@ fn decode(r: &Row<'_>) -> Result<Grant> {
         id,
         tool_pattern: r.get(1)?,
         resource_pattern: r.get(2)?,
-        scope: GrantScope::parse(&scope).ok_or_else(|| bad(format!("scope {scope:?}")))?,
+        scope: scope
+            .parse::<GrantScope>()
+            .map_err(|_| bad(format!("scope {scope:?}")))?,
         session: r.get(4)?,
         created_us: time(5)?.unwrap_or(0),
         expires_us: time(6)?,
@@ -214,7 +67,10 @@ impl Store {
     /// grant without a session, an `always` grant with one, or an expiry not after creation;
     /// [`StoreError::Sqlite`].
     pub fn insert_grant(&self, g: &NewGrant) -> Result<Grant> {
-        g.check()?;
+        g.check().map_err(|e| match e {
+            GrantError::Invalid(m) => StoreError::InvalidGrant(m),
+            other => StoreError::InvalidGrant(other.to_string()),
+        })?;
         let id = self.with_conn(|conn| {
             conn.execute(
                 "INSERT INTO grants (tool_pattern, resource_pattern, scope, session, created_us, \
@@ -330,5 +186,36 @@ impl Store {
                 rusqlite::params![to_i64(now_us), id],
             )? == 1)
         })
+    }
+}
+
+fn store_error(e: StoreError) -> GrantError {
+    match e {
+        StoreError::InvalidGrant(m) => GrantError::Invalid(m),
+        other => GrantError::Store(Box::new(other)),
+    }
+}
+
+/// The grants table as the pipeline's grant store (each method is the `Store` method of the
+/// same purpose).
+impl GrantStore for Store {
+    fn active(&self, session: &str, now_us: u64) -> std::result::Result<Vec<Grant>, GrantError> {
+        self.active_grants(session, now_us).map_err(store_error)
+    }
+
+    fn insert(&self, grant: &NewGrant) -> std::result::Result<Grant, GrantError> {
+        self.insert_grant(grant).map_err(store_error)
+    }
+
+    fn spend_once(&self, id: i64, now_us: u64) -> std::result::Result<bool, GrantError> {
+        self.use_once_grant(id, now_us).map_err(store_error)
+    }
+
+    fn revoke(&self, id: i64, now_us: u64) -> std::result::Result<bool, GrantError> {
+        self.revoke_grant(id, now_us).map_err(store_error)
+    }
+
+    fn list(&self, filter: &GrantFilter) -> std::result::Result<Vec<Grant>, GrantError> {
+        self.list_grants(filter).map_err(store_error)
     }
 }

@@ -84,6 +84,12 @@ const MIGRATIONS: &[&str] = &[
         updated_us INTEGER NOT NULL
     );
     "#,
+    // 1 -> 2: the approval's provenance (the grant that approved a call or that its answer
+    // created, and the approval's scope); old rows keep NULL, which their hashes never covered
+    r#"
+    ALTER TABLE audit ADD COLUMN grant_id INTEGER;
+    ALTER TABLE audit ADD COLUMN scope TEXT;
+    "#,
 ];
 
 /// Opens a connection to `path` with the store's settings, creating and migrating the tables

@@ -30,7 +30,8 @@ pub struct ToolStats {
     pub errors: BTreeMap<String, u64>,
     /// Calls the policy denied (decision `deny`).
     pub denials: u64,
-    /// Calls the policy sent to the approver (decision `ask`).
+    /// Calls the policy sent to the approver (decision `ask`, not answered by a standing
+    /// grant).
     pub approvals_asked: u64,
     /// Calls the approver approved.
     pub approvals_granted: u64,
@@ -70,7 +71,7 @@ impl Store {
                 }
                 match decision.as_deref() {
                     Some("deny") => s.denials += 1,
-                    Some("ask") => s.approvals_asked += 1,
+                    Some("ask") if approval.as_deref() != Some("granted") => s.approvals_asked += 1,
                     _ => {}
                 }
                 if approval.as_deref() == Some("approved") {

@@ -1,19 +1,23 @@
-//! Stage 5, authorize: the policy decides over the tool and its resolved resources; a call the
-//! policy asks about goes to the approver. (The profile allowlist was applied by resolve: a tool
-//! outside the profile is invisible.)
+//! Stage 5, authorize: the policy decides over the tool and its resolved resources. A call the
+//! policy asks about is approved without asking when an active grant covers it; otherwise it
+//! goes to the approver, whose scoped answer may leave a grant behind. A grant never overrides
+//! a deny: grants are consulted only on `ask`. (The profile allowlist was applied by resolve: a
+//! tool outside the profile is invisible.)
 
 use super::{CallState, Inner};
 use crate::approval::{ApprovalAnswer, ApprovalRequest};
-use crate::audit::Approval;
+use crate::audit::{now_us, Approval};
 use crate::call::CallId;
 use crate::error::{ErrorKind, ToolError};
+use crate::grant::{find_covering, GrantRequest, GrantScope, GrantStore};
 use crate::policy::{Decision, PolicyInput};
 use crate::registry::Entry;
 use crate::session::Session;
 use crate::tool::ResolvedResource;
+use std::time::SystemTime;
 
-/// Decides, asking the approver when the verdict is `ask`. The verdict and the answer are
-/// kept in `st` for the audit record.
+/// Decides, consulting grants and then the approver when the verdict is `ask`. The verdict,
+/// the answer, the grant and the scope are kept in `st` for the audit record.
 ///
 /// # Errors
 /// `permission_denied` (fatal) on deny; `approval_rejected` (fatal) or `approval_corrected`
@@ -47,12 +51,27 @@ pub(crate) async fn authorize(
         )
         .with_reason(verdict.rule.to_string())),
         Decision::Ask => {
+            if let Some(grants) = &inner.grants {
+                let now = now_us(SystemTime::now());
+                match find_covering(&**grants, &session.id, &spec.name, resources, now) {
+                    Ok(Some(g)) => {
+                        st.approval = Some(Approval::Granted);
+                        st.grant = Some(g.id);
+                        st.scope = Some(g.scope);
+                        return Ok(());
+                    }
+                    Ok(None) => {}
+                    // the approver is asked instead: a broken store never approves
+                    Err(e) => tracing::error!(error = %e, "looking up approval grants"),
+                }
+            }
             let request = ApprovalRequest {
                 tool: spec,
                 call_id: id,
                 session_id: &session.id,
                 profile: &session.profile,
                 arguments: &st.arguments,
+                resources,
                 rule: &verdict.rule,
                 reason: &verdict.reason,
             };
@@ -60,6 +79,16 @@ pub(crate) async fn authorize(
             match answer {
                 ApprovalAnswer::Approved => {
                     st.approval = Some(Approval::Approved);
+                    st.scope = Some(GrantScope::Once);
+                    Ok(())
+                }
+                ApprovalAnswer::ApprovedFor { grant } => {
+                    st.approval = Some(Approval::Approved);
+                    let by = inner.approver.name();
+                    let (id, scope) =
+                        store_grant(inner.grants.as_deref(), &grant, spec, session, by);
+                    st.grant = id;
+                    st.scope = Some(scope);
                     Ok(())
                 }
                 ApprovalAnswer::Rejected { reason } => {
@@ -85,6 +114,39 @@ pub(crate) async fn authorize(
                     ))
                 }
             }
+        }
+    }
+}
+
+/// Stores the grant a scoped answer asks for; the grant's id (when stored) and the scope that
+/// applies. The person approved this call either way: a grant that cannot be stored (no store,
+/// a bad pattern, a store error) leaves an approval of this one call.
+fn store_grant(
+    grants: Option<&dyn GrantStore>,
+    request: &GrantRequest,
+    spec: &crate::ToolSpec,
+    session: &Session,
+    granted_by: &str,
+) -> (Option<i64>, GrantScope) {
+    if request.scope == GrantScope::Once {
+        return (None, GrantScope::Once);
+    }
+    let Some(store) = grants else {
+        tracing::warn!(
+            scope = %request.scope,
+            "a scoped approval with no grant store approves this call only"
+        );
+        return (None, GrantScope::Once);
+    };
+    let now = now_us(SystemTime::now());
+    let stored = request
+        .to_new_grant(&spec.name, &session.id, now, Some(granted_by))
+        .and_then(|g| store.insert(&g));
+    match stored {
+        Ok(g) => (Some(g.id), g.scope),
+        Err(e) => {
+            tracing::error!(error = %e, "storing an approval grant; it approves this call only");
+            (None, GrantScope::Once)
         }
     }
 }

@@ -8,8 +8,9 @@
 //!    (`invalid_arguments`, every fault with its JSON pointer)
 //! 4. [`guard`]     semantic safety: the tool's own checks, and every path it touches resolved
 //!    inside the workspace (`unsafe_input`)
-//! 5. [`authorize`] the policy's verdict over the tool and its resources; `ask` goes to the
-//!    approver (`permission_denied`, `approval_rejected`, `approval_corrected`)
+//! 5. [`authorize`] the policy's verdict over the tool and its resources; `ask` is answered by
+//!    an active grant, else by the approver (`permission_denied`, `approval_rejected`,
+//!    `approval_corrected`)
 //! 6. [`budget`]    calls per session and per tool, wall time, result bytes
 //!    (`budget_exhausted`)
 //! 7. [`execute`]   timeout, cancellation, caught panics, retries for idempotent tools on
@@ -37,6 +38,7 @@ use crate::audit::{AuditSink, NullAuditSink};
 use crate::call::ToolCall;
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::grant::GrantStore;
 use crate::policy::{DefaultPolicy, Policy};
 use crate::registry::{Entry, Registry};
 use crate::result::ToolResult;
@@ -59,6 +61,7 @@ pub(crate) struct Inner {
     pub(crate) registry: Arc<Registry>,
     pub(crate) policy: Arc<dyn Policy>,
     pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) grants: Option<Arc<dyn GrantStore>>,
     pub(crate) audit: Arc<dyn AuditSink>,
     pub(crate) results: Arc<dyn ResultStore>,
     pub(crate) retry: RetryPolicy,
@@ -70,6 +73,7 @@ pub struct PipelineBuilder {
     registry: Arc<Registry>,
     policy: Arc<dyn Policy>,
     approver: Arc<dyn Approver>,
+    grants: Option<Arc<dyn GrantStore>>,
     audit: Arc<dyn AuditSink>,
     results: Arc<dyn ResultStore>,
     retry: RetryPolicy,
@@ -84,6 +88,14 @@ impl PipelineBuilder {
     /// Sets the approver (default: [`NobodyApprover`], every request rejected).
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;
+        self
+    }
+    /// Sets where approval grants live (default: none, so every `ask` goes to the approver
+    /// and scoped answers approve one call). With a store, a call the policy asks about is
+    /// approved without asking when an active grant covers it, and an answer with a scope
+    /// stores a grant; see [`crate::grant`].
+    pub fn grants(mut self, grants: Arc<dyn GrantStore>) -> Self {
+        self.grants = Some(grants);
         self
     }
     /// Sets the audit sink (default: none).
@@ -108,6 +120,7 @@ impl PipelineBuilder {
                 registry: self.registry,
                 policy: self.policy,
                 approver: self.approver,
+                grants: self.grants,
                 audit: self.audit,
                 results: self.results,
                 retry: self.retry,
@@ -122,6 +135,8 @@ pub(crate) struct CallState {
     pub(crate) arguments: serde_json::Value,
     pub(crate) verdict: Option<crate::policy::Verdict>,
     pub(crate) approval: Option<crate::audit::Approval>,
+    pub(crate) grant: Option<i64>,
+    pub(crate) scope: Option<crate::grant::GrantScope>,
     pub(crate) attempts: u32,
     pub(crate) result_bytes: usize,
 }
@@ -133,6 +148,7 @@ impl Pipeline {
             registry: registry.into(),
             policy: Arc::new(DefaultPolicy),
             approver: Arc::new(NobodyApprover),
+            grants: None,
             audit: Arc::new(NullAuditSink),
             results: Arc::new(MemoryResultStore::default()),
             retry: RetryPolicy::default(),
@@ -216,6 +232,8 @@ impl Pipeline {
             arguments: serde_json::Value::Null,
             verdict: None,
             approval: None,
+            grant: None,
+            scope: None,
             attempts: 0,
             result_bytes: 0,
         };

@@ -41,6 +41,8 @@ pub(crate) fn record(
         decision,
         rule,
         approval: st.approval,
+        grant: st.grant,
+        scope: st.scope,
         arguments: st.arguments,
         result_bytes: st.result_bytes,
         truncated: result.truncation.as_ref().map(|t| t.handle.clone()),

@@ -5,6 +5,7 @@
 mod authorize_budget;
 mod execute;
 mod finish_record;
+mod grants;
 mod hardening;
 mod resolve_decode;
 

@@ -58,10 +58,12 @@ pub(crate) fn canonical_json_with(r: &AuditRecord, arguments_json: &[u8], out: &
         duration_us,
         error_kind,
         error_reason,
+        grant,
         outcome,
         profile,
         result_bytes,
         rule,
+        scope,
         session,
         time_us,
         tool,
@@ -78,10 +80,12 @@ pub(crate) fn canonical_json_with(r: &AuditRecord, arguments_json: &[u8], out: &
     w.field("duration_us", duration_us);
     w.opt("error_kind", error_kind.as_ref());
     w.opt("error_reason", error_reason.as_ref());
+    w.opt("grant", grant.as_ref());
     w.field("outcome", outcome);
     w.field("profile", profile);
     w.field("result_bytes", result_bytes);
     w.opt("rule", rule.as_ref());
+    w.opt("scope", scope.as_ref());
     w.field("session", session);
     w.field("time_us", time_us);
     w.field("tool", tool);
@@ -236,7 +240,7 @@ mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;
     use std::borrow::Cow;
-    use toolgate_core::{Approval, Decision, ErrorKind, Outcome};
+    use toolgate_core::{Approval, Decision, ErrorKind, GrantScope, Outcome};
 
     fn full() -> AuditRecord {
         AuditRecord {
@@ -249,6 +253,8 @@ mod tests {
             decision: Some(Decision::Ask),
             rule: Some(Cow::Borrowed("default.destructive_asks")),
             approval: Some(Approval::Approved),
+            grant: Some(7),
+            scope: Some(GrantScope::Session),
             arguments: json!({"z": 1, "a": {"y": [1.5, "é", null], "b": true}}),
             result_bytes: 12,
             truncated: Some("res_00".into()),
@@ -302,6 +308,8 @@ mod tests {
         minimal.decision = None;
         minimal.rule = None;
         minimal.approval = None;
+        minimal.grant = None;
+        minimal.scope = None;
         minimal.truncated = None;
         minimal.error_kind = None;
         minimal.error_reason = None;

@@ -14,12 +14,13 @@ use toolgate_core::AuditRecord;
 /// The columns, in the order of [`INSERT`] and of every `SELECT` decoded by [`decode`].
 pub(crate) const COLUMNS: &str = "seq, time_us, session, profile, tool, version, call_id, \
      decision, rule, approval, arguments, result_bytes, truncated, outcome, error_kind, \
-     error_reason, attempts, duration_us, prev_hash, hash";
+     error_reason, attempts, duration_us, prev_hash, hash, grant_id, scope";
 
 pub(crate) const INSERT: &str = "INSERT INTO audit (seq, time_us, session, profile, tool, \
      version, call_id, decision, rule, approval, arguments, result_bytes, truncated, outcome, \
-     error_kind, error_reason, attempts, duration_us, prev_hash, hash) VALUES (?1, ?2, ?3, ?4, \
-     ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
+     error_kind, error_reason, attempts, duration_us, prev_hash, hash, grant_id, scope) VALUES \
+     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
+     ?20, ?21, ?22)";
 
 /// Saturates counts that do not fit SQLite's `INTEGER`, so the hash covers exactly what is
 /// stored. (Secrets in the arguments are redacted as they are written:
@@ -75,6 +76,8 @@ pub(crate) fn insert(
         to_i64(r.duration_us),
         &prev[..],
         &hash[..],
+        r.grant,
+        r.scope.map(|s| s.as_str()),
     ])?;
     Ok(())
 }
@@ -151,6 +154,8 @@ pub(crate) fn decode(row: &Row<'_>) -> Result<DecodedRow> {
         attempts: u32::try_from(int(16, "attempts")?)
             .map_err(|_| bad("attempts does not fit in 32 bits".into()))?,
         duration_us: int(17, "duration_us")?,
+        grant: row.get::<_, Option<i64>>(20).map_err(col)?,
+        scope: known(named(21, "scope")?, "scope", &bad)?,
     };
     let hash_col = |i: usize, name: &str| -> Result<Hash> {
         let v: Vec<u8> = row.get(i).map_err(col)?;

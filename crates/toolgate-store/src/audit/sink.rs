@@ -341,6 +341,8 @@ mod tests {
                 decision: None,
                 rule: None,
                 approval: None,
+                grant: None,
+                scope: None,
                 arguments: serde_json::json!({}),
                 result_bytes: 0,
                 truncated: None,

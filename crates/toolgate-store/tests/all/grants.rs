@@ -207,3 +207,119 @@ fn a_damaged_grant_row_is_an_error_not_a_panic() {
     let e = t.store.grant(g.id).unwrap_err();
     assert!(e.to_string().contains("table grants"), "{e}");
 }
+
+/// The store as a pipeline's grant store: a session answer is stored, the next call of the
+/// session is approved by it without asking, and the SQLite audit log names the grant and
+/// the scope of each approval, in records the hash chain covers.
+#[test]
+fn the_store_answers_for_a_pipeline_and_the_audit_names_the_grant() {
+    use std::sync::atomic::AtomicU32;
+    use std::sync::Arc;
+    use toolgate_core::{Approval, ApprovalAnswer, GrantRequest, Pipeline, Registry, ToolCall};
+    use toolgate_store::{AuditQuery, SqliteAuditSink};
+    use toolgate_test_support::ScriptedApprover;
+
+    let t = TempStore::new();
+    let runs = Arc::new(AtomicU32::new(0));
+    let reg = Registry::builder()
+        .tool(toolgate_test_support::tools::destructive(runs))
+        .build()
+        .unwrap();
+    let approver = Arc::new(ScriptedApprover::new([ApprovalAnswer::ApprovedFor {
+        grant: GrantRequest::new(GrantScope::Session),
+    }]));
+    let sink = Arc::new(SqliteAuditSink::new(&t.store).unwrap());
+    let p = Pipeline::builder(reg)
+        .approver(approver.clone())
+        .grants(Arc::new(t.store.clone()))
+        .audit(sink.clone())
+        .build();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let s1 = p.session("s1").build().unwrap();
+    let s2 = p.session("s2").build().unwrap();
+    rt.block_on(async {
+        for id in ["a", "b"] {
+            let r = p
+                .dispatch(ToolCall::new(id, "delete_all", serde_json::json!({})), &s1)
+                .await;
+            assert!(!r.is_error, "{r:?}");
+        }
+        let other = p
+            .dispatch(ToolCall::new("c", "delete_all", serde_json::json!({})), &s2)
+            .await;
+        assert!(
+            other.is_error,
+            "another session is asked, and the script rejects"
+        );
+    });
+    assert_eq!(approver.asked().len(), 2);
+    sink.flush_checked().unwrap();
+    let g = &t.store.list_grants(&GrantFilter::default()).unwrap()[0];
+    assert_eq!(
+        (g.scope, g.session.as_deref(), g.tool_pattern.as_str()),
+        (GrantScope::Session, Some("s1"), "delete_all")
+    );
+    let recs: Vec<_> = t
+        .store
+        .audit_records(&AuditQuery::default())
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.record.approval, r.record.grant, r.record.scope))
+        .collect();
+    assert_eq!(
+        recs,
+        [
+            (
+                Some(Approval::Approved),
+                Some(g.id),
+                Some(GrantScope::Session)
+            ),
+            (
+                Some(Approval::Granted),
+                Some(g.id),
+                Some(GrantScope::Session)
+            ),
+            (Some(Approval::Rejected), None, None),
+        ]
+    );
+    assert!(t.store.verify_audit().unwrap().is_intact());
+    // an edited grant id breaks the chain
+    t.raw()
+        .execute(
+            "UPDATE audit SET grant_id = 999 WHERE grant_id IS NOT NULL",
+            [],
+        )
+        .unwrap();
+    assert!(!t.store.verify_audit().unwrap().is_intact());
+}
+
+/// A store made by the first schema (no grant columns in `audit`) is migrated on open; its
+/// old records keep verifying.
+#[test]
+fn a_version_1_store_gets_the_grant_columns() {
+    let t = TempStore::new();
+    t.store
+        .insert_grant(&grant(GrantScope::Always, None, None))
+        .unwrap();
+    let raw = t.raw();
+    raw.execute_batch(
+        "ALTER TABLE audit DROP COLUMN grant_id; ALTER TABLE audit DROP COLUMN scope; \
+         PRAGMA user_version = 1;",
+    )
+    .unwrap();
+    drop(raw);
+    let reopened = toolgate_store::Store::open(t.path()).unwrap();
+    let v: i64 = t
+        .raw()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, toolgate_store::SCHEMA_VERSION);
+    assert_eq!(
+        reopened.list_grants(&GrantFilter::default()).unwrap().len(),
+        1
+    );
+    assert!(reopened.verify_audit().unwrap().is_intact());
+}

@@ -40,6 +40,8 @@ pub fn record(i: u64, tool: &str, session: &str, args: Value) -> AuditRecord {
         decision: Some(Decision::Allow),
         rule: Some("default.allow".into()),
         approval: None,
+        grant: None,
+        scope: None,
         arguments: args,
         result_bytes: 10 + i as usize,
         truncated: None,

@@ -1,0 +1,396 @@
+//! Approval grants: an approver's answer that outlives one call.
+//!
+//! When the policy says [`crate::Decision::Ask`], the authorize stage first looks for an active
+//! grant covering the call ([`find_covering`]); one found approves the call without asking, and
+//! the audit record names it ([`crate::AuditRecord::grant`]). Otherwise the approver is asked;
+//! an answer with a scope ([`crate::ApprovalAnswer::ApprovedFor`]) stores a new grant
+//! ([`GrantStore::insert`]). A grant never overrides a deny: it is consulted only on `ask`.
+//!
+//! A grant covers calls of the tools matching its `tool_pattern` (and, when set, touching only
+//! resources matching its `resource_pattern`) with a scope:
+//!
+//! - [`GrantScope::Once`]: one call of one session, spent atomically
+//!   ([`GrantStore::spend_once`]), so two concurrent calls cannot both use it;
+//! - [`GrantScope::Session`]: every call of one session;
+//! - [`GrantScope::Always`]: every call of every session.
+//!
+//! A grant is active while it is not revoked, not expired and, for `once`, not spent.
+//! [`MemoryGrantStore`] keeps grants in memory; `toolgate-store` keeps them in SQLite.
+
+mod memory;
+
+pub use memory::MemoryGrantStore;
+
+use crate::tool::ResolvedResource;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// How long a grant holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantScope {
+    /// One call of one session.
+    Once,
+    /// Every call of one session.
+    Session,
+    /// Every call of every session.
+    Always,
+}
+
+impl GrantScope {
+    /// The stored name: `once`, `session` or `always`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GrantScope::Once => "once",
+            GrantScope::Session => "session",
+            GrantScope::Always => "always",
+        }
+    }
+}
+
+impl fmt::Display for GrantScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for GrantScope {
+    type Err = GrantError;
+
+    /// Parses `once`, `session` or `always`.
+    fn from_str(s: &str) -> Result<Self, GrantError> {
+        match s {
+            "once" => Ok(GrantScope::Once),
+            "session" => Ok(GrantScope::Session),
+            "always" => Ok(GrantScope::Always),
+            other => Err(GrantError::Invalid(format!(
+                "scope {:?} is not once, session or always",
+                other.chars().take(40).collect::<String>()
+            ))),
+        }
+    }
+}
+
+/// What went wrong with a grant.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GrantError {
+    /// The grant is not acceptable (empty or oversized pattern, missing session, ...).
+    #[error("invalid grant: {0}")]
+    Invalid(String),
+    /// The grant store failed (for example an SQLite error).
+    #[error("grant store: {0}")]
+    Store(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// The longest pattern, session, note or approver name accepted, in bytes.
+pub const MAX_GRANT_TEXT: usize = 4096;
+
+/// A grant to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewGrant {
+    /// Tool names it covers: a tool pattern (`write_file`, `fs_*`, `*`; see [`crate::pattern`]).
+    pub tool_pattern: String,
+    /// Resources it covers (`path:<glob>`, `host:<pattern>`, `command:<prefix>`), or `None`
+    /// for any resource.
+    pub resource_pattern: Option<String>,
+    /// How long it holds.
+    pub scope: GrantScope,
+    /// The session, required for `Once` and `Session`; `None` for `Always` (every session).
+    pub session: Option<String>,
+    /// When it was granted, microseconds since the Unix epoch.
+    pub created_us: u64,
+    /// When it stops holding, microseconds since the Unix epoch (`None`: until revoked).
+    pub expires_us: Option<u64>,
+    /// Who granted it (an operator, `terminal`, `mcp-client`).
+    pub granted_by: Option<String>,
+    /// Free text (the approver's words).
+    pub note: Option<String>,
+}
+
+impl NewGrant {
+    /// Checks the grant can be stored.
+    ///
+    /// # Errors
+    /// [`GrantError::Invalid`] for an empty or oversized pattern, text with NUL, a `once` or
+    /// `session` grant without a session, an `always` grant with one, or an expiry not after
+    /// creation.
+    pub fn check(&self) -> Result<(), GrantError> {
+        let bad = |m: String| Err(GrantError::Invalid(m));
+        if self.tool_pattern.trim().is_empty() {
+            return bad("tool_pattern is empty".into());
+        }
+        for (name, v) in [
+            ("tool_pattern", Some(&self.tool_pattern)),
+            ("resource_pattern", self.resource_pattern.as_ref()),
+            ("session", self.session.as_ref()),
+            ("granted_by", self.granted_by.as_ref()),
+            ("note", self.note.as_ref()),
+        ] {
+            if let Some(v) = v {
+                if v.len() > MAX_GRANT_TEXT {
+                    return bad(format!(
+                        "{name} is {} bytes, more than {MAX_GRANT_TEXT}",
+                        v.len()
+                    ));
+                }
+                if v.contains('\0') {
+                    return bad(format!("{name} contains NUL"));
+                }
+            }
+        }
+        if self
+            .resource_pattern
+            .as_deref()
+            .is_some_and(|p| p.trim().is_empty())
+        {
+            return bad("resource_pattern is empty (leave it out to cover any resource)".into());
+        }
+        match (self.scope, &self.session) {
+            (GrantScope::Once | GrantScope::Session, None) => {
+                return bad(format!("a {} grant needs a session", self.scope.as_str()))
+            }
+            (_, Some(s)) if s.is_empty() => return bad("session is empty".into()),
+            (GrantScope::Always, Some(_)) => {
+                return bad("an always grant holds for every session; leave the session out".into())
+            }
+            _ => {}
+        }
+        if let Some(e) = self.expires_us {
+            if e <= self.created_us {
+                return bad("expires_us is not after created_us".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A stored grant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Grant {
+    /// Its id (for revoking; named in audit records of the calls it approved).
+    pub id: i64,
+    /// Tool names it covers.
+    pub tool_pattern: String,
+    /// Resources it covers (`None`: any).
+    pub resource_pattern: Option<String>,
+    /// How long it holds.
+    pub scope: GrantScope,
+    /// Its session (`None` for `always`).
+    pub session: Option<String>,
+    /// When it was granted (µs since the epoch).
+    pub created_us: u64,
+    /// When it expires (µs since the epoch), if ever.
+    pub expires_us: Option<u64>,
+    /// When it was revoked (µs since the epoch).
+    pub revoked_us: Option<u64>,
+    /// When a `once` grant was spent (µs since the epoch).
+    pub used_us: Option<u64>,
+    /// Who granted it.
+    pub granted_by: Option<String>,
+    /// Free text.
+    pub note: Option<String>,
+}
+
+impl Grant {
+    /// Whether it holds at `now_us`: not revoked, not expired, not spent.
+    pub fn is_active(&self, now_us: u64) -> bool {
+        self.revoked_us.is_none()
+            && self.used_us.is_none()
+            && self.expires_us.is_none_or(|e| e > now_us)
+    }
+
+    /// Whether it holds for `session` (its own, or any for `always`).
+    pub fn is_for_session(&self, session: &str) -> bool {
+        self.scope == GrantScope::Always || self.session.as_deref() == Some(session)
+    }
+
+    /// Whether its patterns cover a call of `tool` touching `resources`: the tool matches the
+    /// tool pattern and, when the grant has a resource pattern, the call touches at least one
+    /// resource and every one matches it. A pattern that does not parse covers nothing.
+    pub fn covers(&self, tool: &str, resources: &[ResolvedResource]) -> bool {
+        covers(
+            &self.tool_pattern,
+            self.resource_pattern.as_deref(),
+            tool,
+            resources,
+        )
+    }
+}
+
+/// Which grants [`GrantStore::list`] returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrantFilter {
+    /// Only grants that hold at this time (µs since the epoch); `None` lists revoked, expired
+    /// and spent ones too.
+    pub active_at: Option<u64>,
+    /// Only grants of this session (and `always` grants, which hold for every session).
+    pub session: Option<String>,
+}
+
+/// Where grants live. The authorize stage calls [`find_covering`] over it on every call the
+/// policy asks about, so `active` should be cheap (an indexed query).
+pub trait GrantStore: Send + Sync {
+    /// The grants that hold for `session` at `now_us`: its `once` and `session` grants and
+    /// every `always` grant, oldest first.
+    ///
+    /// # Errors
+    /// [`GrantError::Store`].
+    fn active(&self, session: &str, now_us: u64) -> Result<Vec<Grant>, GrantError>;
+
+    /// Stores a grant and returns it with its id.
+    ///
+    /// # Errors
+    /// [`GrantError::Invalid`] (see [`NewGrant::check`]); [`GrantError::Store`].
+    fn insert(&self, grant: &NewGrant) -> Result<Grant, GrantError>;
+
+    /// Spends a `once` grant at `now_us`: `true` for the one caller that spent it, `false`
+    /// when it is not an active `once` grant.
+    ///
+    /// # Errors
+    /// [`GrantError::Store`].
+    fn spend_once(&self, id: i64, now_us: u64) -> Result<bool, GrantError>;
+
+    /// Revokes a grant at `now_us`; `false` when there is no such grant or it was revoked
+    /// already.
+    ///
+    /// # Errors
+    /// [`GrantError::Store`].
+    fn revoke(&self, id: i64, now_us: u64) -> Result<bool, GrantError>;
+
+    /// Grants matching `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`GrantError::Store`].
+    fn list(&self, filter: &GrantFilter) -> Result<Vec<Grant>, GrantError>;
+}
+
+/// The active grant of `session` covering a call of `tool` touching `resources` at `now_us`,
+/// if any. A standing grant (`session` or `always`) is preferred; a `once` grant is used only
+/// when no standing grant covers the call, and is spent here (a once grant another call spent
+/// first is skipped).
+///
+/// # Errors
+/// [`GrantError::Store`] from the store.
+pub fn find_covering(
+    store: &dyn GrantStore,
+    session: &str,
+    tool: &str,
+    resources: &[ResolvedResource],
+    now_us: u64,
+) -> Result<Option<Grant>, GrantError> {
+    let mut candidates: Vec<Grant> = store
+        .active(session, now_us)?
+        .into_iter()
+        .filter(|g| g.is_active(now_us) && g.is_for_session(session) && g.covers(tool, resources))
+        .collect();
+    // always before session before once; oldest first within a scope
+    candidates.sort_by_key(|g| (std::cmp::Reverse(g.scope), g.id));
+    for g in candidates {
+        if g.scope != GrantScope::Once {
+            return Ok(Some(g));
+        }
+        if store.spend_once(g.id, now_us)? {
+            return Ok(Some(Grant {
+                used_us: Some(now_us),
+                ..g
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// What an approver asks to be granted along with approving a call (the answer
+/// [`crate::ApprovalAnswer::ApprovedFor`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantRequest {
+    /// How long the approval holds. `once` stores nothing: it approves this call only.
+    pub scope: GrantScope,
+    /// The tools it covers (a tool pattern); `None`: exactly the tool of this call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The resources it covers (a resource pattern); `None`: any resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// Seconds until it expires; `None`: until revoked (a `session` grant also ends with its
+    /// session, whose id is never reused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_secs: Option<u64>,
+}
+
+impl GrantRequest {
+    /// A request of `scope` for exactly the tool of the call, any resource, no expiry.
+    pub fn new(scope: GrantScope) -> Self {
+        GrantRequest {
+            scope,
+            tool: None,
+            resource: None,
+            expires_in_secs: None,
+        }
+    }
+
+    /// The grant it asks for, for a call of `tool` in `session` at `now_us`.
+    ///
+    /// # Errors
+    /// [`GrantError::Invalid`] for a `once` request (nothing to store), a pattern that does
+    /// not parse, or what [`NewGrant::check`] refuses.
+    pub fn to_new_grant(
+        &self,
+        tool: &str,
+        session: &str,
+        now_us: u64,
+        granted_by: Option<&str>,
+    ) -> Result<NewGrant, GrantError> {
+        if self.scope == GrantScope::Once {
+            return Err(GrantError::Invalid(
+                "a once approval covers this call only and is not stored".into(),
+            ));
+        }
+        let tool_pattern = self.tool.clone().unwrap_or_else(|| tool.to_owned());
+        check_patterns(&tool_pattern, self.resource.as_deref())?;
+        let expires_us = match self.expires_in_secs {
+            None => None,
+            Some(0) => {
+                return Err(GrantError::Invalid(
+                    "an expiry of 0 seconds is already past".into(),
+                ))
+            }
+            Some(s) => Some(now_us.saturating_add(s.saturating_mul(1_000_000))),
+        };
+        let grant = NewGrant {
+            tool_pattern,
+            resource_pattern: self.resource.clone(),
+            scope: self.scope,
+            session: (self.scope != GrantScope::Always).then(|| session.to_owned()),
+            created_us: now_us,
+            expires_us,
+            granted_by: granted_by.map(str::to_owned),
+            note: None,
+        };
+        grant.check()?;
+        Ok(grant)
+    }
+}
+
+/// Checks a tool pattern and an optional resource pattern parse.
+///
+/// # Errors
+/// [`GrantError::Invalid`] naming the pattern and why.
+pub fn check_patterns(tool: &str, resource: Option<&str>) -> Result<(), GrantError> {
+    patterns::check(tool, resource)
+}
+
+fn covers(
+    tool_pattern: &str,
+    resource_pattern: Option<&str>,
+    tool: &str,
+    resources: &[ResolvedResource],
+) -> bool {
+    patterns::covers(tool_pattern, resource_pattern, tool, resources)
+}
+
+mod patterns;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,129 @@
+use super::*;
+use pretty_assertions::assert_eq;
+
+fn new(scope: GrantScope, session: Option<&str>) -> NewGrant {
+    NewGrant {
+        tool_pattern: "write_file".into(),
+        resource_pattern: None,
+        scope,
+        session: session.map(Into::into),
+        created_us: 10,
+        expires_us: None,
+        granted_by: None,
+        note: None,
+    }
+}
+
+#[test]
+fn scopes_parse_and_print() {
+    for s in [GrantScope::Once, GrantScope::Session, GrantScope::Always] {
+        assert_eq!(s.as_str().parse::<GrantScope>().unwrap(), s);
+        assert_eq!(s.to_string(), s.as_str());
+    }
+    for bad in ["", "Once", "forever", "session ", "\u{1b}[2J"] {
+        let e = bad.parse::<GrantScope>().unwrap_err().to_string();
+        assert!(e.contains("not once, session or always"), "{bad:?}: {e}");
+    }
+}
+
+#[test]
+fn bad_grants_are_refused_with_a_reason() {
+    let cases: Vec<(NewGrant, &str)> = vec![
+        (
+            NewGrant {
+                tool_pattern: " ".into(),
+                ..new(GrantScope::Always, None)
+            },
+            "tool_pattern is empty",
+        ),
+        (
+            NewGrant {
+                tool_pattern: "x".repeat(MAX_GRANT_TEXT + 1),
+                ..new(GrantScope::Always, None)
+            },
+            "more than",
+        ),
+        (
+            NewGrant {
+                note: Some("a\0b".into()),
+                ..new(GrantScope::Always, None)
+            },
+            "note contains NUL",
+        ),
+        (new(GrantScope::Session, None), "needs a session"),
+        (new(GrantScope::Once, Some("")), "session is empty"),
+        (new(GrantScope::Always, Some("s")), "every session"),
+        (
+            NewGrant {
+                expires_us: Some(10),
+                ..new(GrantScope::Always, None)
+            },
+            "not after",
+        ),
+    ];
+    let store = MemoryGrantStore::new();
+    for (g, says) in cases {
+        let e = store.insert(&g).unwrap_err().to_string();
+        assert!(e.contains(says), "{e} / {says}");
+    }
+    assert!(store.list(&GrantFilter::default()).unwrap().is_empty());
+}
+
+#[test]
+fn requests_become_grants_or_clear_errors() {
+    let req = GrantRequest::new(GrantScope::Session);
+    let g = req
+        .to_new_grant("edit_file", "s1", 100, Some("terminal"))
+        .unwrap();
+    assert_eq!(
+        (g.tool_pattern.as_str(), g.session.as_deref(), g.expires_us),
+        ("edit_file", Some("s1"), None)
+    );
+    let always = GrantRequest::new(GrantScope::Always)
+        .to_new_grant("edit_file", "s1", 100, None)
+        .unwrap();
+    assert_eq!(always.session, None);
+    let once = GrantRequest::new(GrantScope::Once).to_new_grant("t", "s", 1, None);
+    assert!(once.unwrap_err().to_string().contains("not stored"));
+    let zero = GrantRequest {
+        expires_in_secs: Some(0),
+        ..GrantRequest::new(GrantScope::Always)
+    };
+    assert!(zero.to_new_grant("t", "s", 1, None).is_err());
+    // a huge expiry saturates instead of overflowing
+    let far = GrantRequest {
+        expires_in_secs: Some(u64::MAX),
+        ..GrantRequest::new(GrantScope::Always)
+    };
+    assert_eq!(
+        far.to_new_grant("t", "s", 1, None).unwrap().expires_us,
+        Some(u64::MAX)
+    );
+}
+
+#[test]
+fn the_memory_store_filters_by_session_and_time() {
+    let s = MemoryGrantStore::new();
+    let a = s.insert(&new(GrantScope::Session, Some("s1"))).unwrap();
+    let b = s.insert(&new(GrantScope::Always, None)).unwrap();
+    let c = s
+        .insert(&NewGrant {
+            expires_us: Some(50),
+            ..new(GrantScope::Once, Some("s2"))
+        })
+        .unwrap();
+    let ids = |v: Vec<Grant>| v.into_iter().map(|g| g.id).collect::<Vec<_>>();
+    assert_eq!(ids(s.active("s1", 20).unwrap()), [a.id, b.id]);
+    assert_eq!(ids(s.active("s2", 20).unwrap()), [b.id, c.id]);
+    assert_eq!(ids(s.active("s2", 50).unwrap()), [b.id], "expired at 50");
+    assert!(!s.spend_once(c.id, 60).unwrap(), "an expired once grant");
+    assert!(!s.spend_once(a.id, 20).unwrap(), "not a once grant");
+    assert!(s.revoke(a.id, 30).unwrap());
+    assert!(!s.revoke(a.id, 31).unwrap());
+    assert!(!s.revoke(99, 31).unwrap());
+    assert_eq!(ids(s.active("s1", 40).unwrap()), [b.id]);
+    assert_eq!(
+        ids(s.list(&GrantFilter::default()).unwrap()),
+        [a.id, b.id, c.id]
+    );
+}

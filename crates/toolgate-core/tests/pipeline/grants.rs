@@ -1,0 +1,342 @@
+//! Stage 5 with grants: scoped answers leave grants, grants answer later asks without asking,
+//! once grants are spent once, expired and revoked grants stop applying, a deny is never
+//! overridden, and rejections keep their meaning next to grants.
+
+use super::*;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::SystemTime;
+use toolgate_core::audit::now_us;
+use toolgate_test_support::tools::destructive;
+use toolgate_test_support::ScriptedApprover;
+
+fn other_destructive() -> DynamicTool {
+    let spec = ToolSpec::builder("wipe_disk")
+        .description("Pretends to wipe a disk.")
+        .effects(Effects::side_effecting())
+        .risk(Risk::Write)
+        .build()
+        .unwrap();
+    DynamicTool::new(spec, |_, _| async { Ok(ToolOutput::text("wiped")) })
+}
+
+struct Setup {
+    p: Pipeline,
+    audit: Arc<MemoryAuditSink>,
+    grants: Arc<MemoryGrantStore>,
+    approver: Arc<ScriptedApprover>,
+    runs: Arc<AtomicU32>,
+}
+
+fn setup(answers: Vec<ApprovalAnswer>, policy: Arc<dyn Policy>) -> Setup {
+    let runs = Arc::new(AtomicU32::new(0));
+    let reg = Registry::builder()
+        .tool(Echo)
+        .tool(destructive(runs.clone()))
+        .tool(other_destructive())
+        .build()
+        .unwrap();
+    let approver = Arc::new(ScriptedApprover::new(answers));
+    let audit = Arc::new(MemoryAuditSink::default());
+    let grants = Arc::new(MemoryGrantStore::new());
+    let p = Pipeline::builder(reg)
+        .policy(policy)
+        .approver(approver.clone())
+        .audit(audit.clone())
+        .grants(grants.clone())
+        .build();
+    Setup {
+        p,
+        audit,
+        grants,
+        approver,
+        runs,
+    }
+}
+
+fn scoped(scope: GrantScope) -> ApprovalAnswer {
+    ApprovalAnswer::ApprovedFor {
+        grant: GrantRequest::new(scope),
+    }
+}
+
+fn now() -> u64 {
+    now_us(SystemTime::now())
+}
+
+/// (approval, grant, scope) of each audit record.
+fn provenance(audit: &MemoryAuditSink) -> Vec<(Option<Approval>, Option<i64>, Option<GrantScope>)> {
+    audit
+        .records()
+        .iter()
+        .map(|r| (r.approval, r.grant, r.scope))
+        .collect()
+}
+
+async fn call(p: &Pipeline, s: &Session, id: &str, tool: &str) -> ToolResult {
+    p.dispatch(ToolCall::new(id, tool, json!({})), s).await
+}
+
+#[tokio::test]
+async fn a_session_answer_covers_the_session_and_no_other() {
+    let t = setup(
+        vec![scoped(GrantScope::Session), ApprovalAnswer::Approved],
+        Arc::new(DefaultPolicy),
+    );
+    let s1 = t.p.session("s1").build().unwrap();
+    assert!(!call(&t.p, &s1, "a", "delete_all").await.is_error);
+    assert!(!call(&t.p, &s1, "b", "delete_all").await.is_error);
+    assert!(!call(&t.p, &s1, "c", "delete_all").await.is_error);
+    assert_eq!(t.approver.asked().len(), 1, "asked once for the session");
+    // another session is asked again
+    let s2 = t.p.session("s2").build().unwrap();
+    assert!(!call(&t.p, &s2, "a", "delete_all").await.is_error);
+    assert_eq!(t.approver.asked().len(), 2);
+    // the grant covers the tool it named, not every tool that asks
+    let other = call(&t.p, &s1, "d", "wipe_disk").await;
+    assert_eq!(err(&other).kind, ErrorKind::ApprovalRejected);
+    assert_eq!(t.runs.load(Ordering::SeqCst), 4);
+    let g = &t.grants.list(&GrantFilter::default()).unwrap()[0];
+    assert_eq!(
+        (g.id, g.scope, g.session.as_deref(), g.tool_pattern.as_str()),
+        (1, GrantScope::Session, Some("s1"), "delete_all")
+    );
+    assert_eq!(g.granted_by.as_deref(), Some("approver"));
+    assert_eq!(
+        provenance(&t.audit),
+        [
+            (Some(Approval::Approved), Some(1), Some(GrantScope::Session)),
+            (Some(Approval::Granted), Some(1), Some(GrantScope::Session)),
+            (Some(Approval::Granted), Some(1), Some(GrantScope::Session)),
+            (Some(Approval::Approved), None, Some(GrantScope::Once)),
+            (Some(Approval::Rejected), None, None),
+        ]
+    );
+    for r in t.audit.records() {
+        assert_eq!(r.decision, Some(Decision::Ask));
+        assert_eq!(r.rule.as_deref(), Some("default.destructive_asks"));
+    }
+}
+
+#[tokio::test]
+async fn an_always_answer_covers_every_session_until_revoked() {
+    let t = setup(vec![scoped(GrantScope::Always)], Arc::new(DefaultPolicy));
+    let s1 = t.p.session("s1").build().unwrap();
+    let s2 = t.p.session("s2").build().unwrap();
+    assert!(!call(&t.p, &s1, "a", "delete_all").await.is_error);
+    assert!(!call(&t.p, &s2, "a", "delete_all").await.is_error);
+    assert_eq!(t.approver.asked().len(), 1);
+    let g = t.grants.list(&GrantFilter::default()).unwrap()[0].clone();
+    assert_eq!((g.scope, g.session), (GrantScope::Always, None));
+    assert!(t.grants.revoke(g.id, now()).unwrap());
+    // revoked: asked again, and the script's end rejects
+    let r = call(&t.p, &s2, "b", "delete_all").await;
+    assert_eq!(err(&r).kind, ErrorKind::ApprovalRejected);
+    assert_eq!(t.approver.asked().len(), 2);
+}
+
+#[tokio::test]
+async fn an_expired_grant_stops_applying() {
+    let t = setup(vec![], Arc::new(DefaultPolicy));
+    let now = now();
+    let grant = |created_us: u64, expires_us: u64| NewGrant {
+        tool_pattern: "delete_all".into(),
+        resource_pattern: None,
+        scope: GrantScope::Always,
+        session: None,
+        created_us,
+        expires_us: Some(expires_us),
+        granted_by: Some("operator".into()),
+        note: None,
+    };
+    // expired a second ago
+    t.grants
+        .insert(&grant(now - 60_000_000, now - 1_000_000))
+        .unwrap();
+    let s = t.p.session("s").build().unwrap();
+    let r = call(&t.p, &s, "a", "delete_all").await;
+    assert_eq!(err(&r).kind, ErrorKind::ApprovalRejected);
+    // one that holds for another minute applies
+    let live = t.grants.insert(&grant(now, now + 60_000_000)).unwrap();
+    assert!(!call(&t.p, &s, "b", "delete_all").await.is_error);
+    assert_eq!(
+        provenance(&t.audit)[1],
+        (
+            Some(Approval::Granted),
+            Some(live.id),
+            Some(GrantScope::Always)
+        )
+    );
+    // an answer with an expiry stores it
+    let req = GrantRequest {
+        expires_in_secs: Some(90),
+        ..GrantRequest::new(GrantScope::Session)
+    };
+    let g = req.to_new_grant("delete_all", "s", now, None).unwrap();
+    assert_eq!(g.expires_us, Some(now + 90_000_000));
+}
+
+#[tokio::test]
+async fn a_once_grant_is_spent_by_exactly_one_of_concurrent_calls() {
+    let t = setup(vec![], Arc::new(DefaultPolicy));
+    let s = t.p.session("s").build().unwrap();
+    let g = t
+        .grants
+        .insert(&NewGrant {
+            tool_pattern: "delete_all".into(),
+            resource_pattern: None,
+            scope: GrantScope::Once,
+            session: Some("s".into()),
+            created_us: now(),
+            expires_us: None,
+            granted_by: Some("operator".into()),
+            note: None,
+        })
+        .unwrap();
+    let results = futures::future::join_all((0..8).map(|i| {
+        call(
+            &t.p,
+            &s,
+            Box::leak(format!("c{i}").into_boxed_str()),
+            "delete_all",
+        )
+    }))
+    .await;
+    let ok = results.iter().filter(|r| !r.is_error).count();
+    assert_eq!(ok, 1, "{results:?}");
+    assert_eq!(t.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(t.approver.asked().len(), 7);
+    let spent = t.grants.list(&GrantFilter::default()).unwrap()[0].clone();
+    assert!(spent.used_us.is_some());
+    let granted: Vec<_> = provenance(&t.audit)
+        .into_iter()
+        .filter(|p| p.0 == Some(Approval::Granted))
+        .collect();
+    assert_eq!(
+        granted,
+        [(Some(Approval::Granted), Some(g.id), Some(GrantScope::Once))]
+    );
+}
+
+struct DenyWipe;
+impl Policy for DenyWipe {
+    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
+        if &*input.tool.name == "wipe_disk" {
+            Verdict::deny("test.no_wiping", "wiping is forbidden")
+        } else {
+            DefaultPolicy.decide(input)
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_grant_never_overrides_a_deny() {
+    let t = setup(vec![], Arc::new(DenyWipe));
+    for tool in ["wipe_disk", "*"] {
+        let _ = t.grants.insert(&NewGrant {
+            tool_pattern: tool.into(),
+            resource_pattern: None,
+            scope: GrantScope::Always,
+            session: None,
+            created_us: now(),
+            expires_us: None,
+            granted_by: None,
+            note: None,
+        });
+    }
+    let s = t.p.session("s").build().unwrap();
+    let r = call(&t.p, &s, "a", "wipe_disk").await;
+    assert_eq!(err(&r).kind, ErrorKind::PermissionDenied);
+    assert!(t.approver.asked().is_empty());
+    let rec = &t.audit.records()[0];
+    assert_eq!(
+        (rec.decision, rec.approval, rec.grant),
+        (Some(Decision::Deny), None, None)
+    );
+}
+
+#[tokio::test]
+async fn rejections_keep_their_meaning_beside_grants() {
+    let t = setup(
+        vec![
+            scoped(GrantScope::Session),
+            ApprovalAnswer::Corrected {
+                feedback: "wipe only the scratch disk".into(),
+            },
+            ApprovalAnswer::Rejected {
+                reason: "no".into(),
+            },
+        ],
+        Arc::new(DefaultPolicy),
+    );
+    let s = t.p.session("s").build().unwrap();
+    assert!(!call(&t.p, &s, "a", "delete_all").await.is_error);
+    // a session grant for delete_all does not answer for wipe_disk: the approver corrects
+    let corrected = call(&t.p, &s, "b", "wipe_disk").await;
+    assert_eq!(err(&corrected).kind, ErrorKind::ApprovalCorrected);
+    assert!(corrected.is_recoverable());
+    assert!(corrected.text().contains("wipe only the scratch disk"));
+    // delete_all is still granted
+    assert!(!call(&t.p, &s, "c", "delete_all").await.is_error);
+    // and a rejection halts
+    let rejected = call(&t.p, &s, "d", "wipe_disk").await;
+    assert_eq!(err(&rejected).kind, ErrorKind::ApprovalRejected);
+    assert!(!rejected.is_recoverable());
+    assert_eq!(
+        provenance(&t.audit),
+        [
+            (Some(Approval::Approved), Some(1), Some(GrantScope::Session)),
+            (Some(Approval::Corrected), None, None),
+            (Some(Approval::Granted), Some(1), Some(GrantScope::Session)),
+            (Some(Approval::Rejected), None, None),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn without_a_grant_store_a_scoped_answer_approves_one_call() {
+    let approver = Arc::new(ScriptedApprover::new([
+        scoped(GrantScope::Session),
+        scoped(GrantScope::Always),
+    ]));
+    let runs = Arc::new(AtomicU32::new(0));
+    let reg = Registry::builder()
+        .tool(destructive(runs.clone()))
+        .build()
+        .unwrap();
+    let (p, audit) = pipeline_with(reg, approver.clone());
+    let s = p.session("s").build().unwrap();
+    assert!(!call(&p, &s, "a", "delete_all").await.is_error);
+    assert!(!call(&p, &s, "b", "delete_all").await.is_error);
+    assert_eq!(approver.asked().len(), 2);
+    assert_eq!(
+        provenance(&audit),
+        [
+            (Some(Approval::Approved), None, Some(GrantScope::Once)),
+            (Some(Approval::Approved), None, Some(GrantScope::Once)),
+        ]
+    );
+}
+
+#[test]
+fn answers_round_trip_as_json() {
+    let a = ApprovalAnswer::ApprovedFor {
+        grant: GrantRequest {
+            scope: GrantScope::Always,
+            tool: Some("write_file".into()),
+            resource: None,
+            expires_in_secs: Some(3600),
+        },
+    };
+    let v = serde_json::to_value(&a).unwrap();
+    assert_eq!(
+        v,
+        json!({"answer": "approved_for", "grant": {"scope": "always", "tool": "write_file", "expires_in_secs": 3600}})
+    );
+    assert_eq!(serde_json::from_value::<ApprovalAnswer>(v).unwrap(), a);
+    assert!(serde_json::from_value::<ApprovalAnswer>(
+        json!({"answer": "approved_for", "grant": {"scope": "forever"}})
+    )
+    .is_err());
+}
