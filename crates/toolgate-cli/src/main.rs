@@ -7,6 +7,7 @@
 
 mod commands;
 mod exit;
+mod terminal_approver;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -32,6 +33,8 @@ enum Command {
     /// Per-tool figures from the audit log: calls, errors by kind, denials, approvals,
     /// truncations, latency percentiles.
     Stats(commands::stats::Args),
+    /// List, revoke and make approval grants (`approvals list`, `revoke ID`, `grant`).
+    Approvals(commands::approvals::Args),
     /// Serve the tools to MCP clients over stdio, or streamable HTTP with --http ADDR.
     Serve(commands::serve::Args),
 }
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::Audit(a) => commands::audit::run(a),
         Command::Stats(a) => commands::stats::run(a),
         Command::Serve(a) => commands::serve::run(a),
+        Command::Approvals(a) => commands::approvals::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -5,6 +5,8 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "cli/approvals.rs"]
+mod approvals;
 #[path = "cli/project.rs"]
 mod project;
 #[path = "cli/serve_project.rs"]

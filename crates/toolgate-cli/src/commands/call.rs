@@ -1,10 +1,23 @@
 //! `toolgate call TOOL ARGS`: one call through the whole pipeline.
 
 use crate::exit::Exit;
+use crate::terminal_approver::TerminalApprover;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 use toolgate_core::{Approver, NobodyApprover, Pipeline, PreApproved, ToolCall};
+
+/// An expiry: a span, or `None` for never.
+#[derive(Debug, Clone, Copy)]
+struct Expiry(Option<Duration>);
+
+fn parse_expiry(s: &str) -> Result<Expiry, String> {
+    if s.trim() == "never" {
+        return Ok(Expiry(None));
+    }
+    super::approvals::parse_span(s).map(|d| Expiry(Some(d)))
+}
 
 /// Arguments of `toolgate call`.
 #[derive(Debug, clap::Args)]
@@ -30,8 +43,14 @@ pub struct Args {
     #[arg(long)]
     version: Option<String>,
     /// The operator approves this one call in advance, for calls that ask for approval.
+    /// Without it, a call that asks is put to you at the terminal when there is one, and
+    /// rejected when there is none.
     #[arg(long)]
     yes: bool,
+    /// The expiry offered for an `always` answer at the terminal prompt (a span such as
+    /// `8h` or `7d`, or `never`).
+    #[arg(long, value_name = "SPAN", default_value = "24h", value_parser = parse_expiry)]
+    always_expires: Expiry,
     /// Append the audit record to this JSON-lines file instead of the store.
     #[arg(long, value_name = "FILE", conflicts_with = "no_audit")]
     audit: Option<PathBuf>,
@@ -55,14 +74,19 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     )?;
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(PreApproved)
+    } else if let Some(tty) = TerminalApprover::open(args.always_expires.0) {
+        Arc::new(tty)
     } else {
         Arc::new(NobodyApprover)
     };
-    let pipeline = Pipeline::builder(super::shared(super::builtin_registry()?))
+    let mut builder = Pipeline::builder(super::shared(super::builtin_registry()?))
         .audit(recording.audit.clone())
         .results(recording.results.clone())
-        .approver(approver)
-        .build();
+        .approver(approver);
+    if let Some(grants) = recording.grants() {
+        builder = builder.grants(grants);
+    }
+    let pipeline = builder.build();
     let session_id = args.session.clone().unwrap_or_else(new_session_id);
     let session = pipeline
         .session(session_id)

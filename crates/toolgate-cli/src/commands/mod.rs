@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub mod approvals;
 pub mod audit;
 pub mod call;
 pub mod recording;

@@ -1,11 +1,13 @@
-//! Where `toolgate call` and `toolgate serve` record: the audit sink and the store for
-//! truncated results, chosen from `--audit FILE`, `--no-audit` and `--store PATH`.
+//! Where `toolgate call` and `toolgate serve` record: the audit sink, the store for
+//! truncated results and the approval grants, chosen from `--audit FILE`, `--no-audit` and
+//! `--store PATH`.
 
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toolgate_core::{
-    AuditSink, JsonlAuditSink, MemoryResultStore, NullAuditSink, Pipeline, ResultStore, Workspace,
+    AuditSink, GrantStore, JsonlAuditSink, MemoryResultStore, NullAuditSink, Pipeline, ResultStore,
+    Workspace,
 };
 use toolgate_store::{SqliteAuditSink, SqliteResultStore, Store};
 
@@ -69,6 +71,13 @@ impl Recording {
             store,
             sqlite,
         })
+    }
+
+    /// The approval grants: the store's grants table, when the store opened.
+    pub fn grants(&self) -> Option<Arc<dyn GrantStore>> {
+        self.store
+            .as_ref()
+            .map(|s| Arc::new(s.clone()) as Arc<dyn GrantStore>)
     }
 
     /// Commits every audit record the pipeline produced, then prunes expired results.

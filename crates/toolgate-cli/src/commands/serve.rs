@@ -34,10 +34,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         args.audit.as_deref(),
         args.no_audit,
     )?;
-    let pipeline = toolgate_mcp::pipeline_builder(super::shared(super::builtin_registry()?))
+    let mut builder = toolgate_mcp::pipeline_builder(super::shared(super::builtin_registry()?))
         .audit(recording.audit.clone())
-        .results(recording.results.clone())
-        .build();
+        .results(recording.results.clone());
+    if let Some(grants) = recording.grants() {
+        builder = builder.grants(grants);
+    }
+    let pipeline = builder.build();
     let served = toolgate_mcp::cli::run(args.serve, pipeline.clone(), workspace);
     let flushed = recording.finish(&pipeline);
     served?;

@@ -1,0 +1,360 @@
+//! The approver of `toolgate call` at a terminal: the question and the answer go through the
+//! controlling terminal (`/dev/tty`), never stdin, which may carry data.
+//!
+//! The question shows the tool, the rule that asked and why, the resources the call touches
+//! and a summary of its arguments (secrets redacted, each value cut to [`MAX_VALUE_CHARS`],
+//! at most [`MAX_ARGUMENT_LINES`] lines). Everything that came from the model is escaped
+//! ([`escape`]): control characters, ANSI escape sequences and bidirectional overrides are
+//! shown as `\u{..}`, so arguments cannot redraw or forge the prompt. The answers:
+//!
+//! - `y` approves this call (once), `s` this call and the rest of the session's calls of the
+//!   tool, `a` always (asking for the tool pattern, a resource pattern and an expiry);
+//! - `n` rejects it (fatal `approval_rejected`), `f` rejects it with feedback for the model
+//!   (recoverable `approval_corrected`);
+//! - anything else is asked again, up to [`MAX_TRIES`] times; end of input (Ctrl-D) or no
+//!   valid answer rejects the call.
+
+use futures::future::BoxFuture;
+use parking_lot::Mutex;
+use serde_json::Value;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
+use std::sync::Arc;
+use std::time::Duration;
+use toolgate_core::grant::check_patterns;
+use toolgate_core::{
+    ApprovalAnswer, ApprovalRequest, Approver, GrantRequest, GrantScope, ResolvedResource,
+};
+
+/// Longest argument value shown, in characters.
+pub const MAX_VALUE_CHARS: usize = 160;
+/// Most argument lines shown.
+pub const MAX_ARGUMENT_LINES: usize = 20;
+/// Invalid answers before the call is rejected.
+pub const MAX_TRIES: usize = 5;
+/// Longest answer line read, in bytes (the rest of a longer line is dropped).
+pub const MAX_LINE_BYTES: usize = 4096;
+
+/// Asks at the controlling terminal. One question at a time.
+pub struct TerminalApprover {
+    tty: Arc<Mutex<File>>,
+    always_expires: Option<Duration>,
+}
+
+impl TerminalApprover {
+    /// The approver when toolgate runs attached to a terminal: stderr is a terminal and the
+    /// controlling terminal opens. `None` otherwise (a pipe, a CI job, a service), where the
+    /// non-interactive answer applies. `always_expires` is the expiry offered by default for
+    /// `always` grants (`None`: never).
+    pub fn open(always_expires: Option<Duration>) -> Option<Self> {
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let tty = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .ok()?;
+        Some(TerminalApprover {
+            tty: Arc::new(Mutex::new(tty)),
+            always_expires,
+        })
+    }
+}
+
+impl Approver for TerminalApprover {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalAnswer> {
+        let question = Question::new(request, self.always_expires);
+        let tty = self.tty.clone();
+        Box::pin(async move {
+            let asked = tokio::task::spawn_blocking(move || {
+                let mut tty = tty.lock();
+                let reader = tty.try_clone();
+                match reader {
+                    Ok(r) => converse(&mut BufReader::new(r), &mut *tty, &question),
+                    Err(e) => ApprovalAnswer::Rejected {
+                        reason: format!("the terminal cannot be read: {e}"),
+                    },
+                }
+            })
+            .await;
+            asked.unwrap_or_else(|e| ApprovalAnswer::Rejected {
+                reason: format!("the terminal prompt failed: {e}"),
+            })
+        })
+    }
+
+    fn name(&self) -> &str {
+        "terminal"
+    }
+}
+
+/// What the prompt needs, owned (it runs on a blocking thread).
+pub struct Question {
+    text: String,
+    tool: String,
+    always_expires: Option<Duration>,
+}
+
+impl Question {
+    /// The question about `request`.
+    pub fn new(request: &ApprovalRequest<'_>, always_expires: Option<Duration>) -> Self {
+        let tool = &request.tool.name;
+        let mut text = String::from("\ntoolgate: a tool call needs your approval\n");
+        text.push_str(&format!("  tool:      {}", escape(tool, 80)));
+        if let Some(t) = &request.tool.title {
+            text.push_str(&format!(" ({})", escape(t, 80)));
+        }
+        text.push('\n');
+        text.push_str(&format!("  rule:      {}\n", escape(request.rule, 120)));
+        text.push_str(&format!("  reason:    {}\n", escape(request.reason, 200)));
+        for r in request.resources.iter().take(MAX_ARGUMENT_LINES) {
+            text.push_str(&format!("  resource:  {}\n", resource_line(r)));
+        }
+        text.push_str("  arguments:\n");
+        text.push_str(&summarize(request.arguments));
+        Question {
+            text,
+            tool: tool.to_string(),
+            always_expires,
+        }
+    }
+}
+
+fn resource_line(r: &ResolvedResource) -> String {
+    match r {
+        ResolvedResource::Path { path, access } => format!(
+            "{} {}",
+            match access {
+                toolgate_core::Access::Read => "read",
+                toolgate_core::Access::Write => "write",
+            },
+            escape(&path.display(), MAX_VALUE_CHARS)
+        ),
+        ResolvedResource::Url(u) => format!("url {}", escape(u, MAX_VALUE_CHARS)),
+        ResolvedResource::Command(c) => format!("command {}", escape(c, MAX_VALUE_CHARS)),
+        other => escape(&format!("{other:?}"), MAX_VALUE_CHARS),
+    }
+}
+
+/// One line per top-level argument, `name: value`, secrets redacted, everything escaped.
+pub fn summarize(arguments: &Value) -> String {
+    let mut redacted = arguments.clone();
+    toolgate_core::redact::redact(&mut redacted);
+    let Value::Object(map) = &redacted else {
+        return format!("    {}\n", value_text(&redacted));
+    };
+    if map.is_empty() {
+        return "    (none)\n".into();
+    }
+    let mut out = String::new();
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i == MAX_ARGUMENT_LINES {
+            out.push_str(&format!(
+                "    ... and {} more\n",
+                map.len() - MAX_ARGUMENT_LINES
+            ));
+            break;
+        }
+        out.push_str(&format!("    {}: {}\n", escape(k, 60), value_text(v)));
+    }
+    out
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => {
+            let n = s.chars().count();
+            let mut t = format!("\"{}\"", escape(s, MAX_VALUE_CHARS));
+            if n > MAX_VALUE_CHARS {
+                t.push_str(&format!(" ({n} characters)"));
+            }
+            t
+        }
+        other => escape(&other.to_string(), MAX_VALUE_CHARS),
+    }
+}
+
+/// `s` cut to `max` characters (with `...` when cut), every character that could move the
+/// cursor, change colours or reorder text shown as an escape: C0 and C1 controls (ESC,
+/// CR, LF, DEL, CSI ...), bidirectional overrides and isolates, zero-width and line/paragraph
+/// separators; and `\` itself doubled, so an escape in the text cannot pose as one.
+pub fn escape(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max * 2));
+    for (i, c) in s.chars().enumerate() {
+        if i == max {
+            out.push_str("...");
+            break;
+        }
+        let hidden = c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
+        if c == '\\' {
+            out.push_str("\\\\");
+        } else if hidden {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One conversation: writes the question to `out`, reads answers from `input` until one is
+/// valid, and returns it. End of input rejects.
+pub fn converse<R: BufRead, W: Write + ?Sized>(
+    input: &mut R,
+    out: &mut W,
+    q: &Question,
+) -> ApprovalAnswer {
+    let say = |out: &mut W, text: &str| {
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    };
+    say(out, &q.text);
+    let mut tries = 0;
+    while tries < MAX_TRIES {
+        say(
+            out,
+            "Allow? [y]es once / [s]ession / [a]lways / [n]o / [f]eedback: ",
+        );
+        let Some(line) = read_line(input) else {
+            say(out, "\n");
+            return end_of_input();
+        };
+        match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => return ApprovalAnswer::Approved,
+            "s" | "session" => {
+                return ApprovalAnswer::ApprovedFor {
+                    grant: GrantRequest::new(GrantScope::Session),
+                }
+            }
+            "a" | "always" => match always(input, out, q, &mut tries) {
+                Some(answer) => return answer,
+                None => continue,
+            },
+            "n" | "no" => {
+                return ApprovalAnswer::Rejected {
+                    reason: "rejected at the terminal".into(),
+                }
+            }
+            "f" | "feedback" => {
+                say(out, "Feedback for the agent (empty to go back): ");
+                let Some(text) = read_line(input) else {
+                    say(out, "\n");
+                    return end_of_input();
+                };
+                let feedback = text.trim();
+                if !feedback.is_empty() {
+                    return ApprovalAnswer::Corrected {
+                        feedback: feedback.chars().take(2000).collect(),
+                    };
+                }
+            }
+            other => {
+                tries += 1;
+                say(
+                    out,
+                    &format!(
+                        "  {:?} is not an answer: type y, s, a, n or f and press Enter\n",
+                        escape(other, 40)
+                    ),
+                );
+            }
+        }
+    }
+    ApprovalAnswer::Rejected {
+        reason: format!("no valid answer at the terminal after {MAX_TRIES} tries"),
+    }
+}
+
+/// The `always` dialogue: tool pattern, resource pattern, expiry. `None` goes back to the
+/// main question (after an invalid entry, counted in `tries`); end of input rejects.
+fn always<R: BufRead, W: Write + ?Sized>(
+    input: &mut R,
+    out: &mut W,
+    q: &Question,
+    tries: &mut usize,
+) -> Option<ApprovalAnswer> {
+    let mut ask = |out: &mut W, prompt: &str| -> Option<String> {
+        let _ = out.write_all(prompt.as_bytes());
+        let _ = out.flush();
+        read_line(input).map(|l| l.trim().to_string())
+    };
+    let tool = ask(out, &format!("  Tool pattern [{}]: ", escape(&q.tool, 80)));
+    let Some(tool) = tool else {
+        return Some(end_of_input());
+    };
+    let tool = if tool.is_empty() {
+        q.tool.clone()
+    } else {
+        tool
+    };
+    let Some(resource) = ask(out, "  Resource pattern (empty: any resource): ") else {
+        return Some(end_of_input());
+    };
+    let resource = (!resource.is_empty()).then_some(resource);
+    if let Err(e) = check_patterns(&tool, resource.as_deref()) {
+        *tries += 1;
+        let _ = writeln!(out, "  {}", escape(&e.to_string(), 200));
+        return None;
+    }
+    let default = q
+        .always_expires
+        .map(|d| humantime::format_duration(d).to_string())
+        .unwrap_or_else(|| "never".into());
+    let Some(expiry) = ask(
+        out,
+        &format!("  Expires after (a span such as 30m, 8h, 7d, or never) [{default}]: "),
+    ) else {
+        return Some(end_of_input());
+    };
+    let expires = match expiry.as_str() {
+        "" => q.always_expires,
+        "never" => None,
+        span => match crate::commands::approvals::parse_span(span) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                *tries += 1;
+                let _ = writeln!(out, "  {}", escape(&e, 200));
+                return None;
+            }
+        },
+    };
+    Some(ApprovalAnswer::ApprovedFor {
+        grant: GrantRequest {
+            scope: GrantScope::Always,
+            tool: Some(tool),
+            resource,
+            expires_in_secs: expires.map(|d| d.as_secs().max(1)),
+        },
+    })
+}
+
+fn end_of_input() -> ApprovalAnswer {
+    ApprovalAnswer::Rejected {
+        reason: "no answer at the terminal (end of input)".into(),
+    }
+}
+
+/// One line, at most [`MAX_LINE_BYTES`] kept; `None` at end of input or on a read error.
+fn read_line<R: BufRead>(input: &mut R) -> Option<String> {
+    let mut buf = Vec::new();
+    let n = input
+        .by_ref()
+        .take(MAX_LINE_BYTES as u64)
+        .read_until(b'\n', &mut buf)
+        .ok()?;
+    if n == 0 {
+        return None;
+    }
+    if buf.last() != Some(&b'\n') && n == MAX_LINE_BYTES {
+        // drop the rest of an overlong line
+        let mut rest = Vec::new();
+        let _ = input.read_until(b'\n', &mut rest);
+    }
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+#[cfg(test)]
+#[path = "terminal_approver_tests.rs"]
+mod tests;

@@ -1,0 +1,136 @@
+use super::*;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use std::io::Cursor;
+
+fn question(always_expires: Option<Duration>) -> Question {
+    Question {
+        text: "question\n".into(),
+        tool: "write_file".into(),
+        always_expires,
+    }
+}
+
+fn answer(input: &[u8]) -> (ApprovalAnswer, String) {
+    let mut out = Vec::new();
+    let a = converse(
+        &mut Cursor::new(input.to_vec()),
+        &mut out,
+        &question(Some(Duration::from_secs(86_400))),
+    );
+    (a, String::from_utf8(out).unwrap())
+}
+
+fn scoped(scope: GrantScope) -> ApprovalAnswer {
+    ApprovalAnswer::ApprovedFor {
+        grant: GrantRequest::new(scope),
+    }
+}
+
+#[test]
+fn each_answer_means_what_it_says() {
+    assert_eq!(answer(b"y\n").0, ApprovalAnswer::Approved);
+    assert_eq!(answer(b"YES\n").0, ApprovalAnswer::Approved);
+    assert_eq!(answer(b"s\n").0, scoped(GrantScope::Session));
+    assert!(matches!(answer(b"n\n").0, ApprovalAnswer::Rejected { .. }));
+    assert_eq!(
+        answer(b"f\n  use b.txt \n").0,
+        ApprovalAnswer::Corrected {
+            feedback: "use b.txt".into()
+        }
+    );
+    // empty feedback goes back to the question
+    assert_eq!(answer(b"f\n\ny\n").0, ApprovalAnswer::Approved);
+}
+
+#[test]
+fn always_asks_for_patterns_and_expiry_with_defaults() {
+    assert_eq!(
+        answer(b"a\n\n\n\n").0,
+        ApprovalAnswer::ApprovedFor {
+            grant: GrantRequest {
+                scope: GrantScope::Always,
+                tool: Some("write_file".into()),
+                resource: None,
+                expires_in_secs: Some(86_400),
+            }
+        }
+    );
+    assert_eq!(
+        answer(b"always\nwrite_file\n\n90m\n").0,
+        ApprovalAnswer::ApprovedFor {
+            grant: GrantRequest {
+                scope: GrantScope::Always,
+                tool: Some("write_file".into()),
+                resource: None,
+                expires_in_secs: Some(5400),
+            }
+        }
+    );
+    let (a, _) = answer(b"a\n\n\nnever\n");
+    assert!(
+        matches!(&a, ApprovalAnswer::ApprovedFor { grant } if grant.expires_in_secs.is_none()),
+        "{a:?}"
+    );
+    // a bad expiry goes back to the question, which then takes a plain yes
+    let (a, out) = answer(b"a\n\n\nsoon\ny\n");
+    assert_eq!(a, ApprovalAnswer::Approved);
+    assert!(out.contains("not a span"), "{out}");
+}
+
+#[test]
+fn garbage_and_end_of_input_reject() {
+    let (a, out) = answer(b"maybe\n\x1b[2J\nyes please\n\xff\xfe\n?\n");
+    assert!(
+        matches!(&a, ApprovalAnswer::Rejected { reason } if reason.contains("no valid answer")),
+        "{a:?}"
+    );
+    assert!(
+        !out.contains('\x1b'),
+        "the echo of garbage is escaped: {out:?}"
+    );
+    assert_eq!(out.matches("is not an answer").count(), MAX_TRIES);
+    for input in [
+        &b""[..],
+        b"maybe\n",
+        b"f\n",
+        b"a\n",
+        b"a\nwrite_file\n",
+        b"a\n\n\n",
+    ] {
+        let (a, _) = answer(input);
+        assert!(
+            matches!(&a, ApprovalAnswer::Rejected { reason } if reason.contains("end of input")),
+            "{input:?}: {a:?}"
+        );
+    }
+    // an endless line is read in bounded pieces and is no answer
+    let mut long = vec![b'y'; 100_000];
+    long.push(b'\n');
+    assert!(matches!(answer(&long).0, ApprovalAnswer::Rejected { .. }));
+}
+
+#[test]
+fn what_the_model_wrote_cannot_forge_the_prompt() {
+    assert_eq!(escape("a\x1b[2Jb", 80), "a\\u{1b}[2Jb");
+    assert_eq!(escape("x\r\nAllow? y", 80), "x\\u{d}\\u{a}Allow? y");
+    assert_eq!(escape("\u{202e}txt.exe", 80), "\\u{202e}txt.exe");
+    assert_eq!(escape("\u{9b}31m", 80), "\\u{9b}31m");
+    assert_eq!(escape("a\\u{1b}", 80), "a\\\\u{1b}");
+    assert_eq!(escape("abcdef", 3), "abc...");
+    let s = summarize(&json!({
+        "path": "a.txt\n  rule: fake",
+        "content": "x".repeat(1000),
+        "api_key": "sk-live-1234567890abcdef",
+        "\u{1b}[31mkey": 1,
+    }));
+    assert_eq!(s.lines().count(), 4, "{s}");
+    assert!(!s.contains('\x1b') && !s.contains("sk-live"), "{s}");
+    assert!(s.contains("(1000 characters)"), "{s}");
+    assert!(s.contains(r#""a.txt\u{a}  rule: fake""#), "{s}");
+    let many: serde_json::Map<String, Value> =
+        (0..50).map(|i| (format!("k{i:02}"), json!(i))).collect();
+    let s = summarize(&Value::Object(many));
+    assert_eq!(s.lines().count(), MAX_ARGUMENT_LINES + 1, "{s}");
+    assert!(s.ends_with("... and 30 more\n"), "{s}");
+}

@@ -1,0 +1,483 @@
+//! Approvals through the `toolgate` binary: operator grants (`approvals grant`, `list`,
+//! `revoke`) that answer calls without asking and stop when revoked or expired, and the
+//! terminal prompt of `toolgate call`, answered through a real pseudo-terminal.
+//!
+//! The prompt tests drive the binary with `tests/clients/tty_driver.py` (Python's `pty`, from
+//! `TOOLGATE_TEST_PYTHON`); without it they are skipped with a note, except under CI, where
+//! they fail.
+
+use super::{json, toolgate, tree};
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const WRITE: &str = r#"{"path":"a.txt","content":"hello\n"}"#;
+
+fn call(ws: &Path, session: &str, args: &str) -> Output {
+    toolgate(
+        &[
+            "call",
+            "write_file",
+            args,
+            "-w",
+            ws.to_str().unwrap(),
+            "--session",
+            session,
+        ],
+        ws,
+    )
+}
+
+fn kind(out: &Output) -> Value {
+    json(out)["error"]["kind"].clone()
+}
+
+fn approvals(ws: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["approvals"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-w", ws.to_str().unwrap()]);
+    toolgate(&all, ws)
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The audit records of the workspace's store, oldest first: (tool, approval, grant, scope).
+fn audit(ws: &Path) -> Vec<(Value, Value, Value, Value)> {
+    let out = toolgate(&["audit", "--json", "-w", ws.to_str().unwrap()], ws);
+    let mut v: Vec<(u64, (Value, Value, Value, Value))> = lines(&out)
+        .into_iter()
+        .map(|r| {
+            (
+                r["seq"].as_u64().unwrap(),
+                (
+                    r["tool"].clone(),
+                    r["approval"].clone(),
+                    r["grant"].clone(),
+                    r["scope"].clone(),
+                ),
+            )
+        })
+        .collect();
+    v.sort_by_key(|(s, _)| *s);
+    v.into_iter().map(|(_, r)| r).collect()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_operator_grant_answers_until_revoked() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    // nobody at a terminal: rejected
+    assert_eq!(kind(&call(&ws, "s1", WRITE)), "approval_rejected");
+    let out = approvals(
+        &ws,
+        &["grant", "--tool", "write_file", "--note", "ok for today"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("granted 1: always write_file"));
+    let ok = call(&ws, "s1", WRITE);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "hello\n"
+    );
+    let listed = lines(&approvals(&ws, &["list", "--json"]));
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (
+            &listed[0]["id"],
+            &listed[0]["scope"],
+            &listed[0]["state"],
+            &listed[0]["granted_by"],
+            &listed[0]["note"]
+        ),
+        (
+            &Value::from(1),
+            &Value::from("always"),
+            &Value::from("active"),
+            &Value::from("operator"),
+            &Value::from("ok for today")
+        )
+    );
+    let out = approvals(&ws, &["revoke", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(kind(&call(&ws, "s1", WRITE)), "approval_rejected");
+    assert!(lines(&approvals(&ws, &["list", "--json"])).is_empty());
+    let all = lines(&approvals(&ws, &["list", "--all", "--json"]));
+    assert_eq!(all[0]["state"], "revoked");
+    // revoking twice, or what is not there, is an error that says so
+    let again = approvals(&ws, &["revoke", "1"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("revoked already"),
+        "{}",
+        stderr(&again)
+    );
+    let none = approvals(&ws, &["revoke", "99"]);
+    assert!(
+        stderr(&none).contains("there is no grant 99"),
+        "{}",
+        stderr(&none)
+    );
+    let table = approvals(&ws, &["list", "--all"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.starts_with("   ID STATE"), "{text}");
+    assert!(text.contains("revoked  always   write_file"), "{text}");
+    // every decision is on record: rejected, granted by grant 1, rejected
+    assert_eq!(
+        audit(&ws),
+        [
+            (
+                "write_file".into(),
+                "rejected".into(),
+                Value::Null,
+                Value::Null
+            ),
+            (
+                "write_file".into(),
+                "granted".into(),
+                1.into(),
+                "always".into()
+            ),
+            (
+                "write_file".into(),
+                "rejected".into(),
+                Value::Null,
+                Value::Null
+            ),
+        ]
+    );
+}
+
+#[test]
+fn session_grants_hold_for_their_session_and_grants_expire() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let out = approvals(
+        &ws,
+        &[
+            "grant",
+            "--tool",
+            "write_file",
+            "--scope",
+            "session",
+            "--session",
+            "s1",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(call(&ws, "s1", WRITE).status.code(), Some(0));
+    assert_eq!(kind(&call(&ws, "s2", WRITE)), "approval_rejected");
+    let once = approvals(
+        &ws,
+        &[
+            "grant",
+            "--tool",
+            "write_file",
+            "--scope",
+            "once",
+            "--session",
+            "s3",
+        ],
+    );
+    assert!(once.status.success(), "{}", stderr(&once));
+    assert_eq!(call(&ws, "s3", WRITE).status.code(), Some(0));
+    assert_eq!(kind(&call(&ws, "s3", WRITE)), "approval_rejected", "spent");
+    // an expiry one second out: it answers now, and no longer a second later
+    let out = approvals(
+        &ws,
+        &["grant", "--tool", "write_file", "--expires", "1s", "--json"],
+    );
+    let g = &lines(&out)[0];
+    assert_eq!(g["state"], "active");
+    assert_eq!(
+        g["expires_us"].as_u64().unwrap() - g["created_us"].as_u64().unwrap(),
+        1_000_000
+    );
+    assert_eq!(call(&ws, "s4", WRITE).status.code(), Some(0));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(
+        kind(&call(&ws, "s4", WRITE)),
+        "approval_rejected",
+        "expired"
+    );
+    let states: Vec<Value> = lines(&approvals(&ws, &["list", "--all", "--json"]))
+        .iter()
+        .map(|g| g["state"].clone())
+        .collect();
+    assert_eq!(states, ["active", "spent", "expired"]);
+    // `--session` lists what holds for that session: its own grants and always grants
+    let s1: Vec<Value> = lines(&approvals(&ws, &["list", "--session", "s1", "--json"]))
+        .iter()
+        .map(|g| g["id"].clone())
+        .collect();
+    assert_eq!(s1, [1]);
+}
+
+#[test]
+fn bad_grants_are_refused_with_the_reason() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let long = "x".repeat(5000);
+    for (args, says) in [
+        (
+            &["--tool", "write_file", "--scope", "forever"][..],
+            "not once, session or always",
+        ),
+        (
+            &["--tool", "write_file", "--scope", "session"],
+            "needs --session",
+        ),
+        (
+            &["--tool", "write_file", "--session", "s1"],
+            "leave --session out",
+        ),
+        (
+            &["--tool", "write_file", "--expires", "0s"],
+            "already passed",
+        ),
+        (&["--tool", "write_file", "--expires", "soon"], "not a span"),
+        (&["--tool", ""], "tool pattern"),
+        (&["--tool", "write_file", "--note", &long], "more than 4096"),
+    ] {
+        let mut all = vec!["grant"];
+        all.extend_from_slice(args);
+        let out = approvals(&ws, &all);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        let err = stderr(&out).to_lowercase();
+        assert!(err.contains(&says.to_lowercase()), "{args:?}: {err}");
+    }
+    // nothing was stored
+    let out = approvals(&ws, &["list", "--all", "--json"]);
+    assert!(out.stdout.is_empty() || lines(&out).is_empty());
+}
+
+fn python() -> Option<PathBuf> {
+    match std::env::var_os("TOOLGATE_TEST_PYTHON") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("TOOLGATE_TEST_PYTHON is not set: .ci/run sets it")
+        }
+        _ => {
+            eprintln!("skipped: TOOLGATE_TEST_PYTHON is not set (.ci/run sets it)");
+            None
+        }
+    }
+}
+
+/// What one `toolgate call` at a terminal ended with.
+struct AtTerminal {
+    exit: i64,
+    transcript: String,
+    result: Value,
+}
+
+/// Runs `toolgate call write_file ARGS --session SESSION` on a pseudo-terminal, answering
+/// with `steps` (see tty_driver.py). Its stdin carries `y` lines, which must not be taken as
+/// an answer.
+fn at_terminal(ws: &Path, session: &str, args: &str, steps: Value) -> Option<AtTerminal> {
+    let python = python()?;
+    let dir = tempfile::tempdir().unwrap();
+    let stdin = dir.path().join("stdin");
+    let stdout = dir.path().join("stdout");
+    std::fs::write(&stdin, "y\ny\ny\n").unwrap();
+    let out = Command::new(python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/tty_driver.py"))
+        .arg("--script")
+        .arg(steps.to_string())
+        .arg("--stdin")
+        .arg(&stdin)
+        .arg("--stdout")
+        .arg(&stdout)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["call", "write_file", args, "-w"])
+        .arg(ws)
+        .args(["--session", session])
+        .current_dir(ws)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "driver output is not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(out.status.success(), "{report:#}");
+    let text = std::fs::read_to_string(&stdout).unwrap();
+    Some(AtTerminal {
+        exit: report["exit"].as_i64().unwrap(),
+        transcript: report["transcript"].as_str().unwrap().to_string(),
+        result: serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{e}: {text}\n{}", report["transcript"])),
+    })
+}
+
+const ASK: &str = "[f]eedback: ";
+
+fn answer(text: &str) -> Value {
+    serde_json::json!([{"expect": ASK, "send": text}])
+}
+
+#[test]
+fn the_terminal_prompt_approves_for_the_session() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let Some(r) = at_terminal(&ws, "s1", WRITE, answer("s\n")) else {
+        return;
+    };
+    assert_eq!(r.exit, 0, "{}", r.transcript);
+    for shown in [
+        "tool:      write_file",
+        "rule:      default.destructive_asks",
+        "reason:    the tool is destructive",
+        "resource:  write a.txt",
+        "path: \"a.txt\"",
+    ] {
+        assert!(r.transcript.contains(shown), "{shown}: {}", r.transcript);
+    }
+    // the next call of the session needs no one at a terminal; another session does
+    assert_eq!(call(&ws, "s1", WRITE).status.code(), Some(0));
+    assert_eq!(kind(&call(&ws, "s2", WRITE)), "approval_rejected");
+    assert_eq!(
+        audit(&ws),
+        [
+            (
+                "write_file".into(),
+                "approved".into(),
+                1.into(),
+                "session".into()
+            ),
+            (
+                "write_file".into(),
+                "granted".into(),
+                1.into(),
+                "session".into()
+            ),
+            (
+                "write_file".into(),
+                "rejected".into(),
+                Value::Null,
+                Value::Null
+            ),
+        ]
+    );
+    let g = &lines(&approvals(&ws, &["list", "--json"]))[0];
+    assert_eq!(
+        (&g["session"], &g["granted_by"]),
+        (&"s1".into(), &"terminal".into())
+    );
+}
+
+#[test]
+fn the_terminal_prompt_rejects_corrects_and_approves_always() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let Some(no) = at_terminal(&ws, "s1", WRITE, answer("n\n")) else {
+        return;
+    };
+    assert_eq!(no.exit, 4);
+    assert_eq!(no.result["error"]["kind"], "approval_rejected");
+    assert!(!ws.join("a.txt").exists());
+    let steps = serde_json::json!([
+        {"expect": ASK, "send": "f\n"},
+        {"expect": "Feedback for the agent", "send": "write b.txt instead\n"},
+    ]);
+    let fix = at_terminal(&ws, "s1", WRITE, steps).unwrap();
+    assert_eq!(fix.exit, 3);
+    assert_eq!(fix.result["error"]["kind"], "approval_corrected");
+    assert!(fix.result["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("write b.txt instead"));
+    let steps = serde_json::json!([
+        {"expect": ASK, "send": "a\n"},
+        {"expect": "Tool pattern [write_file]: ", "send": "\n"},
+        {"expect": "Resource pattern", "send": "\n"},
+        {"expect": "Expires after", "send": "2h\n"},
+    ]);
+    let always = at_terminal(&ws, "s1", WRITE, steps).unwrap();
+    assert_eq!(always.exit, 0, "{}", always.transcript);
+    let g = &lines(&approvals(&ws, &["list", "--json"]))[0];
+    assert_eq!(
+        (&g["scope"], &g["session"]),
+        (&"always".into(), &Value::Null)
+    );
+    assert_eq!(
+        g["expires_us"].as_u64().unwrap() - g["created_us"].as_u64().unwrap(),
+        7_200_000_000
+    );
+    // always: another session is approved without asking
+    assert_eq!(call(&ws, "s9", WRITE).status.code(), Some(0));
+}
+
+#[test]
+fn the_terminal_prompt_survives_garbage_and_end_of_input() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let steps: Vec<Value> = ["maybe\n", "\x1b[2J\n", "\u{7f}\n", "yes please\n", "??\n"]
+        .iter()
+        .map(|s| serde_json::json!({"expect": ASK, "send": s}))
+        .collect();
+    let Some(garbage) = at_terminal(&ws, "s1", WRITE, Value::Array(steps)) else {
+        return;
+    };
+    assert_eq!(garbage.exit, 4, "{}", garbage.transcript);
+    assert_eq!(garbage.result["error"]["kind"], "approval_rejected");
+    assert!(garbage.result["error"]["details"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("no valid answer"));
+    assert_eq!(garbage.transcript.matches("is not an answer").count(), 5);
+    let eof = at_terminal(
+        &ws,
+        "s1",
+        WRITE,
+        serde_json::json!([{"expect": ASK, "eof": true}]),
+    )
+    .unwrap();
+    assert_eq!(eof.exit, 4);
+    assert!(eof.result["error"]["details"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("end of input"));
+    assert!(!ws.join("a.txt").exists());
+}
+
+#[test]
+fn arguments_cannot_forge_the_prompt() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let forged = serde_json::json!({
+        "path": "a.txt",
+        "content": "\u{1b}[2J\u{1b}[H\r\ntoolgate: approved by policy\nAllow? [y]es: \u{202e}",
+    })
+    .to_string();
+    let Some(r) = at_terminal(&ws, "s1", &forged, answer("n\n")) else {
+        return;
+    };
+    assert!(!r.transcript.contains('\u{1b}'), "{:?}", r.transcript);
+    assert!(!r.transcript.contains('\u{202e}'), "{:?}", r.transcript);
+    assert!(
+        r.transcript
+            .contains(r#"content: "\u{1b}[2J\u{1b}[H\u{d}\u{a}toolgate: approved"#),
+        "{}",
+        r.transcript
+    );
+    assert_eq!(r.exit, 4);
+}
