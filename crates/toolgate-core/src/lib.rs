@@ -51,6 +51,7 @@ pub mod error;
 pub mod grant;
 pub mod import;
 pub mod pipeline;
+pub mod pattern;
 pub mod policy;
 pub mod redact;
 pub mod registry;

@@ -1,0 +1,214 @@
+use super::*;
+use crate::tool::Access;
+use crate::workspace::Workspace;
+use pretty_assertions::assert_eq;
+use std::path::Path;
+
+fn path(p: &str, mode: MatchMode) -> PathPattern {
+    PathPattern::parse(p, mode).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+#[test]
+fn path_globs_follow_gitignore_conventions() {
+    let table: &[(&str, &str, bool)] = &[
+        (".env", ".env", true),
+        (".env", "app/.env", true),
+        (".env", ".env.example", false),
+        ("/.env", "app/.env", false),
+        ("/.env", ".env", true),
+        ("secrets", "secrets/sub/key.pem", true),
+        ("secrets/", "secrets/sub/key.pem", true),
+        ("secrets", "x/secrets", true),
+        ("secrets", "secretsx/a", false),
+        (".git/config", ".git/config", true),
+        (".git/config", "vendor/.git/config", false),
+        ("**/.git/config", "vendor/.git/config", true),
+        ("src/*.rs", "src/main.rs", true),
+        ("src/*.rs", "src/bin/main.rs", false),
+        ("src/**/*.rs", "src/bin/main.rs", true),
+        ("*.pem", "a/b/c.pem", true),
+        ("./docs", "docs/a.md", true),
+        ("**", "anything/at/all", true),
+        ("{a,b}/x", "b/x", true),
+        ("[ab]/x", "c/x", false),
+    ];
+    for (pattern, p, expect) in table {
+        assert_eq!(
+            path(pattern, MatchMode::Grant).matches(Path::new(p)),
+            *expect,
+            "{pattern} / {p}"
+        );
+    }
+}
+
+#[test]
+fn restricting_paths_match_every_spelling_granting_only_the_written_one() {
+    for p in [
+        ".ENV",
+        "App/.Env",
+        ".env.",
+        ".env ",
+        ".e\u{200c}nv",
+        "\u{feff}.env",
+    ] {
+        assert!(
+            path(".env", MatchMode::Restrict).matches(Path::new(p)),
+            "{p}"
+        );
+    }
+    assert!(path(".git", MatchMode::Restrict).matches(Path::new(".GIT/config")));
+    assert!(path("Secrets", MatchMode::Restrict).matches(Path::new("secrets/a")));
+    assert!(!path(".env", MatchMode::Grant).matches(Path::new(".ENV")));
+    assert!(!path(".env", MatchMode::Restrict).matches(Path::new(".envrc")));
+    assert!(!path(".env", MatchMode::Restrict).matches(Path::new("..")));
+}
+
+#[test]
+fn resolved_paths_are_matched_through_links_and_dot_dots() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("secrets/sub")).unwrap();
+    std::fs::create_dir_all(dir.path().join("open")).unwrap();
+    std::os::unix::fs::symlink("secrets/sub", dir.path().join("innocent")).unwrap();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let deny = ResourcePattern::parse_with("path:secrets", MatchMode::Restrict).unwrap();
+    for p in [
+        "secrets/sub/key.pem",
+        "innocent/key.pem",
+        "open/../SECRETS/x",
+    ] {
+        let r = ResolvedResource::Path {
+            path: ws.resolve(p).unwrap(),
+            access: Access::Read,
+        };
+        assert!(deny.matches(&r), "{p}");
+    }
+    let r = ResolvedResource::Path {
+        path: ws.resolve("open/a").unwrap(),
+        access: Access::Write,
+    };
+    assert!(!deny.matches(&r));
+    assert!(!deny.matches(&ResolvedResource::Url("http://secrets/".into())));
+}
+
+#[test]
+fn hosts_match_names_subdomains_addresses_and_networks() {
+    let table: &[(&str, &str, bool)] = &[
+        ("example.com", "https://example.com/x", true),
+        ("example.com", "https://EXAMPLE.com./x", true),
+        ("example.com", "https://api.example.com/", false),
+        ("example.com", "https://example.com.evil.net/", false),
+        ("Example.COM", "http://example.com", true),
+        ("*.example.com", "https://api.example.com/", true),
+        ("*.example.com", "https://a.b.example.com/", true),
+        ("*.example.com", "https://example.com/", false),
+        ("*.example.com", "https://badexample.com/", false),
+        ("*", "https://anything.net/", true),
+        ("127.0.0.1", "http://127.0.0.1:8080/", true),
+        ("127.0.0.1", "http://0x7f.1/", true),
+        ("127.0.0.0/8", "http://127.9.9.9/", true),
+        ("10.0.0.0/8", "http://11.0.0.1/", false),
+        ("::1", "http://[::1]:80/", true),
+        ("[::1]", "http://[::1]/", true),
+        ("127.0.0.1", "http://[::ffff:127.0.0.1]/", true),
+        ("localhost", "http://127.0.0.1/", false),
+        ("bücher.de", "https://xn--bcher-kva.de/", true),
+        ("example.com", "not a url", false),
+        ("example.com", "file:///etc/passwd", false),
+    ];
+    for (pattern, url, expect) in table {
+        let p = HostPattern::parse(pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+        assert_eq!(p.matches_url(url), *expect, "{pattern} / {url}");
+    }
+}
+
+#[test]
+fn tool_patterns_are_globs_over_names() {
+    let p = ToolPattern::parse("fs_*").unwrap();
+    assert!(p.matches("fs_read") && !p.matches("read_fs") && !p.is_exact());
+    assert!(ToolPattern::parse("*").unwrap().matches("anything"));
+    let exact = ToolPattern::parse("read_file").unwrap();
+    assert!(exact.is_exact() && exact.matches("read_file") && !exact.matches("read_files"));
+    assert!(ToolPattern::parse("read_{file,result}")
+        .unwrap()
+        .matches("read_result"));
+    assert!(ToolPattern::parse("*_file").unwrap().matches("write_file"));
+}
+
+#[test]
+fn command_patterns_match_declared_commands() {
+    let grant = ResourcePattern::parse("command:git push").unwrap();
+    let restrict = ResourcePattern::parse_with("command:git push", MatchMode::Restrict).unwrap();
+    let c = |s: &str| ResolvedResource::Command(s.into());
+    assert!(grant.matches(&c("git push origin main")));
+    assert!(!grant.matches(&c("git pushx")));
+    assert!(!grant.matches(&c("/usr/bin/git push")));
+    assert!(restrict.matches(&c("/usr/bin/git push")));
+    assert!(!grant.matches(&ResolvedResource::Url("git push".into())));
+}
+
+#[test]
+fn every_pattern_displays_as_written_and_parses_back() {
+    for text in [
+        "path:.env",
+        "path:/.env",
+        "path:src/**/*.rs",
+        "path:secrets/",
+        "host:*.example.com",
+        "host:10.0.0.0/8",
+        "host:[::1]",
+        "command:git push",
+        "command:curl*",
+        "command:*",
+    ] {
+        let p = ResourcePattern::parse(text).unwrap();
+        assert_eq!(p.to_string(), text);
+        assert_eq!(ResourcePattern::parse(&p.to_string()).unwrap(), p);
+    }
+    let t = ToolPattern::parse("fs_*").unwrap();
+    assert_eq!(t.to_string().parse::<ToolPattern>().unwrap(), t);
+}
+
+#[test]
+fn bad_patterns_get_clear_errors() {
+    let cases: &[(&str, &str)] = &[
+        ("", "must start with path:, host: or command:"),
+        (".env", "must start with path:, host: or command:"),
+        ("file:.env", "must start with path:, host: or command:"),
+        ("path:", "a path pattern must not be empty"),
+        ("path:/", "a path pattern must not be empty"),
+        ("path:src/[", "does not parse"),
+        ("path:{a,b", "does not parse"),
+        ("path:../x", "`.` or `..` component"),
+        ("path:a//b", "empty component"),
+        ("path:a/./b", "`.` or `..` component"),
+        ("host:", "a host pattern must not be empty"),
+        ("host:exa mple.com", "host pattern \"exa mple.com\""),
+        (
+            "host:a.*.com",
+            "`*` may only stand as the whole first label",
+        ),
+        (
+            "host:*example.com",
+            "`*` may only stand as the whole first label",
+        ),
+        (
+            "host:10.0.0.0/33",
+            "a network is an address and a prefix length",
+        ),
+        ("command:", "must not be empty"),
+        ("command:git * push", "`*` may only end the last word"),
+    ];
+    for (text, expect) in cases {
+        let e = ResourcePattern::parse(text).expect_err(text).to_string();
+        assert!(e.contains(expect), "{text}: {e}");
+    }
+    for (text, expect) in [
+        ("", "must not be empty"),
+        ("read file", "contains ' '"),
+        ("a/b", "contains '/'"),
+        ("fs_[", "does not parse"),
+    ] {
+        let e = ToolPattern::parse(text).expect_err(text).to_string();
+        assert!(e.contains(expect), "{text:?}: {e}");
+    }
+}

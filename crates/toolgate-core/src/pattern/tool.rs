@@ -1,0 +1,102 @@
+//! [`ToolPattern`]: a glob over tool names.
+
+use super::PatternError;
+use std::fmt;
+
+/// A glob over tool names: an exact name (`read_file`), `*` for every tool, or a glob such as
+/// `fs_*`, `*_file` or `read_{file,result}` (globset syntax; names have no `/`, so `*` and `**`
+/// are the same). Case-sensitive, as tool names are.
+#[derive(Debug, Clone)]
+pub struct ToolPattern {
+    text: String,
+    kind: ToolKind,
+}
+
+#[derive(Debug, Clone)]
+enum ToolKind {
+    Any,
+    Exact,
+    Glob(globset::GlobMatcher),
+}
+
+impl ToolPattern {
+    /// Parses a tool pattern.
+    ///
+    /// # Errors
+    /// [`PatternError::Empty`] for a blank pattern, [`PatternError::Glob`] for a glob that
+    /// does not parse (`fs_[`), [`PatternError::ToolName`] for characters no tool name or
+    /// glob has (white space, `/`).
+    pub fn parse(text: &str) -> Result<ToolPattern, PatternError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(PatternError::Empty { kind: "tool" });
+        }
+        if let Some(c) = text
+            .chars()
+            .find(|c| c.is_whitespace() || *c == '/' || c.is_control())
+        {
+            return Err(PatternError::ToolName {
+                pattern: text.to_string(),
+                found: c,
+            });
+        }
+        let kind = if text == "*" || text == "**" {
+            ToolKind::Any
+        } else if !text.contains(['*', '?', '[', '{', '\\']) {
+            ToolKind::Exact
+        } else {
+            let glob = globset::GlobBuilder::new(text)
+                .literal_separator(false)
+                .build()
+                .map_err(|e| PatternError::Glob {
+                    pattern: text.to_string(),
+                    message: e.kind().to_string(),
+                })?;
+            ToolKind::Glob(glob.compile_matcher())
+        };
+        Ok(ToolPattern {
+            text: text.to_string(),
+            kind,
+        })
+    }
+
+    /// Whether the pattern matches the tool named `name`.
+    pub fn matches(&self, name: &str) -> bool {
+        match &self.kind {
+            ToolKind::Any => true,
+            ToolKind::Exact => self.text == name,
+            ToolKind::Glob(g) => g.is_match(name),
+        }
+    }
+
+    /// Whether the pattern is a plain name (no wildcard), which then must name a tool.
+    pub fn is_exact(&self) -> bool {
+        matches!(self.kind, ToolKind::Exact)
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl PartialEq for ToolPattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for ToolPattern {}
+
+impl fmt::Display for ToolPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::str::FromStr for ToolPattern {
+    type Err = PatternError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ToolPattern::parse(s)
+    }
+}
