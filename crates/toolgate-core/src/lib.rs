@@ -82,7 +82,7 @@ pub use grant::{
 pub use pipeline::{Pipeline, PipelineBuilder, RetryPolicy};
 pub use policy::{Decision, DefaultPolicy, Policy, PolicyInput, Verdict};
 pub use registry::{Entry, IntoTool, Profile, Registry, RegistryBuilder, Selector};
-pub use result::{Content, ToolOutput, ToolResult, Truncation};
+pub use result::{Content, ResourceContents, ResourceLink, ToolOutput, ToolResult, Truncation};
 pub use results::{MemoryResultStore, ResultStore};
 pub use session::{Session, SessionBuilder};
 pub use spec::{Effects, Example, Risk, ToolSpec, ToolSpecBuilder};

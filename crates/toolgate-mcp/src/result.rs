@@ -1,8 +1,9 @@
 //! A toolgate [`ToolResult`] as an MCP `CallToolResult`.
 //!
 //! - success: `structuredContent` is the tool's structured output, `content` its content
-//!   blocks, or the JSON text of the structured output when the tool gave none (the
-//!   specification asks for a text rendering next to `structuredContent`);
+//!   blocks ([`to_block`]: text, image, audio, embedded resource, resource link), or the JSON
+//!   text of the structured output when the tool gave none (the specification asks for a text
+//!   rendering next to `structuredContent`);
 //! - a truncated result: the preview text, with `_meta["toolgate/truncation"]` naming the
 //!   handle that `read_result` pages through;
 //! - a pipeline error, argument validation included: `isError: true`, the error rendered for
@@ -10,10 +11,10 @@
 //!   instead) and `_meta["toolgate/error"]` with the kind, reason and whether the model may go
 //!   on. Only an unknown tool becomes a JSON-RPC error ([`unknown_tool`]).
 
-use rmcp::model::{CallToolResult, ContentBlock, ErrorData, MetaObject};
+use rmcp::model::{CallToolResult, ContentBlock, ErrorData, MetaObject, Resource};
 use serde_json::json;
 use toolgate_core::result::render_error;
-use toolgate_core::{Content, ErrorKind, ToolResult};
+use toolgate_core::{Content, ErrorKind, ResourceContents, ToolResult};
 
 /// The `_meta` key of the error details on an `isError` result.
 pub const ERROR_META: &str = "toolgate/error";
@@ -54,14 +55,46 @@ pub fn to_call_tool_result(result: ToolResult) -> CallToolResult {
     out
 }
 
-fn to_block(content: &Content) -> Option<ContentBlock> {
-    match content {
-        Content::Text { text } => Some(ContentBlock::text(text.clone())),
-        Content::Image { data, mime_type } => {
-            Some(ContentBlock::image(data.clone(), mime_type.clone()))
+/// One toolgate content block as its MCP `ContentBlock` (text, image, audio, an embedded
+/// resource, a resource link); `None` for a kind this version does not know.
+pub fn to_block(content: &Content) -> Option<ContentBlock> {
+    Some(match content {
+        Content::Text { text } => ContentBlock::text(text.clone()),
+        Content::Image { data, mime_type } => ContentBlock::image(data.clone(), mime_type.clone()),
+        Content::Audio { data, mime_type } => ContentBlock::audio(data.clone(), mime_type.clone()),
+        Content::Resource { resource } => ContentBlock::resource(match resource {
+            ResourceContents::Text {
+                uri,
+                mime_type,
+                text,
+            } => rmcp::model::ResourceContents::TextResourceContents {
+                uri: uri.clone(),
+                mime_type: mime_type.clone(),
+                text: text.clone(),
+                meta: None,
+            },
+            ResourceContents::Blob {
+                uri,
+                mime_type,
+                blob,
+            } => rmcp::model::ResourceContents::BlobResourceContents {
+                uri: uri.clone(),
+                mime_type: mime_type.clone(),
+                blob: blob.clone(),
+                meta: None,
+            },
+            _ => return None,
+        }),
+        Content::ResourceLink(link) => {
+            let mut r = Resource::new(link.uri.clone(), link.name.clone());
+            r.title = link.title.clone();
+            r.description = link.description.clone();
+            r.mime_type = link.mime_type.clone();
+            r.size = link.size;
+            ContentBlock::resource_link(r)
         }
-        _ => None,
-    }
+        _ => return None,
+    })
 }
 
 /// The JSON-RPC error for a result whose tool is unknown or invisible to the profile
@@ -109,6 +142,38 @@ mod tests {
                 "resultType": "complete"
             })
         );
+    }
+
+    #[test]
+    fn every_content_kind_maps_to_its_mcp_block() {
+        let mut r = ok(json!({"a": 1}));
+        r.content = vec![
+            Content::text("t"),
+            Content::image("iVBO", "image/png"),
+            Content::audio("UklG", "audio/wav"),
+            Content::embedded_text("test://r", Some("text/plain".into()), "body"),
+            Content::embedded_blob("test://b", None, "AAEC"),
+            Content::ResourceLink(
+                toolgate_core::ResourceLink::new("file:///a.txt", "a.txt")
+                    .mime_type("text/plain")
+                    .size(3),
+            ),
+        ];
+        let v = serde_json::to_value(to_call_tool_result(r)).unwrap();
+        assert_eq!(
+            v["content"],
+            json!([
+                {"type": "text", "text": "t"},
+                {"type": "image", "data": "iVBO", "mimeType": "image/png"},
+                {"type": "audio", "data": "UklG", "mimeType": "audio/wav"},
+                {"type": "resource", "resource":
+                    {"uri": "test://r", "mimeType": "text/plain", "text": "body"}},
+                {"type": "resource", "resource": {"uri": "test://b", "blob": "AAEC"}},
+                {"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt",
+                 "mimeType": "text/plain", "size": 3},
+            ])
+        );
+        assert_eq!(v["structuredContent"], json!({"a": 1}));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::error::ToolError;
 use crate::registry::Entry;
-use crate::result::{Content, ToolOutput, ToolResult, Truncation};
+use crate::result::{Content, ResourceContents, ToolOutput, ToolResult, Truncation};
 use crate::results::ResultStore;
 use crate::sanitize::{clean_output, clean_output_value};
 use crate::session::Session;
@@ -45,11 +45,7 @@ pub fn finish(
         clean_output_value(v);
     }
     for c in &mut output.content {
-        if let Content::Text { text } = c {
-            if let Cow::Owned(clean) = clean_output(text) {
-                *text = clean;
-            }
-        }
+        clean_content(c);
     }
     let size = rendered_len(&output);
     *result_bytes = size;
@@ -81,6 +77,32 @@ pub fn finish(
     })
 }
 
+/// Makes the text a model or a person reads in one block safe to show: text, the text of an
+/// embedded resource, a link's names. URIs, MIME types and base64 payloads are left as sent.
+fn clean_content(c: &mut Content) {
+    fn clean(s: &mut String) {
+        if let Cow::Owned(clean) = clean_output(s) {
+            *s = clean;
+        }
+    }
+    match c {
+        Content::Text { text } => clean(text),
+        Content::Resource {
+            resource: ResourceContents::Text { text, .. },
+        } => clean(text),
+        Content::ResourceLink(link) => {
+            clean(&mut link.name);
+            if let Some(t) = &mut link.title {
+                clean(t);
+            }
+            if let Some(d) = &mut link.description {
+                clean(d);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn mismatch(message: &str, faults: Vec<crate::ArgumentFault>) -> ToolError {
     let mut e = ToolError::failed(format!(
         "{message}; this is a fault of the tool, not of the arguments"
@@ -92,14 +114,7 @@ fn mismatch(message: &str, faults: Vec<crate::ArgumentFault>) -> ToolError {
 
 /// The size of the text a model reads, without building it.
 fn rendered_len(output: &ToolOutput) -> usize {
-    let texts: usize = output
-        .content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text } => text.len() + 1,
-            Content::Image { data, .. } => data.len() + 1,
-        })
-        .sum();
+    let texts: usize = output.content.iter().map(|c| c.byte_len() + 1).sum();
     if texts > 0 {
         return texts - 1;
     }

@@ -179,3 +179,73 @@ async fn batches_run_safe_calls_together_and_others_alone_in_order() {
     assert_eq!(results[4].error_kind(), Some(ErrorKind::UnknownTool));
     assert!(!results[5].is_error);
 }
+
+#[tokio::test]
+async fn every_content_kind_passes_finish_cleaned_and_counted_against_the_limit() {
+    // 300 bytes of base64 audio: alone past the smallest byte limit (256)
+    let audio = || Content::audio("A".repeat(300), "audio/wav");
+    fn media_tool(cap: usize, audio: Content) -> DynamicTool {
+        let spec = ToolSpec::builder("media")
+            .description("Returns one block of every kind.")
+            .effects(Effects::read_only())
+            .max_result_bytes(cap)
+            .build()
+            .unwrap();
+        DynamicTool::new(spec, move |_, _| {
+            let audio = audio.clone();
+            async move {
+                Ok(ToolOutput {
+                    structured: None,
+                    content: vec![
+                        Content::text("see below"),
+                        audio,
+                        Content::embedded_text("test://r", None, "red\u{1b}[31m text"),
+                        Content::embedded_blob("test://b", Some("image/png".into()), "iVBORw0K"),
+                        Content::ResourceLink(
+                            ResourceLink::new("file:///a.txt", "a\u{1b}[2Jb").description("d\u{7}"),
+                        ),
+                    ],
+                })
+            }
+        })
+    }
+    let (p, _) = pipeline_with(
+        Registry::builder()
+            .tool(media_tool(4096, audio()))
+            .build()
+            .unwrap(),
+        Arc::new(NobodyApprover),
+    );
+    let s = p.session("s").build().unwrap();
+    let r = p.dispatch(ToolCall::new("m", "media", json!({})), &s).await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(r.content.len(), 5);
+    assert_eq!(r.content[1], audio());
+    // escapes in what a model or person reads are made visible, payloads stay as sent
+    let Content::Resource {
+        resource: ResourceContents::Text { text, .. },
+    } = &r.content[2]
+    else {
+        panic!("{:?}", r.content[2]);
+    };
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    let Content::ResourceLink(link) = &r.content[4] else {
+        panic!("{:?}", r.content[4]);
+    };
+    assert!(!link.name.contains('\u{1b}'), "{link:?}");
+    assert!(!link.description.as_deref().unwrap().contains('\u{7}'));
+    assert_eq!(link.uri, "file:///a.txt");
+    assert!(r.truncation.is_none());
+
+    // the binary payloads count toward the result byte limit
+    let (p, _) = pipeline_with(
+        Registry::builder()
+            .tool(media_tool(256, audio()))
+            .build()
+            .unwrap(),
+        Arc::new(NobodyApprover),
+    );
+    let s = p.session("s").build().unwrap();
+    let r = p.dispatch(ToolCall::new("m", "media", json!({})), &s).await;
+    assert!(r.truncation.is_some(), "{r:?}");
+}
