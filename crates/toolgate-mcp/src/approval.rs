@@ -17,8 +17,8 @@ use crate::server::Shared;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use rmcp::model::{
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequiredResult,
-    InputResponses,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, ErrorData,
+    InputRequiredResult, InputResponses,
 };
 use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 use serde_json::{json, Value};
@@ -42,6 +42,19 @@ pub(crate) struct CallClient {
     /// Set once the tool reports its own progress ([`crate::request::report_progress`]);
     /// present when the client sent a progress token.
     pub(crate) tool_reports_progress: Option<Arc<AtomicBool>>,
+    /// The lowest level of log message the client asked for (a `LoggingLevel` as `u8`), or
+    /// [`crate::handler::LEVEL_UNSET`] when it asked for none.
+    pub(crate) log_level: u8,
+    /// The JSON-RPC error the tool asked the request to fail with
+    /// ([`crate::request::fail_request`]).
+    pub(crate) protocol_error: Mutex<Option<ErrorData>>,
+}
+
+/// What a dispatch leaves behind besides its result: a question for the client (an
+/// input-required result), or a JSON-RPC error a tool asked for.
+pub(crate) struct LeftBehind {
+    pub(crate) question: Option<InputRequiredResult>,
+    pub(crate) protocol_error: Option<ErrorData>,
 }
 
 tokio::task_local! {
@@ -49,16 +62,16 @@ tokio::task_local! {
 }
 
 /// Runs `fut` (one dispatch) with `client` as the one who answers approval requests; returns
-/// its output and the question it left behind, if any.
-pub(crate) async fn in_call<F: Future>(
-    client: CallClient,
-    fut: F,
-) -> (F::Output, Option<InputRequiredResult>) {
+/// its output and what it left behind.
+pub(crate) async fn in_call<F: Future>(client: CallClient, fut: F) -> (F::Output, LeftBehind) {
     CLIENT
         .scope(client, async {
             let out = fut.await;
-            let question = CLIENT.with(|c| c.question.lock().take());
-            (out, question)
+            let left = CLIENT.with(|c| LeftBehind {
+                question: c.question.lock().take(),
+                protocol_error: c.protocol_error.lock().take(),
+            });
+            (out, left)
         })
         .await
 }

@@ -30,8 +30,9 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use toolgate_core::{Session, ToolCall, ToolResult};
 
-/// No `logging/setLevel` yet: the server sends no log messages.
-const LEVEL_UNSET: u8 = u8::MAX;
+/// No `logging/setLevel` yet (no `logLevel` in a 2026-07-28 request's `_meta`): the server
+/// sends no log messages.
+pub(crate) const LEVEL_UNSET: u8 = u8::MAX;
 
 /// The handler of one MCP session (a stdio connection, an HTTP session, or one stateless
 /// HTTP request), with its own toolgate session.
@@ -83,6 +84,13 @@ impl Connection {
             .get_progress_token()
             .map(|t| (t, Arc::new(AtomicBool::new(false))));
         let peer = ctx.peer.clone();
+        // 2026-07-28: the level is the request's own (`_meta` logLevel); before, the
+        // connection's (`logging/setLevel`).
+        let log_level = if crate::mrtr::is_round_trip(&ctx) {
+            ctx.meta.log_level().map_or(LEVEL_UNSET, |l| l as u8)
+        } else {
+            self.log_level.load(Ordering::Relaxed)
+        };
         let client = CallClient {
             ctx,
             shared: shared.clone(),
@@ -90,9 +98,11 @@ impl Connection {
             input_responses: request.input_responses,
             question: Mutex::new(None),
             tool_reports_progress: progress.as_ref().map(|(_, own)| own.clone()),
+            log_level,
+            protocol_error: Mutex::new(None),
         };
         let dispatch = shared.pipeline.dispatch_with(call, &self.session, cancel);
-        let (result, question) = match progress {
+        let (result, left) = match progress {
             None => in_call(client, dispatch).await,
             Some((token, own)) => {
                 let ticks = crate::progress::Ticks {
@@ -105,44 +115,44 @@ impl Connection {
                 ticks.around(in_call(client, dispatch)).await
             }
         };
-        self.log_call(&peer, &result).await;
+        log_call(&peer, log_level, &result).await;
         if let Some(error) = crate::result::unknown_tool(&result) {
             return Err(error);
         }
-        if let Some(question) = question {
+        if let Some(error) = left.protocol_error {
+            return Err(error);
+        }
+        if let Some(question) = left.question {
             return Ok(CallToolResponse::InputRequired(question));
         }
         Ok(CallToolResponse::Complete(
             crate::result::to_call_tool_result(result),
         ))
     }
+}
 
-    /// After `logging/setLevel`: a `debug` message per call, `warning` for failed ones.
-    async fn log_call(&self, peer: &rmcp::service::Peer<RoleServer>, result: &ToolResult) {
-        let threshold = self.log_level.load(Ordering::Relaxed);
-        if threshold == LEVEL_UNSET {
-            return;
-        }
-        let level = if result.is_error {
-            LoggingLevel::Warning
-        } else {
-            LoggingLevel::Debug
-        };
-        if (level as u8) < threshold {
-            return;
-        }
-        let data = json!({
-            "tool": &*result.tool,
-            "call_id": result.call_id,
-            "is_error": result.is_error,
-            "error": result.error.as_ref().map(|e| e.kind),
-            "duration_us": result.duration.as_micros() as u64,
-        });
-        let mut message = LoggingMessageNotificationParam::new(level, data);
-        message.logger = Some("toolgate".into());
-        if let Err(e) = peer.notify_logging_message(message).await {
-            tracing::debug!(error = %e, "log message not sent");
-        }
+/// Once the client asked for log messages: a `debug` message per call, `warning` for failed
+/// ones.
+async fn log_call(peer: &rmcp::service::Peer<RoleServer>, threshold: u8, result: &ToolResult) {
+    let level = if result.is_error {
+        LoggingLevel::Warning
+    } else {
+        LoggingLevel::Debug
+    };
+    if threshold == LEVEL_UNSET || (level as u8) < threshold {
+        return;
+    }
+    let data = json!({
+        "tool": &*result.tool,
+        "call_id": result.call_id,
+        "is_error": result.is_error,
+        "error": result.error.as_ref().map(|e| e.kind),
+        "duration_us": result.duration.as_micros() as u64,
+    });
+    let mut message = LoggingMessageNotificationParam::new(level, data);
+    message.logger = Some("toolgate".into());
+    if let Err(e) = peer.notify_logging_message(message).await {
+        tracing::debug!(error = %e, "log message not sent");
     }
 }
 

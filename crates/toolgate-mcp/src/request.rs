@@ -1,15 +1,26 @@
 //! What a tool can reach of the MCP request it runs for: the request context (the client's
-//! peer, `_meta`, the cancellation token), to talk to the client while it runs (log messages,
-//! sampling, elicitation) and to report its own progress.
+//! peer, `_meta`, the cancellation token), to talk to the client while it runs (log messages
+//! at the level it asked for, sampling, elicitation through the peer), to report its own
+//! progress, to ask for input on a 2026-07-28 request (an input-required result and the
+//! retry's answers), and to fail the request with a JSON-RPC error.
 //!
 //! Available inside a `tools/call` dispatched by [`crate::handler`], in the task that runs the
 //! handler (the pipeline runs handlers in the caller's task; work moved to `tokio::spawn` or a
 //! blocking thread has no access). Outside, every function here answers `None` or `false`.
 
+// logging: deprecated by SEP-2577, still what 2025-11-25 clients use.
+#![allow(deprecated)]
+
 use crate::approval::CLIENT;
-use rmcp::model::ProgressNotificationParam;
+use crate::handler::LEVEL_UNSET;
+use rmcp::model::{
+    ClientCapabilities, ErrorData, InputRequests, InputRequiredResult, InputResponses,
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+};
 use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
 use std::sync::atomic::Ordering;
+use toolgate_core::ToolError;
 
 /// The MCP request the current tool call came in on.
 pub fn current() -> Option<RequestContext<RoleServer>> {
@@ -34,4 +45,83 @@ pub async fn report_progress(progress: f64, total: Option<f64>, message: Option<
     note.total = total;
     note.message = message;
     peer.notify_progress(note).await.is_ok()
+}
+
+/// Sends a log message (`notifications/message`) at `level` to the client, when it asked for
+/// messages at that level or above: through `logging/setLevel` on this connection (revisions
+/// before 2026-07-28) or the request's `_meta` `io.modelcontextprotocol/logLevel`
+/// (2026-07-28). `logger` names the source. Returns whether a message was sent.
+pub async fn log(level: LoggingLevel, logger: Option<&str>, data: Value) -> bool {
+    let Ok(Some(peer)) = CLIENT.try_with(|c| {
+        (c.log_level != LEVEL_UNSET && level as u8 >= c.log_level).then(|| c.ctx.peer.clone())
+    }) else {
+        return false;
+    };
+    let mut message = LoggingMessageNotificationParam::new(level, data);
+    message.logger = logger.map(str::to_string);
+    peer.notify_logging_message(message).await.is_ok()
+}
+
+/// Makes the current request fail with the JSON-RPC error `error` instead of a tool result
+/// (for a protocol fault the tool detects, such as a client capability it requires
+/// (`-32021`) or a request state that does not verify (`-32602`)). Returns the tool error
+/// the handler should return so the pipeline records the call as failed; the client sees
+/// `error`. Outside a `tools/call`, only the tool error is left.
+pub fn fail_request(error: ErrorData) -> ToolError {
+    let message = format!("the request failed: {} ({})", error.message, error.code.0);
+    let _ = CLIENT.try_with(|c| *c.protocol_error.lock() = Some(error));
+    ToolError::failed(message).with_reason("protocol_error")
+}
+
+/// The input-required result of a 2026-07-28 multi round-trip request (SEP-2322): the tool
+/// asks the client for `inputs` (elicitation, sampling, roots), with `state` (opaque to the
+/// client; seal it, it comes back untrusted) to be echoed on the retry. The call then answers
+/// with that result instead of a tool result; the retry carries the answers
+/// ([`input_responses`]) and the state ([`request_state`]). Returns the tool error the
+/// handler should return so the pipeline records this round; `None` when the call is not a
+/// 2026-07-28 request, where the tool should ask through the client's peer instead.
+pub fn require_input(inputs: InputRequests, state: Option<String>) -> Option<ToolError> {
+    CLIENT
+        .try_with(|c| {
+            if !crate::mrtr::is_round_trip(&c.ctx) {
+                return None;
+            }
+            *c.question.lock() = Some(InputRequiredResult::new(Some(inputs), state));
+            Some(
+                ToolError::failed("input asked of the client (input required)")
+                    .with_reason("input_required"),
+            )
+        })
+        .ok()
+        .flatten()
+}
+
+/// The `inputResponses` of a 2026-07-28 retry, keyed as the tool's input requests were.
+pub fn input_responses() -> Option<InputResponses> {
+    CLIENT
+        .try_with(|c| c.input_responses.clone())
+        .ok()
+        .flatten()
+}
+
+/// The `requestState` of a 2026-07-28 retry, as the client sent it (untrusted).
+pub fn request_state() -> Option<String> {
+    CLIENT.try_with(|c| c.request_state.clone()).ok().flatten()
+}
+
+/// Whether the current call came in on a 2026-07-28 request (per-request metadata, no
+/// requests from the server: ask with [`require_input`]).
+pub fn is_round_trip() -> bool {
+    CLIENT
+        .try_with(|c| crate::mrtr::is_round_trip(&c.ctx))
+        .unwrap_or(false)
+}
+
+/// The capabilities the client declared: in `initialize`, or in a 2026-07-28 request's
+/// `_meta`.
+pub fn client_capabilities() -> Option<ClientCapabilities> {
+    CLIENT
+        .try_with(|c| c.ctx.client_capabilities())
+        .ok()
+        .flatten()
 }
