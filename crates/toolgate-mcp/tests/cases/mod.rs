@@ -1,3 +1,4 @@
+mod conformance_fixture;
 mod http_security;
 mod inspector;
 mod pydantic_ai;

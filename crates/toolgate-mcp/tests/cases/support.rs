@@ -125,17 +125,24 @@ impl HttpChild {
     /// Starts the server with `args` added to `--workspace WS --http 127.0.0.1:0`, and reads
     /// its address (and token) from stderr.
     pub fn start(ws: &Path, args: &[&str]) -> HttpChild {
-        let mut child = Command::new(SERVER)
-            .arg("--workspace")
+        let mut cmd = Command::new(SERVER);
+        cmd.arg("--workspace")
             .arg(ws)
             .args(["--http", "127.0.0.1:0"])
             .args(args)
-            .env_remove("TOOLGATE_TOKEN")
+            .env_remove("TOOLGATE_TOKEN");
+        HttpChild::spawn(cmd, "toolgate: serving MCP at ")
+    }
+
+    /// Starts `cmd`, a server on a free loopback port that names its endpoint on a stderr
+    /// line starting with `banner` (and its token on a `toolgate: token: ` line, if any).
+    pub fn spawn(mut cmd: Command, banner: &str) -> HttpChild {
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("starting the test server");
+            .expect("starting the server");
         let stderr = child.stderr.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -153,7 +160,7 @@ impl HttpChild {
                 }
                 continue;
             };
-            if let Some(u) = line.strip_prefix("toolgate: serving MCP at ") {
+            if let Some(u) = line.strip_prefix(banner) {
                 url = Some(u.trim().to_string());
             } else if let Some(t) = line.strip_prefix("toolgate: token: ") {
                 token = Some(t.trim().to_string());
