@@ -385,6 +385,38 @@ fn registry() -> Result<Registry, toolgate_mcp::Error> {
                 )
             },
         )?);
+    b = b.tool(tool(
+        "json_schema_2020_12_tool",
+        "Tool with JSON Schema 2020-12 features: its inputSchema must reach the client as \
+         written ($schema, $defs with an $anchor, $ref, allOf/anyOf, if/then/else).",
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }
+            },
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {
+                "properties": {"contactMethod": {"const": "phone"}},
+                "required": ["contactMethod"]
+            },
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
+            "additionalProperties": false
+        }),
+        |args, _| async move { Ok(ToolOutput::text(format!("Arguments accepted: {args}"))) },
+    )?);
     b = mrtr_tools(b, states)?;
     Ok(b.build()?)
 }

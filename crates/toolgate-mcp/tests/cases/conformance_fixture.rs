@@ -226,3 +226,30 @@ fn the_fixture_refuses_a_non_loopback_address() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a loopback address"));
 }
+
+#[test]
+fn a_json_schema_2020_12_input_schema_is_enforced_as_written() {
+    let server = start();
+    let tool = "json_schema_2020_12_tool";
+    let ok = json!({"contactMethod": "phone", "phone": "555", "address": {"city": "Oslo"}});
+    let (_, m) = call(&server, tool, json!({}), json!({"arguments": ok}));
+    assert_eq!(response(&m)["result"]["isError"], false, "{m:?}");
+    for bad in [
+        // if/then: contactMethod phone needs phone
+        json!({"contactMethod": "phone", "email": "a@b"}),
+        // allOf/anyOf: neither phone nor email
+        json!({"name": "x"}),
+        // $ref into $defs: city must be a string
+        json!({"email": "a@b", "address": {"city": 3}}),
+        // additionalProperties: false
+        json!({"email": "a@b", "extra": true}),
+    ] {
+        let (_, m) = call(&server, tool, json!({}), json!({"arguments": bad}));
+        let r = &response(&m)["result"];
+        assert_eq!(r["isError"], true, "{bad}: {m:?}");
+        assert_eq!(
+            r["_meta"]["toolgate/error"]["kind"], "invalid_arguments",
+            "{bad}: {m:?}"
+        );
+    }
+}
