@@ -18,8 +18,11 @@
 //!    pipeline errors as `isError: true` results; an unknown tool as JSON-RPC `-32602`)
 //!
 //! A tool running inside such a call can reach its MCP request through [`request`] (report
-//! its own progress, send log messages, ask the client), and a binary that serves its own
-//! registry (a test server, a conformance fixture) reuses the `serve` command line in [`cli`].
+//! its own progress, send log messages at the level the client asked for, ask the client
+//! through its peer or, on 2026-07-28, with an input-required result, fail the request with a
+//! JSON-RPC error), and a binary that serves its own registry (a test server, the
+//! `conformance-fixture` the official conformance suite runs against) reuses the `serve`
+//! command line in [`cli`] or the [`McpServer`] and [`serve_http`] it is built on.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
