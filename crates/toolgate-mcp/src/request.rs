@@ -125,3 +125,26 @@ pub fn client_capabilities() -> Option<ClientCapabilities> {
         .ok()
         .flatten()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Outside a `tools/call` nothing reaches a client: every function says so instead of
+    /// panicking.
+    #[tokio::test]
+    async fn outside_a_call_nothing_is_sent_or_asked() {
+        assert!(current().is_none());
+        assert!(!report_progress(1.0, Some(2.0), None).await);
+        assert!(!log(LoggingLevel::Emergency, None, Value::Null).await);
+        assert!(require_input(InputRequests::new(), Some("s".into())).is_none());
+        assert!(input_responses().is_none());
+        assert!(request_state().is_none());
+        assert!(!is_round_trip());
+        assert!(client_capabilities().is_none());
+        let e = fail_request(ErrorData::invalid_params("bad state", None));
+        assert_eq!(e.kind, toolgate_core::ErrorKind::ToolFailed);
+        assert_eq!(e.reason.as_deref(), Some("protocol_error"));
+        assert!(e.message.contains("bad state (-32602)"), "{}", e.message);
+    }
+}
