@@ -10,6 +10,11 @@
 //!    naming the tool and summarising the arguments ([`confirmation_form`]); accept with
 //!    `approve: true` runs the call, `approve: false` with feedback is a correction for the
 //!    model, anything else (decline, cancel, no answer in time) rejects it;
+//!
+//!    when the pipeline has a grant store, the form also offers a `scope` ([`ScopeOffer`]):
+//!    `once` (the default), `session` (the rest of this connection's calls of the tool; not
+//!    offered to a stateless 2026-07-28 HTTP request, whose session ends with it) and
+//!    `always` (every session, for `expires_hours`);
 //! 3. otherwise nobody can answer, and the call is rejected (the non-interactive answer).
 
 use crate::mrtr;
@@ -26,7 +31,7 @@ use std::future::Future;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
-use toolgate_core::{ApprovalAnswer, ApprovalRequest, Approver};
+use toolgate_core::{ApprovalAnswer, ApprovalRequest, Approver, GrantRequest, GrantScope};
 
 /// Who can answer for the call running in this task: the request it came in on, and for a
 /// 2026-07-28 retry the answer it carries. Set by the handler around each dispatch.
@@ -81,10 +86,53 @@ enum Decided {
     Elicit {
         peer: Peer<RoleServer>,
         timeout: Duration,
+        offer: ScopeOffer,
     },
 }
 
+/// The scopes an approval form offers besides `once`, and the default expiry of `always`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScopeOffer {
+    /// Offer `session`: the pipeline stores grants and the connection outlives the request.
+    pub session: bool,
+    /// Offer `always`: the pipeline stores grants.
+    pub always: bool,
+    /// Hours until an `always` grant expires when the answer does not say (1 to
+    /// [`MAX_ALWAYS_HOURS`]).
+    pub always_hours: u32,
+}
+
+/// The longest expiry of an `always` grant given through the form, in hours (a year).
+pub const MAX_ALWAYS_HOURS: u32 = 8760;
+
+impl ScopeOffer {
+    /// Only `once`: the form asks approve or not, as without grants.
+    pub const ONCE: ScopeOffer = ScopeOffer {
+        session: false,
+        always: false,
+        always_hours: 24,
+    };
+
+    fn offers(&self, scope: GrantScope) -> bool {
+        match scope {
+            GrantScope::Once => true,
+            GrantScope::Session => self.session,
+            GrantScope::Always => self.always,
+        }
+    }
+}
+
 impl CallClient {
+    /// What this call's form offers; `stateless` when the connection ends with the request.
+    pub(crate) fn offer(&self, stateless: bool) -> ScopeOffer {
+        let grants = self.shared.pipeline.grants().is_some();
+        ScopeOffer {
+            session: grants && !stateless,
+            always: grants,
+            always_hours: self.shared.always_hours,
+        }
+    }
+
     fn decide(&self, request: &ApprovalRequest<'_>) -> Decided {
         if mrtr::is_round_trip(&self.ctx) {
             return Decided::Now(mrtr::answer(self, request));
@@ -95,6 +143,7 @@ impl CallClient {
         Decided::Elicit {
             peer: self.ctx.peer.clone(),
             timeout: self.shared.approval_timeout,
+            offer: self.offer(false),
         }
     }
 }
@@ -142,8 +191,16 @@ impl Approver for ClientApprover {
         match CLIENT.try_with(|c| c.decide(request)) {
             Err(_) => self.fallback.approve(request),
             Ok(Decided::Now(answer)) => Box::pin(std::future::ready(answer)),
-            Ok(Decided::Elicit { peer, timeout }) => Box::pin(elicit(peer, timeout, request)),
+            Ok(Decided::Elicit {
+                peer,
+                timeout,
+                offer,
+            }) => Box::pin(elicit(peer, timeout, offer, request)),
         }
+    }
+
+    fn name(&self) -> &str {
+        "mcp-client"
     }
 }
 
@@ -156,26 +213,27 @@ pub(crate) fn client_can_elicit(peer: &Peer<RoleServer>) -> bool {
 async fn elicit(
     peer: Peer<RoleServer>,
     timeout: Duration,
+    offer: ScopeOffer,
     request: &ApprovalRequest<'_>,
 ) -> ApprovalAnswer {
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: confirmation_message(request),
-        requested_schema: confirmation_form(),
+        requested_schema: confirmation_form(&offer),
     };
     match peer
         .create_elicitation_with_timeout(params, Some(timeout))
         .await
     {
-        Ok(answer) => from_elicit_result(&answer),
+        Ok(answer) => from_elicit_result(&answer, &offer),
         Err(e) => ApprovalAnswer::Rejected {
             reason: format!("the approval request to the client failed: {e}"),
         },
     }
 }
 
-/// The answer an elicitation result gives.
-pub(crate) fn from_elicit_result(result: &ElicitResult) -> ApprovalAnswer {
+/// The answer an elicitation result gives, for a form that made `offer`.
+pub(crate) fn from_elicit_result(result: &ElicitResult, offer: &ScopeOffer) -> ApprovalAnswer {
     match result.action {
         ElicitationAction::Accept => {
             let content = result.content.as_ref();
@@ -188,7 +246,7 @@ pub(crate) fn from_elicit_result(result: &ElicitResult) -> ApprovalAnswer {
                 .map(str::trim)
                 .filter(|f| !f.is_empty());
             match (approve, feedback) {
-                (Some(true), _) => ApprovalAnswer::Approved,
+                (Some(true), _) => scoped(content, offer),
                 (_, Some(feedback)) => ApprovalAnswer::Corrected {
                     feedback: feedback.to_string(),
                 },
@@ -209,31 +267,99 @@ pub(crate) fn from_elicit_result(result: &ElicitResult) -> ApprovalAnswer {
     }
 }
 
-/// The confirmation form: a required boolean `approve` and an optional `feedback` string.
-pub fn confirmation_form() -> ElicitationSchema {
-    ElicitationSchema::from_json_schema(
-        json!({
-            "type": "object",
-            "properties": {
-                "approve": {
-                    "type": "boolean",
-                    "title": "Approve",
-                    "description": "Run this tool call",
-                    "default": false
-                },
-                "feedback": {
-                    "type": "string",
-                    "title": "Feedback",
-                    "description": "If you do not approve: what the agent should do instead"
-                }
+/// An approval with the scope the answer chose: no `scope` (a client that ignores the field)
+/// or `once` approves this call; an offered `session` or `always` asks for a grant (`always`
+/// for `expires_hours`, default [`ScopeOffer::always_hours`]). A scope that was not offered,
+/// or an expiry outside 1 to [`MAX_ALWAYS_HOURS`], rejects: the answer is not one the form
+/// allowed.
+fn scoped(content: Option<&Value>, offer: &ScopeOffer) -> ApprovalAnswer {
+    let bad = |why: String| ApprovalAnswer::Rejected {
+        reason: format!("the approval answer is not one the form allowed: {why}"),
+    };
+    let scope = match content.and_then(|c| c.get("scope")) {
+        None | Some(Value::Null) => GrantScope::Once,
+        Some(Value::String(s)) => match s.parse::<GrantScope>() {
+            Ok(scope) if offer.offers(scope) => scope,
+            Ok(scope) => return bad(format!("scope {scope} was not offered")),
+            Err(e) => return bad(e.to_string()),
+        },
+        Some(other) => return bad(format!("scope is {other}, not a string")),
+    };
+    let hours = match content.and_then(|c| c.get("expires_hours")) {
+        None | Some(Value::Null) => offer.always_hours,
+        Some(v) => match v.as_u64().and_then(|h| u32::try_from(h).ok()) {
+            Some(h) if (1..=MAX_ALWAYS_HOURS).contains(&h) => h,
+            _ => return bad(format!("expires_hours {v} is not 1 to {MAX_ALWAYS_HOURS}")),
+        },
+    };
+    match scope {
+        GrantScope::Once => ApprovalAnswer::Approved,
+        GrantScope::Session => ApprovalAnswer::ApprovedFor {
+            grant: GrantRequest::new(GrantScope::Session),
+        },
+        GrantScope::Always => ApprovalAnswer::ApprovedFor {
+            grant: GrantRequest {
+                expires_in_secs: Some(u64::from(hours) * 3600),
+                ..GrantRequest::new(GrantScope::Always)
             },
-            "required": ["approve"]
-        })
-        .as_object()
-        .expect("an object")
-        .clone(),
-    )
-    .expect("the confirmation form is a valid elicitation schema")
+        },
+    }
+}
+
+/// The confirmation form: a required boolean `approve`, an optional `feedback` string, and,
+/// when `offer` offers more than `once`, a single-select `scope` (default `once`) and, with
+/// `always`, an integer `expires_hours`.
+pub fn confirmation_form(offer: &ScopeOffer) -> ElicitationSchema {
+    let mut properties = json!({
+        "approve": {
+            "type": "boolean",
+            "title": "Approve",
+            "description": "Run this tool call",
+            "default": false
+        },
+        "feedback": {
+            "type": "string",
+            "title": "Feedback",
+            "description": "If you do not approve: what the agent should do instead"
+        }
+    });
+    if offer.session || offer.always {
+        let mut choices = vec![json!({"const": "once", "title": "This call only"})];
+        if offer.session {
+            choices.push(json!({
+                "const": "session",
+                "title": "This tool for the rest of this session"
+            }));
+        }
+        if offer.always {
+            choices.push(json!({
+                "const": "always",
+                "title": "This tool in every session, until it expires"
+            }));
+            properties["expires_hours"] = json!({
+                "type": "integer",
+                "title": "Expires after (hours)",
+                "description": "For always: hours until the approval stops applying",
+                "minimum": 1,
+                "maximum": MAX_ALWAYS_HOURS,
+                "default": offer.always_hours
+            });
+        }
+        properties["scope"] = json!({
+            "type": "string",
+            "title": "Approve for",
+            "description": "How long the approval holds",
+            "oneOf": choices,
+            "default": "once"
+        });
+    }
+    let schema = json!({
+        "type": "object",
+        "properties": properties,
+        "required": ["approve"]
+    });
+    ElicitationSchema::from_json_schema(schema.as_object().expect("an object").clone())
+        .expect("the confirmation form is a valid elicitation schema")
 }
 
 /// Longest string value shown in an argument summary, in characters.
@@ -316,29 +442,114 @@ mod tests {
         serde_json::from_value(json!({"action": "accept", "content": content})).unwrap()
     }
 
+    const ALL: ScopeOffer = ScopeOffer {
+        session: true,
+        always: true,
+        always_hours: 24,
+    };
+
     #[test]
     fn answers_map_onto_approval() {
+        for offer in [ScopeOffer::ONCE, ALL] {
+            assert_eq!(
+                from_elicit_result(&accept(json!({"approve": true})), &offer),
+                ApprovalAnswer::Approved
+            );
+            assert_eq!(
+                from_elicit_result(
+                    &accept(json!({"approve": false, "feedback": " use b.txt "})),
+                    &offer
+                ),
+                ApprovalAnswer::Corrected {
+                    feedback: "use b.txt".into()
+                }
+            );
+            assert!(matches!(
+                from_elicit_result(&accept(json!({"approve": false})), &offer),
+                ApprovalAnswer::Rejected { .. }
+            ));
+            let decline: ElicitResult =
+                serde_json::from_value(json!({"action": "decline"})).unwrap();
+            assert!(matches!(
+                from_elicit_result(&decline, &offer),
+                ApprovalAnswer::Rejected { .. }
+            ));
+        }
+    }
+
+    #[test]
+    fn scopes_map_onto_grant_requests() {
+        let answer =
+            |content: Value, offer: &ScopeOffer| from_elicit_result(&accept(content), offer);
         assert_eq!(
-            from_elicit_result(&accept(json!({"approve": true}))),
+            answer(json!({"approve": true, "scope": "once"}), &ALL),
             ApprovalAnswer::Approved
         );
         assert_eq!(
-            from_elicit_result(&accept(
-                json!({"approve": false, "feedback": " use b.txt "})
-            )),
-            ApprovalAnswer::Corrected {
-                feedback: "use b.txt".into()
+            answer(json!({"approve": true, "scope": "session"}), &ALL),
+            ApprovalAnswer::ApprovedFor {
+                grant: GrantRequest::new(GrantScope::Session)
             }
         );
-        assert!(matches!(
-            from_elicit_result(&accept(json!({"approve": false}))),
-            ApprovalAnswer::Rejected { .. }
-        ));
-        let decline: ElicitResult = serde_json::from_value(json!({"action": "decline"})).unwrap();
-        assert!(matches!(
-            from_elicit_result(&decline),
-            ApprovalAnswer::Rejected { .. }
-        ));
+        let always = |secs| ApprovalAnswer::ApprovedFor {
+            grant: GrantRequest {
+                expires_in_secs: Some(secs),
+                ..GrantRequest::new(GrantScope::Always)
+            },
+        };
+        assert_eq!(
+            answer(json!({"approve": true, "scope": "always"}), &ALL),
+            always(24 * 3600)
+        );
+        assert_eq!(
+            answer(
+                json!({"approve": true, "scope": "always", "expires_hours": 2}),
+                &ALL
+            ),
+            always(7200)
+        );
+        // answers the form did not allow reject: never a broader approval than offered
+        for (content, offer) in [
+            (
+                json!({"approve": true, "scope": "session"}),
+                ScopeOffer::ONCE,
+            ),
+            (
+                json!({"approve": true, "scope": "always"}),
+                ScopeOffer::ONCE,
+            ),
+            (
+                json!({"approve": true, "scope": "session"}),
+                ScopeOffer {
+                    session: false,
+                    ..ALL
+                },
+            ),
+            (json!({"approve": true, "scope": "forever"}), ALL),
+            (json!({"approve": true, "scope": 3}), ALL),
+            (
+                json!({"approve": true, "scope": "always", "expires_hours": 0}),
+                ALL,
+            ),
+            (
+                json!({"approve": true, "scope": "always", "expires_hours": 9000}),
+                ALL,
+            ),
+            (
+                json!({"approve": true, "scope": "always", "expires_hours": "2"}),
+                ALL,
+            ),
+            (
+                json!({"approve": true, "scope": "always", "expires_hours": -1}),
+                ALL,
+            ),
+        ] {
+            let a = answer(content.clone(), &offer);
+            assert!(
+                matches!(&a, ApprovalAnswer::Rejected { reason } if reason.contains("not one the form allowed")),
+                "{content}: {a:?}"
+            );
+        }
     }
 
     #[test]
@@ -355,8 +566,37 @@ mod tests {
 
     #[test]
     fn the_form_serializes_as_a_flat_object_schema() {
-        let v = serde_json::to_value(confirmation_form()).unwrap();
+        let v = serde_json::to_value(confirmation_form(&ScopeOffer::ONCE)).unwrap();
         assert_eq!(v["properties"]["approve"]["type"], "boolean");
         assert_eq!(v["required"], json!(["approve"]));
+        assert!(v["properties"].get("scope").is_none(), "{v}");
+        let v = serde_json::to_value(confirmation_form(&ALL)).unwrap();
+        assert_eq!(
+            v["properties"]["scope"],
+            json!({
+                "type": "string",
+                "title": "Approve for",
+                "description": "How long the approval holds",
+                "oneOf": [
+                    {"const": "once", "title": "This call only"},
+                    {"const": "session", "title": "This tool for the rest of this session"},
+                    {"const": "always", "title": "This tool in every session, until it expires"}
+                ],
+                "default": "once"
+            })
+        );
+        assert_eq!(v["properties"]["expires_hours"]["default"], 24);
+        let v = serde_json::to_value(confirmation_form(&ScopeOffer {
+            session: false,
+            ..ALL
+        }))
+        .unwrap();
+        let offered: Vec<&Value> = v["properties"]["scope"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| &c["const"])
+            .collect();
+        assert_eq!(offered, [&json!("once"), &json!("always")]);
     }
 }

@@ -45,6 +45,11 @@ pub struct ServeArgs {
     /// The cap on an HTTP request body, in bytes.
     #[arg(long, default_value_t = crate::http::DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Hours an `always` approval given through the client's form holds when the answer does
+    /// not say (1 to 8760).
+    #[arg(long, default_value_t = crate::server::DEFAULT_ALWAYS_HOURS, value_name = "HOURS",
+          value_parser = clap::value_parser!(u32).range(1..=8760))]
+    pub always_expires_hours: u32,
     /// Seconds calls in flight may run on after SIGINT or SIGTERM.
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     pub grace: u64,
@@ -128,6 +133,7 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
     let server = McpServer::builder(pipeline)
         .profile(args.profile.clone())
         .workspace(workspace)
+        .always_expires_hours(args.always_expires_hours)
         .build()?;
     let grace = Duration::from_secs(args.grace);
     match args.http {

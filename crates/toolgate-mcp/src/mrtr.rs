@@ -18,6 +18,7 @@
 
 use crate::approval::{
     cannot_answer, confirmation_form, confirmation_message, from_elicit_result, CallClient,
+    ScopeOffer,
 };
 use parking_lot::Mutex;
 use rmcp::model::{
@@ -92,8 +93,16 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
         .input_responses
         .as_ref()
         .and_then(|r| r.get(INPUT_KEY));
+    // 2026-07-28 over HTTP is stateless: the session ends with the request, so a session
+    // grant would cover nothing
+    let stateless = client
+        .ctx
+        .extensions
+        .get::<http::request::Parts>()
+        .is_some();
+    let offer = client.offer(stateless);
     match (&client.request_state, response) {
-        (Some(state), Some(response)) => redeem(states, state, response, &binding),
+        (Some(state), Some(response)) => redeem(states, state, response, &binding, &offer),
         (Some(_), None) | (None, Some(_)) => ApprovalAnswer::Rejected {
             reason: format!(
                 "the retry must carry both requestState and inputResponses[{INPUT_KEY:?}]"
@@ -121,7 +130,7 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
             let ask = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
                 meta: None,
                 message: confirmation_message(request),
-                requested_schema: confirmation_form(),
+                requested_schema: confirmation_form(&offer),
             });
             let mut requests = InputRequests::new();
             requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ask));
@@ -138,6 +147,7 @@ fn redeem(
     state: &str,
     response: &serde_json::Value,
     binding: &[u8],
+    offer: &ScopeOffer,
 ) -> ApprovalAnswer {
     let invalid = || ApprovalAnswer::Rejected {
         reason: "the approval state is invalid, expired, already used, or for another call".into(),
@@ -149,7 +159,7 @@ fn redeem(
         return invalid();
     }
     match serde_json::from_value::<ElicitResult>(response.clone()) {
-        Ok(result) => from_elicit_result(&result),
+        Ok(result) => from_elicit_result(&result, offer),
         Err(_) => ApprovalAnswer::Rejected {
             reason: "the approval answer is not an elicitation result".into(),
         },

@@ -16,6 +16,8 @@ use toolgate_core::{Budgets, Pipeline, Workspace};
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// The default interval between "still running" progress notifications.
 pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
+/// How long an `always` approval given through the form holds by default, in hours.
+pub const DEFAULT_ALWAYS_HOURS: u32 = 24;
 /// How long an approval question waits for the client's answer by default.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -39,6 +41,7 @@ pub(crate) struct Shared {
     pub(crate) info: ServerConfig,
     pub(crate) progress_interval: Duration,
     pub(crate) approval_timeout: Duration,
+    pub(crate) always_hours: u32,
     pub(crate) inflight: InFlight,
     pub(crate) approvals: ApprovalStates,
 }
@@ -65,6 +68,7 @@ impl McpServer {
             page_size: DEFAULT_PAGE_SIZE,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
+            always_hours: DEFAULT_ALWAYS_HOURS,
             name: "toolgate".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             instructions: None,
@@ -127,6 +131,7 @@ pub struct McpServerBuilder {
     page_size: usize,
     progress_interval: Duration,
     approval_timeout: Duration,
+    always_hours: u32,
     name: String,
     version: String,
     instructions: Option<String>,
@@ -161,6 +166,12 @@ impl McpServerBuilder {
     /// Sets how long an approval question waits for the client (default 300 s).
     pub fn approval_timeout(mut self, timeout: Duration) -> Self {
         self.approval_timeout = timeout;
+        self
+    }
+    /// Sets the hours an `always` approval given through the form holds when the answer does
+    /// not say (default 24; clamped to 1 to [`crate::approval::MAX_ALWAYS_HOURS`]).
+    pub fn always_expires_hours(mut self, hours: u32) -> Self {
+        self.always_hours = hours.clamp(1, crate::approval::MAX_ALWAYS_HOURS);
         self
     }
     /// Sets the server name and version sent in `initialize` and `server/discover`
@@ -223,6 +234,7 @@ impl McpServerBuilder {
                 info,
                 progress_interval: self.progress_interval,
                 approval_timeout: self.approval_timeout,
+                always_hours: self.always_hours,
                 inflight: InFlight::default(),
                 approvals: ApprovalStates::new(),
             }),

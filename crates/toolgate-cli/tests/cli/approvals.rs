@@ -481,3 +481,82 @@ fn arguments_cannot_forge_the_prompt() {
     );
     assert_eq!(r.exit, 4);
 }
+
+/// `toolgate serve` over stdio with the official Python SDK answering the approval form with
+/// a scope (`tests/clients/approvals_client.py`): a session grant spares the session's next
+/// call, a fresh session is asked, an always grant spares every later session. The grants
+/// and the audit records are in the workspace's store.
+fn serve_answers_with_scopes(mode: &str) {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let Some(python) = python() else {
+        return;
+    };
+    let argv = serde_json::json!([env!("CARGO_BIN_EXE_toolgate"), "serve", "--workspace", ws]);
+    let out = Command::new(python)
+        .arg("-W")
+        .arg("ignore")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/approvals_client.py"))
+        .args(["--mode", mode, "--stdio", &argv.to_string()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("passed: approvals"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let grants = lines(&approvals(&ws, &["list", "--json"]));
+    let summary: Vec<(Value, Value, bool)> = grants
+        .iter()
+        .map(|g| {
+            (
+                g["scope"].clone(),
+                g["granted_by"].clone(),
+                g["session"].is_null(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("session".into(), "mcp-client".into(), false),
+            ("always".into(), "mcp-client".into(), true),
+        ]
+    );
+    assert_eq!(
+        grants[1]["expires_us"].as_u64().unwrap() - grants[1]["created_us"].as_u64().unwrap(),
+        7_200_000_000
+    );
+    let w = "write_file";
+    let approved = |id: i64, scope: &str| -> (Value, Value, Value, Value) {
+        (w.into(), "approved".into(), id.into(), scope.into())
+    };
+    let granted = |id: i64, scope: &str| -> (Value, Value, Value, Value) {
+        (w.into(), "granted".into(), id.into(), scope.into())
+    };
+    let mut want = vec![
+        approved(1, "session"),
+        granted(1, "session"),
+        approved(2, "always"),
+        granted(2, "always"),
+    ];
+    if mode != "legacy" {
+        // on 2026-07-28 the round that asks (input required) is recorded as rejected
+        let asked: (Value, Value, Value, Value) =
+            (w.into(), "rejected".into(), Value::Null, Value::Null);
+        want.insert(2, asked.clone());
+        want.insert(0, asked);
+    }
+    assert_eq!(audit(&ws), want);
+}
+
+#[test]
+fn serve_answers_with_scopes_on_2025_11_25() {
+    serve_answers_with_scopes("legacy");
+}
+
+#[test]
+fn serve_answers_with_scopes_on_2026_07_28() {
+    serve_answers_with_scopes("2026-07-28");
+}

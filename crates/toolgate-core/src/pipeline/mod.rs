@@ -160,6 +160,12 @@ impl Pipeline {
         &self.inner.registry
     }
 
+    /// Where approval grants live, when the pipeline has a grant store (approvers offer
+    /// scoped answers only then).
+    pub fn grants(&self) -> Option<&Arc<dyn GrantStore>> {
+        self.inner.grants.as_ref()
+    }
+
     /// The audit sink.
     pub fn audit(&self) -> &Arc<dyn AuditSink> {
         &self.inner.audit

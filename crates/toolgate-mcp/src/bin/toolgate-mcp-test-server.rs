@@ -3,7 +3,7 @@
 //!
 //! - `slow {seconds}`: read-only; sleeps up to 60 s in small steps, stopping when cancelled
 //! - `destructive_echo {text}`: destructive, so the default policy asks for approval; echoes
-//!   the text when approved
+//!   the text when approved (approval grants are kept in memory, for this process)
 //! - `steps {count}`: read-only; reports its own progress, step `i` of `count`, 50 ms apart
 
 use clap::Parser;
@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::{
-    Effects, JsonlAuditSink, Registry, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
-    TypedTool,
+    Effects, JsonlAuditSink, MemoryGrantStore, Registry, Risk, ToolContext, ToolError, ToolSpec,
+    ToolSpecBuilder, TypedTool,
 };
 
 #[derive(Parser)]
@@ -156,8 +156,10 @@ fn serve(args: toolgate_mcp::cli::ServeArgs) -> Result<(), toolgate_mcp::Error> 
     let log = workspace.root().join(".toolgate").join("audit.jsonl");
     let audit = JsonlAuditSink::open(&log)
         .map_err(|e| toolgate_mcp::Error::Config(format!("opening {}: {e}", log.display())))?;
+    // grants live in memory: a scoped answer holds for this process only
     let pipeline = toolgate_mcp::pipeline_builder(registry)
         .audit(Arc::new(audit))
+        .grants(Arc::new(MemoryGrantStore::new()))
         .build();
     let result = toolgate_mcp::cli::run(args, pipeline.clone(), workspace);
     pipeline.audit().flush();

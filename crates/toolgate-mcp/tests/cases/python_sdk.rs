@@ -1,6 +1,7 @@
 //! The official Python SDK (`mcp` from PyPI) over stdio and streamable HTTP, on both protocol
 //! revisions: every scenario of `clients/mcp_client.py` (list, search_code, read_file,
-//! recoverable errors, unknown tool, progress, cancellation, approval by elicitation).
+//! recoverable errors, unknown tool, progress, cancellation, approval by elicitation, scoped
+//! approval).
 
 use super::support::{client_program, clients_dir, run_ok, HttpChild, TestDir, SERVER};
 use std::process::Command;

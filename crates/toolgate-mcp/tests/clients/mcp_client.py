@@ -15,6 +15,9 @@ Scenarios:
   approve   approval through elicitation: accept runs the call, decline rejects it, approve
             false with feedback corrects it
   no-elicit the client has no elicitation capability: the call is rejected (non-interactive)
+  scoped    the approval form offers a scope: answered "session", the next call of the
+            session is not asked and a fresh session is; a stateless 2026-07-28 HTTP request
+            is not offered "session" (its session ends with it), so "once" is asked each time
 """
 
 from __future__ import annotations
@@ -213,7 +216,37 @@ async def no_elicit(args: argparse.Namespace) -> None:
         check(not ok.is_error, "calls that need no approval still run", text_of(ok))
 
 
-SCENARIOS = {"basic": basic, "long": long, "approve": approve, "no-elicit": no_elicit}
+async def scoped(args: argparse.Namespace) -> None:
+    asked: list[str] = []
+    offered: list[list[str]] = []
+    stateless = bool(args.url) and args.mode != "legacy"
+
+    async def on_elicit(context, params) -> types.ElicitResult:
+        asked.append(params.message)
+        scope = params.requested_schema.get("properties", {}).get("scope", {})
+        offered.append([c.get("const") for c in scope.get("oneOf", [])])
+        return types.ElicitResult(
+            action="accept", content={"approve": True, "scope": "once" if stateless else "session"}
+        )
+
+    async with make_client(args, elicitation_callback=on_elicit) as client:
+        first = await client.call_tool("destructive_echo", {"text": "one"})
+        check(not first.is_error, "the first call is approved", text_of(first))
+        second = await client.call_tool("destructive_echo", {"text": "two"})
+        check(not second.is_error, "the second call runs", text_of(second))
+        if stateless:
+            check(offered[0] == ["once", "always"], "a stateless request is offered once and always", offered)
+            check(len(asked) == 2, "approved once, the second call is asked again", asked)
+        else:
+            check(offered[0] == ["once", "session", "always"], "the form offers once, session, always", offered)
+            check(len(asked) == 1, "approved for the session, the second call is not asked", asked)
+    async with make_client(args, elicitation_callback=on_elicit) as client:
+        third = await client.call_tool("destructive_echo", {"text": "three"})
+        check(not third.is_error, "a fresh session's call runs", text_of(third))
+        check(len(asked) == (3 if stateless else 2), "a fresh session is asked", asked)
+
+
+SCENARIOS = {"basic": basic, "long": long, "approve": approve, "no-elicit": no_elicit, "scoped": scoped}
 
 
 async def all_scenarios(args: argparse.Namespace) -> None:
