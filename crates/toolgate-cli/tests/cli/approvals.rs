@@ -229,6 +229,26 @@ fn session_grants_hold_for_their_session_and_grants_expire() {
 }
 
 #[test]
+fn a_resource_pattern_grant_covers_only_matching_calls() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let out = approvals(
+        &ws,
+        &["grant", "--tool", "*_file", "--resource", "path:src/**"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let inside = call(&ws, "s1", r#"{"path":"src/new.rs","content":"x\n"}"#);
+    assert_eq!(inside.status.code(), Some(0), "{}", stderr(&inside));
+    assert_eq!(
+        kind(&call(&ws, "s1", WRITE)),
+        "approval_rejected",
+        "a.txt is outside"
+    );
+    let listed = lines(&approvals(&ws, &["list", "--json"]));
+    assert_eq!(listed[0]["resource_pattern"], "path:src/**");
+}
+
+#[test]
 fn bad_grants_are_refused_with_the_reason() {
     let t = tree();
     let ws = t.path().join("ws");
@@ -252,6 +272,15 @@ fn bad_grants_are_refused_with_the_reason() {
         ),
         (&["--tool", "write_file", "--expires", "soon"], "not a span"),
         (&["--tool", ""], "tool pattern"),
+        (&["--tool", "write file"], "tool pattern"),
+        (
+            &["--tool", "write_file", "--resource", "src/**"],
+            "must start with path:",
+        ),
+        (
+            &["--tool", "write_file", "--resource", "path:../x"],
+            "canonical",
+        ),
         (&["--tool", "write_file", "--note", &long], "more than 4096"),
     ] {
         let mut all = vec!["grant"];
@@ -408,7 +437,11 @@ fn the_terminal_prompt_rejects_corrects_and_approves_always() {
     let steps = serde_json::json!([
         {"expect": ASK, "send": "a\n"},
         {"expect": "Tool pattern [write_file]: ", "send": "\n"},
-        {"expect": "Resource pattern", "send": "\n"},
+        {"expect": "Resource pattern", "send": "src/**\n"},
+        {"expect": "must start with path:", "send": ""},
+        {"expect": ASK, "send": "a\n"},
+        {"expect": "Tool pattern [write_file]: ", "send": "\n"},
+        {"expect": "Resource pattern", "send": "path:a.txt\n"},
         {"expect": "Expires after", "send": "2h\n"},
     ]);
     let always = at_terminal(&ws, "s1", WRITE, steps).unwrap();

@@ -207,8 +207,10 @@ impl Grant {
     }
 
     /// Whether its patterns cover a call of `tool` touching `resources`: the tool matches the
-    /// tool pattern and, when the grant has a resource pattern, the call touches at least one
-    /// resource and every one matches it. A pattern that does not parse covers nothing.
+    /// tool pattern ([`crate::pattern::ToolPattern`]) and, when the grant has a resource
+    /// pattern ([`crate::pattern::ResourcePattern`], matched as written:
+    /// [`crate::pattern::MatchMode::Grant`]), the call touches at least one resource and every
+    /// one matches it. A pattern that does not parse covers nothing.
     pub fn covers(&self, tool: &str, resources: &[ResolvedResource]) -> bool {
         covers(
             &self.tool_pattern,

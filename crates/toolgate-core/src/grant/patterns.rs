@@ -1,22 +1,20 @@
-//! How a grant's patterns meet a call.
+//! How a grant's patterns meet a call, through the shared matcher ([`crate::pattern`]).
 //!
-//! Until the shared pattern module lands, a grant's tool pattern is an exact tool name and
-//! resource patterns are refused when a grant is made (and cover nothing when read back), so
-//! no grant ever covers more than its author could see.
+//! A grant grants, so its patterns match in [`MatchMode::Grant`]: exactly what they say (a
+//! path glob compares case-sensitively against the canonical path, a command prefix names the
+//! program as the command writes it). A grant with a resource pattern covers a call only when
+//! the call touches at least one resource and every one matches: a call that also touches a
+//! file outside the pattern is asked about.
 
 use super::GrantError;
+use crate::pattern::{MatchMode, ResourcePattern, ToolPattern};
 use crate::tool::ResolvedResource;
 
 pub(super) fn check(tool: &str, resource: Option<&str>) -> Result<(), GrantError> {
-    if tool.is_empty() || tool.chars().any(|c| c.is_control() || c == '*') {
-        return Err(GrantError::Invalid(format!(
-            "tool pattern {tool:?}: only an exact tool name is accepted"
-        )));
-    }
+    ToolPattern::parse(tool).map_err(|e| GrantError::Invalid(e.to_string()))?;
     if let Some(r) = resource {
-        return Err(GrantError::Invalid(format!(
-            "resource pattern {r:?}: resource patterns are not supported yet"
-        )));
+        ResourcePattern::parse_with(r, MatchMode::Grant)
+            .map_err(|e| GrantError::Invalid(e.to_string()))?;
     }
     Ok(())
 }
@@ -25,7 +23,19 @@ pub(super) fn covers(
     tool_pattern: &str,
     resource_pattern: Option<&str>,
     tool: &str,
-    _resources: &[ResolvedResource],
+    resources: &[ResolvedResource],
 ) -> bool {
-    resource_pattern.is_none() && tool_pattern == tool
+    let Ok(tp) = ToolPattern::parse(tool_pattern) else {
+        return false;
+    };
+    if !tp.matches(tool) {
+        return false;
+    }
+    match resource_pattern {
+        None => true,
+        Some(r) => match ResourcePattern::parse_with(r, MatchMode::Grant) {
+            Ok(rp) => !resources.is_empty() && resources.iter().all(|res| rp.matches(res)),
+            Err(_) => false,
+        },
+    }
 }

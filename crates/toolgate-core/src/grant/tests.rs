@@ -127,3 +127,98 @@ fn the_memory_store_filters_by_session_and_time() {
         [a.id, b.id, c.id]
     );
 }
+
+fn path(ws: &crate::Workspace, p: &str) -> ResolvedResource {
+    ResolvedResource::Path {
+        path: ws.resolve(p).unwrap(),
+        access: crate::Access::Write,
+    }
+}
+
+#[test]
+fn patterns_cover_what_they_say_and_no_more() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src/deep")).unwrap();
+    let ws = crate::Workspace::open(dir.path()).unwrap();
+    let g = |tool: &str, resource: Option<&str>| Grant {
+        id: 1,
+        tool_pattern: tool.into(),
+        resource_pattern: resource.map(Into::into),
+        scope: GrantScope::Always,
+        session: None,
+        created_us: 0,
+        expires_us: None,
+        revoked_us: None,
+        used_us: None,
+        granted_by: None,
+        note: None,
+    };
+    let src = [path(&ws, "src/deep/a.rs")];
+    let mixed = [path(&ws, "src/a.rs"), path(&ws, "README.md")];
+    // tool globs
+    assert!(g("write_file", None).covers("write_file", &src));
+    assert!(g("*_file", None).covers("edit_file", &src));
+    assert!(!g("write_file", None).covers("edit_file", &src));
+    // a resource pattern covers a call whose every resource matches, and at least one
+    let under_src = g("write_file", Some("path:src/**"));
+    assert!(under_src.covers("write_file", &src));
+    assert!(
+        !under_src.covers("write_file", &mixed),
+        "README.md is outside"
+    );
+    assert!(!under_src.covers("write_file", &[]), "no resource to match");
+    assert!(!under_src.covers(
+        "write_file",
+        &[ResolvedResource::Url("https://src/".into())]
+    ));
+    // grants match as written: no case folding
+    assert!(!g("write_file", Some("path:SRC/**")).covers("write_file", &src));
+    let cmd = g("run_shell", Some("command:cargo test"));
+    assert!(cmd.covers(
+        "run_shell",
+        &[ResolvedResource::Command("cargo test --offline".into())]
+    ));
+    assert!(!cmd.covers(
+        "run_shell",
+        &[ResolvedResource::Command("cargo testx".into())]
+    ));
+    assert!(!cmd.covers(
+        "run_shell",
+        &[ResolvedResource::Command("cargo test; rm -rf /".into())]
+    ));
+    let host = g("http_fetch", Some("host:*.example.com"));
+    assert!(host.covers(
+        "http_fetch",
+        &[ResolvedResource::Url("https://api.example.com/x".into())]
+    ));
+    assert!(!host.covers(
+        "http_fetch",
+        &[ResolvedResource::Url("https://example.org/".into())]
+    ));
+    // a stored pattern that does not parse covers nothing
+    assert!(!g("write file", None).covers("write file", &src));
+    assert!(!g("write_file", Some("src/**")).covers("write_file", &src));
+}
+
+#[test]
+fn bad_patterns_are_refused_when_granted() {
+    for (tool, resource, says) in [
+        ("write file", None, "tool pattern"),
+        ("", None, "empty"),
+        ("write_file", Some("src/**"), "must start with path:"),
+        ("write_file", Some("path:../x"), "canonical"),
+        ("write_file", Some("host:"), "empty"),
+        ("write_file", Some("path:[x"), "does not parse"),
+    ] {
+        let req = GrantRequest {
+            tool: Some(tool.into()),
+            resource: resource.map(Into::into),
+            ..GrantRequest::new(GrantScope::Always)
+        };
+        let e = req
+            .to_new_grant("write_file", "s", 1, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{tool:?} {resource:?}: {e}");
+    }
+}
