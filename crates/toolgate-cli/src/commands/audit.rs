@@ -111,8 +111,8 @@ fn query(a: QueryArgs) -> anyhow::Result<Exit> {
 fn table(out: &mut dyn Write, records: &[StoredRecord]) -> std::io::Result<()> {
     writeln!(
         out,
-        "{:>7}  {:<20}  {:<16}  {:<14}  {:<17}  {:<24}  {:>9}  ARGUMENTS",
-        "SEQ", "TIME", "SESSION", "TOOL", "OUTCOME", "ERROR", "DURATION"
+        "{:>7}  {:<20}  {:<16}  {:<14}  {:<24}  {:<17}  {:<24}  {:>9}  ARGUMENTS",
+        "SEQ", "TIME", "SESSION", "TOOL", "DECISION", "OUTCOME", "ERROR", "DURATION"
     )?;
     for s in records {
         let r = &s.record;
@@ -128,11 +128,12 @@ fn table(out: &mut dyn Write, records: &[StoredRecord]) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "{:>7}  {:<20}  {:<16}  {:<14}  {:<17}  {:<24}  {:>9}  {}",
+            "{:>7}  {:<20}  {:<16}  {:<14}  {:<24}  {:<17}  {:<24}  {:>9}  {}",
             s.seq,
             format_time(r.time_us),
             clip(&r.session, 16),
             clip(&r.tool, 14),
+            clip(&decision(r), 24),
             outcome,
             clip(&error, 24),
             format_us(r.duration_us),
@@ -140,6 +141,35 @@ fn table(out: &mut dyn Write, records: &[StoredRecord]) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The decision in a few words: `allow`, `deny`, `ask:rejected`, `ask:approved/once`,
+/// `ask:approved/session#3` (the answer created grant 3), `ask:granted/always#2` (grant 2
+/// answered without asking); `-` when the call did not get that far.
+fn decision(r: &toolgate_core::AuditRecord) -> String {
+    let Some(d) = r.decision else {
+        return "-".into();
+    };
+    let mut text = enum_text(&d);
+    if let Some(a) = &r.approval {
+        text.push(':');
+        text.push_str(&enum_text(a));
+    }
+    if let Some(scope) = r.scope {
+        text.push('/');
+        text.push_str(scope.as_str());
+    }
+    if let Some(g) = r.grant {
+        text.push_str(&format!("#{g}"));
+    }
+    text
+}
+
+fn enum_text<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => "?".into(),
+    }
 }
 
 fn verify(a: VerifyArgs) -> anyhow::Result<Exit> {

@@ -133,6 +133,10 @@ fn an_operator_grant_answers_until_revoked() {
         "{}",
         stderr(&none)
     );
+    let audit_table = toolgate(&["audit", "-w", ws.to_str().unwrap()], &ws);
+    let text = String::from_utf8_lossy(&audit_table.stdout);
+    assert!(text.contains("ask:granted/always#1 "), "{text}");
+    assert!(text.contains("ask:rejected "), "{text}");
     let table = approvals(&ws, &["list", "--all"]);
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(text.starts_with("   ID STATE"), "{text}");
