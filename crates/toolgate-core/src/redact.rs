@@ -54,8 +54,14 @@ const SECRET_PREFIXES: &[&str] = &[
 
 /// Whether a key names a secret (case-insensitive).
 pub fn is_secret_key(key: &str) -> bool {
-    let lower = key.to_ascii_lowercase();
-    SECRET_KEY_PARTS.iter().any(|p| lower.contains(p))
+    // ASCII case-insensitive substring search without a lowercase copy (the audit writers run
+    // this on every key of every record): the parts are lowercase ASCII, so a window matches
+    // exactly where the lowercased key contains the part
+    let key = key.as_bytes();
+    SECRET_KEY_PARTS.iter().any(|p| {
+        key.windows(p.len())
+            .any(|w| w.eq_ignore_ascii_case(p.as_bytes()))
+    })
 }
 
 /// Whether a string value looks like a credential.
@@ -64,8 +70,14 @@ pub fn looks_like_secret(s: &str) -> bool {
     if t.contains("PRIVATE KEY-----") {
         return true;
     }
-    let lower_head: String = t.chars().take(7).collect::<String>().to_ascii_lowercase();
-    if lower_head == "bearer " || lower_head.starts_with("basic ") {
+    // the first 7 characters, lowercased, are "bearer " or start with "basic ": both are
+    // ASCII, so comparing bytes ignoring ASCII case is the same test without a copy
+    let head = t.as_bytes();
+    let starts = |p: &[u8]| {
+        head.get(..p.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(p))
+    };
+    if starts(b"bearer ") || starts(b"basic ") {
         return true;
     }
     t.len() >= 16
@@ -118,5 +130,77 @@ mod tests {
                 "note": "sk- is a prefix"
             })
         );
+    }
+    /// The predicates as first written, with lowercase copies: the copy-free ones must agree.
+    fn is_secret_key_by_copy(key: &str) -> bool {
+        let lower = key.to_ascii_lowercase();
+        SECRET_KEY_PARTS.iter().any(|p| lower.contains(p))
+    }
+
+    fn has_auth_scheme_by_copy(s: &str) -> bool {
+        let head: String = s
+            .trim()
+            .chars()
+            .take(7)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        head == "bearer " || head.starts_with("basic ")
+    }
+
+    #[test]
+    fn copy_free_predicates_agree_with_lowercase_copies() {
+        let keys = [
+            "",
+            "p",
+            "token",
+            "TOKEN",
+            "ToKeN",
+            "x_tokens",
+            "tok",
+            "Pass\u{e9}word",
+            "PASSWORD",
+            "pass word",
+            "X-Api-Key",
+            "api_KEY",
+            "\u{130}token",
+            "\u{e9}secret\u{e9}",
+            "cookies",
+            "Private_Key",
+            "privatekey",
+            "session",
+            "session_key",
+            "accessKey",
+            "access_key",
+            "path",
+            "\u{1f511}",
+            "credentials",
+            "Authorization",
+        ];
+        for k in keys {
+            assert_eq!(is_secret_key(k), is_secret_key_by_copy(k), "{k:?}");
+        }
+        let values = [
+            "",
+            "bearer",
+            "bearer ",
+            "Bearer x",
+            "BEARER\tx",
+            "b\u{e9}arer x",
+            " bearer x ",
+            "Basic",
+            "basic ",
+            "BaSiC abc",
+            "basic\u{e9}",
+            "\u{e9}basic x",
+            "bearerx",
+            "basics x",
+            "hello",
+            "\u{1f511}\u{1f511}\u{1f511}\u{1f511}\u{1f511}\u{1f511}\u{1f511}\u{1f511}",
+        ];
+        for v in values {
+            // none of these values is a credential on other grounds (prefix, PEM), so
+            // looks_like_secret says yes exactly when the scheme test by copy does
+            assert_eq!(looks_like_secret(v), has_auth_scheme_by_copy(v), "{v:?}");
+        }
     }
 }
