@@ -13,6 +13,8 @@
 //!   so once the queue is full it goes at the writer's pace. `echo_sqlite_audit_caller`
 //!   measures the caller's path alone: every 1,000 calls the setup (not timed) waits for the
 //!   writer to commit what is queued, so `record` never finds the queue full.
+//! - `audit_step/*`: the writer's CPU steps for one record alone: the arguments' canonical JSON
+//!   with secrets redacted, the record's canonical JSON, the chain hash.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use serde_json::json;
@@ -147,5 +149,36 @@ fn dispatch(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, writer, dispatch);
+/// The writer's steps for one record, each alone (the rest of `audit_writer`'s time per record
+/// is SQLite: binding, inserting, committing).
+fn steps(c: &mut Criterion) {
+    use toolgate_store::audit::canonical::{canonical_json, chain_hash, write_value_redacted};
+    let mut group = c.benchmark_group("audit_step");
+    group.throughput(Throughput::Elements(1));
+    let r = record(1);
+    let mut out = Vec::with_capacity(1024);
+    group.bench_function("redacted_arguments", |b| {
+        b.iter(|| {
+            out.clear();
+            write_value_redacted(&mut out, std::hint::black_box(&r.arguments));
+            out.len()
+        })
+    });
+    group.bench_function("canonical_json", |b| {
+        b.iter(|| {
+            out.clear();
+            canonical_json(std::hint::black_box(&r), &mut out);
+            out.len()
+        })
+    });
+    out.clear();
+    canonical_json(&r, &mut out);
+    let prev = [7u8; 32];
+    group.bench_function("chain_hash", |b| {
+        b.iter(|| chain_hash(std::hint::black_box(&prev), std::hint::black_box(&out)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, steps, writer, dispatch);
 criterion_main!(benches);

@@ -9,18 +9,38 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
-use toolgate_core::AuditRecord;
+use toolgate_core::{Approval, AuditRecord, Decision, Outcome};
 
-/// The columns, in the order of [`INSERT`] and of every `SELECT` decoded by [`decode`].
+/// The columns, in the order of [`insert_sql`] and of every `SELECT` decoded by [`decode`].
 pub(crate) const COLUMNS: &str = "seq, time_us, session, profile, tool, version, call_id, \
      decision, rule, approval, arguments, result_bytes, truncated, outcome, error_kind, \
      error_reason, attempts, duration_us, prev_hash, hash, grant_id, scope";
 
-pub(crate) const INSERT: &str = "INSERT INTO audit (seq, time_us, session, profile, tool, \
-     version, call_id, decision, rule, approval, arguments, result_bytes, truncated, outcome, \
-     error_kind, error_reason, attempts, duration_us, prev_hash, hash, grant_id, scope) VALUES \
-     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
-     ?20, ?21, ?22)";
+/// Columns per row of [`insert_sql`].
+pub(crate) const INSERT_COLUMNS: usize = 22;
+
+/// `INSERT INTO audit (...) VALUES (...), (...), ...` for `rows` rows, numbered parameters in
+/// row order ([`bind`] fills row `i`). One statement for many rows saves SQLite's
+/// per-statement work (reset, cursor opening) for all but the first.
+pub(crate) fn insert_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO audit (seq, time_us, session, profile, tool, version, call_id, decision, \
+         rule, approval, arguments, result_bytes, truncated, outcome, error_kind, error_reason, \
+         attempts, duration_us, prev_hash, hash, grant_id, scope) VALUES ",
+    );
+    for i in 0..rows {
+        sql.push_str(if i == 0 { "(" } else { ", (" });
+        for c in 0..INSERT_COLUMNS {
+            if c > 0 {
+                sql.push_str(", ");
+            }
+            sql.push('?');
+            sql.push_str(&(i * INSERT_COLUMNS + c + 1).to_string());
+        }
+        sql.push(')');
+    }
+    sql
+}
 
 /// Saturates counts that do not fit SQLite's `INTEGER`, so the hash covers exactly what is
 /// stored. (Secrets in the arguments are redacted as they are written:
@@ -46,39 +66,67 @@ fn parse_enum<T: DeserializeOwned>(s: &str) -> Option<T> {
     serde_json::from_value(Value::String(s.to_owned())).ok()
 }
 
-/// Inserts `r` (already normalized) as row `seq`.
-pub(crate) fn insert(
-    stmt: &mut rusqlite::CachedStatement<'_>,
+/// The wire name of a decision (as serde writes it).
+pub(crate) fn decision_name(d: Decision) -> &'static str {
+    match d {
+        Decision::Allow => "allow",
+        Decision::Ask => "ask",
+        Decision::Deny => "deny",
+    }
+}
+
+/// The wire name of an approver's answer (as serde writes it).
+pub(crate) fn approval_name(a: Approval) -> &'static str {
+    match a {
+        Approval::Approved => "approved",
+        Approval::Rejected => "rejected",
+        Approval::Corrected => "corrected",
+    }
+}
+
+/// The wire name of an outcome (as serde writes it).
+pub(crate) fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Ok => "ok",
+        Outcome::RecoverableError => "recoverable_error",
+        Outcome::FatalError => "fatal_error",
+    }
+}
+
+/// Binds `r` (already normalized) as row `seq` to the parameters of row `row` of an
+/// [`insert_sql`] statement.
+pub(crate) fn bind(
+    stmt: &mut rusqlite::Statement<'_>,
+    row: usize,
     seq: u64,
     r: &AuditRecord,
     arguments_json: &str,
     prev: &Hash,
     hash: &Hash,
 ) -> rusqlite::Result<()> {
-    stmt.execute(rusqlite::params![
-        to_i64(seq),
-        to_i64(r.time_us),
-        &*r.session,
-        &*r.profile,
-        &*r.tool,
-        r.version.as_deref(),
-        r.call_id.as_str(),
-        r.decision.as_ref().map(enum_name),
-        r.rule.as_deref(),
-        r.approval.as_ref().map(enum_name),
-        arguments_json,
-        to_i64(r.result_bytes as u64),
-        r.truncated.as_deref(),
-        enum_name(&r.outcome),
-        r.error_kind.map(|k| k.as_str()),
-        r.error_reason.as_deref(),
-        i64::from(r.attempts),
-        to_i64(r.duration_us),
-        &prev[..],
-        &hash[..],
-        r.grant,
-        r.scope.map(|s| s.as_str()),
-    ])?;
+    let at = row * INSERT_COLUMNS;
+    stmt.raw_bind_parameter(at + 1, to_i64(seq))?;
+    stmt.raw_bind_parameter(at + 2, to_i64(r.time_us))?;
+    stmt.raw_bind_parameter(at + 3, &*r.session)?;
+    stmt.raw_bind_parameter(at + 4, &*r.profile)?;
+    stmt.raw_bind_parameter(at + 5, &*r.tool)?;
+    stmt.raw_bind_parameter(at + 6, r.version.as_deref())?;
+    stmt.raw_bind_parameter(at + 7, r.call_id.as_str())?;
+    stmt.raw_bind_parameter(at + 8, r.decision.map(decision_name))?;
+    stmt.raw_bind_parameter(at + 9, r.rule.as_deref())?;
+    stmt.raw_bind_parameter(at + 10, r.approval.map(approval_name))?;
+    stmt.raw_bind_parameter(at + 11, arguments_json)?;
+    stmt.raw_bind_parameter(at + 12, to_i64(r.result_bytes as u64))?;
+    stmt.raw_bind_parameter(at + 13, r.truncated.as_deref())?;
+    stmt.raw_bind_parameter(at + 14, outcome_name(r.outcome))?;
+    stmt.raw_bind_parameter(at + 15, r.error_kind.map(|k| k.as_str()))?;
+    stmt.raw_bind_parameter(at + 16, r.error_reason.as_deref())?;
+    stmt.raw_bind_parameter(at + 17, i64::from(r.attempts))?;
+    stmt.raw_bind_parameter(at + 18, to_i64(r.duration_us))?;
+    stmt.raw_bind_parameter(at + 19, &prev[..])?;
+    stmt.raw_bind_parameter(at + 20, &hash[..])?;
+    stmt.raw_bind_parameter(at + 21, r.grant)?;
+    stmt.raw_bind_parameter(at + 22, r.scope.map(|s| s.as_str()))?;
     Ok(())
 }
 
@@ -179,5 +227,32 @@ fn column_error(e: rusqlite::Error) -> String {
             format!("column {i} ({name}) holds a value of type {t}")
         }
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_names_are_the_serde_names() {
+        for d in [Decision::Allow, Decision::Ask, Decision::Deny] {
+            assert_eq!(decision_name(d), enum_name(&d));
+        }
+        for a in [Approval::Approved, Approval::Rejected, Approval::Corrected] {
+            assert_eq!(approval_name(a), enum_name(&a));
+        }
+        for o in [Outcome::Ok, Outcome::RecoverableError, Outcome::FatalError] {
+            assert_eq!(outcome_name(o), enum_name(&o));
+        }
+    }
+
+    #[test]
+    fn insert_sql_numbers_parameters_row_by_row() {
+        let one = insert_sql(1);
+        assert!(one.ends_with("VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"));
+        let two = insert_sql(2);
+        assert!(two.ends_with("?22), (?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44)"));
+        assert_eq!(two.matches('?').count(), 2 * INSERT_COLUMNS);
     }
 }

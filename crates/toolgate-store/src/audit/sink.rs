@@ -1,17 +1,25 @@
 //! [`SqliteAuditSink`]: the audit log's writer, a background thread with group commit.
 //!
-//! `record` moves the record into a bounded channel and returns; it never touches the disk.
-//! The writer thread blocks for the first queued record, takes everything else queued behind
-//! it, and writes the whole group in one `BEGIN IMMEDIATE` transaction: read the chain's head,
-//! then per record the arguments' canonical JSON with secrets redacted (one pass), the record's
-//! canonical JSON, `hash = sha256(prev || json)`, insert, and one commit for the group. `flush` waits until every record taken before it is committed (or
-//! given up on).
+//! Callers and the writer share a bounded queue of three vectors that change hands by swapping
+//! under one lock: `pending` (callers push records), the writer's group (being written) and
+//! `written` (records already committed, freed by callers). `record` pushes the record, pops
+//! one written record, and frees it after unlocking: memory is freed by the thread that
+//! allocated it, while it is still warm in that core's cache, and the writer never frees a
+//! caller's allocation (freed by the writer, it would go back to the caller's malloc arena
+//! across threads, which costs the caller more than the whole enqueue). The vectors are reused,
+//! so the queue's memory is the size of the groups in flight, not of its capacity.
 //!
-//! Written records go back to the callers to be freed: the writer sends them in chunks of 64
-//! over a return channel, and each `record` frees one waiting chunk. Memory is then freed by
-//! the thread that allocated it; freed by the writer, it would go back to the caller's malloc
-//! arena across threads, which costs the caller more than the whole enqueue (measured in
-//! BENCHMARKS.md). When the callers stop calling, at most [`RETURN_CHUNKS`] chunks wait.
+//! The writer takes all of `pending` at once and writes the whole group in one
+//! `BEGIN IMMEDIATE` transaction: read the chain's head, then per record the arguments'
+//! canonical JSON with secrets redacted (one pass), the record's canonical JSON,
+//! `hash = sha256(prev || json)`, and one multi-row `INSERT` per 32 records; one commit for
+//! the group. After a commit it waits for the next group to fill up to [`GROUP_TARGET`]
+//! records or for [`LINGER`], whichever is first: a caller wakes it only when `pending`
+//! reaches that size (one wake-up per group, not per record), and a trickle of records is
+//! still committed within [`LINGER`]. `flush` wakes it at once and waits until every record
+//! taken before it is committed (or given up on). Records are written in the order callers
+//! pushed them, and none is dropped: when `pending` holds the queue's capacity, `record`
+//! waits for the writer to take it.
 //!
 //! A failed group is retried three times (50 ms, 250 ms, 1 s apart: a lock held too long by
 //! another process, a full disk that clears); after that its records are counted as lost, the
@@ -24,16 +32,17 @@ use crate::store::Store;
 use parking_lot::{Condvar, Mutex};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 use toolgate_core::{AuditRecord, AuditSink};
 
-/// Records per chunk on the return channel.
-const RETURN_CHUNK: usize = 64;
-/// Chunks the return channel holds; past that the writer frees records itself.
-pub const RETURN_CHUNKS: usize = 1024;
+/// Records in `pending` at which a caller wakes the writer.
+pub const GROUP_TARGET: usize = 512;
+
+/// How long the writer waits for a group to reach [`GROUP_TARGET`] before it writes what it
+/// has: the longest a record waits before its commit starts, when nobody flushes.
+pub const LINGER: Duration = Duration::from_millis(2);
 
 const RETRY_DELAYS: [Duration; 3] = [
     Duration::from_millis(50),
@@ -41,15 +50,35 @@ const RETRY_DELAYS: [Duration; 3] = [
     Duration::from_secs(1),
 ];
 
-/// What the writer has done, shared with the sink.
-#[derive(Default)]
-struct Progress {
-    /// Records handed to the channel.
+/// The queue between the callers and the writer, and what the writer has done.
+struct Shared {
+    queue: Mutex<Queue>,
+    /// The writer waits here for work.
+    work: Condvar,
+    /// Callers wait here for room in `pending`.
+    room: Condvar,
+    /// Most records `pending` holds.
+    capacity: usize,
+    /// Records handed to the queue.
     sent: AtomicU64,
     /// Times `record` found the queue full and waited for room.
     waits: AtomicU64,
     state: Mutex<Done>,
     changed: Condvar,
+}
+
+struct Queue {
+    /// Records waiting for the writer, in the order they were pushed.
+    pending: Vec<AuditRecord>,
+    /// Committed records, for callers to free.
+    written: Vec<AuditRecord>,
+    /// A caller wakes the writer when `pending` reaches this length (`usize::MAX` while the
+    /// writer is busy and will look by itself).
+    wake_at: usize,
+    /// `flush` asked for the pending records to be written now.
+    flush: bool,
+    /// The sink is being dropped: write what is pending and stop.
+    closed: bool,
 }
 
 #[derive(Default)]
@@ -85,11 +114,8 @@ pub struct WriterStats {
 ///
 /// Dropping the sink commits what is queued and joins the thread.
 pub struct SqliteAuditSink {
-    tx: Option<SyncSender<AuditRecord>>,
-    /// Written records, to be freed on a caller's thread.
-    returned: Mutex<Receiver<Vec<AuditRecord>>>,
+    shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
-    progress: Arc<Progress>,
 }
 
 impl std::fmt::Debug for SqliteAuditSink {
@@ -101,39 +127,51 @@ impl std::fmt::Debug for SqliteAuditSink {
 }
 
 impl SqliteAuditSink {
-    /// Starts a writer for `store`, on a connection of its own.
+    /// Starts a writer for `store`, on a connection of its own. The queue holds
+    /// [`StoreOptions::audit_queue`](crate::StoreOptions::audit_queue) records.
     ///
     /// # Errors
     /// Opening the writer's connection (as [`Store::open`]); spawning the thread
     /// ([`StoreError::AuditWriter`]).
     pub fn new(store: &Store) -> Result<SqliteAuditSink> {
         let conn = store.reconnect()?;
-        let (tx, rx) = mpsc::sync_channel(store.options().audit_queue.max(1));
-        let (back_tx, back_rx) = mpsc::sync_channel(RETURN_CHUNKS);
-        let progress = Arc::new(Progress::default());
-        let p = progress.clone();
+        let capacity = store.options().audit_queue.max(1);
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                pending: Vec::new(),
+                written: Vec::new(),
+                wake_at: 1,
+                flush: false,
+                closed: false,
+            }),
+            work: Condvar::new(),
+            room: Condvar::new(),
+            capacity,
+            sent: AtomicU64::new(0),
+            waits: AtomicU64::new(0),
+            state: Mutex::new(Done::default()),
+            changed: Condvar::new(),
+        });
+        let s = shared.clone();
         let thread = std::thread::Builder::new()
             .name("toolgate-audit-sqlite".into())
             .spawn(move || {
-                writer_loop(conn, rx, back_tx, &p);
-                p.state.lock().exited = true;
-                p.changed.notify_all();
+                let guard = ExitGuard(s);
+                writer_loop(conn, &guard.0);
             })
             .map_err(|e| StoreError::AuditWriter {
                 lost: 0,
                 last_error: format!("cannot start the writer thread: {e}"),
             })?;
         Ok(SqliteAuditSink {
-            tx: Some(tx),
-            returned: Mutex::new(back_rx),
+            shared,
             thread: Some(thread),
-            progress,
         })
     }
 
     /// The writer's counters now.
     pub fn stats(&self) -> WriterStats {
-        let p = &self.progress;
+        let p = &self.shared;
         let d = p.state.lock();
         WriterStats {
             taken: p.sent.load(Ordering::Acquire),
@@ -150,10 +188,16 @@ impl SqliteAuditSink {
     /// [`StoreError::AuditWriter`] when records have been lost since the sink started (with
     /// the last error), or the writer thread is gone with records still queued.
     pub fn flush_checked(&self) -> Result<()> {
-        let target = self.progress.sent.load(Ordering::Acquire);
-        let mut d = self.progress.state.lock();
+        let p = &self.shared;
+        let target = p.sent.load(Ordering::Acquire);
+        {
+            let mut q = p.queue.lock();
+            q.flush = true;
+        }
+        p.work.notify_one();
+        let mut d = p.state.lock();
         while d.committed + d.lost < target && !d.exited {
-            self.progress.changed.wait(&mut d);
+            p.changed.wait(&mut d);
         }
         if d.lost > 0 || d.committed < target {
             return Err(StoreError::AuditWriter {
@@ -170,27 +214,37 @@ impl SqliteAuditSink {
 
 impl AuditSink for SqliteAuditSink {
     fn record(&self, record: AuditRecord) {
-        let Some(tx) = &self.tx else { return };
-        let sent = match tx.try_send(record) {
-            Ok(()) => true,
-            Err(TrySendError::Full(r)) => {
-                self.progress.waits.fetch_add(1, Ordering::Relaxed);
-                tx.send(r).is_ok()
+        let p = &*self.shared;
+        let mut q = p.queue.lock();
+        if q.pending.len() >= p.capacity && !q.closed {
+            p.waits.fetch_add(1, Ordering::Relaxed);
+            while q.pending.len() >= p.capacity && !q.closed {
+                // the writer is busy (it takes a full queue as soon as it looks) or waiting
+                // for a group: either way it must look now
+                q.wake_at = 0;
+                p.work.notify_one();
+                p.room.wait(&mut q);
             }
-            Err(TrySendError::Disconnected(_)) => false,
-        };
-        if sent {
-            self.progress.sent.fetch_add(1, Ordering::Release);
-        } else {
+        }
+        if q.closed {
+            drop(q);
             tracing::error!("the audit writer is gone; a record was dropped");
+            return;
         }
-        // free one chunk of written records here, on the caller's thread (see the module docs)
-        if let Some(back) = self.returned.try_lock() {
-            if let Ok(chunk) = back.try_recv() {
-                drop(back);
-                drop(chunk);
-            }
+        q.pending.push(record);
+        let wake = q.pending.len() >= q.wake_at;
+        if wake {
+            // one wake-up per group: the writer sets `wake_at` again when it waits
+            q.wake_at = usize::MAX;
         }
+        // one written record freed per record taken, here, after unlocking (see the module docs)
+        let freed = q.written.pop();
+        drop(q);
+        p.sent.fetch_add(1, Ordering::Release);
+        if wake {
+            p.work.notify_one();
+        }
+        drop(freed);
     }
 
     fn flush(&self) {
@@ -202,7 +256,8 @@ impl AuditSink for SqliteAuditSink {
 
 impl Drop for SqliteAuditSink {
     fn drop(&mut self) {
-        self.tx.take();
+        self.shared.queue.lock().closed = true;
+        self.shared.work.notify_one();
         if let Some(t) = self.thread.take() {
             if t.join().is_err() {
                 tracing::error!("the audit writer thread panicked");
@@ -211,23 +266,47 @@ impl Drop for SqliteAuditSink {
     }
 }
 
-fn writer_loop(
-    mut conn: Connection,
-    rx: Receiver<AuditRecord>,
-    back: SyncSender<Vec<AuditRecord>>,
-    progress: &Progress,
-) {
+/// Takes the next group into `group` (an empty vector on entry), waiting as the module docs
+/// say. Returns false when the sink is closed and nothing is pending.
+fn next_group(shared: &Shared, group: &mut Vec<AuditRecord>) -> bool {
+    let target = GROUP_TARGET.min(shared.capacity);
+    let mut q = shared.queue.lock();
+    loop {
+        let n = q.pending.len();
+        if n >= target || (n > 0 && (q.flush || q.closed)) {
+            break;
+        }
+        if n == 0 {
+            if q.closed {
+                return false;
+            }
+            // every record taken so far is committed: a flush has nothing to wait for
+            q.flush = false;
+            q.wake_at = 1;
+            shared.work.wait(&mut q);
+        } else {
+            q.wake_at = target;
+            if shared.work.wait_for(&mut q, LINGER).timed_out() {
+                break;
+            }
+        }
+    }
+    q.wake_at = usize::MAX;
+    q.flush = false;
+    std::mem::swap(&mut q.pending, group);
+    drop(q);
+    shared.room.notify_all();
+    true
+}
+
+fn writer_loop(mut conn: Connection, shared: &Shared) {
     // 64 MiB of page cache (default 2 MiB): the index pages a long log touches stay in memory
     if let Err(e) = conn.pragma_update(None, "cache_size", -65_536) {
         tracing::warn!(error = %e, "setting the audit writer's cache size");
     }
     let mut group: Vec<AuditRecord> = Vec::new();
-    let mut scratch = Scratch::default();
-    while let Ok(first) = rx.recv() {
-        group.push(first);
-        while let Ok(r) = rx.try_recv() {
-            group.push(r);
-        }
+    let mut scratch = Scratch::new();
+    while next_group(shared, &mut group) {
         for r in &mut group {
             row::normalize(r);
         }
@@ -240,7 +319,7 @@ fn writer_loop(
             std::thread::sleep(delay);
             outcome = write_group(&mut conn, &group, &mut scratch);
         }
-        let mut d = progress.state.lock();
+        let mut d = shared.state.lock();
         match outcome {
             Ok(()) => {
                 d.committed += n;
@@ -253,44 +332,105 @@ fn writer_loop(
             }
         }
         drop(d);
-        progress.changed.notify_all();
-        give_back(&back, &mut group);
+        shared.changed.notify_all();
+        give_back(shared, &mut group);
     }
 }
 
-/// Sends `group`'s records back to the callers in chunks; what does not fit is freed here.
-fn give_back(back: &SyncSender<Vec<AuditRecord>>, group: &mut Vec<AuditRecord>) {
-    while !group.is_empty() {
-        let at = group.len().saturating_sub(RETURN_CHUNK);
-        let chunk = group.split_off(at);
-        if back.try_send(chunk).is_err() {
-            group.clear();
-        }
+/// Hands `group`'s written records to the callers to free ([`Queue::written`]), leaving
+/// `group` an empty vector to take the next group into. Under the lock it only swaps vectors
+/// and moves the shorter one's records: what the callers have not freed yet is usually a few.
+fn give_back(shared: &Shared, group: &mut Vec<AuditRecord>) {
+    let mut q = shared.queue.lock();
+    if q.written.len() + group.len() > shared.capacity {
+        // nobody is calling: free them here rather than keep more than a queue's worth
+        drop(q);
+        group.clear();
+        return;
+    }
+    if q.written.len() < group.len() {
+        std::mem::swap(&mut q.written, group);
+    }
+    q.written.append(group);
+}
+
+/// Marks the writer gone when its thread ends, by return or by panic: `flush` stops waiting
+/// for it, and `record` drops records (with an error) instead of waiting for room forever.
+struct ExitGuard(Arc<Shared>);
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        let s = &self.0;
+        s.state.lock().exited = true;
+        s.changed.notify_all();
+        s.queue.lock().closed = true;
+        s.room.notify_all();
     }
 }
 
-#[derive(Default)]
+/// The writer's reused buffers and statement texts.
 struct Scratch {
     canonical: Vec<u8>,
     arguments: Vec<u8>,
+    insert_one: String,
+    insert_many: String,
 }
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            canonical: Vec::with_capacity(1024),
+            arguments: Vec::with_capacity(512),
+            insert_one: row::insert_sql(1),
+            insert_many: row::insert_sql(ROWS_PER_INSERT),
+        }
+    }
+
+    /// Redacts and writes `r`'s arguments, its canonical JSON and its chain hash after `prev`,
+    /// binds the row as row `i` of `stmt`, and returns the hash.
+    fn bind(
+        &mut self,
+        stmt: &mut rusqlite::Statement<'_>,
+        i: usize,
+        seq: u64,
+        r: &AuditRecord,
+        prev: &Hash,
+    ) -> rusqlite::Result<Hash> {
+        self.arguments.clear();
+        write_value_redacted(&mut self.arguments, &r.arguments);
+        self.canonical.clear();
+        canonical_json_with(r, &self.arguments, &mut self.canonical);
+        let hash = chain_hash(prev, &self.canonical);
+        // written from a `Value`, whose strings are UTF-8: never the fallback
+        let arguments = std::str::from_utf8(&self.arguments).unwrap_or("null");
+        row::bind(stmt, i, seq, r, arguments, prev, &hash)?;
+        Ok(hash)
+    }
+}
+
+/// Rows per multi-row `INSERT` ([`row::insert_sql`]); a group's last, shorter run of rows goes
+/// in one-row statements.
+const ROWS_PER_INSERT: usize = 32;
 
 /// Writes `group` (normalized) in one transaction, chained to the head of the table.
 fn write_group(conn: &mut Connection, group: &[AuditRecord], s: &mut Scratch) -> Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (mut seq, mut prev) = head(&tx)?;
     {
-        let mut stmt = tx.prepare_cached(row::INSERT)?;
-        for r in group {
+        let mut many = tx.prepare_cached(&s.insert_many)?;
+        let mut one = tx.prepare_cached(&s.insert_one)?;
+        let mut chunks = group.chunks_exact(ROWS_PER_INSERT);
+        for chunk in &mut chunks {
+            for (i, r) in chunk.iter().enumerate() {
+                seq += 1;
+                prev = s.bind(&mut many, i, seq, r, &prev)?;
+            }
+            many.raw_execute()?;
+        }
+        for r in chunks.remainder() {
             seq += 1;
-            s.arguments.clear();
-            write_value_redacted(&mut s.arguments, &r.arguments);
-            s.canonical.clear();
-            canonical_json_with(r, &s.arguments, &mut s.canonical);
-            let hash = chain_hash(&prev, &s.canonical);
-            let arguments = std::str::from_utf8(&s.arguments).unwrap_or("null");
-            row::insert(&mut stmt, seq, r, arguments, &prev, &hash)?;
-            prev = hash;
+            prev = s.bind(&mut one, 0, seq, r, &prev)?;
+            one.raw_execute()?;
         }
     }
     tx.commit()?;
@@ -322,51 +462,5 @@ pub(crate) fn head(conn: &Connection) -> Result<(u64, Hash)> {
             });
             Ok((seq, hash))
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn records(n: usize) -> Vec<AuditRecord> {
-        (0..n)
-            .map(|i| AuditRecord {
-                time_us: i as u64,
-                session: "s".into(),
-                profile: "p".into(),
-                tool: "t".into(),
-                version: None,
-                call_id: format!("c{i}").into(),
-                decision: None,
-                rule: None,
-                approval: None,
-                grant: None,
-                scope: None,
-                arguments: serde_json::json!({}),
-                result_bytes: 0,
-                truncated: None,
-                outcome: toolgate_core::Outcome::Ok,
-                error_kind: None,
-                error_reason: None,
-                attempts: 1,
-                duration_us: 1,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn written_records_go_back_in_chunks_and_overflow_is_freed_here() {
-        let (tx, rx) = mpsc::sync_channel(3);
-        let mut group = records(150);
-        give_back(&tx, &mut group);
-        assert!(group.is_empty());
-        let sizes: Vec<usize> = rx.try_iter().map(|c| c.len()).collect();
-        assert_eq!(sizes, vec![64, 64, 22]);
-        // a full channel: the writer frees the rest itself and does not block
-        let mut group = records(64 * 5);
-        give_back(&tx, &mut group);
-        assert!(group.is_empty());
-        assert_eq!(rx.try_iter().count(), 3);
     }
 }
