@@ -79,6 +79,7 @@ pub(crate) fn decision_name(d: Decision) -> &'static str {
 pub(crate) fn approval_name(a: Approval) -> &'static str {
     match a {
         Approval::Approved => "approved",
+        Approval::Granted => "granted",
         Approval::Rejected => "rejected",
         Approval::Corrected => "corrected",
     }
@@ -239,7 +240,12 @@ mod tests {
         for d in [Decision::Allow, Decision::Ask, Decision::Deny] {
             assert_eq!(decision_name(d), enum_name(&d));
         }
-        for a in [Approval::Approved, Approval::Rejected, Approval::Corrected] {
+        for a in [
+            Approval::Approved,
+            Approval::Granted,
+            Approval::Rejected,
+            Approval::Corrected,
+        ] {
             assert_eq!(approval_name(a), enum_name(&a));
         }
         for o in [Outcome::Ok, Outcome::RecoverableError, Outcome::FatalError] {
