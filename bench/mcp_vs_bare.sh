@@ -19,7 +19,8 @@
 # the ratio column is the median of the per-pass ratios toolgate / bare.
 #
 # Environment: MCP_BENCH_DIR (the mcp-load and rmcp-bare sources, default ../shared/bench
-# next to the repository), N_HTTP, N_STDIO, WARMUP, STARTUP_RUNS, BENCH_OUT.
+# next to the repository), N_HTTP, N_STDIO, WARMUP, STARTUP_RUNS, BENCH_OUT; NO_BUILD=1 runs
+# the binaries already built.
 set -euo pipefail
 
 PASSES=${1:-3}
@@ -32,10 +33,12 @@ WARMUP=${WARMUP:-1000}
 STARTUP_RUNS=${STARTUP_RUNS:-40}
 mkdir -p "$OUT"
 
-echo "== building (release)" >&2
-cargo build -q --release --manifest-path "$SRC/mcp-load/Cargo.toml" --target-dir "$OUT/ext/mcp-load"
-cargo build -q --release --manifest-path "$SRC/rmcp-bare/Cargo.toml" --target-dir "$OUT/ext/rmcp-bare"
-(cd "$REPO" && cargo build -q --release -p toolgate-cli --bin toolgate --example serve_echo)
+if [[ -z ${NO_BUILD:-} ]]; then
+    echo "== building (release)" >&2
+    cargo build -q --release --manifest-path "$SRC/mcp-load/Cargo.toml" --target-dir "$OUT/ext/mcp-load"
+    cargo build -q --release --manifest-path "$SRC/rmcp-bare/Cargo.toml" --target-dir "$OUT/ext/rmcp-bare"
+    (cd "$REPO" && cargo build -q --release -p toolgate-cli --bin toolgate --example serve_echo)
+fi
 LOAD=$OUT/ext/mcp-load/release/mcp-load
 BARE=$OUT/ext/rmcp-bare/release/rmcp-peer
 TG=$REPO/target/release/toolgate
@@ -50,7 +53,7 @@ cleanup() {
 }
 trap cleanup EXIT
 # a 64-byte, one-line file for read_file
-printf '%s\n' 'a small file for read_file: sixty-four bytes, one line, no more.' >"$ROOT/small.txt"
+printf '%s\n' 'a small file for read_file: sixty-four bytes, one line, no more' >"$ROOT/small.txt"
 [[ $(wc -c <"$ROOT/small.txt") -eq 64 ]] || { echo "small.txt is not 64 bytes" >&2; exit 1; }
 
 ECHO_ARGS='{"text":"hi"}'
