@@ -153,8 +153,8 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 med = statistics.median
 def pick(w, side):
     return [r for r in rows if r["workload"] == w and r["side"] == side]
-print("| workload | side | calls/s | p50 µs | p95 µs | p99 µs | peak RSS MiB | errors | toolgate / bare |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| workload | side | calls/s | p50 µs | p95 µs | p99 µs | peak RSS MiB | server CPU µs/call | errors | toolgate / bare |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for w in ["http echo", "http read_file", "stdio echo", "stdio read_file"]:
     ratios = []
     for p in sorted({r["pass"] for r in rows}):
@@ -170,7 +170,8 @@ for w in ["http echo", "http read_file", "stdio echo", "stdio read_file"]:
         err = sum(r.get("errors", 0) + (r.get("warmup_errors") or 0) for r in rs)
         ratio = f"{med(ratios):.2f} ({', '.join(f'{x:.2f}' for x in ratios)})" if side == "toolgate" and ratios else ""
         print(f"| {w} | {side} | {med(r['calls_per_s'] for r in rs):,.0f} | {med(r['p50_us'] for r in rs):.0f} | "
-              f"{med(r['p95_us'] for r in rs):.0f} | {med(r['p99_us'] for r in rs):.0f} | {rss:.1f} | {err} | {ratio} |")
+              f"{med(r['p95_us'] for r in rs):.0f} | {med(r['p99_us'] for r in rs):.0f} | {rss:.1f} | "
+              f"{med(r['server_cpu_us_per_call'] or 0 for r in rs):.0f} | {err} | {ratio} |")
 print()
 print("| start-up (stdio, spawn to initialize response) | median of medians ms | min ms | max ms | RSS after init MiB |")
 print("|---|---|---|---|---|")
