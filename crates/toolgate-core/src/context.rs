@@ -2,6 +2,7 @@
 
 use crate::call::CallId;
 use crate::error::ToolError;
+use crate::progress::{ProgressReport, ProgressSink};
 use crate::results::{MemoryResultStore, ResultStore};
 use crate::workspace::{Workspace, WsPath};
 use std::sync::Arc;
@@ -35,6 +36,7 @@ pub struct ToolContext {
     pub(crate) budget: BudgetLeft,
     pub(crate) results: Arc<dyn ResultStore>,
     pub(crate) policy: Option<Arc<dyn crate::Policy>>,
+    pub(crate) progress: Option<Arc<dyn ProgressSink>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -66,6 +68,7 @@ impl ToolContext {
                 budget: BudgetLeft::default(),
                 results: Arc::new(MemoryResultStore::default()),
                 policy: None,
+                progress: None,
             },
         }
     }
@@ -152,6 +155,33 @@ impl ToolContext {
     pub fn results(&self) -> &Arc<dyn ResultStore> {
         &self.results
     }
+
+    /// Whether the caller listens to this call's progress; a tool can skip preparing reports
+    /// nobody receives.
+    pub fn wants_progress(&self) -> bool {
+        self.progress.is_some()
+    }
+
+    /// Reports the call's progress to the caller, when it listens (see [`crate::progress`]):
+    /// `progress` must grow from one report to the next; `total` is the value it reaches at
+    /// the end, when known. The message is made safe (controls escaped) and cut to
+    /// [`crate::progress::MAX_MESSAGE_BYTES`]. Never blocks; returns whether anyone listens.
+    pub fn report_progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> bool {
+        let Some(sink) = &self.progress else {
+            return false;
+        };
+        sink.report(ProgressReport {
+            progress,
+            total,
+            message: message.map(crate::progress::clean_message),
+        });
+        true
+    }
 }
 
 /// Builder for a hand-made [`ToolContext`].
@@ -199,6 +229,11 @@ impl ToolContextBuilder {
     /// Sets the policy consulted by [`ToolContext::permits`].
     pub fn policy(mut self, policy: Arc<dyn crate::Policy>) -> Self {
         self.ctx.policy = Some(policy);
+        self
+    }
+    /// Sets where progress reports go ([`ToolContext::report_progress`]).
+    pub fn progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+        self.ctx.progress = Some(sink);
         self
     }
     /// Sets the result store.

@@ -53,6 +53,7 @@ pub mod import;
 pub mod pattern;
 pub mod pipeline;
 pub mod policy;
+pub mod progress;
 pub mod redact;
 pub mod registry;
 pub mod result;
@@ -81,6 +82,7 @@ pub use grant::{
 };
 pub use pipeline::{Pipeline, PipelineBuilder, RetryPolicy};
 pub use policy::{Decision, DefaultPolicy, Policy, PolicyInput, Verdict};
+pub use progress::{ProgressReport, ProgressSink};
 pub use registry::{Entry, IntoTool, Profile, Registry, RegistryBuilder, Selector};
 pub use result::{Content, ResourceContents, ResourceLink, ToolOutput, ToolResult, Truncation};
 pub use results::{MemoryResultStore, ResultStore};

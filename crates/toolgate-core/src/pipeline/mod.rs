@@ -40,6 +40,7 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::grant::GrantStore;
 use crate::policy::{DefaultPolicy, Policy};
+use crate::progress::ProgressSink;
 use crate::registry::{Entry, Registry};
 use crate::result::ToolResult;
 use crate::results::{MemoryResultStore, ResultStore};
@@ -183,7 +184,8 @@ impl Pipeline {
 
     /// Dispatches one call through every stage and returns its one result.
     pub async fn dispatch(&self, call: ToolCall, session: &Session) -> ToolResult {
-        self.traced(call, session, CancellationToken::new()).await
+        self.traced(call, session, CancellationToken::new(), None)
+            .await
     }
 
     /// Dispatches one call; cancelling `cancel` stops it (the result is `cancelled`). The call
@@ -195,7 +197,21 @@ impl Pipeline {
         session: &Session,
         cancel: CancellationToken,
     ) -> ToolResult {
-        self.traced(call, session, cancel.child_token()).await
+        self.traced(call, session, cancel.child_token(), None).await
+    }
+
+    /// Dispatches one call as [`dispatch_with`](Self::dispatch_with) does, with the handler's
+    /// progress reports ([`ToolContext::report_progress`]) going to `progress` while it runs
+    /// (see [`crate::progress`]).
+    pub async fn dispatch_with_progress(
+        &self,
+        call: ToolCall,
+        session: &Session,
+        cancel: CancellationToken,
+        progress: Arc<dyn ProgressSink>,
+    ) -> ToolResult {
+        self.traced(call, session, cancel.child_token(), Some(progress))
+            .await
     }
 
     async fn traced(
@@ -203,6 +219,7 @@ impl Pipeline {
         call: ToolCall,
         session: &Session,
         cancel: CancellationToken,
+        progress: Option<Arc<dyn ProgressSink>>,
     ) -> ToolResult {
         let span = tracing::info_span!(
             "tool_call",
@@ -210,7 +227,9 @@ impl Pipeline {
             tool = %call.name,
             call_id = %call.id,
         );
-        self.run(call, session, cancel).instrument(span).await
+        self.run(call, session, Control { cancel, progress })
+            .instrument(span)
+            .await
     }
 
     /// Dispatches calls, concurrently where every call of a run is `concurrency_safe` and one
@@ -219,12 +238,7 @@ impl Pipeline {
         batch::dispatch_batch(self, calls, session).await
     }
 
-    async fn run(
-        &self,
-        call: ToolCall,
-        session: &Session,
-        cancel: CancellationToken,
-    ) -> ToolResult {
+    async fn run(&self, call: ToolCall, session: &Session, control: Control) -> ToolResult {
         let started = Instant::now();
         let wall = SystemTime::now();
         let ToolCall {
@@ -250,7 +264,7 @@ impl Pipeline {
                 version.as_deref(),
                 arguments,
                 session,
-                cancel,
+                control,
                 &mut st,
                 started,
             )
@@ -283,7 +297,7 @@ impl Pipeline {
         version: Option<&str>,
         arguments: crate::Arguments,
         session: &Session,
-        cancel: CancellationToken,
+        control: Control,
         st: &mut CallState,
         started: Instant,
     ) -> Result<ToolResult, ToolError> {
@@ -293,7 +307,7 @@ impl Pipeline {
         let spec = entry.spec();
         st.arguments = sanitize::sanitize(arguments, spec)?;
         let args = decode::decode(&entry, &st.arguments)?;
-        let ctx = self.context(&entry, session, id, cancel, started);
+        let ctx = self.context(&entry, session, id, control, started);
         let resources = guard::guard(&entry, &args, &ctx)?;
         authorize::authorize(inner, &entry, &resources, session, id, st).await?;
         budget::charge(session, spec)?;
@@ -320,7 +334,7 @@ impl Pipeline {
         entry: &Entry,
         session: &Session,
         id: &crate::CallId,
-        cancel: CancellationToken,
+        control: Control,
         started: Instant,
     ) -> ToolContext {
         let spec = entry.spec();
@@ -336,13 +350,20 @@ impl Pipeline {
             profile: session.profile.clone(),
             session_id: session.id.clone(),
             call_id: id.clone(),
-            cancel,
+            cancel: control.cancel,
             deadline: deadline_after(started, spec.timeout),
             budget: session.left(),
             results: self.inner.results.clone(),
             policy: Some(self.inner.policy.clone()),
+            progress: control.progress,
         }
     }
+}
+
+/// What the caller of one dispatch controls while the call runs.
+struct Control {
+    cancel: CancellationToken,
+    progress: Option<Arc<dyn ProgressSink>>,
 }
 
 /// `start + timeout`, or about a century later when that overflows (a tool may declare a

@@ -164,3 +164,50 @@ async fn side_effecting_tools_and_permanent_errors_are_never_retried() {
     assert_eq!(err(&r).kind, ErrorKind::ToolFailed);
     assert_eq!(attempts.load(Ordering::SeqCst), 1);
 }
+
+/// A tool that reports three steps, one message with a terminal escape and one too long.
+fn reporter() -> DynamicTool {
+    let spec = ToolSpec::builder("reporter")
+        .effects(Effects::read_only())
+        .input_schema(json!({"type": "object", "additionalProperties": false}))
+        .build()
+        .unwrap();
+    DynamicTool::new(spec, |_, ctx| async move {
+        let heard = ctx.report_progress(1.0, Some(3.0), Some("one".into()));
+        ctx.report_progress(2.0, Some(3.0), Some("\x1b[31mtwo\x1b[0m".into()));
+        ctx.report_progress(3.0, Some(3.0), Some("x".repeat(100_000)));
+        Ok(ToolOutput::text(if heard { "heard" } else { "unheard" }))
+    })
+}
+
+#[tokio::test]
+async fn progress_reaches_the_sink_made_safe_and_bounded() {
+    let (p, _) = pipeline_with(registry_with(reporter()), Arc::new(NobodyApprover));
+    let s = p.session("s").build().unwrap();
+    let got = Arc::new(parking_lot::Mutex::new(Vec::<ProgressReport>::new()));
+    let sink = got.clone();
+    let r = p
+        .dispatch_with_progress(
+            ToolCall::new("c1", "reporter", json!({})),
+            &s,
+            CancellationToken::new(),
+            Arc::new(move |r: ProgressReport| sink.lock().push(r)),
+        )
+        .await;
+    assert_eq!(r.text(), "heard");
+    let got = std::mem::take(&mut *got.lock());
+    let steps: Vec<(f64, Option<f64>)> = got.iter().map(|r| (r.progress, r.total)).collect();
+    assert_eq!(
+        steps,
+        [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
+    );
+    assert_eq!(got[0].message.as_deref(), Some("one"));
+    assert_eq!(got[1].message.as_deref(), Some("\\x1b[31mtwo\\x1b[0m"));
+    let long = got[2].message.as_deref().unwrap();
+    assert!(long.len() <= toolgate_core::progress::MAX_MESSAGE_BYTES && long.ends_with('…'));
+    // without a sink, reports go nowhere and the tool can tell
+    let r = p
+        .dispatch(ToolCall::new("c2", "reporter", json!({})), &s)
+        .await;
+    assert_eq!(r.text(), "unheard");
+}
