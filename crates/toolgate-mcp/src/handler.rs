@@ -7,7 +7,8 @@
 //! 2. the call is dispatched with the request's cancellation token, which rmcp fires on
 //!    `notifications/cancelled` (and, for a stateless HTTP request, when its response stream
 //!    closes), inside the approval scope of this client ([`crate::approval`])
-//! 3. with a `progressToken`, "still running" progress every interval ([`crate::progress`])
+//! 3. with a `progressToken`, the tool's own progress reports, or "still running" progress
+//!    every interval until it sends one ([`crate::progress`])
 //! 4. an unknown tool is JSON-RPC `-32602`; a question for the client on 2026-07-28 is an
 //!    input-required result; anything else is the call's result ([`crate::result`])
 
@@ -101,16 +102,24 @@ impl Connection {
             log_level,
             protocol_error: Mutex::new(None),
         };
-        let dispatch = shared.pipeline.dispatch_with(call, &self.session, cancel);
         let (result, left) = match progress {
-            None => in_call(client, dispatch).await,
+            None => {
+                let dispatch = shared.pipeline.dispatch_with(call, &self.session, cancel);
+                in_call(client, dispatch).await
+            }
             Some((token, own)) => {
+                let (sink, reports) = crate::progress::channel();
+                let dispatch =
+                    shared
+                        .pipeline
+                        .dispatch_with_progress(call, &self.session, cancel, sink);
                 let ticks = crate::progress::Ticks {
                     peer: &peer,
                     token,
                     every: shared.progress_interval,
                     tool: &tool,
                     silenced: own,
+                    reports,
                 };
                 ticks.around(in_call(client, dispatch)).await
             }
