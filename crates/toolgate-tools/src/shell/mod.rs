@@ -7,6 +7,7 @@
 //! | `fs_rules.rs` | the Landlock ruleset: read everywhere but denied paths, write in the workspace |
 //! | [`env`](mod@env) | the environment allowlist and git's hardening variables |
 //! | [`output`] | capturing stdout and stderr in bounded memory |
+//! | [`stream`] | the output streamed as progress while the command runs, bounded and clean |
 //! | [`parse`] | every command a command line runs, read with bash's grammar ([`analyze`]) |
 //! | [`policy`] | allow, ask and deny rules over those commands ([`ShellPolicy`]) |
 //! | [`report`] | what the sandbox can enforce on this machine ([`sandbox_report`]) |
@@ -26,6 +27,7 @@ pub mod policy;
 pub mod report;
 pub mod run_shell;
 mod sandbox;
+pub mod stream;
 
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;
@@ -33,6 +35,7 @@ pub use parse::{analyze, CommandAnalysis, Redirect, SimpleCommand};
 pub use policy::{CommandPattern, CommandRule, CommandRules, PatternError, ShellPolicy};
 pub use report::{sandbox_report, SandboxReport};
 pub use run_shell::RunShell;
+pub use stream::StreamLimits;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -114,6 +117,9 @@ pub struct ShellConfig {
     pub stdout: CaptureLimits,
     /// How stderr is kept and shown.
     pub stderr: CaptureLimits,
+    /// How output is streamed as progress while the command runs, when the caller listens
+    /// (see [`stream`]).
+    pub progress: StreamLimits,
 }
 
 impl Default for ShellConfig {
@@ -148,6 +154,7 @@ impl Default for ShellConfig {
                 keep_tail: 128 << 10,
                 preview: 12 << 10,
             },
+            progress: StreamLimits::default(),
         }
     }
 }

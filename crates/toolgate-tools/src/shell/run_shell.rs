@@ -12,7 +12,8 @@
 //!    binds, limits, no capabilities, Landlock);
 //! 5. stdout and stderr are read concurrently into bounded [`Capture`]s while the call waits
 //!    for the shell, its timeout (`timeout_ms`, capped by the call's own deadline) or its
-//!    cancellation;
+//!    cancellation; when the caller listens to progress, their lines are streamed to it
+//!    meanwhile, rate-limited, cleaned and capped ([`super::stream`]);
 //! 6. at the timeout or cancellation the process group gets SIGTERM, then after
 //!    [`ShellConfig::kill_grace`] SIGKILL, as does the shell itself (PID 1 of its namespace,
 //!    whose death takes every process of the run with it); after a normal exit, whatever is
@@ -25,6 +26,7 @@ use super::output::{Capture, CaptureLimits};
 use super::parse::analyze;
 use super::report::{sandbox_report, SandboxReport};
 use super::sandbox::{self, ChildSetup, UserMaps};
+use super::stream::{OutputProgress, Stream};
 use super::{env, fs_rules, ShellConfig, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 use rustix::process::{Pid, Resource as Rlim, Signal};
 use schemars::JsonSchema;
@@ -34,7 +36,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
@@ -404,16 +406,25 @@ impl Run {
             .map_err(|e| spawn_error(&config.bash, &e))?;
         let mut group = Group::new(child.id());
         let stop = CancellationToken::new();
+        let streamed = ctx
+            .wants_progress()
+            .then(|| Arc::new(Mutex::new(OutputProgress::new(config.progress))));
         let out = tokio::spawn(read_stream(
             child.stdout.take(),
             config.stdout,
             stop.clone(),
+            streamed.clone().map(|p| (p, Stream::Stdout)),
         ));
         let err = tokio::spawn(read_stream(
             child.stderr.take(),
             config.stderr,
             stop.clone(),
+            streamed.clone().map(|p| (p, Stream::Stderr)),
         ));
+        let streaming_done = CancellationToken::new();
+        let streaming = streamed
+            .clone()
+            .map(|p| tokio::spawn(stream_progress(p, ctx.clone(), streaming_done.clone())));
         let (ended, status) = tokio::select! {
             biased;
             _ = ctx.cancellation().cancelled() => (Ended::Cancelled, None),
@@ -453,6 +464,18 @@ impl Run {
         });
         let (out, err) = (out.await, err.await);
         timer.abort();
+        if let (Some(streamed), Some(streaming)) = (streamed, streaming) {
+            streaming_done.cancel();
+            let _ = streaming.await;
+            let last = {
+                let mut p = lock(&streamed);
+                p.finish();
+                p.take()
+            };
+            if let Some((progress, message)) = last {
+                ctx.report_progress(progress, None, Some(message));
+            }
+        }
         let (Ok(out), Ok(err)) = (out, err) else {
             return Err(ToolError::internal(
                 "the output readers of run_shell stopped",
@@ -532,11 +555,13 @@ impl Drop for Group {
     }
 }
 
-/// Reads `stream` to its end (or until `stop`) into a capture.
+/// Reads `stream` to its end (or until `stop`) into a capture, and into `progress` when the
+/// caller listens.
 async fn read_stream<R: tokio::io::AsyncRead + Unpin>(
     stream: Option<R>,
     limits: CaptureLimits,
     stop: CancellationToken,
+    progress: Option<(Arc<Mutex<OutputProgress>>, Stream)>,
 ) -> Capture {
     let mut capture = Capture::new(limits);
     let Some(mut stream) = stream else {
@@ -551,10 +576,43 @@ async fn read_stream<R: tokio::io::AsyncRead + Unpin>(
         };
         match n {
             Ok(0) | Err(_) => break,
-            Ok(n) => capture.push(&buf[..n]),
+            Ok(n) => {
+                capture.push(&buf[..n]);
+                if let Some((p, which)) = &progress {
+                    lock(p).push(*which, &buf[..n]);
+                }
+            }
         }
     }
     capture
+}
+
+/// Sends the lines waiting in `progress` to the caller every interval, until `done`.
+async fn stream_progress(
+    progress: Arc<Mutex<OutputProgress>>,
+    ctx: ToolContext,
+    done: CancellationToken,
+) {
+    let every = lock(&progress).interval();
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            biased;
+            _ = done.cancelled() => return,
+            _ = ticks.tick() => {
+                let report = lock(&progress).take();
+                if let Some((p, message)) = report {
+                    ctx.report_progress(p, None, Some(message));
+                }
+            }
+        }
+    }
+}
+
+/// The lines in waiting; a panic elsewhere while holding them leaves them usable.
+fn lock(p: &Mutex<OutputProgress>) -> std::sync::MutexGuard<'_, OutputProgress> {
+    p.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 struct StreamResult {

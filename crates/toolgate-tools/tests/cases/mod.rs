@@ -13,6 +13,7 @@ mod search_code;
 mod security;
 mod security_trees;
 mod shell_policy;
+mod shell_progress;
 mod shell_sandbox;
 mod shell_support;
 mod support;
