@@ -226,6 +226,7 @@ fn check_after(ws: &Path, round_trips: bool) {
             ("edit_file", "unsafe_input"),
             ("edit_file", "-"),
             ("run_shell", "-"),
+            ("run_shell", "-"),
             ("write_file", "approval_corrected"),
         ],
         "{records:#?}"

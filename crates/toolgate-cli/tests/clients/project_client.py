@@ -9,7 +9,8 @@ crate whose test fails (`add` subtracts). Exits 0 when every check holds, printi
 
 The session: list the tools of a profile with write tools and run_shell; read the file; run
 `cargo test --offline` (it fails); an edit that cannot apply changes nothing; the fix returns
-its diff; `cargo test --offline` passes. Every destructive call asks the user through
+its diff; `cargo test --offline` passes; a command that prints over time streams its lines
+as progress notifications while it runs. Every destructive call asks the user through
 elicitation: accepted for those, declined for `rm -rf src` (nothing is deleted), and approved
 false with feedback for another (the model reads the feedback).
 """
@@ -20,6 +21,7 @@ import argparse
 import json
 import pathlib
 import sys
+import time
 
 import anyio
 import mcp_types as types
@@ -116,6 +118,34 @@ async def project(args: argparse.Namespace) -> None:
         check(not passing.is_error and s.get("exit_code") == 0, "cargo test passes after the fix", s)
         check("test result: ok. 2 passed; 0 failed" in s.get("stdout", ""), "both tests pass", s.get("stdout"))
         check((ws / "target" / "debug").is_dir(), "the build went to the workspace's target directory")
+
+        # the output of a command that prints over time arrives as progress while it runs:
+        # in order, without terminal escapes, a few notifications a second at most
+        notes: list[tuple[float, float, str]] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            notes.append((time.monotonic(), p, message or ""))
+
+        accept()
+        started = time.monotonic()
+        streamed = await client.call_tool(
+            "run_shell",
+            {"command": "for i in 1 2 3 4; do echo step-$i; printf '\\033[1;31mred\\033[0m\\n' >&2; sleep 0.4; done"},
+            progress_callback=on_progress,
+        )
+        ended = time.monotonic()
+        check(not streamed.is_error and (streamed.structured_content or {}).get("exit_code") == 0, "the printing command succeeds", text_of(streamed))
+        lines = [l for _, _, m in notes for l in m.splitlines() if not l.startswith("run_shell is still running")]
+        # (stdout and stderr are two pipes: their lines interleave as they are read)
+        out = [l for l in lines if not l.startswith("[stderr] ")]
+        err = [l for l in lines if l.startswith("[stderr] ")]
+        check(out == ["step-1", "step-2", "step-3", "step-4"], "its output lines arrive as progress, in order", notes)
+        check(err == ["[stderr] red"] * 4, "standard error's lines arrive marked", notes)
+        check(all("\x1b" not in m for _, _, m in notes), "without terminal escapes", notes)
+        check(notes and ended - notes[0][0] > 0.6, "the first lines arrive while the command runs", (started, notes, ended))
+        check(len(notes) <= (ended - started) * 4 + 3, "at most a few notifications a second", len(notes))
+        values = [p for _, p, _ in notes]
+        check(values == sorted(values) and len(set(values)) == len(values), "progress only grows", values)
 
         answers.append(types.ElicitResult(action="decline"))
         rm = await client.call_tool("run_shell", {"command": "rm -rf src"})
