@@ -223,6 +223,16 @@ impl Policy for ShellPolicy {
         }
         strongest(inner, shell)
     }
+
+    /// The inner policy's: command rules are about shell calls, not the paths a tool walks.
+    fn decide_path(
+        &self,
+        rel: &std::path::Path,
+        access: toolgate_core::Access,
+        profile: &str,
+    ) -> Decision {
+        self.inner.decide_path(rel, access, profile)
+    }
 }
 
 /// The higher of two verdicts; the first on a tie.

@@ -1,0 +1,175 @@
+//! The dispatch benchmark's call with the configuration's policy on: a small typed tool that
+//! declares one path resource (as the file tools do), dispatched through every stage, under
+//! `DefaultPolicy` (no rules) and under a `ConfigPolicy` of 20 realistic rules (path globs,
+//! host and command patterns, tool globs, one Cedar condition that holds for the call).
+//!
+//! `cargo bench -p toolgate-config --bench rules`
+//!
+//! One current-thread runtime, no audit sink (the audit writer's cost is measured by
+//! toolgate-store's benchmark), a new session every 1,000 calls.
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::sync::Arc;
+use toolgate_core::{
+    DefaultPolicy, Effects, Pipeline, Policy, Registry, Resource, ToolCall, ToolContext, ToolError,
+    ToolSpec, ToolSpecBuilder, TypedTool, Workspace,
+};
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    path: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Out {
+    path: String,
+}
+
+/// Declares the path it is given as a read, and echoes it.
+struct Touch;
+
+impl TypedTool for Touch {
+    type Args = Args;
+    type Output = Out;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("touch_path")
+            .description("Echoes a path it declares as read.")
+            .effects(Effects::read_only())
+    }
+    fn guard(&self, a: &Args, _: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        Ok(vec![Resource::read(a.path.clone())])
+    }
+    async fn call(&self, a: Args, _: ToolContext) -> Result<Out, ToolError> {
+        Ok(Out { path: a.path })
+    }
+}
+
+const RULES: &str = r#"
+[[rules]]
+decision = "deny"
+resource = "path:.env"
+[[rules]]
+decision = "deny"
+resource = "path:.git/config"
+[[rules]]
+decision = "deny"
+resource = "path:secrets"
+access = "read"
+[[rules]]
+decision = "deny"
+resource = "path:**/*.pem"
+[[rules]]
+decision = "deny"
+resource = "path:**/id_rsa*"
+[[rules]]
+decision = "ask"
+resource = "path:deploy/**"
+[[rules]]
+decision = "ask"
+resource = "path:.github/workflows"
+[[rules]]
+decision = "allow"
+resource = "path:src/**"
+[[rules]]
+decision = "allow"
+resource = "path:docs/**/*.md"
+[[rules]]
+decision = "allow"
+resource = "path:tests/**"
+[[rules]]
+decision = "deny"
+resource = "host:*.internal.example.com"
+[[rules]]
+decision = "allow"
+resource = "host:api.example.com"
+[[rules]]
+decision = "deny"
+resource = "host:169.254.0.0/16"
+[[rules]]
+decision = "deny"
+resource = "command:git push"
+[[rules]]
+decision = "deny"
+resource = "command:rm -rf"
+[[rules]]
+decision = "allow"
+resource = "command:cargo test"
+[[rules]]
+decision = "allow"
+resource = "command:git status"
+[[rules]]
+decision = "ask"
+tool = "write_*"
+[[rules]]
+decision = "deny"
+tool = "run_shell"
+roles = ["reader"]
+[[rules]]
+decision = "allow"
+tool = "touch_path"
+resource = "path:src/**"
+when = 'context.attributes has verified && context.attributes.verified'
+[roles.reader]
+profiles = ["default"]
+"#;
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src/core")).unwrap();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let registry = Arc::new(Registry::builder().tool(Touch).build().unwrap());
+    let specs: Vec<&ToolSpec> = registry.filter(&toolgate_core::Selector::All);
+    std::fs::write(dir.path().join("toolgate.toml"), RULES).unwrap();
+    let config = toolgate_config::load(dir.path(), None, &specs).unwrap();
+    let mut group = c.benchmark_group("policy");
+    group.throughput(Throughput::Elements(1));
+    let variants: [(&str, Arc<dyn Policy>); 2] = [
+        ("no_rules", Arc::new(DefaultPolicy)),
+        ("rules_20", config.policy()),
+    ];
+    for (name, policy) in variants {
+        let pipeline = Pipeline::builder(registry.clone()).policy(policy).build();
+        let new_session = || {
+            pipeline
+                .session("bench")
+                .workspace(ws.clone())
+                .attribute("verified", json!(true))
+                .build()
+                .unwrap()
+        };
+        let session = std::cell::RefCell::new(new_session());
+        let mut n: u64 = 0;
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    n += 1;
+                    if n.is_multiple_of(1000) {
+                        *session.borrow_mut() = new_session();
+                    }
+                    ToolCall::new(
+                        format!("call-{n}"),
+                        "touch_path",
+                        json!({"path": "src/core/lib.rs"}),
+                    )
+                },
+                |call| {
+                    let r = rt.block_on(pipeline.dispatch(call, &session.borrow()));
+                    assert!(!r.is_error, "{}", r.text());
+                    r
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,176 @@
+//! Conditions on session attributes, evaluated by Cedar (`cedar-policy`): a rule's `when` and
+//! `unless` are the bodies of a Cedar policy's `when { }` and `unless { }` clauses, compiled
+//! once at load into `permit(principal, action, resource) when { .. } unless { .. };`. The
+//! condition holds when that policy permits the call's request:
+//!
+//! | Cedar | value |
+//! |---|---|
+//! | `principal` | `Toolgate::Session::"<session id>"` |
+//! | `action` | `Toolgate::Action::"call"` |
+//! | `resource` | `Toolgate::Tool::"<tool name>"` |
+//! | `context.tool`, `context.profile`, `context.role` | strings (`role` is `""` without one) |
+//! | `context.attributes` | the session attributes (from the role and `--attr`) |
+//! | `context.arguments` | the call's arguments (JSON nulls left out, other numbers than integers as strings) |
+//! | `context.paths` | the canonical workspace-relative paths the call touches, a set of strings |
+//!
+//! A condition that fails to evaluate (an attribute the session lacks, a type mismatch) does
+//! not hold, as Cedar skips a policy whose evaluation errs: write
+//! `context.attributes has verified && context.attributes.verified` to test for presence.
+
+use cedar_policy::{
+    Authorizer, Context, Entities, EntityUid, Policy, PolicyId, PolicySet, Request,
+};
+use serde_json::{Map, Value};
+use std::str::FromStr;
+use std::sync::Arc;
+use toolgate_core::{PolicyInput, ResolvedResource};
+
+/// A compiled Cedar condition.
+#[derive(Clone)]
+pub struct Condition {
+    inner: Arc<Compiled>,
+}
+
+struct Compiled {
+    set: PolicySet,
+    source: String,
+    action: EntityUid,
+}
+
+impl std::fmt::Debug for Condition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Condition")
+            .field("cedar", &self.inner.source)
+            .finish()
+    }
+}
+
+/// A condition that did not compile: Cedar's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cedar: {0}")]
+pub struct ConditionError(pub String);
+
+impl Condition {
+    /// Compiles `when` and `unless` (either may be absent, not both).
+    ///
+    /// # Errors
+    /// Cedar's parse errors, with its message.
+    pub fn compile(when: Option<&str>, unless: Option<&str>) -> Result<Condition, ConditionError> {
+        let mut source = String::from("permit(principal, action, resource)");
+        if let Some(w) = when {
+            source.push_str(&format!("\nwhen {{ {w} }}"));
+        }
+        if let Some(u) = unless {
+            source.push_str(&format!("\nunless {{ {u} }}"));
+        }
+        source.push(';');
+        // Policy::parse takes exactly one policy: a condition cannot close the clause and
+        // add a policy of its own
+        let policy = Policy::parse(Some(PolicyId::new("condition")), &source)
+            .map_err(|e| ConditionError(cedar_message(&e)))?;
+        let mut set = PolicySet::new();
+        set.add(policy).map_err(|e| ConditionError(e.to_string()))?;
+        let action = EntityUid::from_str(r#"Toolgate::Action::"call""#)
+            .map_err(|e| ConditionError(e.to_string()))?;
+        Ok(Condition {
+            inner: Arc::new(Compiled {
+                set,
+                source,
+                action,
+            }),
+        })
+    }
+
+    /// Whether the condition holds for the call (see the module docs).
+    pub fn holds(&self, input: &PolicyInput<'_>) -> bool {
+        let session = input.session;
+        let attributes: Map<String, Value> = session
+            .attributes()
+            .iter()
+            .map(|(k, v)| (k.clone(), cedar_json(v)))
+            .collect();
+        let role = attributes
+            .get(crate::policy::ROLE_ATTRIBUTE)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let paths: Vec<Value> = input
+            .resources
+            .iter()
+            .filter_map(|r| match r {
+                ResolvedResource::Path { path, .. } => Some(Value::String(path.display())),
+                _ => None,
+            })
+            .collect();
+        let context = serde_json::json!({
+            "tool": &*input.tool.name,
+            "profile": session.profile(),
+            "role": role,
+            "attributes": Value::Object(attributes),
+            "arguments": cedar_json(input.arguments),
+            "paths": paths,
+        });
+        let Ok(context) = Context::from_json_value(context, None) else {
+            return false;
+        };
+        let uid = |ty: &str, id: &str| {
+            EntityUid::from_type_name_and_id(
+                cedar_policy::EntityTypeName::from_str(ty).expect("a fixed type name"),
+                cedar_policy::EntityId::new(id),
+            )
+        };
+        let Ok(request) = Request::new(
+            uid("Toolgate::Session", session.id()),
+            self.inner.action.clone(),
+            uid("Toolgate::Tool", &input.tool.name),
+            context,
+            None,
+        ) else {
+            return false;
+        };
+        let response =
+            Authorizer::new().is_authorized(&request, &self.inner.set, &Entities::empty());
+        response.decision() == cedar_policy::Decision::Allow
+    }
+}
+
+/// Cedar's error message with each of its causes.
+fn cedar_message(e: &cedar_policy::ParseErrors) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for err in e.iter() {
+        parts.push(err.to_string());
+    }
+    if parts.is_empty() {
+        e.to_string()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// `v` as Cedar's JSON for a context value: nulls left out, numbers other than 64-bit
+/// integers as strings, and keys Cedar would read as escapes (`__entity`, `__extn`) renamed
+/// with a leading `_`, so an argument can never name an entity or an extension value.
+fn cedar_json(v: &Value) -> Value {
+    match v {
+        Value::Null => Value::Null,
+        Value::Bool(_) | Value::String(_) => v.clone(),
+        Value::Number(n) if n.is_i64() => v.clone(),
+        Value::Number(n) => Value::String(n.to_string()),
+        Value::Array(a) => {
+            Value::Array(a.iter().filter(|x| !x.is_null()).map(cedar_json).collect())
+        }
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(_, x)| !x.is_null())
+                .map(|(k, x)| {
+                    let k = if k.starts_with("__") {
+                        format!("_{k}")
+                    } else {
+                        k.clone()
+                    };
+                    (k, cedar_json(x))
+                })
+                .collect(),
+        ),
+    }
+}

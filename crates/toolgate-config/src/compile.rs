@@ -1,0 +1,680 @@
+//! Loading a configuration: parse, check (every problem located), compile once.
+
+use crate::cedar::Condition;
+use crate::model::{
+    AccessConfig, ConfigFile, DecisionConfig, EffectSelector, ProfileConfig, RiskClass,
+};
+use crate::policy::{ConfigPolicy, RiskDefaults, RISK_RULES};
+use crate::problem::{Locator, Problem, Seg};
+use crate::rules::{CompiledRule, Protected};
+use crate::session::{attribute_json, SessionError, SessionSetup};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use toolgate_core::pattern::{MatchMode, ResourcePattern, ToolPattern};
+use toolgate_core::registry::{DEFAULT_PROFILE, EXPLORE_PROFILE};
+use toolgate_core::{Access, Budgets, Decision, Policy, Profile, Risk, Selector, Tool, ToolSpec};
+use toolgate_tools::shell::{CommandRules, ShellConfig, ShellPolicy};
+
+/// The configuration's file name in a workspace root.
+pub const CONFIG_FILE: &str = "toolgate.toml";
+
+/// A checked, compiled configuration. [`Config::default`] is toolgate's defaults (no file).
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    file: Option<PathBuf>,
+    raw: ConfigFile,
+    profiles: Vec<Profile>,
+    rules: Vec<CompiledRule>,
+    protected: Protected,
+    command_rules: CommandRules,
+}
+
+/// Finds and loads the configuration of the workspace at `root`: `explicit` (`--config`)
+/// when given, else `<root>/toolgate.toml` when it exists, else the defaults. `tools` are
+/// the tools the configuration may name (profiles and rules naming another tool are refused).
+///
+/// # Errors
+/// Every problem found, each located in the file; a file that cannot be read is one problem
+/// at 1:1.
+pub fn load(
+    root: &Path,
+    explicit: Option<&Path>,
+    tools: &[&ToolSpec],
+) -> Result<Config, Vec<Problem>> {
+    let file = match explicit {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let p = root.join(CONFIG_FILE);
+            if !p.exists() {
+                let mut c = Config::default();
+                c.protected = protected(root, None, &c.raw);
+                return Ok(c);
+            }
+            p
+        }
+    };
+    let source = std::fs::read_to_string(&file).map_err(|e| {
+        vec![Problem {
+            file: file.clone(),
+            line: 1,
+            column: 1,
+            key: String::new(),
+            message: format!("cannot read the configuration: {e}"),
+        }]
+    })?;
+    load_str(root, &file, &source, tools)
+}
+
+/// Loads a configuration from its text `source`, as read from `file` (for locations).
+///
+/// # Errors
+/// Every problem found, each located.
+pub fn load_str(
+    root: &Path,
+    file: &Path,
+    source: &str,
+    tools: &[&ToolSpec],
+) -> Result<Config, Vec<Problem>> {
+    let loc = Locator::new(file, source);
+    let mut problems = Vec::new();
+    if let Some(root_table) = loc.root() {
+        crate::secrets::check(&loc, root_table, &mut problems);
+    }
+    if !problems.is_empty() {
+        // a secret's key is also unknown to the schema: one problem for it is enough
+        return Err(problems);
+    }
+    let raw: ConfigFile = match toml::from_str(source) {
+        Ok(raw) => raw,
+        Err(e) => {
+            let span = e.span().unwrap_or(0..0);
+            problems.push(loc.at_span(span, String::new(), e.message().trim().to_string()));
+            return Err(problems);
+        }
+    };
+    let mut c = Compiler {
+        loc: &loc,
+        raw: &raw,
+        tools,
+        problems,
+    };
+    let profiles = c.profiles();
+    c.roles();
+    let rules = c.rules();
+    c.other();
+    if !c.problems.is_empty() {
+        return Err(c.problems);
+    }
+    let command_rules = command_rules(&rules);
+    Ok(Config {
+        file: Some(file.to_path_buf()),
+        protected: protected(root, Some(file), &raw),
+        raw,
+        profiles,
+        rules,
+        command_rules,
+    })
+}
+
+struct Compiler<'a> {
+    loc: &'a Locator<'a>,
+    raw: &'a ConfigFile,
+    tools: &'a [&'a ToolSpec],
+    problems: Vec<Problem>,
+}
+
+fn key(k: &str) -> Seg {
+    Seg::Key(k.to_string())
+}
+
+impl Compiler<'_> {
+    fn problem(&mut self, path: &[Seg], message: impl Into<String>) {
+        self.problems.push(self.loc.at(path, message));
+    }
+
+    fn known_tool(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| *t.name == *name)
+    }
+
+    fn tool_list(&self) -> String {
+        self.tools
+            .iter()
+            .map(|t| &*t.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn profile_names(&self) -> Vec<String> {
+        let mut names = vec![DEFAULT_PROFILE.to_string(), EXPLORE_PROFILE.to_string()];
+        names.extend(self.raw.profiles.keys().cloned());
+        names.dedup();
+        names
+    }
+
+    fn profiles(&mut self) -> Vec<Profile> {
+        let mut out = Vec::new();
+        let raw = self.raw;
+        for (name, p) in &raw.profiles {
+            let at = |k: &str, i: usize| vec![key("profiles"), key(name), key(k), Seg::Index(i)];
+            for (list, k) in [(&p.tools, "tools"), (&p.exclude, "exclude")] {
+                for (i, t) in list.iter().enumerate() {
+                    if !self.known_tool(t) {
+                        let tools = self.tool_list();
+                        self.problem(
+                            &at(k, i),
+                            format!("no tool is named {t:?}; the tools are: {tools}"),
+                        );
+                    }
+                }
+            }
+            if name.trim().is_empty() {
+                self.problem(&[key("profiles")], "a profile needs a name");
+            }
+            out.push(profile(name, p));
+        }
+        if out.len() + 2 > toolgate_core::registry::MAX_PROFILES {
+            self.problem(
+                &[key("profiles")],
+                format!(
+                    "at most {} profiles can be defined",
+                    toolgate_core::registry::MAX_PROFILES - 2
+                ),
+            );
+        }
+        out
+    }
+
+    fn roles(&mut self) {
+        let names = self.profile_names();
+        let raw = self.raw;
+        for (role, r) in &raw.roles {
+            if r.profiles.is_empty() {
+                self.problem(
+                    &[key("roles"), key(role)],
+                    "a role needs at least one profile it may use: profiles = [\"explore\"]",
+                );
+            }
+            for (i, p) in r.profiles.iter().enumerate() {
+                if !names.contains(p) {
+                    self.problem(
+                        &[key("roles"), key(role), key("profiles"), Seg::Index(i)],
+                        format!(
+                            "no profile is named {p:?}; the profiles are: {}",
+                            names.join(", ")
+                        ),
+                    );
+                }
+            }
+            if r.attributes.contains_key(crate::ROLE_ATTRIBUTE) {
+                self.problem(
+                    &[key("roles"), key(role), key("attributes"), key("role")],
+                    "the attribute `role` is the role's name, set by toolgate",
+                );
+            }
+        }
+    }
+
+    fn rules(&mut self) -> Vec<CompiledRule> {
+        let mut out = Vec::new();
+        let raw = self.raw;
+        for (i, r) in raw.rules.iter().enumerate() {
+            let at = |k: &str| vec![key("rules"), Seg::Index(i), key(k)];
+            let decision = decision(r.decision);
+            let before = self.problems.len();
+            if r.tool.is_none() && r.resource.is_none() {
+                self.problem(
+                    &[key("rules"), Seg::Index(i)],
+                    "a rule needs `tool`, `resource` or both (for example resource = \"path:.env\")",
+                );
+            }
+            let tool = r.tool.as_deref().and_then(|t| match ToolPattern::parse(t) {
+                Ok(p) if p.is_exact() && !self.known_tool(p.as_str()) => {
+                    let tools = self.tool_list();
+                    self.problem(
+                        &at("tool"),
+                        format!("no tool is named {t:?}; the tools are: {tools}"),
+                    );
+                    None
+                }
+                Ok(p) => Some(p),
+                Err(e) => {
+                    self.problem(&at("tool"), e.to_string());
+                    None
+                }
+            });
+            let resource =
+                r.resource.as_deref().and_then(|text| {
+                    match ResourcePattern::parse_with(text, MatchMode::for_decision(decision)) {
+                        Ok(p) => Some(p),
+                        Err(e) => {
+                            self.problem(&at("resource"), e.to_string());
+                            None
+                        }
+                    }
+                });
+            if r.access.is_some() && !matches!(resource, Some(ResourcePattern::Path(_))) {
+                self.problem(&at("access"), "`access` is for rules over paths (path:...)");
+            }
+            for (j, role) in r.roles.iter().enumerate() {
+                if !raw.roles.contains_key(role) {
+                    let defined: Vec<&str> = raw.roles.keys().map(String::as_str).collect();
+                    self.problem(
+                        &[key("rules"), Seg::Index(i), key("roles"), Seg::Index(j)],
+                        format!(
+                            "no role is named {role:?}; the roles are: {}",
+                            if defined.is_empty() {
+                                "(none)".to_string()
+                            } else {
+                                defined.join(", ")
+                            }
+                        ),
+                    );
+                }
+            }
+            let condition = if r.when.is_some() || r.unless.is_some() {
+                match Condition::compile(r.when.as_deref(), r.unless.as_deref()) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        let k = if r.when.is_some() { "when" } else { "unless" };
+                        self.problem(&at(k), e.to_string());
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            if let Some(name) = &r.name {
+                if name.trim().is_empty() || RISK_RULES.contains(&name.as_str()) {
+                    self.problem(
+                        &at("name"),
+                        "a rule's name must not be empty nor a built-in one",
+                    );
+                }
+            }
+            if self.problems.len() > before {
+                continue;
+            }
+            let label: Cow<'static, str> = match &r.name {
+                Some(n) => Cow::Owned(n.clone()),
+                None => Cow::Owned(format!("rules[{i}]")),
+            };
+            let reason = match &r.reason {
+                Some(s) => Cow::Owned(s.clone()),
+                None => Cow::Owned(describe(
+                    r.decision,
+                    r.tool.as_deref(),
+                    r.resource.as_deref(),
+                )),
+            };
+            out.push(CompiledRule {
+                label,
+                decision,
+                tool,
+                resource,
+                access: r.access.map(|a| match a {
+                    AccessConfig::Read => Access::Read,
+                    AccessConfig::Write => Access::Write,
+                }),
+                roles: r.roles.clone(),
+                condition,
+                reason,
+            });
+        }
+        out
+    }
+
+    fn other(&mut self) {
+        let raw = self.raw;
+        if raw.limits.timeout_ms == Some(0) {
+            self.problem(
+                &[key("limits"), key("timeout_ms")],
+                "a timeout must be above 0 ms",
+            );
+        }
+        if raw.limits.max_result_bytes == Some(0) {
+            self.problem(
+                &[key("limits"), key("max_result_bytes")],
+                "a result size limit must be above 0 bytes",
+            );
+        }
+        if let Some(p) = &raw.store.path {
+            if p.trim().is_empty() || p.contains('\0') {
+                self.problem(
+                    &[key("store"), key("path")],
+                    "the store path must be a file path",
+                );
+            }
+        }
+    }
+}
+
+fn decision(d: DecisionConfig) -> Decision {
+    match d {
+        DecisionConfig::Allow => Decision::Allow,
+        DecisionConfig::Ask => Decision::Ask,
+        DecisionConfig::Deny => Decision::Deny,
+    }
+}
+
+fn describe(d: DecisionConfig, tool: Option<&str>, resource: Option<&str>) -> String {
+    let verb = match d {
+        DecisionConfig::Allow => "allows",
+        DecisionConfig::Ask => "asks about",
+        DecisionConfig::Deny => "denies",
+    };
+    match (tool, resource) {
+        (Some(t), Some(r)) => format!("the configuration {verb} {t} on {r}"),
+        (Some(t), None) => format!("the configuration {verb} {t}"),
+        (None, Some(r)) => format!("the configuration {verb} {r}"),
+        (None, None) => format!("the configuration {verb} this call"),
+    }
+}
+
+fn profile(name: &str, p: &ProfileConfig) -> Profile {
+    let mut out = Profile::new(name);
+    let effect = |e: &EffectSelector| match e {
+        EffectSelector::ReadOnly => Selector::ReadOnly,
+        EffectSelector::NotDestructive => Selector::NotDestructive,
+        EffectSelector::ClosedWorld => Selector::ClosedWorld,
+    };
+    for t in &p.tools {
+        out = out.include(Selector::Name(t.clone()));
+    }
+    for t in &p.tags {
+        out = out.include(Selector::Tag(t.clone()));
+    }
+    for e in &p.effects {
+        out = out.include(effect(e));
+    }
+    if p.tools.is_empty() && p.tags.is_empty() && p.effects.is_empty() {
+        out = out.include(Selector::All);
+    }
+    for e in &p.require {
+        out = out.require(effect(e));
+    }
+    if let Some(r) = p.max_risk {
+        out = out.require(Selector::RiskAtMost(match r {
+            RiskClass::Read => Risk::Read,
+            RiskClass::Write => Risk::Write,
+            RiskClass::External => Risk::External,
+            RiskClass::Dangerous => Risk::Dangerous,
+        }));
+    }
+    for t in &p.exclude {
+        out = out.exclude(Selector::Name(t.clone()));
+    }
+    out
+}
+
+/// The unconditional `command:` rules for every role, as the shell's command rules.
+fn command_rules(rules: &[CompiledRule]) -> CommandRules {
+    let mut out = CommandRules::new();
+    for r in rules {
+        let Some(ResourcePattern::Command(p, _)) = &r.resource else {
+            continue;
+        };
+        let for_shell = r.tool.as_ref().is_none_or(|t| t.matches("run_shell"));
+        if for_shell && r.roles.is_empty() && r.condition.is_none() {
+            if let Ok(rules) = out.clone().rule(r.decision, p.as_str()) {
+                out = rules;
+            }
+        }
+    }
+    out
+}
+
+/// toolgate's own files in the workspace at `root`: the configuration file (when inside it)
+/// and the store.
+fn protected(root: &Path, file: Option<&Path>, raw: &ConfigFile) -> Protected {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let rel = |p: &Path| -> Option<PathBuf> {
+        let abs = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir().ok()?.join(p)
+        };
+        // the file's directory canonical (the file itself may not exist yet)
+        let dir = abs.parent()?;
+        let name = abs.file_name()?;
+        let dir = std::fs::canonicalize(dir).ok()?;
+        dir.join(name)
+            .strip_prefix(&root)
+            .ok()
+            .map(Path::to_path_buf)
+    };
+    let config = match file {
+        Some(f) => rel(f),
+        None => Some(PathBuf::from(CONFIG_FILE)),
+    };
+    let store = match &raw.store.path {
+        None => Some(PathBuf::from(".toolgate")),
+        Some(p) => {
+            let p = Path::new(p);
+            if p.is_absolute() {
+                rel(p)
+            } else {
+                rel(&root.join(p))
+            }
+        }
+    };
+    Protected {
+        config: config.as_deref().and_then(Protected::pattern),
+        store: store.as_deref().and_then(Protected::pattern),
+    }
+}
+
+impl Config {
+    /// The file it was loaded from (`None` for the defaults).
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    /// The file as parsed.
+    pub fn raw(&self) -> &ConfigFile {
+        &self.raw
+    }
+
+    /// The profiles to register (besides the built-in `default` and `explore`, which a
+    /// profile of the same name replaces).
+    pub fn profiles(&self) -> &[Profile] {
+        &self.profiles
+    }
+
+    /// The policy without the shell's command rules.
+    pub fn config_policy(&self) -> ConfigPolicy {
+        let r = &self.raw.risk;
+        ConfigPolicy {
+            rules: self.rules.clone(),
+            risk: RiskDefaults {
+                destructive: decision(r.destructive),
+                dangerous: decision(r.dangerous),
+                external: decision(r.external),
+                default: decision(r.default),
+            },
+            protected: self.protected.clone(),
+        }
+    }
+
+    /// The policy for the pipeline: the [`ConfigPolicy`] under the shell's command rules
+    /// (each simple command of a `run_shell` line decided by the unconditional `command:`
+    /// rules; when they allow every command, they replace the risk defaults for the call).
+    pub fn policy(&self) -> Arc<dyn Policy> {
+        let mut shell =
+            ShellPolicy::new(Arc::new(self.config_policy()), self.command_rules.clone());
+        for r in RISK_RULES {
+            shell = shell.overridable(r);
+        }
+        Arc::new(shell)
+    }
+
+    /// The shell's command rules.
+    pub fn command_rules(&self) -> &CommandRules {
+        &self.command_rules
+    }
+
+    /// Session budgets.
+    pub fn budgets(&self) -> Budgets {
+        let b = &self.raw.budgets;
+        Budgets {
+            max_calls: b.max_calls,
+            max_calls_per_tool: b.max_calls_per_tool,
+            max_wall_time: b.max_wall_time_ms.map(Duration::from_millis),
+            max_result_bytes: b.max_result_bytes,
+        }
+    }
+
+    /// `tool` under the configuration's per-call limits.
+    pub fn limit(&self, tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
+        let l = &self.raw.limits;
+        crate::Limited::wrap(
+            tool,
+            l.timeout_ms.map(Duration::from_millis),
+            l.max_result_bytes
+                .map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+        )
+    }
+
+    /// The store's file, when the configuration sets one (relative paths are under `root`).
+    pub fn store_path(&self, root: &Path) -> Option<PathBuf> {
+        self.raw.store.path.as_ref().map(|p| root.join(p))
+    }
+
+    /// `run_shell`'s configuration: the defaults with the file's network and sandbox settings.
+    pub fn shell_config(&self) -> ShellConfig {
+        let mut c = ShellConfig::default();
+        c.allow_network = self.raw.shell.network;
+        c.allow_unsandboxed = self.raw.shell.allow_unsandboxed;
+        c
+    }
+
+    /// The environment variable holding the server's token (default `TOOLGATE_TOKEN`).
+    pub fn token_env(&self) -> &str {
+        self.raw
+            .server
+            .token_env
+            .as_deref()
+            .unwrap_or("TOOLGATE_TOKEN")
+    }
+
+    /// The setup of a session with `role` (`--role`), `profile` (`--profile`) and `attrs`
+    /// (`--attr`, parsed with [`crate::parse_attr`]). Without a role, the profile is
+    /// `profile` or `default` and the attributes are `attrs`.
+    ///
+    /// # Errors
+    /// [`SessionError::UnknownRole`], [`SessionError::ProfileNotAllowed`], or
+    /// [`SessionError::BadAttribute`] for an `--attr` that would change one of the role's.
+    pub fn session(
+        &self,
+        role: Option<&str>,
+        profile: Option<&str>,
+        attrs: Vec<(String, serde_json::Value)>,
+    ) -> Result<SessionSetup, SessionError> {
+        let mut attributes = BTreeMap::new();
+        let Some(role) = role else {
+            attributes.extend(attrs);
+            return Ok(SessionSetup {
+                profile: profile.unwrap_or(DEFAULT_PROFILE).to_string(),
+                attributes,
+            });
+        };
+        let r = self
+            .raw
+            .roles
+            .get(role)
+            .ok_or_else(|| SessionError::UnknownRole {
+                role: role.to_string(),
+                defined: if self.raw.roles.is_empty() {
+                    "(none)".into()
+                } else {
+                    self.raw
+                        .roles
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            })?;
+        let profile = match profile {
+            None => r
+                .profiles
+                .first()
+                .cloned()
+                .unwrap_or_else(|| DEFAULT_PROFILE.into()),
+            Some(p) if r.profiles.iter().any(|x| x == p) => p.to_string(),
+            Some(p) => {
+                return Err(SessionError::ProfileNotAllowed {
+                    role: role.to_string(),
+                    profile: p.to_string(),
+                    allowed: r.profiles.join(", "),
+                })
+            }
+        };
+        for (k, v) in &r.attributes {
+            attributes.insert(k.clone(), attribute_json(v));
+        }
+        for (k, v) in attrs {
+            if attributes.contains_key(&k) {
+                return Err(SessionError::BadAttribute {
+                    given: format!("{k}={v}"),
+                    why: format!("role {role:?} sets {k:?} in the configuration"),
+                });
+            }
+            attributes.insert(k, v);
+        }
+        attributes.insert(
+            crate::ROLE_ATTRIBUTE.to_string(),
+            serde_json::Value::String(role.to_string()),
+        );
+        Ok(SessionSetup {
+            profile,
+            attributes,
+        })
+    }
+
+    /// A summary of the effective profiles and rules, one line each, for `toolgate check`.
+    pub fn summary(&self, tools: &[&ToolSpec]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut profiles: Vec<Profile> = Vec::new();
+        if !self.profiles.iter().any(|p| p.name == DEFAULT_PROFILE) {
+            profiles.push(Profile::new(DEFAULT_PROFILE).all());
+        }
+        if !self.profiles.iter().any(|p| p.name == EXPLORE_PROFILE) {
+            profiles.push(Profile::new(EXPLORE_PROFILE).read_only());
+        }
+        profiles.extend(self.profiles.iter().cloned());
+        for p in &profiles {
+            let names: Vec<&str> = tools
+                .iter()
+                .filter(|t| p.includes(t))
+                .map(|t| &*t.name)
+                .collect();
+            out.push(format!("profile {}: {}", p.name, names.join(", ")));
+        }
+        for (name, r) in &self.raw.roles {
+            out.push(format!("role {name}: profiles {}", r.profiles.join(", ")));
+        }
+        for r in &self.rules {
+            let decision = format!("{:?}", r.decision).to_lowercase();
+            let mut line = format!("rule {}: {decision}: {}", r.label, r.reason);
+            if !r.roles.is_empty() {
+                line.push_str(&format!(" (roles: {})", r.roles.join(", ")));
+            }
+            if r.condition.is_some() {
+                line.push_str(" (with a Cedar condition)");
+            }
+            out.push(line);
+        }
+        let risk = &self.raw.risk;
+        out.push(
+            format!(
+                "risk defaults: destructive {:?}, dangerous {:?}, external {:?}, otherwise {:?}",
+                risk.destructive, risk.dangerous, risk.external, risk.default
+            )
+            .to_lowercase(),
+        );
+        out
+    }
+}

@@ -1,0 +1,35 @@
+//! toolgate-config: `toolgate.toml`, the operator's configuration.
+//!
+//! A configuration is found at `<workspace>/toolgate.toml` or given with `--config`; without
+//! one, everything is toolgate's defaults. [`load`] reads it, checks it and compiles it once:
+//! every problem comes back as a [`Problem`] located at `file:line:column`. The compiled
+//! [`Config`] then gives what the commands build from it:
+//!
+//! - the agent [`Config::profiles`] for the registry, and the [`Config::session`] setup of a
+//!   role (its profile and session attributes);
+//! - the [`Config::policy`]: a [`ConfigPolicy`] (protected paths, allow/ask/deny rules over
+//!   tools and resources with Cedar conditions, risk defaults) under the shell's command rules;
+//! - [`Config::budgets`], the per-call limits ([`Config::limit`]), the store's location
+//!   ([`Config::store_path`]), `run_shell`'s settings ([`Config::shell_config`]) and the
+//!   environment variable that holds the server's token.
+//!
+//! The JSON Schema of the file is generated from [`model::ConfigFile`] ([`schema`]).
+
+#![deny(missing_docs)]
+
+pub mod cedar;
+mod compile;
+mod limits;
+pub mod model;
+pub mod policy;
+pub mod problem;
+mod rules;
+pub mod schema;
+mod secrets;
+mod session;
+
+pub use compile::{load, load_str, Config, CONFIG_FILE};
+pub use limits::Limited;
+pub use policy::{ConfigPolicy, RiskDefaults, ROLE_ATTRIBUTE};
+pub use problem::Problem;
+pub use session::{parse_attr, SessionError, SessionSetup};

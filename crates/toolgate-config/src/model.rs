@@ -1,0 +1,239 @@
+//! The serde types of `toolgate.toml`. Every table refuses unknown keys, and the JSON Schema
+//! at `schema/toolgate.schema.json` is generated from these types ([`crate::schema`]).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A whole `toolgate.toml`. Every table is optional; an empty file is toolgate's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Agent profiles (tool sets) by name, added to the built-in `default` (every tool) and
+    /// `explore` (read-only tools); a profile of the same name replaces the built-in one.
+    pub profiles: BTreeMap<String, ProfileConfig>,
+    /// Roles by name: which profiles a session of the role may use, and the session
+    /// attributes it carries. A session's role is given with `--role`.
+    pub roles: BTreeMap<String, RoleConfig>,
+    /// Allow, ask and deny rules over tools and the resources a call touches; all matching
+    /// rules combine by `deny > ask > allow`.
+    pub rules: Vec<RuleConfig>,
+    /// What the policy decides for calls no rule decides, by the tool's metadata.
+    pub risk: RiskConfig,
+    /// Session budgets.
+    pub budgets: BudgetsConfig,
+    /// Per-call limits that tighten every tool's own.
+    pub limits: LimitsConfig,
+    /// Where the store lives.
+    pub store: StoreConfig,
+    /// `run_shell` settings.
+    pub shell: ShellSettings,
+    /// The MCP server's settings (`toolgate serve`).
+    pub server: ServerConfig,
+}
+
+/// One agent profile: a tool is in it when it is picked by `tools`, `tags` or `effects` (any
+/// of them; every tool when all three are empty), passes `max_risk` and `require`, and is not
+/// in `exclude`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfileConfig {
+    /// Tools by name (exact names of registered tools).
+    pub tools: Vec<String>,
+    /// Tools carrying any of these tags.
+    pub tags: Vec<String>,
+    /// Tools with any of these effects.
+    pub effects: Vec<EffectSelector>,
+    /// Effects every tool of the profile must have.
+    pub require: Vec<EffectSelector>,
+    /// Tools left out by name, whatever picks them.
+    pub exclude: Vec<String>,
+    /// The highest risk class a tool of the profile may have.
+    pub max_risk: Option<RiskClass>,
+}
+
+/// An effect a profile selects tools by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EffectSelector {
+    /// Tools marked `read_only`.
+    ReadOnly,
+    /// Tools not marked `destructive`.
+    NotDestructive,
+    /// Tools that do not reach outside the workspace (not `open_world`).
+    ClosedWorld,
+}
+
+/// A risk class, as tools declare it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RiskClass {
+    /// Reads inside the workspace.
+    Read,
+    /// Writes inside the workspace.
+    Write,
+    /// Reaches systems outside the workspace.
+    External,
+    /// Can do harm that is hard to undo.
+    Dangerous,
+}
+
+/// A role: the profiles its sessions may use, and the attributes they carry.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RoleConfig {
+    /// Profiles a session of this role may use; the first is its default.
+    pub profiles: Vec<String>,
+    /// Session attributes every session of the role starts with (strings, numbers, booleans);
+    /// `--attr key=value` adds to them but cannot change one the role sets.
+    pub attributes: BTreeMap<String, AttributeValue>,
+}
+
+/// A session attribute's value.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AttributeValue {
+    /// `true` or `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A string.
+    String(String),
+}
+
+/// A rule's decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionConfig {
+    /// The call runs.
+    Allow,
+    /// The call runs when the approver approves.
+    Ask,
+    /// The call does not run.
+    Deny,
+}
+
+/// Read or write, for a rule over paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessConfig {
+    /// Reads.
+    Read,
+    /// Writes.
+    Write,
+}
+
+/// One rule: `decision` for calls to tools matching `tool` that touch a resource matching
+/// `resource` (when given), in sessions where the Cedar condition holds (when given). A rule
+/// needs `tool` or `resource` or both.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    /// A name for the rule, shown in decisions and the audit log (default `rules[N]`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What matching calls get.
+    pub decision: DecisionConfig,
+    /// A glob over tool names (`read_file`, `fs_*`, `*`).
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// A resource pattern: `path:<glob>`, `host:<pattern>` or `command:<prefix>`.
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// For `path:` rules: only reads or only writes (default both).
+    #[serde(default)]
+    pub access: Option<AccessConfig>,
+    /// Roles the rule applies to (default every role, and sessions without one).
+    #[serde(default)]
+    pub roles: Vec<String>,
+    /// A Cedar condition that must hold for the rule to apply (the body of a `when { }`
+    /// clause), over `context.attributes`, `context.tool`, `context.role`,
+    /// `context.profile` and `context.arguments`.
+    #[serde(default)]
+    pub when: Option<String>,
+    /// A Cedar condition that must not hold for the rule to apply (the body of an
+    /// `unless { }` clause).
+    #[serde(default)]
+    pub unless: Option<String>,
+    /// Why, shown to the operator and the approver.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// Decisions by the tool's metadata, for calls no rule decides (and combined with the rules
+/// that do: the strongest wins).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RiskConfig {
+    /// For tools marked `destructive` (default `ask`).
+    pub destructive: DecisionConfig,
+    /// For tools of risk `dangerous` (default `ask`).
+    pub dangerous: DecisionConfig,
+    /// For tools of risk `external` (default `allow`).
+    pub external: DecisionConfig,
+    /// For everything else (default `allow`).
+    pub default: DecisionConfig,
+}
+
+impl Default for RiskConfig {
+    fn default() -> Self {
+        RiskConfig {
+            destructive: DecisionConfig::Ask,
+            dangerous: DecisionConfig::Ask,
+            external: DecisionConfig::Allow,
+            default: DecisionConfig::Allow,
+        }
+    }
+}
+
+/// Session budgets; absent means unlimited.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct BudgetsConfig {
+    /// Calls per session.
+    pub max_calls: Option<u64>,
+    /// Calls of any one tool per session.
+    pub max_calls_per_tool: Option<u64>,
+    /// Wall time after the session's start after which no call starts, in milliseconds.
+    pub max_wall_time_ms: Option<u64>,
+    /// Result bytes (before truncation) per session.
+    pub max_result_bytes: Option<u64>,
+}
+
+/// Per-call limits; each only lowers a tool's own.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// The longest a call may run, in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// The most bytes of a result handed back before it is truncated.
+    pub max_result_bytes: Option<u64>,
+}
+
+/// Where the store lives.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// The SQLite file: relative to the workspace root or absolute (default
+    /// `.toolgate/toolgate.db`).
+    pub path: Option<String>,
+}
+
+/// `run_shell` settings.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ShellSettings {
+    /// Give commands the host's network (default false: no network).
+    pub network: bool,
+    /// Run even where the kernel lacks part of the sandbox (default false: refuse).
+    pub allow_unsandboxed: bool,
+}
+
+/// The MCP server's settings.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// The name of the environment variable holding the HTTP bearer token (never the token
+    /// itself; default `TOOLGATE_TOKEN`).
+    pub token_env: Option<String>,
+}

@@ -1,0 +1,234 @@
+//! [`ConfigPolicy`]: the configuration's rules as a [`Policy`].
+//!
+//! The sequence for one call:
+//!
+//! 1. **protected paths**: a write to toolgate's configuration file, or any access to its
+//!    store, is denied (`protected.config`, `protected.store`), whatever the rules say;
+//! 2. **rules**: each rule applies when its tool pattern matches the tool, its roles include the
+//!    session's role and its condition holds. A rule without a resource pattern decides the
+//!    call; a rule with one decides each resource of the call it matches (deny and ask rules
+//!    match every spelling of a path, see [`toolgate_core::pattern::MatchMode`]);
+//! 3. **combining**: the strongest decision wins (`deny > ask > allow`), and on a tie the
+//!    earliest rule, which the verdict names (`rules[3]`, or the rule's `name`). An allow from
+//!    resource rules covers the call only when it covers every resource the call touches; a
+//!    call no rule covers gets the **risk default** by its metadata (`risk.destructive`,
+//!    `risk.dangerous`, `risk.external`, `risk.default`).
+//!
+//! Walking tools ask [`Policy::decide_path`] about each path they reach: protected paths and
+//! the deny and ask rules over paths hold there too (rules restricted to a tool, a role or a
+//! condition are applied as if they matched, since a walk has no tool call to judge them by:
+//! hiding too much is the safe side).
+
+use crate::rules::{CompiledRule, Protected};
+use std::borrow::Cow;
+use std::path::Path;
+use toolgate_core::pattern::ResourcePattern;
+use toolgate_core::{
+    Access, Decision, Policy, PolicyInput, ResolvedResource, Risk, ToolSpec, Verdict,
+};
+
+/// The session attribute that holds the session's role (set from `--role`).
+pub const ROLE_ATTRIBUTE: &str = "role";
+
+/// The risk defaults, as decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RiskDefaults {
+    /// For destructive tools.
+    pub destructive: Decision,
+    /// For tools of risk `dangerous`.
+    pub dangerous: Decision,
+    /// For tools of risk `external`.
+    pub external: Decision,
+    /// For everything else.
+    pub default: Decision,
+}
+
+impl Default for RiskDefaults {
+    fn default() -> Self {
+        RiskDefaults {
+            destructive: Decision::Ask,
+            dangerous: Decision::Ask,
+            external: Decision::Allow,
+            default: Decision::Allow,
+        }
+    }
+}
+
+/// The rule names of the risk defaults; a shell policy may replace them when its command
+/// rules allow every command (see `toolgate_tools::shell::ShellPolicy::overridable`).
+pub const RISK_RULES: [&str; 4] = [
+    "risk.destructive",
+    "risk.dangerous",
+    "risk.external",
+    "risk.default",
+];
+
+/// The configuration's policy; see the module docs. Built by [`crate::Config::policy`].
+#[derive(Debug, Clone)]
+pub struct ConfigPolicy {
+    pub(crate) rules: Vec<CompiledRule>,
+    pub(crate) risk: RiskDefaults,
+    pub(crate) protected: Protected,
+}
+
+impl ConfigPolicy {
+    /// The verdict by the tool's metadata alone.
+    pub fn risk_verdict(&self, tool: &ToolSpec) -> Verdict {
+        let e = tool.effects;
+        let mut v = Verdict::allow("risk.default", "no rule decides this call");
+        v.decision = self.risk.default;
+        let mut raise = |decision: Decision, rule: &'static str, reason: &'static str| {
+            if decision > v.decision {
+                v = Verdict {
+                    decision,
+                    rule: Cow::Borrowed(rule),
+                    reason: Cow::Borrowed(reason),
+                };
+            }
+        };
+        if e.destructive && !e.read_only {
+            raise(
+                self.risk.destructive,
+                "risk.destructive",
+                "the tool is destructive",
+            );
+        }
+        if tool.risk == Risk::Dangerous {
+            raise(
+                self.risk.dangerous,
+                "risk.dangerous",
+                "the tool's risk class is dangerous",
+            );
+        }
+        if tool.risk == Risk::External {
+            raise(
+                self.risk.external,
+                "risk.external",
+                "the tool reaches outside the workspace",
+            );
+        }
+        v
+    }
+
+    /// How many rules the policy holds.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether it holds no rule.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+}
+
+/// The strongest of the rules seen so far: (decision, rule index); the earliest on a tie.
+#[derive(Clone, Copy)]
+struct Best(Option<(Decision, usize)>);
+
+impl Best {
+    fn offer(&mut self, decision: Decision, index: usize) {
+        match self.0 {
+            Some((d, _)) if d >= decision => {}
+            _ => self.0 = Some((decision, index)),
+        }
+    }
+}
+
+impl Policy for ConfigPolicy {
+    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
+        for r in input.resources {
+            if let ResolvedResource::Path { path, access } = r {
+                if let Some(v) = self.protected.verdict(path.as_path(), *access) {
+                    return v;
+                }
+            }
+        }
+        let role = input
+            .session
+            .attributes()
+            .get(ROLE_ATTRIBUTE)
+            .and_then(|v| v.as_str());
+        let n = input.resources.len();
+        let mut call = Best(None);
+        let mut resource_best = Best(None);
+        // which resources an allow rule covers, and the words of each command (split once for
+        // every command rule); both allocated only when needed
+        let mut covered: Vec<bool> = Vec::new();
+        let mut argvs: Vec<Option<Vec<String>>> = Vec::new();
+        for (i, rule) in self.rules.iter().enumerate() {
+            if !rule.applies_to(&input.tool.name, role) {
+                continue;
+            }
+            let Some(pattern) = &rule.resource else {
+                if rule.condition_holds(input) {
+                    call.offer(rule.decision, i);
+                }
+                continue;
+            };
+            let mut first = None;
+            for (j, r) in input.resources.iter().enumerate() {
+                if matches!(r, ResolvedResource::Command(_)) && argvs.len() < n {
+                    argvs.resize(n, None);
+                }
+                let argv = argvs.get_mut(j);
+                let mut none = None;
+                if rule.matches_resource(pattern, r, argv.unwrap_or(&mut none)) {
+                    first = Some(j);
+                    break;
+                }
+            }
+            let Some(first) = first else { continue };
+            if !rule.condition_holds(input) {
+                continue;
+            }
+            resource_best.offer(rule.decision, i);
+            if rule.decision == Decision::Allow {
+                if covered.is_empty() {
+                    covered.resize(n, false);
+                }
+                covered[first] = true;
+                for (j, c) in covered.iter_mut().enumerate().skip(first + 1) {
+                    if !*c {
+                        let argv = argvs.get_mut(j);
+                        let mut none = None;
+                        *c = rule.matches_resource(
+                            pattern,
+                            &input.resources[j],
+                            argv.unwrap_or(&mut none),
+                        );
+                    }
+                }
+            }
+        }
+        // an allow from resource rules covers the call only when it covers every resource
+        let all_covered = n > 0 && covered.len() == n && covered.iter().all(|c| *c);
+        let mut best = call;
+        if let Some((d, i)) = resource_best.0 {
+            if d > Decision::Allow || all_covered {
+                best.offer(d, i);
+            }
+        }
+        match best.0 {
+            Some((_, i)) => self.rules[i].verdict(),
+            None => self.risk_verdict(input.tool),
+        }
+    }
+
+    fn decide_path(&self, rel: &Path, access: Access, _profile: &str) -> Decision {
+        if let Some(v) = self.protected.verdict(rel, access) {
+            return v.decision;
+        }
+        let mut d = Decision::Allow;
+        for rule in &self.rules {
+            if rule.decision <= d {
+                continue;
+            }
+            if let Some(ResourcePattern::Path(p)) = &rule.resource {
+                if rule.access.is_none_or(|a| a == access) && p.matches(rel) {
+                    d = rule.decision;
+                }
+            }
+        }
+        d
+    }
+}

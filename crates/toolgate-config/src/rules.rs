@@ -1,0 +1,107 @@
+//! One compiled rule ([`CompiledRule`]) and the protected paths ([`Protected`]).
+
+use std::borrow::Cow;
+use std::path::Path;
+use toolgate_core::pattern::{split_command, MatchMode, PathPattern, ResourcePattern, ToolPattern};
+use toolgate_core::{Access, Decision, PolicyInput, ResolvedResource, Verdict};
+
+/// A rule of the configuration, compiled once at load.
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledRule {
+    /// `rules[N]`, or the rule's name.
+    pub label: Cow<'static, str>,
+    pub decision: Decision,
+    pub tool: Option<ToolPattern>,
+    pub resource: Option<ResourcePattern>,
+    pub access: Option<Access>,
+    pub roles: Vec<String>,
+    pub condition: Option<crate::cedar::Condition>,
+    pub reason: Cow<'static, str>,
+}
+
+impl CompiledRule {
+    /// Whether the rule is about `tool` in a session of `role`.
+    pub fn applies_to(&self, tool: &str, role: Option<&str>) -> bool {
+        self.tool.as_ref().is_none_or(|t| t.matches(tool))
+            && (self.roles.is_empty() || role.is_some_and(|r| self.roles.iter().any(|x| x == r)))
+    }
+
+    /// Whether the rule's resource pattern matches `r`; `argv` caches the words of a command.
+    pub fn matches_resource(
+        &self,
+        pattern: &ResourcePattern,
+        r: &ResolvedResource,
+        argv: &mut Option<Vec<String>>,
+    ) -> bool {
+        match (pattern, r) {
+            (ResourcePattern::Path(p), ResolvedResource::Path { path, access }) => {
+                self.access.is_none_or(|a| a == *access) && p.matches(path.as_path())
+            }
+            (ResourcePattern::Command(c, mode), ResolvedResource::Command(line)) => {
+                let words = argv.get_or_insert_with(|| split_command(line));
+                c.matches_argv(words, *mode == MatchMode::Restrict)
+            }
+            _ => pattern.matches(r),
+        }
+    }
+
+    /// Whether the rule's condition holds (true without one).
+    pub fn condition_holds(&self, input: &PolicyInput<'_>) -> bool {
+        self.condition.as_ref().is_none_or(|c| c.holds(input))
+    }
+
+    /// The rule's verdict.
+    pub fn verdict(&self) -> Verdict {
+        Verdict {
+            decision: self.decision,
+            rule: self.label.clone(),
+            reason: self.reason.clone(),
+        }
+    }
+}
+
+/// toolgate's own files inside the workspace: the configuration (no writes) and the store (no
+/// access at all), matched like deny rules (every spelling, everything below).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Protected {
+    pub config: Option<PathPattern>,
+    pub store: Option<PathPattern>,
+}
+
+impl Protected {
+    /// A pattern for the workspace-relative file `rel` and the files beside it whose names
+    /// extend it (`toolgate.db-wal`), anchored at the root.
+    pub fn pattern(rel: &Path) -> Option<PathPattern> {
+        let text = rel.to_str()?;
+        PathPattern::parse(&format!("/{}*", globset_escape(text)), MatchMode::Restrict).ok()
+    }
+
+    /// The deny for `rel`, when it is protected for `access`.
+    pub fn verdict(&self, rel: &Path, access: Access) -> Option<Verdict> {
+        if self.store.as_ref().is_some_and(|p| p.matches(rel)) {
+            return Some(Verdict::deny(
+                "protected.store",
+                "toolgate's store (audit log, results, grants) is not for tools to read or write",
+            ));
+        }
+        if access == Access::Write && self.config.as_ref().is_some_and(|p| p.matches(rel)) {
+            return Some(Verdict::deny(
+                "protected.config",
+                "toolgate's configuration sets the policy the agent runs under; tools do not write it",
+            ));
+        }
+        None
+    }
+}
+
+/// `text` with glob metacharacters escaped.
+fn globset_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,247 @@
+//! Loading: every bad input gives a problem located at `file:line:column`, and the committed
+//! JSON Schema is the one the types generate.
+
+use super::support::load;
+use pretty_assertions::assert_eq;
+use toolgate_test_support::TempWorkspace;
+
+/// The problems of `text` as `line:column: key: message` lines.
+fn problems(text: &str) -> Vec<String> {
+    let ws = TempWorkspace::new();
+    let errs = load(&ws, text).expect_err("the configuration should be refused");
+    errs.iter()
+        .map(|p| {
+            assert!(p.file.ends_with("toolgate.toml"));
+            let shown = p.to_string();
+            let prefix = format!("{}:", p.file.display());
+            shown.strip_prefix(&prefix).unwrap().to_string()
+        })
+        .collect()
+}
+
+fn one(text: &str, at: &str, contains: &str) {
+    let p = problems(text);
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(p[0].starts_with(at), "expected at {at}: {}", p[0]);
+    assert!(p[0].contains(contains), "expected {contains:?}: {}", p[0]);
+}
+
+#[test]
+fn unknown_keys_are_located() {
+    one(
+        "[budgets]\nmax_calls = 3\nmax_cals = 4\n",
+        "3:1",
+        "unknown field `max_cals`",
+    );
+    one(
+        "[[rules]]\ndecision = \"deny\"\ntool = \"x\"\nresorce = \"path:a\"\n",
+        "4:1",
+        "unknown field `resorce`",
+    );
+    one("[wat]\n", "1:2", "unknown field `wat`");
+    one(
+        "[[rules]]\ndecision = \"maybe\"\ntool = \"*\"\n",
+        "2:12",
+        "unknown variant `maybe`",
+    );
+    one("[limits]\ntimeout_ms = \"soon\"\n", "2:14", "invalid type");
+    one("this is not toml", "1:", "");
+}
+
+#[test]
+fn bad_patterns_are_located_at_their_value() {
+    one(
+        "[[rules]]\ndecision = \"deny\"\nresource = \"path:src/[\"\n",
+        "3:12: rules[0].resource:",
+        "does not parse",
+    );
+    one(
+        "[[rules]]\ndecision = \"deny\"\nresource = \".env\"\n",
+        "3:12: rules[0].resource:",
+        "must start with path:, host: or command:",
+    );
+    one(
+        "[[rules]]\ndecision = \"deny\"\nresource = \"path:../x\"\n",
+        "3:12",
+        "`..` component",
+    );
+    one(
+        "[[rules]]\ndecision = \"deny\"\nresource = \"host:a.*.com\"\n",
+        "3:12",
+        "first label",
+    );
+    one(
+        "[[rules]]\ndecision = \"deny\"\nresource = \"command:git * push\"\n",
+        "3:12",
+        "may only end the last word",
+    );
+    one(
+        "[[rules]]\ndecision = \"deny\"\ntool = \"fs_[\"\n",
+        "3:8: rules[0].tool:",
+        "does not parse",
+    );
+    one(
+        "[[rules]]\ndecision = \"deny\"\ntool = \"reed_file\"\n",
+        "3:8",
+        "no tool is named \"reed_file\"",
+    );
+    one(
+        "[[rules]]\ndecision = \"deny\"\n",
+        "1:1: rules[0]",
+        "needs `tool`, `resource`",
+    );
+    one(
+        "[[rules]]\ndecision = \"deny\"\ntool = \"*\"\naccess = \"read\"\n",
+        "4:10",
+        "`access` is for rules over paths",
+    );
+}
+
+#[test]
+fn bad_cedar_is_located_with_cedars_message() {
+    one(
+        "[[rules]]\ndecision = \"allow\"\ntool = \"*\"\nwhen = 'context.attributes.x =='\n",
+        "4:8: rules[0].when: cedar:",
+        "",
+    );
+    one(
+        "[[rules]]\ndecision = \"allow\"\ntool = \"*\"\nunless = 'true } ; forbid(principal, action, resource) when { true'\n",
+        "4:10: rules[0].unless: cedar:",
+        "",
+    );
+}
+
+#[test]
+fn literal_secrets_are_refused() {
+    one(
+        "[server]\ntoken = \"s3cr3t-value\"\n",
+        "2:9: server.token:",
+        "never kept in toolgate.toml",
+    );
+    one(
+        "[server]\ntoken_env = \"ghp_0123456789abcdef0123456789abcdef-x\"\n",
+        "2:13: server.token_env:",
+        "names the environment variable",
+    );
+    one(
+        "[roles.a]\nprofiles = [\"explore\"]\nattributes = { api_key = \"k\" }\n",
+        "3:26: roles.a.attributes.api_key:",
+        "looks like a secret",
+    );
+    let ws = TempWorkspace::new();
+    let c = load(&ws, "[server]\ntoken_env = \"MY_TOKEN\"\n").unwrap();
+    assert_eq!(c.token_env(), "MY_TOKEN");
+}
+
+#[test]
+fn unknown_profiles_and_roles_are_located() {
+    one(
+        "[roles.support]\nprofiles = [\"explore\", \"ordrs\"]\n",
+        "2:24: roles.support.profiles[1]:",
+        "no profile is named \"ordrs\"; the profiles are: default, explore",
+    );
+    one(
+        "[profiles.x]\ntools = [\"read_file\", \"nope\"]\n",
+        "2:23: profiles.x.tools[1]:",
+        "no tool is named \"nope\"",
+    );
+    one(
+        "[[rules]]\ndecision = \"deny\"\ntool = \"*\"\nroles = [\"ghost\"]\n",
+        "4:10: rules[0].roles[0]:",
+        "no role is named \"ghost\"",
+    );
+    one(
+        "[roles.empty]\n",
+        "1:1: roles.empty",
+        "at least one profile",
+    );
+}
+
+#[test]
+fn several_problems_are_all_reported() {
+    let p = problems(
+        "[[rules]]\ndecision = \"deny\"\nresource = \"path:[\"\n\n[[rules]]\ndecision = \"ask\"\ntool = \"nope\"\n",
+    );
+    assert_eq!(p.len(), 2, "{p:#?}");
+    assert!(p[0].starts_with("3:12: rules[0].resource"));
+    assert!(p[1].starts_with("7:8: rules[1].tool"));
+}
+
+#[test]
+fn sessions_get_their_role_profile_and_attributes() {
+    let ws = TempWorkspace::new();
+    let c = load(
+        &ws,
+        "[roles.support]\nprofiles = [\"explore\"]\nattributes = { team = \"support\", level = 2 }\n",
+    )
+    .unwrap();
+    let s = c
+        .session(
+            Some("support"),
+            None,
+            vec![toolgate_config::parse_attr("verified=true").unwrap()],
+        )
+        .unwrap();
+    assert_eq!(s.profile, "explore");
+    assert_eq!(
+        serde_json::to_value(&s.attributes).unwrap(),
+        serde_json::json!({"team": "support", "level": 2, "verified": true, "role": "support"})
+    );
+    let e = c
+        .session(Some("support"), Some("default"), vec![])
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "role \"support\" may not use profile \"default\"; it may use: explore"
+    );
+    let e = c.session(Some("admin"), None, vec![]).unwrap_err();
+    assert!(
+        e.to_string().contains("role \"admin\" is not defined"),
+        "{e}"
+    );
+    let e = c
+        .session(
+            Some("support"),
+            None,
+            vec![toolgate_config::parse_attr("team=finance").unwrap()],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("sets \"team\""), "{e}");
+    for bad in ["novalue", "=x", "role=admin", "a b=1"] {
+        assert!(toolgate_config::parse_attr(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn the_committed_schema_is_current() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(toolgate_config::schema::SCHEMA_PATH);
+    let generated = toolgate_config::schema::schema_json();
+    if std::env::var_os("TOOLGATE_REGENERATE_SCHEMA").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "{} is stale: regenerate it with `toolgate check --print-schema > {}` (or run this \
+         test with TOOLGATE_REGENERATE_SCHEMA=1)",
+        path.display(),
+        toolgate_config::schema::SCHEMA_PATH
+    );
+}
+
+#[test]
+fn the_readme_example_loads() {
+    let readme = include_str!("../../../../README.md");
+    let start = readme
+        .find("```toml\n# toolgate.toml")
+        .expect("the README has an example toolgate.toml");
+    let body = &readme[start + "```toml\n".len()..];
+    let example = &body[..body.find("```").unwrap()];
+    let ws = TempWorkspace::new();
+    if let Err(p) = load(&ws, example) {
+        panic!("{p:#?}");
+    }
+}

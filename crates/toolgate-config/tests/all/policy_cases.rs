@@ -1,0 +1,414 @@
+//! The policy cases of `shared/cases/security.jsonl` (protected paths, deny through symlinks,
+//! aliases and case variants, toolgate's own configuration), each as a test of its class,
+//! through the real pipeline and the real built-in tools on a temp workspace, with the policy
+//! built from a `toolgate.toml`.
+
+use super::support::Setup;
+use serde_json::json;
+use toolgate_core::{ErrorKind, ToolResult};
+use toolgate_test_support::TempWorkspace;
+
+fn error(r: &ToolResult) -> (ErrorKind, Option<String>) {
+    let e = r
+        .error
+        .as_ref()
+        .unwrap_or_else(|| panic!("expected an error, got {}", r.text()));
+    (e.kind, e.reason.as_deref().map(str::to_string))
+}
+
+fn denied_by(r: &ToolResult, rule: &str) {
+    assert_eq!(
+        error(r),
+        (ErrorKind::PermissionDenied, Some(rule.to_string())),
+        "{}",
+        r.text()
+    );
+}
+
+/// protected-subdir-46 (protected_path): a deny on the directory `secrets` covers everything
+/// below it, whichever path reaches it: directly, through a symlink, through `..`, in another
+/// case; and walking tools leave it out.
+#[tokio::test]
+async fn protected_subdir_46_a_directory_rule_covers_every_path_to_it() {
+    let ws = TempWorkspace::new();
+    ws.sh(
+        "mkdir -p ws/secrets/sub ws/open; echo CANARY-KEY > ws/secrets/sub/key.pem; \
+           echo ok > ws/open/a.txt; ln -s secrets/sub ws/innocent; ln -s ../secrets ws/open/up",
+    );
+    let s = Setup::new(
+        ws,
+        r#"
+[[rules]]
+name = "no-secrets"
+decision = "deny"
+resource = "path:secrets"
+access = "read"
+"#,
+        None,
+        &[],
+    );
+    for path in [
+        "secrets/sub/key.pem",
+        "innocent/key.pem",
+        "open/../secrets/sub/key.pem",
+        "open/up/sub/key.pem",
+        "./secrets//sub/key.pem",
+        "SECRETS/sub/key.pem",
+        "Secrets/Sub/Key.pem",
+    ] {
+        let r = s.call("read_file", json!({ "path": path })).await;
+        denied_by(&r, "no-secrets");
+        assert!(!r.text().contains("CANARY-KEY"), "{path}");
+    }
+    for (tool, args) in [
+        ("list_dir", json!({"path": "innocent"})),
+        ("glob", json!({"pattern": "**/*", "path": "open/up"})),
+        (
+            "search_code",
+            json!({"pattern": "CANARY", "path": "secrets"}),
+        ),
+    ] {
+        denied_by(&s.call(tool, args).await, "no-secrets");
+    }
+    // walking from the root does not reach it
+    for (tool, args) in [
+        ("search_code", json!({"pattern": "CANARY"})),
+        ("glob", json!({"pattern": "**/*.pem"})),
+    ] {
+        let r = s.call(tool, args.clone()).await;
+        assert!(!r.is_error, "{tool} {args}: {}", r.text());
+        assert!(!r.text().contains("CANARY-KEY"), "{tool}: {}", r.text());
+        assert!(!r.text().contains("key.pem"), "{tool}: {}", r.text());
+    }
+    let r = s.call("read_file", json!({"path": "open/a.txt"})).await;
+    assert!(!r.is_error, "{}", r.text());
+}
+
+/// The `.env` and `.git/config` class: a deny holds through symlinks, relative paths and
+/// case variants, for reading and writing tools alike, and names its rule.
+#[tokio::test]
+async fn deny_on_env_and_git_config_holds_through_links_and_case_variants() {
+    let ws = TempWorkspace::new();
+    ws.sh(
+        "mkdir -p ws/app ws/.git; echo SECRET=CANARY-ENV > ws/.env; \
+           echo SECRET=CANARY-APP > ws/app/.env; printf '[core]\\n' > ws/.git/config; \
+           ln -s .env ws/settings.txt; ln -s ../.git/config ws/app/gitcfg",
+    );
+    let s = Setup::new(
+        ws,
+        r#"
+[[rules]]
+decision = "deny"
+resource = "path:.env"
+
+[[rules]]
+decision = "deny"
+resource = "path:/.git/config"
+reason = "git's config runs code"
+"#,
+        None,
+        &[],
+    );
+    for path in [
+        ".env",
+        "app/.env",
+        "settings.txt",
+        "app/../.env",
+        ".ENV",
+        "App/.Env",
+    ] {
+        let r = s.call("read_file", json!({ "path": path })).await;
+        denied_by(&r, "rules[0]");
+        assert!(!r.text().contains("CANARY"), "{path}");
+    }
+    for path in [".git/config", "app/gitcfg", ".GIT/Config"] {
+        let r = s.call("read_file", json!({ "path": path })).await;
+        denied_by(&r, "rules[1]");
+        assert!(r.text().contains("git's config runs code"), "{}", r.text());
+    }
+    // a write through the link is denied before the approver is asked
+    let r = s
+        .call(
+            "write_file",
+            json!({"path": "settings.txt", "content": "x"}),
+        )
+        .await;
+    denied_by(&r, "rules[0]");
+    assert!(s.approver.asked().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(s.ws.root().join(".env")).unwrap(),
+        "SECRET=CANARY-ENV\n"
+    );
+    // a shell redirection target is a path resource too
+    let r = s
+        .call("run_shell", json!({"command": "cat .ENV > out.txt"}))
+        .await;
+    assert!(r.is_error);
+    let r = s
+        .call("run_shell", json!({"command": "echo x >> settings.txt"}))
+        .await;
+    denied_by(&r, "rules[0]");
+}
+
+/// protected-own-config-45 and protected-gitconfig-43 (protected_path): toolgate's own
+/// configuration (the workspace's toolgate.toml and a `--config` file inside the workspace)
+/// is never written, and the store is neither read nor written, whatever the rules allow.
+#[tokio::test]
+async fn own_configuration_and_store_are_protected_even_against_allow_rules() {
+    let ws = TempWorkspace::new();
+    ws.sh(
+        "mkdir -p ws/policy ws/.toolgate ws/data; echo x > ws/.toolgate/toolgate.db; \
+           echo y > ws/data/audit.db; ln -s policy/agent.toml ws/innocent.toml",
+    );
+    let text = r#"
+[store]
+path = "data/audit.db"
+
+[[rules]]
+decision = "allow"
+tool = "*"
+"#;
+    let tools = super::support::tools();
+    let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    std::fs::write(ws.root().join("policy/agent.toml"), text).unwrap();
+    let config = toolgate_config::load(
+        &ws.root(),
+        Some(&ws.root().join("policy/agent.toml")),
+        &specs,
+    )
+    .unwrap();
+    let pipeline = toolgate_core::Pipeline::builder(
+        toolgate_core::Registry::builder()
+            .tools(tools.clone())
+            .build()
+            .unwrap(),
+    )
+    .policy(config.policy())
+    .build();
+    let session = pipeline
+        .session("s")
+        .workspace(ws.workspace())
+        .build()
+        .unwrap();
+    let call = |n: &str, tool: &str, args: serde_json::Value| {
+        pipeline.dispatch(toolgate_core::ToolCall::new(n, tool, args), &session)
+    };
+    for (i, path) in ["policy/agent.toml", "innocent.toml", "POLICY/agent.toml"]
+        .into_iter()
+        .enumerate()
+    {
+        let r = call(
+            &format!("w{i}"),
+            "write_file",
+            json!({"path": path, "content": "[risk]\ndefault = \"allow\"\n"}),
+        )
+        .await;
+        denied_by(&r, "protected.config");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.root().join("policy/agent.toml")).unwrap(),
+        text
+    );
+    // the configuration may be read
+    let r = call("r0", "read_file", json!({"path": "policy/agent.toml"})).await;
+    assert!(!r.is_error, "{}", r.text());
+    for (i, path) in ["data/audit.db", "data/audit.db-wal", "DATA/audit.db"]
+        .into_iter()
+        .enumerate()
+    {
+        let r = call(&format!("s{i}"), "read_file", json!({ "path": path })).await;
+        denied_by(&r, "protected.store");
+    }
+    // walking tools do not list the store
+    let r = call("l", "list_dir", json!({"path": "data"})).await;
+    assert!(!r.is_error, "{}", r.text());
+    assert!(!r.text().contains("audit.db"), "{}", r.text());
+    let r = call("g", "glob", json!({"pattern": "**/*.db"})).await;
+    assert!(!r.text().contains("audit.db"), "{}", r.text());
+    // the workspace's toolgate.toml and .git internals are protected by the tools themselves
+    for (i, path) in ["toolgate.toml", ".git/config", ".toolgate/policy.toml"]
+        .into_iter()
+        .enumerate()
+    {
+        let r = call(
+            &format!("t{i}"),
+            "write_file",
+            json!({"path": path, "content": "x"}),
+        )
+        .await;
+        assert!(r.is_error, "{path}: {}", r.text());
+        assert!(!ws.root().join(path).exists(), "{path}");
+    }
+}
+
+/// Defaults: destructive tools ask (and the approver's rejection stops the call); an allow
+/// over some paths covers a call only when it covers every path the call touches.
+#[tokio::test]
+async fn destructive_tools_ask_unless_a_rule_allows_every_resource() {
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws/src ws/docs");
+    let s = Setup::new(
+        ws,
+        r#"
+[[rules]]
+decision = "allow"
+tool = "write_file"
+resource = "path:src/**"
+"#,
+        None,
+        &[],
+    );
+    let r = s
+        .call(
+            "write_file",
+            json!({"path": "src/a.rs", "content": "fn a() {}\n"}),
+        )
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    assert!(s.approver.asked().is_empty());
+    let r = s
+        .call("write_file", json!({"path": "docs/a.md", "content": "x"}))
+        .await;
+    assert_eq!(error(&r).0, ErrorKind::ApprovalRejected, "{}", r.text());
+    assert_eq!(s.approver.asked().len(), 1);
+    assert_eq!(s.approver.asked()[0].rule, "risk.destructive");
+    // allow rules match as written: SRC/ is not src/
+    let r = s
+        .call("write_file", json!({"path": "SRC/b.rs", "content": "x"}))
+        .await;
+    assert_eq!(error(&r).0, ErrorKind::ApprovalRejected);
+}
+
+/// Profiles and roles: a role's profile hides tools, and an ABAC condition on a session
+/// attribute (evaluated by Cedar) decides whether a rule applies.
+#[tokio::test]
+async fn roles_profiles_and_cedar_conditions() {
+    let text = r#"
+[profiles.orders]
+tools = ["read_file", "write_file", "list_dir"]
+
+[roles.support]
+profiles = ["orders", "explore"]
+attributes = { team = "support" }
+
+[[rules]]
+name = "orders-after-verification"
+decision = "allow"
+tool = "write_file"
+resource = "path:orders/**"
+when = 'context.attributes has owner_verified && context.attributes.owner_verified == true'
+
+[[rules]]
+name = "support-no-refunds"
+decision = "deny"
+resource = "path:orders/refunds"
+roles = ["support"]
+unless = 'context.attributes.team == "finance"'
+"#;
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws/orders/refunds");
+    let verified = Setup::new(ws, text, Some("support"), &["owner_verified=true"]);
+    let r = verified
+        .call(
+            "write_file",
+            json!({"path": "orders/o1.json", "content": "{}"}),
+        )
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    assert!(verified.approver.asked().is_empty());
+    let r = verified
+        .call(
+            "write_file",
+            json!({"path": "orders/refunds/r1.json", "content": "{}"}),
+        )
+        .await;
+    denied_by(&r, "support-no-refunds");
+    // run_shell is outside the role's profile
+    let r = verified.call("run_shell", json!({"command": "true"})).await;
+    assert_eq!(error(&r).0, ErrorKind::UnknownTool);
+
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws/orders");
+    let unverified = Setup::new(ws, text, Some("support"), &["owner_verified=false"]);
+    let r = unverified
+        .call(
+            "write_file",
+            json!({"path": "orders/o1.json", "content": "{}"}),
+        )
+        .await;
+    assert_eq!(error(&r).0, ErrorKind::ApprovalRejected, "{}", r.text());
+    assert!(!unverified.ws.root().join("orders/o1.json").exists());
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws/orders");
+    let no_attr = Setup::new(ws, text, Some("support"), &[]);
+    let r = no_attr
+        .call(
+            "write_file",
+            json!({"path": "orders/o1.json", "content": "{}"}),
+        )
+        .await;
+    assert_eq!(error(&r).0, ErrorKind::ApprovalRejected, "{}", r.text());
+}
+
+/// Command rules from the configuration: each simple command of a shell line is matched by
+/// word prefix; a deny on one command denies the whole line, before anything runs.
+#[tokio::test]
+async fn command_rules_apply_to_every_simple_command() {
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws; touch ws/keep.txt");
+    let s = Setup::new(
+        ws,
+        r#"
+[[rules]]
+decision = "allow"
+resource = "command:git status"
+
+[[rules]]
+name = "no-push"
+decision = "deny"
+resource = "command:git push"
+
+[[rules]]
+decision = "deny"
+resource = "command:rm"
+"#,
+        None,
+        &[],
+    );
+    for command in [
+        "git push origin main",
+        "git status && git push",
+        "git status; /usr/bin/git push --force",
+        "bash -c 'git push'",
+        "timeout 5 git push",
+    ] {
+        let r = s.call("run_shell", json!({ "command": command })).await;
+        let (kind, _) = error(&r);
+        assert_eq!(kind, ErrorKind::PermissionDenied, "{command}: {}", r.text());
+    }
+    let r = s
+        .call("run_shell", json!({"command": "rm -rf keep.txt"}))
+        .await;
+    assert_eq!(error(&r).0, ErrorKind::PermissionDenied);
+    assert!(s.ws.root().join("keep.txt").exists());
+    assert!(s.approver.asked().is_empty(), "denies never ask");
+    // `git pushx` is not `git push`: not denied, not allowed either, so it asks
+    let r = s.call("run_shell", json!({"command": "git pushx"})).await;
+    assert_eq!(error(&r).0, ErrorKind::ApprovalRejected, "{}", r.text());
+    // an allowed command is not asked about (it may still fail where the sandbox is missing)
+    let before = s.approver.asked().len();
+    let r = s
+        .call("run_shell", json!({"command": "git status --short"}))
+        .await;
+    assert_eq!(s.approver.asked().len(), before, "{}", r.text());
+    if let Some(e) = &r.error {
+        assert!(
+            !matches!(
+                e.kind,
+                ErrorKind::PermissionDenied | ErrorKind::ApprovalRejected
+            ),
+            "{}",
+            r.text()
+        );
+    }
+}
