@@ -37,6 +37,9 @@ enum Command {
     Approvals(commands::approvals::Args),
     /// Serve the tools to MCP clients over stdio, or streamable HTTP with --http ADDR.
     Serve(commands::serve::Args),
+    /// Validate the configuration (toolgate.toml), show what the sandbox can enforce here
+    /// and the effective profiles and rules.
+    Check(commands::check::Args),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Audit(a) => commands::audit::run(a),
         Command::Stats(a) => commands::stats::run(a),
         Command::Serve(a) => commands::serve::run(a),
+        Command::Check(a) => commands::check::run(a),
         Command::Approvals(a) => commands::approvals::run(a),
     };
     match result {

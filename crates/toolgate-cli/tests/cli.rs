@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 #[path = "cli/approvals.rs"]
 mod approvals;
+#[path = "cli/config.rs"]
+mod config;
 #[path = "cli/project.rs"]
 mod project;
 #[path = "cli/serve_project.rs"]

@@ -22,9 +22,30 @@ pub struct ServeArgs {
     /// The workspace root the tools are confined to (default: the current directory).
     #[arg(long, short)]
     pub workspace: Option<PathBuf>,
-    /// The agent profile every client runs under.
-    #[arg(long, short, default_value = toolgate_core::registry::DEFAULT_PROFILE)]
-    pub profile: String,
+    /// The agent profile every client runs under (default: the role's first profile, else
+    /// `default`).
+    #[arg(long, short)]
+    pub profile: Option<String>,
+    /// The configuration (default: `<workspace>/toolgate.toml` when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The role every client's session has (one of the configuration's `roles`).
+    #[arg(long)]
+    pub role: Option<String>,
+    /// A session attribute, `key=value`, for the policy's conditions (repeatable).
+    #[arg(long = "attr", value_name = "KEY=VALUE")]
+    pub attrs: Vec<String>,
+    /// The session attributes every client's session starts with, resolved by the binary from
+    /// the configuration's role and `--attr`.
+    #[arg(skip)]
+    pub attributes: std::collections::BTreeMap<String, serde_json::Value>,
+    /// The budgets of every client's session (from the configuration).
+    #[arg(skip)]
+    pub budgets: toolgate_core::Budgets,
+    /// The environment variable that holds the bearer token (from the configuration;
+    /// default [`TOKEN_ENV`]).
+    #[arg(skip)]
+    pub token_env: Option<String>,
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (for example
     /// 127.0.0.1:8765; port 0 picks one).
     #[arg(long, value_name = "ADDR")]
@@ -71,7 +92,7 @@ impl ServeArgs {
     }
 
     /// The HTTP configuration these arguments ask for, with the token resolved: `--token`,
-    /// else `$TOOLGATE_TOKEN`, else none with `--no-token` (loopback only), else a random
+    /// else the variable named by `token_env` (default `$TOOLGATE_TOKEN`), else none with `--no-token` (loopback only), else a random
     /// token; the second value says whether it was generated.
     ///
     /// # Errors
@@ -83,10 +104,11 @@ impl ServeArgs {
             .grace(Duration::from_secs(self.grace));
         config.allowed_hosts = self.allow_hosts.clone();
         config.allowed_origins = self.allow_origins.clone();
-        let given = self
-            .token
-            .clone()
-            .or_else(|| std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty()));
+        let given = self.token.clone().or_else(|| {
+            std::env::var(self.token_env.as_deref().unwrap_or(TOKEN_ENV))
+                .ok()
+                .filter(|t| !t.is_empty())
+        });
         let mut generated = false;
         if let Some(t) = given {
             config = config.token(t);
@@ -130,11 +152,19 @@ pub fn run(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) -> Result<
 /// # Errors
 /// As [`run`].
 pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) -> Result<(), Error> {
-    let server = McpServer::builder(pipeline)
-        .profile(args.profile.clone())
+    let mut builder = McpServer::builder(pipeline)
+        .profile(
+            args.profile
+                .clone()
+                .unwrap_or_else(|| toolgate_core::registry::DEFAULT_PROFILE.to_string()),
+        )
+        .budgets(args.budgets)
         .workspace(workspace)
-        .always_expires_hours(args.always_expires_hours)
-        .build()?;
+        .always_expires_hours(args.always_expires_hours);
+    for (k, v) in &args.attributes {
+        builder = builder.attribute(k.clone(), v.clone());
+    }
+    let server = builder.build()?;
     let grace = Duration::from_secs(args.grace);
     match args.http {
         None => crate::serve_stdio(server, shutdown_signal(), grace).await,

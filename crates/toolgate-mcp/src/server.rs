@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) profile: String,
     pub(crate) workspace: Option<Workspace>,
     pub(crate) budgets: Budgets,
+    /// The attributes every connection's session starts with.
+    pub(crate) attributes: Vec<(String, serde_json::Value)>,
     /// The highest version of every tool the profile sees, sorted by name.
     pub(crate) tools: Vec<Tool>,
     pub(crate) by_name: HashMap<Arc<str>, usize>,
@@ -65,6 +67,7 @@ impl McpServer {
             profile: DEFAULT_PROFILE.to_string(),
             workspace: None,
             budgets: Budgets::default(),
+            attributes: Vec::new(),
             page_size: DEFAULT_PAGE_SIZE,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
@@ -110,6 +113,9 @@ impl McpServer {
             .session(id)
             .profile(self.shared.profile.as_str())
             .budgets(self.shared.budgets);
+        for (k, v) in &self.shared.attributes {
+            builder = builder.attribute(k.clone(), v.clone());
+        }
         if let Some(ws) = &self.shared.workspace {
             builder = builder.workspace(ws.clone());
         }
@@ -128,6 +134,7 @@ pub struct McpServerBuilder {
     profile: String,
     workspace: Option<Workspace>,
     budgets: Budgets,
+    attributes: Vec<(String, serde_json::Value)>,
     page_size: usize,
     progress_interval: Duration,
     approval_timeout: Duration,
@@ -151,6 +158,12 @@ impl McpServerBuilder {
     /// Sets the budgets of each connection's session.
     pub fn budgets(mut self, budgets: Budgets) -> Self {
         self.budgets = budgets;
+        self
+    }
+    /// Sets a session attribute every connection's session starts with (for the policy's
+    /// conditions).
+    pub fn attribute(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.attributes.push((key.into(), value));
         self
     }
     /// Sets how many tools one `tools/list` page holds (default 100, at least 1).
@@ -228,6 +241,7 @@ impl McpServerBuilder {
                 profile: self.profile,
                 workspace: self.workspace,
                 budgets: self.budgets,
+                attributes: self.attributes,
                 tools,
                 by_name,
                 page_size: self.page_size,

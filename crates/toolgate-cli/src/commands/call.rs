@@ -30,9 +30,19 @@ pub struct Args {
     /// The workspace root the tools are confined to (default: the current directory).
     #[arg(long, short)]
     workspace: Option<PathBuf>,
-    /// The agent profile to call as.
-    #[arg(long, short, default_value = toolgate_core::registry::DEFAULT_PROFILE)]
-    profile: String,
+    /// The agent profile to call as (default: the role's first profile, else `default`).
+    #[arg(long, short)]
+    profile: Option<String>,
+    /// The configuration (default: `<workspace>/toolgate.toml` when it exists).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The session's role (one of the configuration's `roles`): the profiles it may use and
+    /// the attributes it carries.
+    #[arg(long)]
+    role: Option<String>,
+    /// A session attribute, `key=value`, for the policy's conditions (repeatable).
+    #[arg(long = "attr", value_name = "KEY=VALUE")]
+    attrs: Vec<String>,
     /// The session id (default: a new one).
     #[arg(long)]
     session: Option<String>,
@@ -66,9 +76,18 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
+    let config = super::load_config(&workspace, args.config.as_deref())?;
+    let setup = super::session_setup(
+        &config,
+        args.role.as_deref(),
+        args.profile.as_deref(),
+        &args.attrs,
+    )?;
     let recording = super::recording::Recording::open(
         &workspace,
-        args.store.clone(),
+        args.store
+            .clone()
+            .or_else(|| config.store_path(workspace.root())),
         args.audit.as_deref(),
         args.no_audit,
     )?;
@@ -79,7 +98,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         Arc::new(NobodyApprover)
     };
-    let mut builder = Pipeline::builder(super::shared(super::builtin_registry()?))
+    let mut builder = Pipeline::builder(super::shared(super::builtin_registry(&config)?))
+        .policy(config.policy())
         .audit(recording.audit.clone())
         .results(recording.results.clone())
         .approver(approver);
@@ -88,11 +108,15 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     }
     let pipeline = builder.build();
     let session_id = args.session.clone().unwrap_or_else(new_session_id);
-    let session = pipeline
+    let mut session = pipeline
         .session(session_id)
-        .profile(args.profile.clone())
-        .workspace(workspace)
-        .build()?;
+        .profile(setup.profile)
+        .budgets(config.budgets())
+        .workspace(workspace);
+    for (k, v) in setup.attributes {
+        session = session.attribute(k, v);
+    }
+    let session = session.build()?;
     let mut call = ToolCall::raw(
         args.id.as_str(),
         args.tool.as_str(),

@@ -3,6 +3,7 @@
 pub mod approvals;
 pub mod audit;
 pub mod call;
+pub mod check;
 pub mod recording;
 pub mod serve;
 pub mod stats;
@@ -13,18 +14,68 @@ pub mod validate;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use toolgate_core::{Registry, Workspace};
+use toolgate_core::{IntoTool, Registry, Tool, Workspace};
 
-/// The built-in registry: the read-only workspace tools, write_file and edit_file, and
-/// run_shell with its default configuration (it refuses to run where the kernel lacks its
-/// sandbox). The write tools and run_shell are destructive: the default policy asks, and
-/// `call --yes` is the operator's approval.
-pub fn builtin_registry() -> anyhow::Result<Registry> {
-    let builder = toolgate_tools::register_read_only(Registry::builder());
-    let builder = toolgate_tools::register_write_tools(builder);
-    toolgate_tools::register_shell(builder, toolgate_tools::shell::ShellConfig::default())
-        .build()
-        .context("registering the built-in tools")
+/// The built-in tools under `config`: the read-only workspace tools, write_file and
+/// edit_file, and run_shell with the configuration's shell settings (by default it refuses to
+/// run where the kernel lacks its sandbox), each under the configuration's per-call limits.
+pub fn builtin_tools(config: &toolgate_config::Config) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
+    let mut tools = toolgate_tools::read_only_tools().context("the read-only tools")?;
+    tools.extend(toolgate_tools::write_tools().context("the write tools")?);
+    tools.push(
+        toolgate_tools::shell::RunShell::new(config.shell_config())
+            .into_tool()
+            .context("run_shell")?,
+    );
+    Ok(tools.into_iter().map(|t| config.limit(t)).collect())
+}
+
+/// The built-in registry under `config`: [`builtin_tools`] and the configuration's profiles.
+/// The write tools and run_shell are destructive: the default policy asks, and `call --yes`
+/// is the operator's approval.
+pub fn builtin_registry(config: &toolgate_config::Config) -> anyhow::Result<Registry> {
+    let mut builder = Registry::builder().tools(builtin_tools(config)?);
+    for p in config.profiles() {
+        builder = builder.profile(p.clone());
+    }
+    builder.build().context("registering the built-in tools")
+}
+
+/// Loads the configuration of `workspace` (`--config FILE`, else `toolgate.toml` in its root,
+/// else the defaults), checked against the built-in tools.
+///
+/// # Errors
+/// Every problem, one a line, located at `file:line:column`.
+pub fn load_config(
+    workspace: &Workspace,
+    explicit: Option<&Path>,
+) -> anyhow::Result<toolgate_config::Config> {
+    let tools = builtin_tools(&toolgate_config::Config::default())?;
+    let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    toolgate_config::load(workspace.root(), explicit, &specs).map_err(|problems| {
+        let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!(
+            "the configuration has problems (see `toolgate check`):\n{}",
+            lines.join("\n")
+        )
+    })
+}
+
+/// The session setup from `--role`, `--profile` and `--attr`.
+///
+/// # Errors
+/// An unknown role, a profile the role may not use, a bad `--attr`.
+pub fn session_setup(
+    config: &toolgate_config::Config,
+    role: Option<&str>,
+    profile: Option<&str>,
+    attrs: &[String],
+) -> anyhow::Result<toolgate_config::SessionSetup> {
+    let attrs = attrs
+        .iter()
+        .map(|a| toolgate_config::parse_attr(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(config.session(role, profile, attrs)?)
 }
 
 /// Opens the workspace at `dir` (default: the current directory).

@@ -26,17 +26,32 @@ pub struct Args {
 
 /// Runs the command until stdin closes (stdio) or SIGINT/SIGTERM; the audit records of every
 /// call are committed before it returns.
-pub fn run(args: Args) -> anyhow::Result<Exit> {
+pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     let workspace = args.serve.open_workspace()?;
+    let config = super::load_config(&workspace, args.serve.config.as_deref())?;
+    let setup = super::session_setup(
+        &config,
+        args.serve.role.as_deref(),
+        args.serve.profile.as_deref(),
+        &args.serve.attrs,
+    )?;
+    args.serve.profile = Some(setup.profile);
+    args.serve.attributes = setup.attributes;
+    args.serve.budgets = config.budgets();
+    args.serve.token_env = Some(config.token_env().to_string());
     let recording = super::recording::Recording::open(
         &workspace,
-        args.store.clone(),
+        args.store
+            .clone()
+            .or_else(|| config.store_path(workspace.root())),
         args.audit.as_deref(),
         args.no_audit,
     )?;
-    let mut builder = toolgate_mcp::pipeline_builder(super::shared(super::builtin_registry()?))
-        .audit(recording.audit.clone())
-        .results(recording.results.clone());
+    let mut builder =
+        toolgate_mcp::pipeline_builder(super::shared(super::builtin_registry(&config)?))
+            .policy(config.policy())
+            .audit(recording.audit.clone())
+            .results(recording.results.clone());
     if let Some(grants) = recording.grants() {
         builder = builder.grants(grants);
     }

@@ -9,6 +9,13 @@ pub struct Args {
     /// Agent profile whose tools to list (default: every tool).
     #[arg(long, short)]
     profile: Option<String>,
+    /// The workspace whose toolgate.toml defines the profiles (default: the current
+    /// directory).
+    #[arg(long, short)]
+    workspace: Option<std::path::PathBuf>,
+    /// The configuration (default: `<workspace>/toolgate.toml` when it exists).
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -25,7 +32,9 @@ enum Format {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let registry = super::builtin_registry()?;
+    let workspace = super::open_workspace(args.workspace.as_deref())?;
+    let config = super::load_config(&workspace, args.config.as_deref())?;
+    let registry = super::builtin_registry(&config)?;
     let specs = registry.list(args.profile.as_deref())?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&specs)?),

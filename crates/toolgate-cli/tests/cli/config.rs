@@ -1,0 +1,185 @@
+//! `toolgate check` and a configuration through `toolgate call`: profiles, resource rules and
+//! an ABAC condition on the real binary.
+
+use super::{json, toolgate, tree};
+use std::path::Path;
+
+const CONFIG: &str = r#"
+[profiles.orders]
+tools = ["read_file", "write_file", "list_dir"]
+
+[roles.support]
+profiles = ["orders"]
+
+[[rules]]
+name = "no-env"
+decision = "deny"
+resource = "path:.env"
+
+[[rules]]
+name = "orders-when-verified"
+decision = "allow"
+tool = "write_file"
+resource = "path:orders/**"
+when = 'context.attributes has owner_verified && context.attributes.owner_verified'
+"#;
+
+fn ws_args<'a>(ws: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["--workspace", ws];
+    v.extend_from_slice(rest);
+    v
+}
+
+#[test]
+fn check_reports_problems_with_locations_and_exits_non_zero() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    std::fs::write(
+        ws.join("toolgate.toml"),
+        "[[rules]]\ndecision = \"deny\"\nresource = \"path:[\"\n\n[[rules]]\ndecision = \"allow\"\ntool = \"*\"\nwhen = 'context.x =='\n",
+    )
+    .unwrap();
+    let out = toolgate(&["check", "--workspace", ws.to_str().unwrap()], t.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let file = ws.join("toolgate.toml");
+    let file = std::fs::canonicalize(&file).unwrap_or(file);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].ends_with("toolgate.toml:3:12: rules[0].resource: glob \"[\" does not parse: unclosed character class; missing ']'")
+            || lines[0].contains("toolgate.toml:3:12: rules[0].resource:"),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].contains("toolgate.toml:8:8: rules[1].when: cedar:"),
+        "{stdout}"
+    );
+    assert!(lines[2].contains("2 problems"), "{stdout}");
+    let _ = file;
+}
+
+#[test]
+fn check_summarizes_a_valid_configuration_and_the_sandbox() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    std::fs::write(ws.join("toolgate.toml"), CONFIG).unwrap();
+    let out = toolgate(&["check", "-w", ws.to_str().unwrap()], t.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("toolgate.toml: ok"), "{stdout}");
+    assert!(stdout.contains("sandbox: landlock ABI"), "{stdout}");
+    assert!(
+        stdout.contains("profile orders: read_file, list_dir, write_file"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("role support: profiles orders"), "{stdout}");
+    assert!(stdout.contains("rule no-env: deny"), "{stdout}");
+    assert!(
+        stdout.contains("rule orders-when-verified: allow"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(with a Cedar condition)"), "{stdout}");
+    // --config elsewhere, and the schema
+    let other = t.path().join("other.toml");
+    std::fs::write(&other, "[budgets]\nmax_calls = 1\n").unwrap();
+    let out = toolgate(
+        &[
+            "check",
+            "-w",
+            ws.to_str().unwrap(),
+            "--config",
+            other.to_str().unwrap(),
+        ],
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("other.toml: ok"));
+    let out = toolgate(&["check", "--print-schema"], t.path());
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(schema["properties"]["rules"].is_object(), "{schema}");
+}
+
+fn call(ws: &Path, t: &Path, tool: &str, args: &str, extra: &[&str]) -> serde_json::Value {
+    let ws_s = ws.to_str().unwrap();
+    let mut a = vec!["call", tool, args, "--no-audit"];
+    a.extend(ws_args(ws_s, extra));
+    json(&toolgate(&a, t))
+}
+
+#[test]
+fn call_allows_denies_and_asks_by_the_configuration() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(ws.join("orders")).unwrap();
+    std::fs::write(ws.join(".env"), "KEY=CANARY\n").unwrap();
+    std::fs::write(ws.join("toolgate.toml"), CONFIG).unwrap();
+    // deny: .env, through any spelling, names the rule
+    let r = call(&ws, t.path(), "read_file", r#"{"path":".ENV"}"#, &[]);
+    assert_eq!(r["error"]["kind"], "permission_denied", "{r}");
+    assert_eq!(r["error"]["reason"], "no-env", "{r}");
+    // allow: the ABAC condition holds
+    let r = call(
+        &ws,
+        t.path(),
+        "write_file",
+        r#"{"path":"orders/o1.json","content":"{}"}"#,
+        &["--role", "support", "--attr", "owner_verified=true"],
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(ws.join("orders/o1.json").exists());
+    // ask: the condition does not hold, nobody can answer (no terminal), rejected
+    let r = call(
+        &ws,
+        t.path(),
+        "write_file",
+        r#"{"path":"orders/o2.json","content":"{}"}"#,
+        &["--role", "support", "--attr", "owner_verified=false"],
+    );
+    assert_eq!(r["error"]["kind"], "approval_rejected", "{r}");
+    assert!(!ws.join("orders/o2.json").exists());
+    // the role's profile hides run_shell
+    let r = call(
+        &ws,
+        t.path(),
+        "run_shell",
+        r#"{"command":"true"}"#,
+        &["--role", "support"],
+    );
+    assert_eq!(r["error"]["kind"], "unknown_tool", "{r}");
+    // a role may not use another profile
+    let ws_s = ws.to_str().unwrap();
+    let out = toolgate(
+        &[
+            "call",
+            "read_file",
+            r#"{"path":"x"}"#,
+            "--no-audit",
+            "-w",
+            ws_s,
+            "--role",
+            "support",
+            "--profile",
+            "default",
+        ],
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("role \"support\" may not use profile \"default\"; it may use: orders"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // a broken configuration stops the call with its located problems
+    std::fs::write(ws.join("toolgate.toml"), "[budgets]\nmax_cals = 1\n").unwrap();
+    let out = toolgate(
+        &["call", "list_dir", "{}", "--no-audit", "-w", ws_s],
+        t.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("toolgate.toml:2:1: unknown field `max_cals`"),
+        "{err}"
+    );
+}
