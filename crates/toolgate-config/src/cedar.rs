@@ -16,27 +16,66 @@
 //! A condition that fails to evaluate (an attribute the session lacks, a type mismatch) does
 //! not hold, as Cedar skips a policy whose evaluation errs: write
 //! `context.attributes has verified && context.attributes.verified` to test for presence.
+//!
+//! Conditions need toolgate built with the `cedar` feature; without it, a configuration with a
+//! condition is refused with a located error (never loaded with the condition ignored).
 
+#[cfg(feature = "cedar")]
 use cedar_policy::{
     Authorizer, Context, Entities, EntityUid, Policy, PolicyId, PolicySet, Request,
 };
+#[cfg(feature = "cedar")]
 use serde_json::{Map, Value};
+#[cfg(feature = "cedar")]
 use std::str::FromStr;
+#[cfg(feature = "cedar")]
 use std::sync::Arc;
-use toolgate_core::{PolicyInput, ResolvedResource};
+use toolgate_core::PolicyInput;
+#[cfg(feature = "cedar")]
+use toolgate_core::ResolvedResource;
+
+/// A compiled condition; without the `cedar` feature there is none (the type is empty).
+#[cfg(not(feature = "cedar"))]
+#[derive(Debug, Clone)]
+pub enum Condition {}
+
+#[cfg(not(feature = "cedar"))]
+impl Condition {
+    /// Refuses: this build has no Cedar.
+    ///
+    /// # Errors
+    /// Always, saying how to get conditions.
+    pub fn compile(when: Option<&str>, unless: Option<&str>) -> Result<Condition, ConditionError> {
+        let _ = (when, unless);
+        Err(ConditionError(
+            "conditions need toolgate built with the `cedar` feature \
+             (cargo build --features toolgate-config/cedar)"
+                .to_string(),
+        ))
+    }
+
+    /// Never called: no condition exists in this build.
+    pub fn holds(&self, input: &PolicyInput<'_>) -> bool {
+        let _ = input;
+        match *self {}
+    }
+}
 
 /// A compiled Cedar condition.
+#[cfg(feature = "cedar")]
 #[derive(Clone)]
 pub struct Condition {
     inner: Arc<Compiled>,
 }
 
+#[cfg(feature = "cedar")]
 struct Compiled {
     set: PolicySet,
     source: String,
     action: EntityUid,
 }
 
+#[cfg(feature = "cedar")]
 impl std::fmt::Debug for Condition {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Condition")
@@ -50,6 +89,7 @@ impl std::fmt::Debug for Condition {
 #[error("cedar: {0}")]
 pub struct ConditionError(pub String);
 
+#[cfg(feature = "cedar")]
 impl Condition {
     /// Compiles `when` and `unless` (either may be absent, not both).
     ///
@@ -135,6 +175,7 @@ impl Condition {
 }
 
 /// Cedar's error message with each of its causes.
+#[cfg(feature = "cedar")]
 fn cedar_message(e: &cedar_policy::ParseErrors) -> String {
     let mut parts: Vec<String> = Vec::new();
     for err in e.iter() {
@@ -147,6 +188,7 @@ fn cedar_message(e: &cedar_policy::ParseErrors) -> String {
     }
 }
 
+#[cfg(feature = "cedar")]
 /// `v` as Cedar's JSON for a context value: nulls left out, numbers other than 64-bit
 /// integers as strings, and keys Cedar would read as escapes (`__entity`, `__extn`) renamed
 /// with a leading `_`, so an argument can never name an entity or an extension value.

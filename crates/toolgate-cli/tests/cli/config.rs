@@ -17,11 +17,11 @@ decision = "deny"
 resource = "path:.env"
 
 [[rules]]
-name = "orders-when-verified"
+name = "orders-for-support"
 decision = "allow"
 tool = "write_file"
 resource = "path:orders/**"
-when = 'context.attributes has owner_verified && context.attributes.owner_verified'
+roles = ["support"]
 "#;
 
 fn ws_args<'a>(ws: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
@@ -75,10 +75,10 @@ fn check_summarizes_a_valid_configuration_and_the_sandbox() {
     assert!(stdout.contains("role support: profiles orders"), "{stdout}");
     assert!(stdout.contains("rule no-env: deny"), "{stdout}");
     assert!(
-        stdout.contains("rule orders-when-verified: allow"),
+        stdout.contains("rule orders-for-support: allow"),
         "{stdout}"
     );
-    assert!(stdout.contains("(with a Cedar condition)"), "{stdout}");
+    assert!(stdout.contains("(roles: support)"), "{stdout}");
     // --config elsewhere, and the schema
     let other = t.path().join("other.toml");
     std::fs::write(&other, "[budgets]\nmax_calls = 1\n").unwrap();
@@ -117,7 +117,7 @@ fn call_allows_denies_and_asks_by_the_configuration() {
     let r = call(&ws, t.path(), "read_file", r#"{"path":".ENV"}"#, &[]);
     assert_eq!(r["error"]["kind"], "permission_denied", "{r}");
     assert_eq!(r["error"]["reason"], "no-env", "{r}");
-    // allow: the ABAC condition holds
+    // allow: the rule for the session's role
     let r = call(
         &ws,
         t.path(),
@@ -127,13 +127,13 @@ fn call_allows_denies_and_asks_by_the_configuration() {
     );
     assert_eq!(r["is_error"], false, "{r}");
     assert!(ws.join("orders/o1.json").exists());
-    // ask: the condition does not hold, nobody can answer (no terminal), rejected
+    // ask: without the role the rule does not apply, nobody can answer (no terminal)
     let r = call(
         &ws,
         t.path(),
         "write_file",
         r#"{"path":"orders/o2.json","content":"{}"}"#,
-        &["--role", "support", "--attr", "owner_verified=false"],
+        &[],
     );
     assert_eq!(r["error"]["kind"], "approval_rejected", "{r}");
     assert!(!ws.join("orders/o2.json").exists());

@@ -97,6 +97,7 @@ fn bad_patterns_are_located_at_their_value() {
     );
 }
 
+/// Without the `cedar` feature the same places get the error saying how to build with it.
 #[test]
 fn bad_cedar_is_located_with_cedars_message() {
     one(

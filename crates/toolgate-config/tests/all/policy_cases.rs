@@ -279,6 +279,7 @@ resource = "path:src/**"
     assert_eq!(error(&r).0, ErrorKind::ApprovalRejected);
 }
 
+#[cfg(feature = "cedar")]
 /// Profiles and roles: a role's profile hides tools, and an ABAC condition on a session
 /// attribute (evaluated by Cedar) decides whether a rule applies.
 #[tokio::test]
