@@ -5,6 +5,11 @@
 //! One current-thread runtime (one core for the caller; the audit writer thread runs beside
 //! it). Each iteration dispatches `echo {"text": "hello"}` with a fresh call id; every 1,000
 //! calls a new session starts.
+//!
+//! The variants run in this order: JSONL audit, no audit, then no audit with a Prometheus
+//! recorder installed (global, with an upkeep thread draining the histogram every 5 s as the
+//! HTTP server does), so the first two measure the metrics with no recorder (no-op handles)
+//! and the last what counting costs.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use serde_json::json;
@@ -20,7 +25,14 @@ fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let mut group = c.benchmark_group("dispatch");
     group.throughput(Throughput::Elements(1));
-    for (name, jsonl) in [("echo_jsonl_audit", true), ("echo_no_audit", false)] {
+    for (name, jsonl, prometheus) in [
+        ("echo_jsonl_audit", true, false),
+        ("echo_no_audit", false, false),
+        ("echo_no_audit_prometheus", false, true),
+    ] {
+        if prometheus {
+            install_prometheus();
+        }
         let audit: Arc<dyn toolgate_core::AuditSink> = if jsonl {
             Arc::new(JsonlAuditSink::open(dir.path().join(format!("{name}.jsonl"))).unwrap())
         } else {
@@ -52,6 +64,23 @@ fn bench(c: &mut Criterion) {
         pipeline.audit().flush();
     }
     group.finish();
+}
+
+/// A global Prometheus recorder with toolgate's buckets, drained every 5 s.
+fn install_prometheus() {
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            metrics_exporter_prometheus::Matcher::Full(toolgate_core::telemetry::DURATION.into()),
+            toolgate_core::telemetry::DURATION_BUCKETS,
+        )
+        .unwrap()
+        .build_recorder();
+    let handle = recorder.handle();
+    metrics::set_global_recorder(recorder).unwrap();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        handle.run_upkeep();
+    });
 }
 
 criterion_group!(benches, bench);

@@ -32,6 +32,17 @@ pub enum Outcome {
     FatalError,
 }
 
+impl Outcome {
+    /// The wire name: `ok`, `recoverable_error` or `fatal_error`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::RecoverableError => "recoverable_error",
+            Outcome::FatalError => "fatal_error",
+        }
+    }
+}
+
 /// The approver's answer, as recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -44,6 +55,26 @@ pub enum Approval {
     Rejected,
     /// Rejected with feedback for the model.
     Corrected,
+}
+
+impl Approval {
+    /// Whether the approver was asked: every answer but a standing grant's (counted in
+    /// `toolgate_tool_approvals_asked_total` and `toolgate stats`).
+    pub const fn was_asked(self) -> bool {
+        match self {
+            Approval::Approved | Approval::Rejected | Approval::Corrected => true,
+            Approval::Granted => false,
+        }
+    }
+
+    /// Whether the approver, asked, let the call run (counted in
+    /// `toolgate_tool_approvals_granted_total`); a standing grant's call is not counted.
+    pub const fn approved(self) -> bool {
+        match self {
+            Approval::Approved => true,
+            Approval::Granted | Approval::Rejected | Approval::Corrected => false,
+        }
+    }
 }
 
 /// One record per call.

@@ -62,6 +62,7 @@ pub mod sanitize;
 pub mod schema;
 pub mod session;
 pub mod spec;
+pub mod telemetry;
 pub mod tool;
 pub mod truncate;
 pub mod typed;

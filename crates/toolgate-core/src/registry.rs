@@ -15,11 +15,12 @@ use crate::error::RegistrationError;
 use crate::schema::CompiledSchema;
 use crate::session::SessionBuilder;
 use crate::spec::{Risk, ToolSpec};
+use crate::telemetry::ToolMetrics;
 use crate::tool::Tool;
 use crate::typed::{Typed, TypedTool};
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The profile every registry has: every tool.
 pub const DEFAULT_PROFILE: &str = "default";
@@ -180,6 +181,8 @@ pub struct Entry {
     pub(crate) input: CompiledSchema,
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) profiles: u64,
+    /// The tool's metric handles, made at its first call.
+    metrics: OnceLock<ToolMetrics>,
 }
 
 impl Entry {
@@ -196,6 +199,12 @@ impl Entry {
     /// The compiled output schema, when the tool has one.
     pub fn output_schema(&self) -> Option<&CompiledSchema> {
         self.output.as_ref()
+    }
+
+    /// The tool's metric handles, resolved against the installed recorder at the first call.
+    pub(crate) fn metrics(&self) -> &ToolMetrics {
+        self.metrics
+            .get_or_init(|| ToolMetrics::new(self.spec().name.clone()))
     }
 }
 
@@ -454,6 +463,7 @@ impl RegistryBuilder {
                 input,
                 output,
                 profiles: mask,
+                metrics: OnceLock::new(),
             }));
         }
         for versions in by_name.values_mut() {

@@ -1,10 +1,20 @@
 //! Per-tool figures from the audit log: [`Store::tool_stats`].
+//!
+//! They are the figures the live metrics count ([`toolgate_core::telemetry`], `/metrics`),
+//! under the same names less the `toolgate_tool_` prefix and `_total` suffix (`calls`,
+//! `errors` by kind, `denials`, `approvals_asked`, `approvals_granted`, `truncations`) and
+//! decided the same way, so a store and a scrape of the same calls agree: calls whose name did
+//! not resolve count under [`UNKNOWN_TOOL`]. Latency differs in kind only: here the exact
+//! nearest-rank percentiles of the stored durations, there a histogram to estimate them from.
 
 use crate::audit::AuditQuery;
 use crate::error::Result;
 use crate::store::Store;
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use toolgate_core::telemetry::UNKNOWN_TOOL;
+use toolgate_core::{Approval, Decision, ErrorKind};
 
 /// Latency percentiles in microseconds (nearest rank over the stored durations).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -22,7 +32,8 @@ pub struct Latency {
 /// What the audit log says about one tool.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ToolStats {
-    /// Tool name as called.
+    /// The tool's name; calls whose name did not resolve (`unknown_tool`) are counted
+    /// together under `(unknown)`, as the live metrics count them.
     pub tool: String,
     /// Calls recorded.
     pub calls: u64,
@@ -33,7 +44,8 @@ pub struct ToolStats {
     /// Calls the policy sent to the approver (decision `ask`, not answered by a standing
     /// grant).
     pub approvals_asked: u64,
-    /// Calls the approver approved.
+    /// Calls the approver, asked, let run (a standing grant's calls are neither asked nor
+    /// granted here).
     pub approvals_granted: u64,
     /// Calls whose result was truncated behind a handle.
     pub truncations: u64,
@@ -64,17 +76,25 @@ impl Store {
                 let decision: Option<String> = r.get(3)?;
                 let approval: Option<String> = r.get(4)?;
                 let truncated: bool = r.get(5)?;
+                let tool = if kind.as_deref() == Some(ErrorKind::UnknownTool.as_str()) {
+                    UNKNOWN_TOOL.to_string()
+                } else {
+                    tool
+                };
                 let (s, durations) = acc.entry(tool).or_default();
                 s.calls += 1;
                 if let Some(k) = kind {
                     *s.errors.entry(k).or_default() += 1;
                 }
-                match decision.as_deref() {
-                    Some("deny") => s.denials += 1,
-                    Some("ask") if approval.as_deref() != Some("granted") => s.approvals_asked += 1,
-                    _ => {}
+                let approval = approval.as_deref().and_then(parse::<Approval>);
+                match decision.as_deref().and_then(parse::<Decision>) {
+                    Some(Decision::Deny) => s.denials += 1,
+                    Some(Decision::Ask) if approval.is_none_or(Approval::was_asked) => {
+                        s.approvals_asked += 1
+                    }
+                    Some(Decision::Ask | Decision::Allow) | None => {}
                 }
-                if approval.as_deref() == Some("approved") {
+                if approval.is_some_and(Approval::approved) {
                     s.approvals_granted += 1;
                 }
                 s.truncations += u64::from(truncated);
@@ -93,6 +113,11 @@ impl Store {
         out.sort_by(|a, b| a.tool.cmp(&b.tool));
         Ok(out)
     }
+}
+
+/// A stored enum value by its wire name (`None` for a name this build does not know).
+fn parse<T: DeserializeOwned>(s: &str) -> Option<T> {
+    serde_json::from_value(serde_json::Value::String(s.to_owned())).ok()
 }
 
 /// Nearest-rank percentiles; all zero for no samples.

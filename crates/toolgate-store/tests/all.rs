@@ -8,5 +8,6 @@ mod all {
     pub mod ledger;
     pub mod open;
     pub mod results;
+    pub mod stats;
     pub mod support;
 }

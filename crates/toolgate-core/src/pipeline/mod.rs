@@ -17,7 +17,13 @@
 //!    transient errors (`timeout`, `outcome_unknown`, `cancelled`, `tool_failed`, `internal`)
 //! 8. [`finish`]    `outputSchema` checked, output sanitized, truncated to the byte limit with
 //!    the full result behind a handle (`tool_failed` / `output_schema_mismatch`)
-//! 9. [`record`]    one audit record and a tracing event for every call, whatever happened
+//! 9. [`record`]    one audit record, the tool's metrics ([`crate::telemetry`]) and the
+//!    outcome on the call's tracing span, for every call, whatever happened
+//!
+//! Tracing: every call runs in an `info` span `tool_call` with `session`, `profile`,
+//! `call_id` and `tool` (the registered name once resolved), and `outcome` and `error_kind`
+//! recorded when it ends; authorize, execute and finish run in `debug` child spans of those
+//! names. Without a subscriber that wants them they cost a relaxed load each.
 //!
 //! This file is the only one that knows the order. A stage that stops the call returns the
 //! error; the driver turns it into the call's one result and records it.
@@ -66,6 +72,8 @@ pub(crate) struct Inner {
     pub(crate) audit: Arc<dyn AuditSink>,
     pub(crate) results: Arc<dyn ResultStore>,
     pub(crate) retry: RetryPolicy,
+    /// Metric handles for calls whose tool did not resolve.
+    pub(crate) unknown_metrics: std::sync::OnceLock<crate::telemetry::ToolMetrics>,
 }
 
 /// Builder for [`Pipeline`].
@@ -125,6 +133,7 @@ impl PipelineBuilder {
                 audit: self.audit,
                 results: self.results,
                 retry: self.retry,
+                unknown_metrics: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -224,10 +233,13 @@ impl Pipeline {
         let span = tracing::info_span!(
             "tool_call",
             session = %session.id,
-            tool = %call.name,
+            profile = %session.profile,
             call_id = %call.id,
+            tool = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+            error_kind = tracing::field::Empty,
         );
-        self.run(call, session, Control { cancel, progress })
+        self.run(call, session, Control { cancel, progress }, span.clone())
             .instrument(span)
             .await
     }
@@ -238,7 +250,13 @@ impl Pipeline {
         batch::dispatch_batch(self, calls, session).await
     }
 
-    async fn run(&self, call: ToolCall, session: &Session, control: Control) -> ToolResult {
+    async fn run(
+        &self,
+        call: ToolCall,
+        session: &Session,
+        control: Control,
+        span: tracing::Span,
+    ) -> ToolResult {
         let started = Instant::now();
         let wall = SystemTime::now();
         let ToolCall {
@@ -267,12 +285,17 @@ impl Pipeline {
                 control,
                 &mut st,
                 started,
+                &span,
             )
             .await;
         let tool_name: Arc<str> = match &st.entry {
             Some(e) => e.spec().name.clone(),
             // an unresolved name is the model's text: bounded and made safe like any output
-            None => finish::clean_name(&name).into(),
+            None => {
+                let clean: Arc<str> = finish::clean_name(&name).into();
+                span.record("tool", &*clean);
+                clean
+            }
         };
         let result = match outcome {
             Ok(mut r) => {
@@ -285,7 +308,7 @@ impl Pipeline {
                 ToolResult::from_error(id, tool_name, finish::clean_error(e), started.elapsed())
             }
         };
-        record::record(&self.inner, session, st, &result, wall);
+        record::record(&self.inner, session, st, &result, wall, &span);
         result
     }
 
@@ -300,16 +323,20 @@ impl Pipeline {
         control: Control,
         st: &mut CallState,
         started: Instant,
+        span: &tracing::Span,
     ) -> Result<ToolResult, ToolError> {
         let inner = &self.inner;
         let entry = resolve::resolve(&inner.registry, session, id, name, version)?;
         st.entry = Some(entry.clone());
         let spec = entry.spec();
+        span.record("tool", &*spec.name);
         st.arguments = sanitize::sanitize(arguments, spec)?;
         let args = decode::decode(&entry, &st.arguments)?;
         let ctx = self.context(&entry, session, id, control, started);
         let resources = guard::guard(&entry, &args, &ctx)?;
-        authorize::authorize(inner, &entry, &resources, session, id, st).await?;
+        authorize::authorize(inner, &entry, &resources, session, id, st)
+            .instrument(tracing::debug_span!("authorize"))
+            .await?;
         budget::charge(session, spec)?;
         let output = execute::execute(
             &entry,
@@ -319,7 +346,9 @@ impl Pipeline {
             &inner.retry,
             &mut st.attempts,
         )
+        .instrument(tracing::debug_span!("execute"))
         .await?;
+        let _finish = tracing::debug_span!("finish").entered();
         finish::finish(
             &entry,
             output,

@@ -7,6 +7,7 @@ mod execute;
 mod finish_record;
 mod grants;
 mod hardening;
+mod metrics;
 mod resolve_decode;
 
 use std::sync::Arc;
