@@ -6,6 +6,8 @@
 //! What it prints goes to stderr (stdout is the protocol on stdio). Over HTTP the first line
 //! is `toolgate: serving MCP at http://ADDR/mcp`; when the token was generated for this start,
 //! the next line is `toolgate: token: TOKEN`, the bearer token every request must carry.
+//! Over HTTP a Prometheus recorder is installed for the process and `GET /metrics` serves it
+//! ([`crate::prometheus`]).
 
 use crate::{Error, HttpConfig, McpServer};
 use std::net::SocketAddr;
@@ -169,7 +171,12 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
     match args.http {
         None => crate::serve_stdio(server, shutdown_signal(), grace).await,
         Some(addr) => {
-            let (config, generated) = args.http_config(addr)?;
+            let (mut config, generated) = args.http_config(addr)?;
+            // before the first call: tools keep the handles of the recorder they first saw
+            match crate::prometheus::install() {
+                Ok(handle) => config = config.metrics(handle),
+                Err(e) => tracing::warn!(error = %e, "/metrics is off"),
+            }
             let http = crate::serve_http(server, config).await?;
             eprintln!("toolgate: serving MCP at {}", http.url());
             if generated {

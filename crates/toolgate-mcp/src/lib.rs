@@ -52,6 +52,7 @@ pub mod http;
 pub mod inflight;
 pub mod mrtr;
 pub mod progress;
+pub mod prometheus;
 pub mod request;
 pub mod result;
 mod server;

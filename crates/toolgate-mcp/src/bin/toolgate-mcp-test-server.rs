@@ -5,6 +5,8 @@
 //! - `destructive_echo {text}`: destructive, so the default policy asks for approval; echoes
 //!   the text when approved (approval grants are kept in memory, for this process)
 //! - `steps {count}`: read-only; reports its own progress, step `i` of `count`, 50 ms apart
+//! - `forbidden_echo {text}`: read-only, but the test server's policy denies it (the default
+//!   policy otherwise)
 
 use clap::Parser;
 use schemars::JsonSchema;
@@ -13,8 +15,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::{
-    Effects, JsonlAuditSink, MemoryGrantStore, Registry, Risk, ToolContext, ToolError, ToolSpec,
-    ToolSpecBuilder, TypedTool,
+    DefaultPolicy, Effects, JsonlAuditSink, MemoryGrantStore, Policy, PolicyInput, Registry, Risk,
+    ToolContext, ToolError, ToolSpec, ToolSpecBuilder, TypedTool, Verdict,
 };
 
 #[derive(Parser)]
@@ -134,6 +136,36 @@ impl TypedTool for Steps {
     }
 }
 
+struct ForbiddenEcho;
+
+impl TypedTool for ForbiddenEcho {
+    type Args = EchoArgs;
+    type Output = Echoed;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("forbidden_echo")
+            .title("Forbidden echo")
+            .description("Echoes the text, but the test server's policy denies every call.")
+            .effects(Effects::read_only())
+            .risk(Risk::Read)
+    }
+    async fn call(&self, a: EchoArgs, _ctx: ToolContext) -> Result<Echoed, ToolError> {
+        Ok(Echoed { echoed: a.text })
+    }
+}
+
+/// The default policy, and a deny for `forbidden_echo`.
+struct TestPolicy;
+
+impl Policy for TestPolicy {
+    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
+        if &*input.tool.name == "forbidden_echo" {
+            Verdict::deny("test.forbidden_echo", "the test server forbids this tool")
+        } else {
+            DefaultPolicy.decide(input)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match serve(cli.serve) {
@@ -151,6 +183,7 @@ fn serve(args: toolgate_mcp::cli::ServeArgs) -> Result<(), toolgate_mcp::Error> 
         .tool(Slow)
         .tool(DestructiveEcho)
         .tool(Steps)
+        .tool(ForbiddenEcho)
         .build()?;
     let workspace = args.open_workspace()?;
     let log = workspace.root().join(".toolgate").join("audit.jsonl");
@@ -158,6 +191,7 @@ fn serve(args: toolgate_mcp::cli::ServeArgs) -> Result<(), toolgate_mcp::Error> 
         .map_err(|e| toolgate_mcp::Error::Config(format!("opening {}: {e}", log.display())))?;
     // grants live in memory: a scoped answer holds for this process only
     let pipeline = toolgate_mcp::pipeline_builder(registry)
+        .policy(Arc::new(TestPolicy))
         .audit(Arc::new(audit))
         .grants(Arc::new(MemoryGrantStore::new()))
         .build();

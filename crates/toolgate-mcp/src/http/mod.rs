@@ -1,6 +1,7 @@
 //! MCP over streamable HTTP at `/mcp`: rmcp's `StreamableHttpService` on axum, behind the
 //! [`guard`], on a listener that sets TCP_NODELAY on every accepted connection
-//! ([`listener`]).
+//! ([`listener`]). With [`HttpConfig::metrics`] set, `GET /metrics` serves the Prometheus text
+//! exposition ([`crate::prometheus`]) behind the same guard.
 //!
 //! - loopback by default; a non-loopback address without a bearer token is refused before
 //!   anything is bound ([`Error::TokenRequired`])
@@ -16,6 +17,7 @@ pub mod listener;
 mod tracked;
 
 use crate::inflight::InFlight;
+use crate::prometheus::PrometheusHandle;
 use crate::{Error, McpServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -53,6 +55,8 @@ pub struct HttpConfig {
     /// Answer stateless requests with `application/json` when the handler sends nothing but
     /// the response (default false: `text/event-stream`).
     pub json_response: bool,
+    /// Serve the metrics this handle renders at `GET /metrics` (default none: `404`).
+    pub metrics: Option<PrometheusHandle>,
 }
 
 impl HttpConfig {
@@ -68,6 +72,7 @@ impl HttpConfig {
             grace: DEFAULT_GRACE,
             legacy_sessions: true,
             json_response: false,
+            metrics: None,
         }
     }
 
@@ -110,6 +115,12 @@ impl HttpConfig {
     /// Whether stateless requests may be answered with plain JSON.
     pub fn json_response(mut self, on: bool) -> Self {
         self.json_response = on;
+        self
+    }
+
+    /// Serves `handle`'s metrics at `GET /metrics`, behind the same guard as `/mcp`.
+    pub fn metrics(mut self, handle: PrometheusHandle) -> Self {
+        self.metrics = Some(handle);
         self
     }
 
@@ -199,6 +210,19 @@ impl HttpServer {
     }
 }
 
+/// Drains the recorder's histogram samples every few seconds (a scrape does too), so memory
+/// stays bounded when nobody scrapes; stops with the server.
+async fn upkeep(handle: PrometheusHandle, stop: CancellationToken) {
+    let mut tick = tokio::time::interval(Duration::from_secs(5));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => handle.run_upkeep(),
+            _ = stop.cancelled() => return,
+        }
+    }
+}
+
 /// Binds `config.addr` and serves `server` at `/mcp` in the background.
 ///
 /// # Errors
@@ -236,8 +260,15 @@ pub async fn serve_http(server: McpServer, config: HttpConfig) -> Result<HttpSer
         &config.allowed_origins,
     ));
     let requests = Arc::new(InFlight::default());
-    let app = axum::Router::new()
-        .nest_service("/mcp", service)
+    let mut app = axum::Router::new().nest_service("/mcp", service);
+    if let Some(handle) = config.metrics.clone() {
+        app = app.route(
+            "/metrics",
+            axum::routing::get(crate::prometheus::handler).with_state(handle.clone()),
+        );
+        tokio::spawn(upkeep(handle, close_sessions.clone()));
+    }
+    let app = app
         .layer(axum::middleware::from_fn_with_state(
             requests.clone(),
             tracked::middleware,
