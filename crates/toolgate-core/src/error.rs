@@ -139,9 +139,10 @@ pub struct ToolError {
     /// Faults located in the arguments (decode and sanitize stages).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<ArgumentFault>,
-    /// Structured details for the operator (never shown as the message).
+    /// Structured details for the operator (never shown as the message). Boxed so an error
+    /// stays small on the `Result` paths of every stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
+    pub details: Option<Box<Value>>,
     /// Set by a handler when the failure is transient (a retry of an idempotent tool may
     /// succeed). Only the execute stage reads it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -201,7 +202,7 @@ impl ToolError {
 
     /// Sets operator details.
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 

@@ -22,6 +22,7 @@ decision = "allow"
 tool = "write_file"
 resource = "path:orders/**"
 roles = ["support"]
+when = 'context.attributes has owner_verified && context.attributes.owner_verified'
 "#;
 
 fn ws_args<'a>(ws: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
@@ -127,6 +128,22 @@ fn call_allows_denies_and_asks_by_the_configuration() {
     );
     assert_eq!(r["is_error"], false, "{r}");
     assert!(ws.join("orders/o1.json").exists());
+    // the ABAC condition (Cedar): the same role before the owner was verified, or with the
+    // attribute false, falls back to the risk default (ask), which nobody can answer here
+    for extra in [
+        &["--role", "support"][..],
+        &["--role", "support", "--attr", "owner_verified=false"][..],
+    ] {
+        let r = call(
+            &ws,
+            t.path(),
+            "write_file",
+            r#"{"path":"orders/o3.json","content":"{}"}"#,
+            extra,
+        );
+        assert_eq!(r["error"]["kind"], "approval_rejected", "{extra:?}: {r}");
+        assert!(!ws.join("orders/o3.json").exists());
+    }
     // ask: without the role the rule does not apply, nobody can answer (no terminal)
     let r = call(
         &ws,

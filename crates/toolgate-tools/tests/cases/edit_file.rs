@@ -94,7 +94,10 @@ async fn unique_matches_are_required_unless_replace_all() {
     assert!(e.message.contains("occurs 3 times"), "{}", e.message);
     assert!(e.message.contains("lines 1, 2, 3"), "{}", e.message);
     assert!(e.message.contains("replace_all"), "{}", e.message);
-    assert_eq!(e.details, Some(json!({"count": 3, "lines": [1, 2, 3]})));
+    assert_eq!(
+        e.details.as_deref(),
+        Some(&json!({"count": 3, "lines": [1, 2, 3]}))
+    );
     assert_eq!(w.read("m.rs").unwrap(), text.as_bytes());
     let r = edit(&w, "m.rs", "let q", "let r", false).await;
     assert_err(&r, ErrorKind::ToolFailed, Some("no_match"));
