@@ -200,3 +200,104 @@ fn call_allows_denies_and_asks_by_the_configuration() {
         "{err}"
     );
 }
+
+/// One `toolgate serve` over stdio, spoken to in MCP's JSON-RPC lines: initialize (without
+/// elicitation, so a call the policy asks about is answered by nobody: rejected), then one
+/// `tools/call`; returns its result.
+fn serve_call(
+    ws: &Path,
+    extra: &[&str],
+    tool: &str,
+    arguments: serde_json::Value,
+) -> serde_json::Value {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("serve")
+        .args(["--workspace", ws.to_str().unwrap()])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting toolgate serve");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<serde_json::Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str(&line) {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let response = |id: u64| loop {
+        let v = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("toolgate serve answered within 60 s");
+        if v["id"] == id {
+            return v;
+        }
+    };
+    let mut send = |v: serde_json::Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "config-test", "version": "0"}}}),
+    );
+    let init = response(1);
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}}),
+    );
+    let r = response(2);
+    drop(stdin);
+    let _ = child.wait();
+    r["result"].clone()
+}
+
+#[test]
+fn serve_applies_the_configuration_and_its_abac_condition() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(ws.join("orders")).unwrap();
+    std::fs::write(ws.join(".env"), "KEY=CANARY\n").unwrap();
+    std::fs::write(ws.join("toolgate.toml"), CONFIG).unwrap();
+    let write = |name: &str| serde_json::json!({"path": format!("orders/{name}"), "content": "{}"});
+    // the condition holds: the role's allow rule applies and the write runs without asking
+    let r = serve_call(
+        &ws,
+        &["--role", "support", "--attr", "owner_verified=true"],
+        "write_file",
+        write("s1.json"),
+    );
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(ws.join("orders/s1.json").exists());
+    // the condition does not hold: ask, and this client cannot answer
+    let r = serve_call(&ws, &["--role", "support"], "write_file", write("s2.json"));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(r.to_string().contains("approval"), "{r}");
+    assert!(!ws.join("orders/s2.json").exists());
+    // the deny on .env holds in any spelling, with the rule's name
+    let r = serve_call(
+        &ws,
+        &["--role", "support", "--attr", "owner_verified=true"],
+        "read_file",
+        serde_json::json!({"path": "./.Env"}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(r.to_string().contains("no-env"), "{r}");
+    assert!(!r.to_string().contains("CANARY"), "{r}");
+}
