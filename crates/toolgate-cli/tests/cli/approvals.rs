@@ -377,7 +377,7 @@ fn the_terminal_prompt_approves_for_the_session() {
     assert_eq!(r.exit, 0, "{}", r.transcript);
     for shown in [
         "tool:      write_file",
-        "rule:      default.destructive_asks",
+        "rule:      risk.destructive",
         "reason:    the tool is destructive",
         "resource:  write a.txt",
         "path: \"a.txt\"",
