@@ -10,16 +10,15 @@
 //! `echo` is read-only, so the default policy allows it without asking; its result is
 //! `{"text": TEXT}` as structured content with its JSON text in `content`.
 
+#[path = "../src/logging.rs"]
+mod logging;
+
 use clap::Parser;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use std::process::ExitCode;
 use std::sync::Arc;
-use toolgate_core::{
-    AuditSink, Effects, Registry, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
-    TypedTool,
-};
+use toolgate_core::{AuditSink, Registry};
 use toolgate_store::{SqliteAuditSink, SqliteResultStore, Store};
+use toolgate_test_support::tools::Echo;
 
 #[derive(Parser)]
 #[command(name = "serve_echo")]
@@ -28,46 +27,15 @@ struct Cli {
     serve: toolgate_mcp::cli::ServeArgs,
 }
 
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct EchoArgs {
-    /// The text to echo.
-    text: String,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct Echoed {
-    /// The text, unchanged.
-    text: String,
-}
-
-struct Echo;
-
-impl TypedTool for Echo {
-    type Args = EchoArgs;
-    type Output = Echoed;
-    fn spec(&self) -> ToolSpecBuilder {
-        ToolSpec::builder("echo")
-            .title("Echo")
-            .description("Echoes the given text back.")
-            .effects(Effects::read_only())
-            .risk(Risk::Read)
-    }
-    async fn call(&self, a: EchoArgs, _ctx: ToolContext) -> Result<Echoed, ToolError> {
-        Ok(Echoed { text: a.text })
-    }
-}
+/// `echo`: read-only, risk `read`; returns `{"text": TEXT}`.
+const ECHO: Echo = Echo {
+    title: Some("Echo"),
+    ..Echo::named("echo", "Echoes the given text back.")
+};
 
 fn main() -> ExitCode {
-    sigpipe::reset();
+    logging::init();
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     match serve(cli.serve) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -82,7 +50,7 @@ fn serve(args: toolgate_mcp::cli::ServeArgs) -> Result<(), Box<dyn std::error::E
     let builder = toolgate_tools::register_write_tools(builder);
     let registry =
         toolgate_tools::register_shell(builder, toolgate_tools::shell::ShellConfig::default())
-            .tool(Echo)
+            .tool(ECHO)
             .build()?;
     let workspace = args.open_workspace()?;
     let store = Store::open(workspace.state_dir(".toolgate")?.join("toolgate.db"))?;

@@ -7,6 +7,7 @@
 
 mod commands;
 mod exit;
+mod logging;
 mod terminal_approver;
 
 use clap::{Parser, Subcommand};
@@ -43,17 +44,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // a reader that goes away (`toolgate call ... | head`) ends the process quietly, as it
-    // does any Unix filter, instead of a panic on the next print
-    sigpipe::reset();
+    logging::init();
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let result = match cli.command {
         Command::Tools(a) => commands::tools::run(a),
         Command::Call(a) => commands::call::run(a),

@@ -9,43 +9,20 @@
 //! toolgate-store's benchmark), a new session every 1,000 calls.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::Arc;
 use toolgate_core::{
-    DefaultPolicy, Effects, Pipeline, Policy, Registry, Resource, ToolCall, ToolContext, ToolError,
-    ToolSpec, ToolSpecBuilder, TypedTool, Workspace,
+    DefaultPolicy, Pipeline, Policy, Registry, Risk, ToolCall, ToolSpec, Workspace,
 };
+use toolgate_test_support::tools::Echo;
 
-#[derive(Deserialize, JsonSchema)]
-struct Args {
-    path: String,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct Out {
-    path: String,
-}
-
-/// Declares the path it is given as a read, and echoes it.
-struct Touch;
-
-impl TypedTool for Touch {
-    type Args = Args;
-    type Output = Out;
-    fn spec(&self) -> ToolSpecBuilder {
-        ToolSpec::builder("touch_path")
-            .description("Echoes a path it declares as read.")
-            .effects(Effects::read_only())
-    }
-    fn guard(&self, a: &Args, _: &ToolContext) -> Result<Vec<Resource>, ToolError> {
-        Ok(vec![Resource::read(a.path.clone())])
-    }
-    async fn call(&self, a: Args, _: ToolContext) -> Result<Out, ToolError> {
-        Ok(Out { path: a.path })
-    }
-}
+/// `touch_path {text}`: declares the path it is given as a read, and echoes it. Read-only
+/// effects, risk `write` (a spec's default).
+const TOUCH: Echo = Echo {
+    risk: Risk::Write,
+    reads_path: true,
+    ..Echo::named("touch_path", "Echoes a path it declares as read.")
+};
 
 const RULES: &str = r#"
 [[rules]]
@@ -124,7 +101,7 @@ fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("src/core")).unwrap();
     let ws = Workspace::open(dir.path()).unwrap();
-    let registry = Arc::new(Registry::builder().tool(Touch).build().unwrap());
+    let registry = Arc::new(Registry::builder().tool(TOUCH).build().unwrap());
     let specs: Vec<&ToolSpec> = registry.filter(&toolgate_core::Selector::All);
     std::fs::write(dir.path().join("toolgate.toml"), RULES).unwrap();
     let config = toolgate_config::load(dir.path(), None, &specs).unwrap();
@@ -156,7 +133,7 @@ fn bench(c: &mut Criterion) {
                     ToolCall::new(
                         format!("call-{n}"),
                         "touch_path",
-                        json!({"path": "src/core/lib.rs"}),
+                        json!({"text": "src/core/lib.rs"}),
                     )
                 },
                 |call| {

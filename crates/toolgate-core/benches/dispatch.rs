@@ -38,7 +38,7 @@ fn bench(c: &mut Criterion) {
         } else {
             Arc::new(NullAuditSink)
         };
-        let registry = Registry::builder().tool(Echo).build().unwrap();
+        let registry = Registry::builder().tool(Echo::default()).build().unwrap();
         let pipeline = Pipeline::builder(registry).audit(audit).build();
         // a session of 1,000 calls, then a new one: the seen-id set stays the size of a long
         // agent session rather than growing for the whole run

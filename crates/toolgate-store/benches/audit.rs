@@ -120,7 +120,7 @@ fn dispatch(c: &mut Criterion) {
             }
             _ => Arc::new(NullAuditSink),
         };
-        let registry = Registry::builder().tool(Echo).build().unwrap();
+        let registry = Registry::builder().tool(Echo::default()).build().unwrap();
         let pipeline = Pipeline::builder(registry).audit(audit).build();
         let session = std::cell::RefCell::new(pipeline.session("bench").build().unwrap());
         let mut n: u64 = 0;

@@ -62,9 +62,14 @@ fn main() -> ExitCode {
         }
     };
     let sink = Arc::new(SqliteAuditSink::new(&store).expect("the audit writer"));
-    let pipeline = Pipeline::builder(Registry::builder().tool(Echo).build().expect("registry"))
-        .audit(sink.clone())
-        .build();
+    let pipeline = Pipeline::builder(
+        Registry::builder()
+            .tool(Echo::default())
+            .build()
+            .expect("registry"),
+    )
+    .audit(sink.clone())
+    .build();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -7,12 +7,58 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::{
-    DynamicTool, Effects, Risk, ToolContext, ToolError, ToolOutput, ToolSpec, ToolSpecBuilder,
-    TypedTool,
+    DynamicTool, Effects, Resource, Risk, ToolContext, ToolError, ToolOutput, ToolSpec,
+    ToolSpecBuilder, TypedTool,
 };
 
-/// `echo(text) -> {text}`: read-only, idempotent, concurrency-safe.
-pub struct Echo;
+/// `echo(text) -> {text}`: returns its text unchanged, under the name, description, effects
+/// and risk the test chooses. [`Echo::default()`] is the plain one: `echo`, read-only,
+/// idempotent, concurrency-safe, risk `read`, tagged `test`.
+///
+/// With `reads_path`, its guard declares the text as a path it reads (as the file tools do),
+/// so path rules of a policy apply to the call.
+#[derive(Debug, Clone)]
+pub struct Echo {
+    /// The name to register under.
+    pub name: &'static str,
+    /// The human-readable title, if any.
+    pub title: Option<&'static str>,
+    /// The description.
+    pub description: &'static str,
+    /// Effects to declare.
+    pub effects: Effects,
+    /// The risk class to declare.
+    pub risk: Risk,
+    /// A tag to declare, if any.
+    pub tag: Option<&'static str>,
+    /// Whether the guard declares the text as a path read ([`Resource::read`]).
+    pub reads_path: bool,
+}
+
+impl Echo {
+    /// A read-only echo named `name` with no title and no tag; set the other fields with
+    /// struct update syntax (`Echo { risk: Risk::Write, ..Echo::named("x", "...") }`).
+    pub const fn named(name: &'static str, description: &'static str) -> Self {
+        Echo {
+            name,
+            title: None,
+            description,
+            effects: Effects::read_only(),
+            risk: Risk::Read,
+            tag: None,
+            reads_path: false,
+        }
+    }
+}
+
+impl Default for Echo {
+    fn default() -> Self {
+        Echo {
+            tag: Some("test"),
+            ..Echo::named("echo", "Returns its text unchanged.")
+        }
+    }
+}
 
 /// Arguments of [`Echo`].
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -33,11 +79,24 @@ impl TypedTool for Echo {
     type Args = EchoArgs;
     type Output = EchoOut;
     fn spec(&self) -> ToolSpecBuilder {
-        ToolSpec::builder("echo")
-            .description("Returns its text unchanged.")
-            .effects(Effects::read_only())
-            .risk(Risk::Read)
-            .tag("test")
+        let mut spec = ToolSpec::builder(self.name)
+            .description(self.description)
+            .effects(self.effects)
+            .risk(self.risk);
+        if let Some(title) = self.title {
+            spec = spec.title(title);
+        }
+        if let Some(tag) = self.tag {
+            spec = spec.tag(tag);
+        }
+        spec
+    }
+    fn guard(&self, args: &EchoArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        Ok(if self.reads_path {
+            vec![Resource::read(args.text.clone())]
+        } else {
+            Vec::new()
+        })
     }
     async fn call(&self, args: EchoArgs, _ctx: ToolContext) -> Result<EchoOut, ToolError> {
         Ok(EchoOut { text: args.text })

@@ -13,7 +13,7 @@ fn destructive_pipeline(
 ) -> (Pipeline, Arc<MemoryAuditSink>, Arc<AtomicU32>) {
     let runs = Arc::new(AtomicU32::new(0));
     let reg = Registry::builder()
-        .tool(Echo)
+        .tool(Echo::default())
         .tool(destructive(runs.clone()))
         .build()
         .unwrap();
@@ -103,7 +103,7 @@ impl Policy for DenyEcho {
 #[tokio::test]
 async fn a_policy_deny_is_fatal_and_names_its_rule() {
     let audit = Arc::new(MemoryAuditSink::default());
-    let p = Pipeline::builder(Registry::builder().tool(Echo).build().unwrap())
+    let p = Pipeline::builder(Registry::builder().tool(Echo::default()).build().unwrap())
         .policy(Arc::new(DenyEcho))
         .audit(audit.clone())
         .build();
@@ -174,7 +174,7 @@ async fn call_budgets_are_enforced() {
 #[tokio::test]
 async fn per_tool_wall_time_and_byte_budgets() {
     let reg = Registry::builder()
-        .tool(Echo)
+        .tool(Echo::default())
         .tool(Sleep {
             name: "sleep",
             effects: Effects::read_only(),

@@ -153,7 +153,7 @@ async fn batches_run_safe_calls_together_and_others_alone_in_order() {
             now: Arc::new(AtomicU32::new(0)),
             max: max.clone(),
         })
-        .tool(Echo)
+        .tool(Echo::default())
         .build()
         .unwrap();
     let (p, _) = pipeline_with(reg, Arc::new(NobodyApprover));

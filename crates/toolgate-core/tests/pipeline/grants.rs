@@ -32,7 +32,7 @@ struct Setup {
 fn setup(answers: Vec<ApprovalAnswer>, policy: Arc<dyn Policy>) -> Setup {
     let runs = Arc::new(AtomicU32::new(0));
     let reg = Registry::builder()
-        .tool(Echo)
+        .tool(Echo::default())
         .tool(destructive(runs.clone()))
         .tool(other_destructive())
         .build()

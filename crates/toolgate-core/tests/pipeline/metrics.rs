@@ -50,7 +50,7 @@ fn every_call_is_counted_per_tool_in_the_prometheus_exposition() {
         .build_recorder();
     let handle = recorder.handle();
     let registry = Registry::builder()
-        .tool(Echo)
+        .tool(Echo::default())
         .tool(big_output(10_000, 1_000))
         .tool(destructive(Arc::new(AtomicU32::new(0))))
         .tool(forbidden())

@@ -35,7 +35,7 @@ pub fn pipeline_with(
 /// A pipeline with only `echo`.
 pub fn echo_pipeline() -> (Pipeline, Arc<MemoryAuditSink>) {
     pipeline_with(
-        Registry::builder().tool(Echo).build().unwrap(),
+        Registry::builder().tool(Echo::default()).build().unwrap(),
         Arc::new(NobodyApprover),
     )
 }

@@ -61,7 +61,7 @@ async fn a_reused_call_id_is_rejected() {
 async fn tools_outside_the_profile_are_invisible() {
     let runs = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let reg = Registry::builder()
-        .tool(Echo)
+        .tool(Echo::default())
         .tool(destructive(runs.clone()))
         .build()
         .unwrap();
@@ -298,7 +298,7 @@ async fn a_handler_runs_with_a_hand_built_context() {
         .call_id("x")
         .session_id("unit")
         .build();
-    let out = Echo
+    let out = Echo::default()
         .call(
             toolgate_test_support::tools::EchoArgs {
                 text: "direct".into(),

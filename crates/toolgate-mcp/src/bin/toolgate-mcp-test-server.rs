@@ -1,9 +1,10 @@
-//! `toolgate-mcp-test-server`: `toolgate serve` with two more tools, for toolgate-mcp's tests
+//! `toolgate-mcp-test-server`: `toolgate serve` with four more tools, for toolgate-mcp's tests
 //! with real MCP clients. Same flags as `toolgate serve`.
 //!
 //! - `slow {seconds}`: read-only; sleeps up to 60 s in small steps, stopping when cancelled
 //! - `destructive_echo {text}`: destructive, so the default policy asks for approval; echoes
-//!   the text when approved (approval grants are kept in memory, for this process)
+//!   the text as `{"text": TEXT}` when approved (approval grants are kept in memory, for this
+//!   process)
 //! - `steps {count}`: read-only; reports its own progress, step `i` of `count`, 50 ms apart
 //! - `forbidden_echo {text}`: read-only, but the test server's policy denies it (the default
 //!   policy otherwise)
@@ -18,6 +19,7 @@ use toolgate_core::{
     DefaultPolicy, Effects, JsonlAuditSink, MemoryGrantStore, Policy, PolicyInput, Registry, Risk,
     ToolContext, ToolError, ToolSpec, ToolSpecBuilder, TypedTool, Verdict,
 };
+use toolgate_test_support::tools::Echo;
 
 #[derive(Parser)]
 #[command(name = "toolgate-mcp-test-server")]
@@ -67,36 +69,6 @@ impl TypedTool for Slow {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct EchoArgs {
-    /// The text to echo.
-    text: String,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct Echoed {
-    /// The text.
-    echoed: String,
-}
-
-struct DestructiveEcho;
-
-impl TypedTool for DestructiveEcho {
-    type Args = EchoArgs;
-    type Output = Echoed;
-    fn spec(&self) -> ToolSpecBuilder {
-        ToolSpec::builder("destructive_echo")
-            .title("Destructive echo")
-            .description("Echoes the text. Marked destructive, so it needs approval.")
-            .effects(Effects::side_effecting())
-            .risk(Risk::Write)
-    }
-    async fn call(&self, a: EchoArgs, _ctx: ToolContext) -> Result<Echoed, ToolError> {
-        Ok(Echoed { echoed: a.text })
-    }
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 struct StepsArgs {
     /// How many steps (at most 100).
     count: u32,
@@ -136,22 +108,25 @@ impl TypedTool for Steps {
     }
 }
 
-struct ForbiddenEcho;
+/// `destructive_echo`: destructive, so the default policy asks for approval.
+const DESTRUCTIVE_ECHO: Echo = Echo {
+    title: Some("Destructive echo"),
+    effects: Effects::side_effecting(),
+    risk: Risk::Write,
+    ..Echo::named(
+        "destructive_echo",
+        "Echoes the text. Marked destructive, so it needs approval.",
+    )
+};
 
-impl TypedTool for ForbiddenEcho {
-    type Args = EchoArgs;
-    type Output = Echoed;
-    fn spec(&self) -> ToolSpecBuilder {
-        ToolSpec::builder("forbidden_echo")
-            .title("Forbidden echo")
-            .description("Echoes the text, but the test server's policy denies every call.")
-            .effects(Effects::read_only())
-            .risk(Risk::Read)
-    }
-    async fn call(&self, a: EchoArgs, _ctx: ToolContext) -> Result<Echoed, ToolError> {
-        Ok(Echoed { echoed: a.text })
-    }
-}
+/// `forbidden_echo`: read-only, but [`TestPolicy`] denies it.
+const FORBIDDEN_ECHO: Echo = Echo {
+    title: Some("Forbidden echo"),
+    ..Echo::named(
+        "forbidden_echo",
+        "Echoes the text, but the test server's policy denies every call.",
+    )
+};
 
 /// The default policy, and a deny for `forbidden_echo`.
 struct TestPolicy;
@@ -181,9 +156,9 @@ fn main() -> ExitCode {
 fn serve(args: toolgate_mcp::cli::ServeArgs) -> Result<(), toolgate_mcp::Error> {
     let registry = toolgate_tools::register_read_only(Registry::builder())
         .tool(Slow)
-        .tool(DestructiveEcho)
+        .tool(DESTRUCTIVE_ECHO)
         .tool(Steps)
-        .tool(ForbiddenEcho)
+        .tool(FORBIDDEN_ECHO)
         .build()?;
     let workspace = args.open_workspace()?;
     let log = workspace.root().join(".toolgate").join("audit.jsonl");

@@ -193,7 +193,7 @@ async def approve(args: argparse.Namespace) -> None:
         answers.append(types.ElicitResult(action="accept", content={"approve": True}))
         ok = await client.call_tool("destructive_echo", {"text": "hello there"})
         check(not ok.is_error, "accept runs the call", text_of(ok))
-        check((ok.structured_content or {}).get("echoed") == "hello there", "the call ran with its arguments", ok)
+        check((ok.structured_content or {}).get("text") == "hello there", "the call ran with its arguments", ok)
         check(asked and "destructive_echo" in asked[-1], "the question names the tool", asked)
         check(asked and "hello there" in asked[-1], "the question summarises the arguments", asked)
 

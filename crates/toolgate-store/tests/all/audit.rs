@@ -333,7 +333,7 @@ fn stats_count_errors_denials_approvals_truncations_and_latency() {
 async fn the_pipeline_writes_one_record_per_call_through_the_sink() {
     let t = TempStore::new();
     let sink = Arc::new(SqliteAuditSink::new(&t.store).unwrap());
-    let pipeline = Pipeline::builder(Registry::builder().tool(Echo).build().unwrap())
+    let pipeline = Pipeline::builder(Registry::builder().tool(Echo::default()).build().unwrap())
         .audit(sink.clone())
         .build();
     let session = pipeline.session("sess-a").build().unwrap();

@@ -54,7 +54,7 @@ fn stats_from_the_store_match_the_prometheus_exposition() {
         |_, _| async { Ok(ToolOutput::text("ran")) },
     );
     let registry = Registry::builder()
-        .tool(Echo)
+        .tool(Echo::default())
         .tool(big_output(10_000, 1_000))
         .tool(destructive(Arc::new(AtomicU32::new(0))))
         .tool(forbidden)
