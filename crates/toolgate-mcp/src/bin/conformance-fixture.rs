@@ -54,6 +54,57 @@ const RED_PIXEL_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 /// A WAV file: 8 kHz, mono, 8-bit, 8 samples of silence.
 const SILENT_WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+/// The suite's tools that take no arguments and answer the same every time: name,
+/// description, answer.
+type FixedAnswer = (
+    &'static str,
+    &'static str,
+    fn() -> Result<ToolOutput, ToolError>,
+);
+const FIXED_ANSWERS: [FixedAnswer; 6] = [
+    ("test_simple_text", "Returns a simple text.", || {
+        Ok(ToolOutput::text(
+            "This is a simple text response for testing.",
+        ))
+    }),
+    ("test_image_content", "Returns a 1x1 red PNG.", || {
+        Ok(content(vec![Content::image(RED_PIXEL_PNG, "image/png")]))
+    }),
+    ("test_audio_content", "Returns a short silent WAV.", || {
+        Ok(content(vec![Content::audio(SILENT_WAV, "audio/wav")]))
+    }),
+    (
+        "test_embedded_resource",
+        "Returns an embedded text resource.",
+        || {
+            Ok(content(vec![Content::embedded_text(
+                "test://embedded-resource",
+                Some("text/plain".into()),
+                "This is an embedded resource content.",
+            )]))
+        },
+    ),
+    (
+        "test_multiple_content_types",
+        "Returns text, an image and an embedded resource.",
+        || {
+            Ok(content(vec![
+                Content::text("Multiple content types test:"),
+                Content::image(RED_PIXEL_PNG, "image/png"),
+                Content::embedded_text(
+                    "test://mixed-content-resource",
+                    Some("application/json".into()),
+                    json!({"test": "data", "value": 123}).to_string(),
+                ),
+            ]))
+        },
+    ),
+    ("test_error_handling", "Always fails.", || {
+        Err(ToolError::failed(
+            "This tool intentionally returns an error for testing",
+        ))
+    }),
+];
 /// How long a sealed request state stays valid.
 const STATE_TTL: Duration = Duration::from_secs(300);
 
@@ -138,81 +189,28 @@ impl States {
 fn registry() -> Result<Registry, toolgate_mcp::Error> {
     let states = Arc::new(States::new());
     let mut b = Registry::builder();
-    b = b
-        .tool(tool(
-            "test_simple_text",
-            "Returns a simple text.",
+    for (name, description, answer) in FIXED_ANSWERS {
+        b = b.tool(tool(
+            name,
+            description,
             no_args(),
-            |_, _| async {
-                Ok(ToolOutput::text(
-                    "This is a simple text response for testing.",
-                ))
-            },
-        )?)
-        .tool(tool(
-            "test_image_content",
-            "Returns a 1x1 red PNG.",
-            no_args(),
-            |_, _| async { Ok(content(vec![Content::image(RED_PIXEL_PNG, "image/png")])) },
-        )?)
-        .tool(tool(
-            "test_audio_content",
-            "Returns a short silent WAV.",
-            no_args(),
-            |_, _| async { Ok(content(vec![Content::audio(SILENT_WAV, "audio/wav")])) },
-        )?)
-        .tool(tool(
-            "test_embedded_resource",
-            "Returns an embedded text resource.",
-            no_args(),
-            |_, _| async {
-                Ok(content(vec![Content::embedded_text(
-                    "test://embedded-resource",
-                    Some("text/plain".into()),
-                    "This is an embedded resource content.",
-                )]))
-            },
-        )?)
-        .tool(tool(
-            "test_multiple_content_types",
-            "Returns text, an image and an embedded resource.",
-            no_args(),
-            |_, _| async {
-                Ok(content(vec![
-                    Content::text("Multiple content types test:"),
-                    Content::image(RED_PIXEL_PNG, "image/png"),
-                    Content::embedded_text(
-                        "test://mixed-content-resource",
-                        Some("application/json".into()),
-                        json!({"test": "data", "value": 123}).to_string(),
-                    ),
-                ]))
-            },
-        )?)
-        .tool(tool(
-            "test_error_handling",
-            "Always fails.",
-            no_args(),
-            |_, _| async {
-                Err(ToolError::failed(
-                    "This tool intentionally returns an error for testing",
-                ))
-            },
-        )?)
-        .tool(tool(
-            "test_tool_with_progress",
-            "Reports progress 0, 50 and 100 of 100, 50 ms apart.",
-            no_args(),
-            |_, _| async {
-                for (i, p) in [0.0, 50.0, 100.0].into_iter().enumerate() {
-                    if i > 0 {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                    request::report_progress(p, Some(100.0), None).await;
-                }
-                Ok(ToolOutput::text("Progress reported: 0, 50 and 100 of 100."))
-            },
+            move |_, _| async move { answer() },
         )?);
+    }
+    b = b.tool(tool(
+        "test_tool_with_progress",
+        "Reports progress 0, 50 and 100 of 100, 50 ms apart.",
+        no_args(),
+        |_, _| async {
+            for (i, p) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                request::report_progress(p, Some(100.0), None).await;
+            }
+            Ok(ToolOutput::text("Progress reported: 0, 50 and 100 of 100."))
+        },
+    )?);
     for name in ["test_tool_with_logging", "test_logging_tool"] {
         b = b.tool(tool(
             name,
@@ -249,10 +247,7 @@ fn registry() -> Result<Registry, toolgate_mcp::Error> {
             |args, _| async move {
                 let prompt = args["prompt"].as_str().unwrap_or_default().to_string();
                 let answer = ask("answer", sampling(&prompt, 100)).await?;
-                Ok(ToolOutput::text(format!(
-                    "LLM response: {}",
-                    sampled_text(&answer)
-                )))
+                Ok(llm_response(&answer))
             },
         )?)
         .tool(tool(
@@ -271,10 +266,7 @@ fn registry() -> Result<Registry, toolgate_mcp::Error> {
                 }
                 let question = sampling("Say hello.", 20);
                 let answer = ask("hello", question).await?;
-                Ok(ToolOutput::text(format!(
-                    "LLM response: {}",
-                    sampled_text(&answer)
-                )))
+                Ok(llm_response(&answer))
             },
         )?)
         .tool(elicit_tool(
@@ -427,52 +419,42 @@ fn mrtr_tools(
     states: Arc<States>,
 ) -> Result<toolgate_core::RegistryBuilder, toolgate_mcp::Error> {
     let b = b
-        .tool(tool(
+        .tool(round_trip_tool(
             "test_input_required_result_elicitation",
             "Asks the user's name (input required), then greets them.",
-            no_args(),
+            &states,
             |_, _| async {
-                round_trip_only()?;
-                let key = "user_name";
-                let Some(answer) = response(key) else {
-                    return Err(require(
-                        inputs([(key, elicitation("What is your name?", name_form("name")))]),
-                        None,
-                    ));
-                };
+                let answer = ask(
+                    "user_name",
+                    elicitation("What is your name?", name_form("name")),
+                )
+                .await?;
                 let name = accepted_field(&answer, "name").unwrap_or_else(|| "stranger".into());
                 Ok(ToolOutput::text(format!("Hello, {name}!")))
             },
         )?)
-        .tool(tool(
+        .tool(round_trip_tool(
             "test_input_required_result_sampling",
             "Asks the client's model a question (input required), then returns its answer.",
-            no_args(),
+            &states,
             |_, _| async {
-                round_trip_only()?;
-                let key = "capital_question";
-                let Some(answer) = response(key) else {
-                    return Err(require(
-                        inputs([(key, sampling("What is the capital of France?", 100))]),
-                        None,
-                    ));
-                };
+                let answer = ask(
+                    "capital_question",
+                    sampling("What is the capital of France?", 100),
+                )
+                .await?;
                 Ok(ToolOutput::text(format!(
                     "The model answered: {}",
                     sampled_text(&answer)
                 )))
             },
         )?)
-        .tool(tool(
+        .tool(round_trip_tool(
             "test_input_required_result_list_roots",
             "Asks the client for its roots (input required), then lists them.",
-            no_args(),
+            &states,
             |_, _| async {
-                round_trip_only()?;
-                let key = "client_roots";
-                let Some(answer) = response(key) else {
-                    return Err(require(inputs([(key, list_roots())]), None));
-                };
+                let answer = ask("client_roots", list_roots()).await?;
                 let roots: Vec<&str> = answer["roots"]
                     .as_array()
                     .map(|r| r.iter().filter_map(|r| r["uri"].as_str()).collect())
@@ -483,150 +465,122 @@ fn mrtr_tools(
                     roots.join(", ")
                 )))
             },
-        )?);
-    let s = states.clone();
-    let b = b.tool(tool(
+        )?)
+    .tool(round_trip_tool(
         "test_input_required_result_request_state",
         "Asks for a confirmation with sealed request state; says state-ok once the state \
          verifies.",
-        no_args(),
-        move |_, _| {
-            let s = s.clone();
-            async move {
-                const TOOL: &str = "test_input_required_result_request_state";
-                round_trip_only()?;
-                let state = s.open(TOOL)?;
-                match (state, response("confirm")) {
-                    (Some(state), Some(_)) if state["step"] == "confirm" => Ok(ToolOutput::text(
-                        "state-ok: the request state verified and the confirmation arrived",
-                    )),
-                    _ => Err(require(
-                        inputs([("confirm", elicitation("Please confirm", ok_form()))]),
-                        Some(s.seal(TOOL, &json!({"step": "confirm"}))?),
-                    )),
-                }
+        &states,
+        |s, tool| async move {
+            let state = s.open(tool)?;
+            match (state, response("confirm")) {
+                (Some(state), Some(_)) if state["step"] == "confirm" => Ok(ToolOutput::text(
+                    "state-ok: the request state verified and the confirmation arrived",
+                )),
+                _ => Err(require(
+                    inputs([("confirm", elicitation("Please confirm", ok_form()))]),
+                    Some(s.seal(tool, &json!({"step": "confirm"}))?),
+                )),
             }
         },
-    )?);
-    let s = states.clone();
-    let b = b.tool(tool(
+    )?)
+    .tool(round_trip_tool(
         "test_input_required_result_tampered_state",
         "Asks for a confirmation with sealed request state; a state that does not verify fails \
          the request with -32602.",
-        no_args(),
-        move |_, _| {
-            let s = s.clone();
-            async move {
-                const TOOL: &str = "test_input_required_result_tampered_state";
-                round_trip_only()?;
-                match (s.open(TOOL)?, response("confirm")) {
-                    (Some(_), Some(_)) => Ok(ToolOutput::text("state-ok")),
-                    _ => Err(require(
-                        inputs([("confirm", elicitation("Please confirm", ok_form()))]),
-                        Some(s.seal(TOOL, &json!({"step": "confirm"}))?),
-                    )),
-                }
+        &states,
+        |s, tool| async move {
+            match (s.open(tool)?, response("confirm")) {
+                (Some(_), Some(_)) => Ok(ToolOutput::text("state-ok")),
+                _ => Err(require(
+                    inputs([("confirm", elicitation("Please confirm", ok_form()))]),
+                    Some(s.seal(tool, &json!({"step": "confirm"}))?),
+                )),
             }
         },
-    )?);
-    let s = states.clone();
-    let b = b.tool(tool(
+    )?)
+    .tool(round_trip_tool(
         "test_input_required_result_multiple_inputs",
         "Asks for a name, a model's greeting and the client's roots at once.",
-        no_args(),
-        move |_, _| {
-            let s = s.clone();
-            async move {
-                const TOOL: &str = "test_input_required_result_multiple_inputs";
-                round_trip_only()?;
-                let state = s.open(TOOL)?;
-                let answers = (
-                    response("user_name"),
-                    response("greeting"),
-                    response("client_roots"),
-                );
-                if let (Some(_), (Some(name), Some(greeting), Some(roots))) = (state, answers) {
-                    let name = accepted_field(&name, "name").unwrap_or_default();
-                    let n = roots["roots"].as_array().map_or(0, Vec::len);
-                    return Ok(ToolOutput::text(format!(
-                        "All inputs received: name {name:?}, greeting {:?}, {n} roots",
-                        sampled_text(&greeting)
-                    )));
-                }
-                Err(require(
-                    inputs([
-                        (
-                            "user_name",
-                            elicitation("What is your name?", name_form("name")),
-                        ),
-                        ("greeting", sampling("Generate a greeting", 50)),
-                        ("client_roots", list_roots()),
-                    ]),
-                    Some(s.seal(TOOL, &json!({"step": "all"}))?),
-                ))
+        &states,
+        |s, tool| async move {
+            let state = s.open(tool)?;
+            let answers = (
+                response("user_name"),
+                response("greeting"),
+                response("client_roots"),
+            );
+            if let (Some(_), (Some(name), Some(greeting), Some(roots))) = (state, answers) {
+                let name = accepted_field(&name, "name").unwrap_or_default();
+                let n = roots["roots"].as_array().map_or(0, Vec::len);
+                return Ok(ToolOutput::text(format!(
+                    "All inputs received: name {name:?}, greeting {:?}, {n} roots",
+                    sampled_text(&greeting)
+                )));
             }
+            Err(require(
+                inputs([
+                    (
+                        "user_name",
+                        elicitation("What is your name?", name_form("name")),
+                    ),
+                    ("greeting", sampling("Generate a greeting", 50)),
+                    ("client_roots", list_roots()),
+                ]),
+                Some(s.seal(tool, &json!({"step": "all"}))?),
+            ))
         },
-    )?);
-    let s = states.clone();
-    let b = b.tool(tool(
+    )?)
+    .tool(round_trip_tool(
         "test_input_required_result_multi_round",
         "Asks a name, then a favourite colour, in two rounds whose state carries the first \
          answer.",
-        no_args(),
-        move |_, _| {
-            let s = s.clone();
-            async move {
-                const TOOL: &str = "test_input_required_result_multi_round";
-                round_trip_only()?;
-                let state = s.open(TOOL)?;
-                let round = state
-                    .as_ref()
-                    .and_then(|s| s["round"].as_u64())
-                    .unwrap_or(0);
-                if round == 2 {
-                    if let Some(color) = response("step2") {
-                        let name = state
-                            .as_ref()
-                            .and_then(|s| s["name"].as_str())
-                            .unwrap_or_default()
-                            .to_string();
-                        let color = accepted_field(&color, "color").unwrap_or_default();
-                        return Ok(ToolOutput::text(format!(
-                            "Done after two rounds: {name} likes {color}"
-                        )));
-                    }
+        &states,
+        |s, tool| async move {
+            let state = s.open(tool)?;
+            let round = state
+                .as_ref()
+                .and_then(|s| s["round"].as_u64())
+                .unwrap_or(0);
+            if round == 2 {
+                if let Some(color) = response("step2") {
+                    let name = state
+                        .as_ref()
+                        .and_then(|s| s["name"].as_str())
+                        .unwrap_or_default()
+                        .to_string();
+                    let color = accepted_field(&color, "color").unwrap_or_default();
+                    return Ok(ToolOutput::text(format!(
+                        "Done after two rounds: {name} likes {color}"
+                    )));
                 }
-                if round == 1 {
-                    if let Some(name) = response("step1") {
-                        let name = accepted_field(&name, "name").unwrap_or_default();
-                        return Err(require(
-                            inputs([(
-                                "step2",
-                                elicitation(
-                                    "Step 2: What is your favorite color?",
-                                    name_form("color"),
-                                ),
-                            )]),
-                            Some(s.seal(TOOL, &json!({"round": 2, "name": name}))?),
-                        ));
-                    }
-                }
-                Err(require(
-                    inputs([(
-                        "step1",
-                        elicitation("Step 1: What is your name?", name_form("name")),
-                    )]),
-                    Some(s.seal(TOOL, &json!({"round": 1}))?),
-                ))
             }
+            if round == 1 {
+                if let Some(name) = response("step1") {
+                    let name = accepted_field(&name, "name").unwrap_or_default();
+                    return Err(require(
+                        inputs([(
+                            "step2",
+                            elicitation("Step 2: What is your favorite color?", name_form("color")),
+                        )]),
+                        Some(s.seal(tool, &json!({"round": 2, "name": name}))?),
+                    ));
+                }
+            }
+            Err(require(
+                inputs([(
+                    "step1",
+                    elicitation("Step 1: What is your name?", name_form("name")),
+                )]),
+                Some(s.seal(tool, &json!({"round": 1}))?),
+            ))
         },
-    )?);
-    let b = b.tool(tool(
+    )?)
+    .tool(round_trip_tool(
         "test_input_required_result_capabilities",
         "Asks only for what the client declared it can answer (elicitation, sampling, roots).",
-        no_args(),
+        &states,
         |_, _| async {
-            round_trip_only()?;
             let caps = request::client_capabilities().unwrap_or_default();
             let keys = ["user_name", "greeting", "client_roots"];
             if keys.iter().any(|k| response(k).is_some()) {
@@ -679,6 +633,28 @@ where
     Ok(DynamicTool::new(spec, handler))
 }
 
+/// A tool for 2026-07-28 requests only (any other is refused before `handler` runs), whose
+/// handler gets the request-state keys and the tool's name, which its state is sealed for.
+fn round_trip_tool<F, Fut>(
+    name: &'static str,
+    description: &str,
+    states: &Arc<States>,
+    handler: F,
+) -> Result<DynamicTool, toolgate_mcp::Error>
+where
+    F: Fn(Arc<States>, &'static str) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+{
+    let states = states.clone();
+    tool(name, description, no_args(), move |_, _| {
+        let answer = handler(states.clone(), name);
+        async move {
+            round_trip_only()?;
+            answer.await
+        }
+    })
+}
+
 /// A tool that asks the user with the form `question(args)` gives (message, schema, the
 /// label of the answer), then reports the answer.
 fn elicit_tool(
@@ -712,40 +688,40 @@ async fn ask(key: &str, question: InputRequest) -> Result<Value, ToolError> {
     let ctx = request::current()
         .ok_or_else(|| ToolError::internal("the call did not come in on an MCP request"))?;
     let caps = request::client_capabilities().unwrap_or_default();
-    let answer = match question {
+    match question {
         InputRequest::Elicitation(e) => {
-            if caps.elicitation.is_none() {
-                return Err(ToolError::failed(
-                    "the client did not declare the elicitation capability",
-                ));
-            }
-            let answer = ctx
-                .peer
-                .create_elicitation(e.params)
-                .await
-                .map_err(|e| ToolError::failed(format!("elicitation failed: {e}")))?;
-            serde_json::to_value(answer)
+            declared(caps.elicitation.is_some(), "elicitation")?;
+            answered(ctx.peer.create_elicitation(e.params).await, "elicitation")
         }
         InputRequest::CreateMessage(s) => {
-            if caps.sampling.is_none() {
-                return Err(ToolError::failed(
-                    "the client did not declare the sampling capability",
-                ));
-            }
-            let answer = ctx
-                .peer
-                .create_message(s.params)
-                .await
-                .map_err(|e| ToolError::failed(format!("sampling failed: {e}")))?;
-            serde_json::to_value(answer)
+            declared(caps.sampling.is_some(), "sampling")?;
+            answered(ctx.peer.create_message(s.params).await, "sampling")
         }
-        _ => {
-            return Err(ToolError::failed(
-                "this question cannot be asked on a session",
-            ))
-        }
-    };
-    answer.map_err(|e| ToolError::internal(format!("reading the client's answer: {e}")))
+        _ => Err(ToolError::failed(
+            "this question cannot be asked on a session",
+        )),
+    }
+}
+
+/// Refuses to ask through a `capability` the client did not declare.
+fn declared(declared: bool, capability: &str) -> Result<(), ToolError> {
+    if declared {
+        Ok(())
+    } else {
+        Err(ToolError::failed(format!(
+            "the client did not declare the {capability} capability"
+        )))
+    }
+}
+
+/// The client's answer to a `capability` request, as JSON.
+fn answered<T: serde::Serialize, E: std::fmt::Display>(
+    answer: Result<T, E>,
+    capability: &str,
+) -> Result<Value, ToolError> {
+    let answer = answer.map_err(|e| ToolError::failed(format!("{capability} failed: {e}")))?;
+    serde_json::to_value(answer)
+        .map_err(|e| ToolError::internal(format!("reading the client's answer: {e}")))
 }
 
 /// Ends this round with an input-required result asking `inputs`, with `state`.
@@ -781,6 +757,11 @@ fn accepted_field(answer: &Value, field: &str) -> Option<String> {
         return None;
     }
     Some(result.content?.get(field)?.as_str()?.to_string())
+}
+
+/// `LLM response: TEXT` for a sampling answer.
+fn llm_response(answer: &Value) -> ToolOutput {
+    ToolOutput::text(format!("LLM response: {}", sampled_text(answer)))
 }
 
 /// The text of a sampling answer (`content` a block or a list of blocks).
