@@ -13,6 +13,8 @@ mod config;
 mod project;
 #[path = "cli/serve_project.rs"]
 mod serve_project;
+#[path = "cli/serve_sigterm.rs"]
+mod serve_sigterm;
 #[path = "cli/store.rs"]
 mod store;
 #[path = "cli/write.rs"]

@@ -146,7 +146,12 @@ pub fn run(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) -> Result<
         .enable_all()
         .build()
         .map_err(|e| Error::io("starting the runtime", e))?;
-    runtime.block_on(serve(args, pipeline, workspace))
+    let served = runtime.block_on(serve(args, pipeline, workspace));
+    // The stdio transport reads stdin on a blocking thread, and that read does not end while
+    // the client keeps stdin open: after a SIGTERM, waiting for it (as dropping the runtime
+    // does) would never return. The calls have drained by now; give what else blocks a moment.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    served
 }
 
 /// [`run`] on the caller's runtime.
