@@ -4,13 +4,19 @@
 /// Restores the default SIGPIPE action, so a reader that goes away (`toolgate call ... |
 /// head`) ends the process quietly, as it does any Unix filter, instead of a panic on the next
 /// print; then logs to stderr at the level `TOOLGATE_LOG` sets (`warn` when unset or invalid).
+// toolgate built with the `otel` feature calls `otel::init` instead, which does the same
+#[cfg_attr(feature = "otel", allow(dead_code))]
 pub fn init() {
     sigpipe::reset();
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(filter())
         .with_writer(std::io::stderr)
         .init();
+}
+
+/// The stderr log's filter: `TOOLGATE_LOG` (an `EnvFilter` directive such as `debug` or
+/// `toolgate_core=trace`), `warn` when unset or invalid.
+pub fn filter() -> tracing_subscriber::EnvFilter {
+    tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
 }

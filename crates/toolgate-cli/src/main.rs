@@ -8,6 +8,8 @@
 mod commands;
 mod exit;
 mod logging;
+#[cfg(feature = "otel")]
+mod otel;
 mod terminal_approver;
 
 use clap::{Parser, Subcommand};
@@ -44,7 +46,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    #[cfg(not(feature = "otel"))]
     logging::init();
+    // the same, with the OpenTelemetry export beside the stderr log; dropped when main
+    // returns, after the command, it sends the spans still queued
+    #[cfg(feature = "otel")]
+    let _otel = otel::init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Tools(a) => commands::tools::run(a),
