@@ -366,6 +366,52 @@ mod tests {
     }
 
     #[test]
+    fn known_records_keep_their_hashes() {
+        // Pinned when write_value and write_value_redacted became one writer: any change to
+        // these bytes breaks `audit verify` on every existing store and the idempotency
+        // ledger's argument hashes.
+        let mut second = full();
+        second.arguments = json!({
+            "token": "abc",
+            "b": [{"z": null, "password": "x", "Y": 2}, "sk-abcdefghijklmnop1234"],
+            "a": {"é": 1, "e": 2.5}
+        });
+        let mut prev = GENESIS;
+        let mut chain = Vec::new();
+        let mut plain = Vec::new();
+        for r in [full(), second] {
+            // as the writer hashes: arguments redacted, then the record
+            let mut arguments = Vec::new();
+            write_value_redacted(&mut arguments, &r.arguments);
+            let mut out = Vec::new();
+            canonical_json_with(&r, &arguments, &mut out);
+            prev = chain_hash(&prev, &out);
+            chain.push(hex(&prev));
+            // unredacted
+            let mut out = Vec::new();
+            canonical_json(&r, &mut out);
+            plain.push(hex(&chain_hash(&GENESIS, &out)));
+            plain.push(hex(&value_hash(&r.arguments)));
+        }
+        assert_eq!(
+            chain,
+            [
+                "c6fcb1baf8888ceb1394873b5d107bd5251c5115e5061f885e97955239032889",
+                "9cd8c31bd608e321e83b245e84178ea72308bff4cb210fe1e4a0c76514ea005e",
+            ]
+        );
+        assert_eq!(
+            plain,
+            [
+                "c6fcb1baf8888ceb1394873b5d107bd5251c5115e5061f885e97955239032889",
+                "f25c37699b25f0cef505842b56fd1fdcb7597d85a4609bca0b69cdefe4246583",
+                "4d9206ca73f98b627fd40affb249cfb040443e7034868aa4fbd200d877d85321",
+                "821585561d1b6ab5134e3580ec7477c7a64edbd55c0e4c2338cab9e9644cb732",
+            ]
+        );
+    }
+
+    #[test]
     fn the_chain_hash_depends_on_the_previous_hash() {
         let h1 = chain_hash(&GENESIS, b"x");
         assert_ne!(h1, chain_hash(&h1, b"x"));
