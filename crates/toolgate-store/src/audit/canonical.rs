@@ -129,6 +129,20 @@ fn write_serialize<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
 
 /// Writes `v` with object keys sorted at every depth.
 pub fn write_value(out: &mut Vec<u8>, v: &Value) {
+    write_sorted::<false>(out, v);
+}
+
+/// [`write_value`] of `v` after [`toolgate_core::redact::redact`], in one pass and without
+/// changing `v`: a value under a key that names a secret (when not null) and a string that
+/// looks like a credential are written as `"[REDACTED]"`. The same predicates as core's
+/// `redact`, so the output is byte for byte `write_value` of the redacted value (tested).
+pub fn write_value_redacted(out: &mut Vec<u8>, v: &Value) {
+    write_sorted::<true>(out, v);
+}
+
+/// The one writer behind [`write_value`] and (with `REDACT`) [`write_value_redacted`].
+fn write_sorted<const REDACT: bool>(out: &mut Vec<u8>, v: &Value) {
+    use toolgate_core::redact::{is_secret_key, looks_like_secret, REDACTED};
     match v {
         Value::Object(map) => {
             let entry = |out: &mut Vec<u8>, i: usize, k: &String, v: &Value| {
@@ -137,7 +151,11 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value) {
                 }
                 write_serialize(out, k.as_str());
                 out.push(b':');
-                write_value(out, v);
+                if REDACT && !v.is_null() && is_secret_key(k) {
+                    write_serialize(out, REDACTED);
+                } else {
+                    write_sorted::<REDACT>(out, v);
+                }
             };
             out.push(b'{');
             // serde_json's map is a BTreeMap (sorted by bytes) unless `preserve_order` is on
@@ -160,60 +178,11 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(out, item);
+                write_sorted::<REDACT>(out, item);
             }
             out.push(b']');
         }
-        other => write_serialize(out, other),
-    }
-}
-
-/// [`write_value`] of `v` after [`toolgate_core::redact::redact`], in one pass and without
-/// changing `v`: a value under a key that names a secret (when not null) and a string that
-/// looks like a credential are written as `"[REDACTED]"`. The same predicates as core's
-/// `redact`, so the output is byte for byte `write_value` of the redacted value (tested).
-pub fn write_value_redacted(out: &mut Vec<u8>, v: &Value) {
-    use toolgate_core::redact::{is_secret_key, looks_like_secret, REDACTED};
-    let redacted = |out: &mut Vec<u8>| write_serialize(out, REDACTED);
-    match v {
-        Value::Object(map) => {
-            let entry = |out: &mut Vec<u8>, i: usize, k: &String, v: &Value| {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_serialize(out, k.as_str());
-                out.push(b':');
-                if !v.is_null() && is_secret_key(k) {
-                    redacted(out);
-                } else {
-                    write_value_redacted(out, v);
-                }
-            };
-            out.push(b'{');
-            if map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes()) {
-                for (i, (k, v)) in map.iter().enumerate() {
-                    entry(out, i, k, v);
-                }
-            } else {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                for (i, (k, v)) in entries.into_iter().enumerate() {
-                    entry(out, i, k, v);
-                }
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_value_redacted(out, item);
-            }
-            out.push(b']');
-        }
-        Value::String(s) if looks_like_secret(s) => redacted(out),
+        Value::String(s) if REDACT && looks_like_secret(s) => write_serialize(out, REDACTED),
         other => write_serialize(out, other),
     }
 }
