@@ -1,9 +1,11 @@
 //! Test support for toolgate: fake tools with controllable behaviour, a scripted approver, and
-//! temporary workspaces laid out like the security cases (`T/ws`, `T/outside`).
+//! temporary workspaces laid out like the security cases (`T/ws`, `T/outside`), and the real
+//! MCP clients the tests run as child processes.
 
 #![deny(missing_docs)]
 
 pub mod approver;
+pub mod clients;
 pub mod tools;
 pub mod workspace;
 

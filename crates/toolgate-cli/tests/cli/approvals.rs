@@ -9,8 +9,9 @@
 use super::{json, toolgate, tree};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
+use toolgate_test_support::clients::python_script;
 
 const WRITE: &str = r#"{"path":"a.txt","content":"hello\n"}"#;
 
@@ -299,19 +300,6 @@ fn bad_grants_are_refused_with_the_reason() {
     assert!(out.stdout.is_empty() || lines(&out).is_empty());
 }
 
-fn python() -> Option<PathBuf> {
-    match std::env::var_os("TOOLGATE_TEST_PYTHON") {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("TOOLGATE_TEST_PYTHON is not set: .ci/run sets it")
-        }
-        _ => {
-            eprintln!("skipped: TOOLGATE_TEST_PYTHON is not set (.ci/run sets it)");
-            None
-        }
-    }
-}
-
 /// What one `toolgate call` at a terminal ended with.
 struct AtTerminal {
     exit: i64,
@@ -323,13 +311,13 @@ struct AtTerminal {
 /// with `steps` (see tty_driver.py). Its stdin carries `y` lines, which must not be taken as
 /// an answer.
 fn at_terminal(ws: &Path, session: &str, args: &str, steps: Value) -> Option<AtTerminal> {
-    let python = python()?;
+    let mut driver =
+        python_script(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/tty_driver.py"))?;
     let dir = tempfile::tempdir().unwrap();
     let stdin = dir.path().join("stdin");
     let stdout = dir.path().join("stdout");
     std::fs::write(&stdin, "y\ny\ny\n").unwrap();
-    let out = Command::new(python)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/tty_driver.py"))
+    let out = driver
         .arg("--script")
         .arg(steps.to_string())
         .arg("--stdin")
@@ -526,14 +514,13 @@ fn arguments_cannot_forge_the_prompt() {
 fn serve_answers_with_scopes(mode: &str) {
     let t = tree();
     let ws = t.path().join("ws");
-    let Some(python) = python() else {
+    let Some(mut client) = python_script(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/approvals_client.py"),
+    ) else {
         return;
     };
     let argv = serde_json::json!([env!("CARGO_BIN_EXE_toolgate"), "serve", "--workspace", ws]);
-    let out = Command::new(python)
-        .arg("-W")
-        .arg("ignore")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/approvals_client.py"))
+    let out = client
         .args(["--mode", mode, "--stdio", &argv.to_string()])
         .output()
         .unwrap();

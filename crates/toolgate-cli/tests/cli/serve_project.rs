@@ -8,82 +8,23 @@
 use super::project::{write_crate, LIB_RS};
 use super::toolgate;
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use toolgate_test_support::clients::{python_script, run_ok};
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 
-/// The Python with the MCP SDK; `None` (skip) when unset outside CI.
-fn python() -> Option<PathBuf> {
-    match std::env::var_os("TOOLGATE_TEST_PYTHON") {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("TOOLGATE_TEST_PYTHON is not set: .ci/run installs the MCP SDK and sets it")
-        }
-        _ => {
-            eprintln!("skipped: TOOLGATE_TEST_PYTHON is not set (.ci/run sets it)");
-            None
-        }
-    }
-}
-
 /// The client script `name` with `args`.
 fn client(name: &str, args: &[&str]) -> Option<Command> {
-    let mut cmd = Command::new(python()?);
-    cmd.arg("-W")
-        .arg("ignore")
-        .arg(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/clients")
-                .join(name),
-        )
-        .args(args);
+    let mut cmd = python_script(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/clients")
+            .join(name),
+    )?;
+    cmd.args(args);
     Some(cmd)
-}
-
-/// Runs `cmd` to its end, killed after `limit`; panics with its output unless it succeeded.
-fn run_ok(mut cmd: Command, limit: Duration) -> Output {
-    let what = format!("{cmd:?}");
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {what}: {e}"));
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = Vec::new();
-            let _ = r.read_to_end(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let deadline = Instant::now() + limit;
-    let mut timed_out = false;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            timed_out = true;
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = Output {
-        status: child.wait().unwrap(),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    };
-    assert!(
-        !timed_out && output.status.success(),
-        "{what} {}\n--- stdout\n{}\n--- stderr\n{}",
-        if timed_out { "timed out" } else { "failed" },
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }
 
 /// `toolgate serve --http 127.0.0.1:0` in `ws`, with its URL and token read from stderr;

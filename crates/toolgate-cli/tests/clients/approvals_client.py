@@ -15,28 +15,13 @@ every check holds, printing one `ok: ...` line per check and `passed: approvals`
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
-import anyio
 import mcp_types as types
+from client_support import add_server_args, check, make_client, run_client, text_of
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-
-
-def check(cond: bool, what: str, detail: object = "") -> None:
-    if not cond:
-        print(f"FAILED: {what}: {detail}", flush=True)
-        sys.exit(1)
-    print(f"ok: {what}", flush=True)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 async def run(args: argparse.Namespace) -> None:
-    argv = json.loads(args.stdio)
     asked: list[dict] = []
     answers: list[dict] = []
 
@@ -47,8 +32,7 @@ async def run(args: argparse.Namespace) -> None:
         return types.ElicitResult(action="accept", content=answers.pop(0))
 
     def client() -> Client:
-        server = StdioServerParameters(command=argv[0], args=argv[1:])
-        return Client(server, mode=args.mode, read_timeout_seconds=60, elicitation_callback=on_elicit)
+        return make_client(args, 60, elicitation_callback=on_elicit)
 
     async def write(c: Client, name: str) -> None:
         r = await c.call_tool("write_file", {"path": name, "content": name + "\n"})
@@ -75,16 +59,9 @@ async def run(args: argparse.Namespace) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--mode", default="legacy")
-    p.add_argument("--stdio", required=True)
+    add_server_args(p)
     args = p.parse_args()
-
-    async def go() -> None:
-        with anyio.fail_after(120):
-            await run(args)
-
-    anyio.run(go)
-    print(f"passed: approvals ({args.mode})", flush=True)
+    run_client(run, args, 120, f"approvals ({args.mode})")
 
 
 if __name__ == "__main__":

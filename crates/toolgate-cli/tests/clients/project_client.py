@@ -18,40 +18,13 @@ false with feedback for another (the model reads the feedback).
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
-import sys
 import time
 
-import anyio
 import mcp_types as types
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from client_support import add_server_args, check, make_client, run_client, text_of
 
 CARGO_TEST = {"command": "cargo test --offline 2>&1", "timeout_ms": 300000}
-
-
-def check(cond: bool, what: str, detail: object = "") -> None:
-    if not cond:
-        print(f"FAILED: {what}: {detail}", flush=True)
-        sys.exit(1)
-    print(f"ok: {what}", flush=True)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
-def make_client(args: argparse.Namespace, **kw) -> Client:
-    if args.stdio:
-        argv = json.loads(args.stdio)
-        server = StdioServerParameters(command=argv[0], args=argv[1:])
-    else:
-        headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
-        server = streamable_http_client(args.url, http_client=create_mcp_http_client(headers=headers))
-    return Client(server, mode=args.mode, read_timeout_seconds=300, **kw)
 
 
 async def project(args: argparse.Namespace) -> None:
@@ -71,7 +44,7 @@ async def project(args: argparse.Namespace) -> None:
     def accept() -> None:
         answers.append(types.ElicitResult(action="accept", content={"approve": True}))
 
-    async with make_client(args, elicitation_callback=on_elicit) as client:
+    async with make_client(args, 300, elicitation_callback=on_elicit) as client:
         want = "2025-11-25" if args.mode == "legacy" else "2026-07-28"
         check(client.protocol_version == want, f"protocol {want} negotiated", client.protocol_version)
         listed = await client.list_tools()
@@ -163,19 +136,10 @@ async def project(args: argparse.Namespace) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--mode", default="legacy")
     p.add_argument("--workspace", required=True)
-    p.add_argument("--stdio")
-    p.add_argument("--url")
-    p.add_argument("--token")
+    add_server_args(p)
     args = p.parse_args()
-
-    async def run() -> None:
-        with anyio.fail_after(240):
-            await project(args)
-
-    anyio.run(run)
-    print(f"passed: project ({args.mode})", flush=True)
+    run_client(project, args, 240, f"project ({args.mode})")
 
 
 if __name__ == "__main__":

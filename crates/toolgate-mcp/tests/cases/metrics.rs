@@ -4,11 +4,10 @@
 //! guard as `/mcp`.
 
 use super::support::{
-    client_program, clients_dir, initialize, post_mcp, raw_http, run_ok, HttpChild, RawResponse,
+    clients_dir, initialize, post_mcp, python_script, raw_http, run_ok, HttpChild, RawResponse,
     TestDir,
 };
 use serde_json::json;
-use std::process::Command;
 use std::time::Duration;
 
 fn get(addr: &str, path: &str, host: &str, extra: &[&str]) -> RawResponse {
@@ -35,13 +34,10 @@ fn metrics_count_real_calls_and_are_guarded_like_mcp() {
     let addr = server.addr.clone();
 
     // A real MCP client: three calls that ask for approval, one approved.
-    let python = client_program("TOOLGATE_TEST_PYTHON");
-    if let Some(python) = &python {
-        let mut cmd = Command::new(python);
-        cmd.arg("-W")
-            .arg("ignore")
-            .arg(clients_dir().join("mcp_client.py"))
-            .args(["--scenario", "approve", "--mode", "legacy", "--workspace"])
+    let python = python_script(clients_dir().join("mcp_client.py"));
+    let ran_python = python.is_some();
+    if let Some(mut cmd) = python {
+        cmd.args(["--scenario", "approve", "--mode", "legacy", "--workspace"])
             .arg(t.ws())
             .args(["--url", &server.url, "--token", &token]);
         let out = run_ok(cmd, Duration::from_secs(120));
@@ -148,7 +144,7 @@ fn metrics_count_real_calls_and_are_guarded_like_mcp() {
     assert!(!text.contains("no_such_tool"), "{text}");
     assert!(text.contains("# TYPE toolgate_tool_call_duration_seconds histogram"));
     assert!(text.contains("# HELP toolgate_tool_calls_total Tool calls dispatched"));
-    if python.is_some() {
+    if ran_python {
         assert_eq!(
             at("toolgate_tool_approvals_asked_total{tool=\"destructive_echo\"}"),
             3.0

@@ -1,22 +1,18 @@
 //! pydantic-ai's MCP toolset driven by its TestModel (an agent loop without a network model)
 //! calling the built-in tools through the server over stdio.
 
-use super::support::{client_program, clients_dir, run_ok, TestDir, SERVER};
-use std::process::Command;
+use super::support::{clients_dir, python_script, run_ok, TestDir, SERVER};
 use std::time::Duration;
 
 #[test]
 fn pydantic_ai_agent_calls_builtin_tools_through_toolgate() {
-    let Some(python) = client_program("TOOLGATE_TEST_PYTHON") else {
+    let Some(mut cmd) = python_script(clients_dir().join("pydantic_ai_agent.py")) else {
         return;
     };
     let t = TestDir::new();
     // TestModel fills string arguments with "a": give it a file of that name.
     std::fs::write(t.ws().join("a"), "a needle here\n").unwrap();
-    let mut cmd = Command::new(python);
-    cmd.args(["-W", "ignore"])
-        .arg(clients_dir().join("pydantic_ai_agent.py"))
-        .arg("--workspace")
+    cmd.arg("--workspace")
         .arg(t.ws())
         .arg("--")
         .arg(SERVER)

@@ -3,17 +3,13 @@
 //! recoverable errors, unknown tool, progress, cancellation, approval by elicitation, scoped
 //! approval).
 
-use super::support::{client_program, clients_dir, run_ok, HttpChild, TestDir, SERVER};
+use super::support::{clients_dir, python_script, run_ok, HttpChild, TestDir, SERVER};
 use std::process::Command;
 use std::time::Duration;
 
 fn python_client(scenario_args: &[&str], ws: &std::path::Path) -> Option<Command> {
-    let python = client_program("TOOLGATE_TEST_PYTHON")?;
-    let mut cmd = Command::new(python);
-    cmd.arg("-W")
-        .arg("ignore")
-        .arg(clients_dir().join("mcp_client.py"))
-        .args(["--scenario", "all", "--workspace"])
+    let mut cmd = python_script(clients_dir().join("mcp_client.py"))?;
+    cmd.args(["--scenario", "all", "--workspace"])
         .arg(ws)
         .args(scenario_args);
     Some(cmd)

@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The test server binary: the built-in tools plus `slow` and `destructive_echo`.
@@ -33,84 +33,11 @@ impl TestDir {
     }
 }
 
-/// The program a client test needs, from `var`; `None` (the test is skipped) when it is not
-/// set outside CI.
-pub fn client_program(var: &str) -> Option<PathBuf> {
-    match std::env::var_os(var) {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("{var} is not set: .ci/run installs the MCP clients and sets it")
-        }
-        _ => {
-            eprintln!("skipped: {var} is not set (.ci/run sets it)");
-            None
-        }
-    }
-}
+pub use toolgate_test_support::clients::{client_program, python_script, run_ok, run_status};
 
 /// The Python client scripts.
 pub fn clients_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
-}
-
-/// Runs `cmd` to completion, killing it after `limit`; panics with its output when it fails.
-pub fn run_ok(cmd: Command, limit: Duration) -> Output {
-    run_status(cmd, limit, true)
-}
-
-/// Runs `cmd` to completion, killing it after `limit`; panics with its output when it timed
-/// out, or failed while `must_succeed`.
-pub fn run_status(mut cmd: Command, limit: Duration, must_succeed: bool) -> Output {
-    let what = format!("{cmd:?}");
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {what}: {e}"));
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = stdout.read_to_end(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = stderr.read_to_end(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let output = Output {
-        status: status.unwrap_or_else(|| child.wait().unwrap()),
-        stdout: out_reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
-    };
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    if status.is_none() || (must_succeed && !output.status.success()) {
-        panic!(
-            "{what} {}\n--- stdout\n{}\n--- stderr\n{}",
-            if status.is_none() {
-                "timed out"
-            } else {
-                "failed"
-            },
-            text(&output.stdout),
-            text(&output.stderr)
-        );
-    }
-    output
 }
 
 /// The test server serving HTTP on a free loopback port, as a child process.

@@ -25,37 +25,12 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import sys
 import time
 
 import anyio
 import mcp_types as types
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from client_support import add_server_args, check, make_client, run_client, text_of
 from mcp.shared.exceptions import MCPError
-
-
-def check(cond: bool, what: str, detail: object = "") -> None:
-    if not cond:
-        print(f"FAILED: {what}: {detail}", flush=True)
-        sys.exit(1)
-    print(f"ok: {what}", flush=True)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
-def make_client(args: argparse.Namespace, **kw) -> Client:
-    if args.stdio:
-        argv = json.loads(args.stdio)
-        server = StdioServerParameters(command=argv[0], args=argv[1:])
-    else:
-        headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
-        server = streamable_http_client(args.url, http_client=create_mcp_http_client(headers=headers))
-    return Client(server, mode=args.mode, read_timeout_seconds=60, **kw)
 
 
 async def basic(args: argparse.Namespace) -> None:
@@ -64,7 +39,7 @@ async def basic(args: argparse.Namespace) -> None:
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs.append(params)
 
-    async with make_client(args, logging_callback=on_log) as client:
+    async with make_client(args, 60, logging_callback=on_log) as client:
         check(client.server_info is None or client.server_info.name == "toolgate", "server name")
         modern = args.mode != "legacy"
         check(
@@ -136,7 +111,7 @@ async def long(args: argparse.Namespace) -> None:
     async def on_progress(p: float, total: float | None, message: str | None) -> None:
         progress.append(p)
 
-    async with make_client(args) as client:
+    async with make_client(args, 60) as client:
         done = await client.call_tool("slow", {"seconds": 1.6}, progress_callback=on_progress)
         check(not done.is_error, "slow call completes", text_of(done))
         check(len(progress) >= 1, "progress notifications while it runs", progress)
@@ -189,7 +164,7 @@ async def approve(args: argparse.Namespace) -> None:
         check("approve" in json.dumps(params.requested_schema), "the form has an approve field", params.requested_schema)
         return answers.pop(0)
 
-    async with make_client(args, elicitation_callback=on_elicit) as client:
+    async with make_client(args, 60, elicitation_callback=on_elicit) as client:
         answers.append(types.ElicitResult(action="accept", content={"approve": True}))
         ok = await client.call_tool("destructive_echo", {"text": "hello there"})
         check(not ok.is_error, "accept runs the call", text_of(ok))
@@ -209,7 +184,7 @@ async def approve(args: argparse.Namespace) -> None:
 
 
 async def no_elicit(args: argparse.Namespace) -> None:
-    async with make_client(args) as client:
+    async with make_client(args, 60) as client:
         r = await client.call_tool("destructive_echo", {"text": "x"})
         check(r.is_error is True and "approval_rejected" in text_of(r), "without elicitation the call is rejected", text_of(r))
         ok = await client.call_tool("read_file", {"path": "src/lib.txt"})
@@ -229,7 +204,7 @@ async def scoped(args: argparse.Namespace) -> None:
             action="accept", content={"approve": True, "scope": "once" if stateless else "session"}
         )
 
-    async with make_client(args, elicitation_callback=on_elicit) as client:
+    async with make_client(args, 60, elicitation_callback=on_elicit) as client:
         first = await client.call_tool("destructive_echo", {"text": "one"})
         check(not first.is_error, "the first call is approved", text_of(first))
         second = await client.call_tool("destructive_echo", {"text": "two"})
@@ -240,7 +215,7 @@ async def scoped(args: argparse.Namespace) -> None:
         else:
             check(offered[0] == ["once", "session", "always"], "the form offers once, session, always", offered)
             check(len(asked) == 1, "approved for the session, the second call is not asked", asked)
-    async with make_client(args, elicitation_callback=on_elicit) as client:
+    async with make_client(args, 60, elicitation_callback=on_elicit) as client:
         third = await client.call_tool("destructive_echo", {"text": "three"})
         check(not third.is_error, "a fresh session's call runs", text_of(third))
         check(len(asked) == (3 if stateless else 2), "a fresh session is asked", asked)
@@ -261,19 +236,10 @@ SCENARIOS_AND_ALL = {**SCENARIOS, "all": all_scenarios}
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--scenario", required=True, choices=sorted(SCENARIOS_AND_ALL))
-    p.add_argument("--mode", default="legacy")
     p.add_argument("--workspace", required=True)
-    p.add_argument("--stdio")
-    p.add_argument("--url")
-    p.add_argument("--token")
+    add_server_args(p)
     args = p.parse_args()
-
-    async def run() -> None:
-        with anyio.fail_after(120):
-            await SCENARIOS_AND_ALL[args.scenario](args)
-
-    anyio.run(run)
-    print(f"passed: {args.scenario} ({args.mode})", flush=True)
+    run_client(SCENARIOS_AND_ALL[args.scenario], args, 120, f"{args.scenario} ({args.mode})")
 
 
 if __name__ == "__main__":

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import sys
 
 import anyio
+from client_support import check
 from fastmcp.client import Client as FastMCPClient
 from fastmcp.client.transports import StdioTransport
 from pydantic_ai import Agent
@@ -25,13 +25,6 @@ from pydantic_ai.messages import ToolReturnPart
 from pydantic_ai.models.test import TestModel
 
 TOOLS = ["search_code", "read_file", "glob"]
-
-
-def check(cond: bool, what: str, detail: object = "") -> None:
-    if not cond:
-        print(f"FAILED: {what}: {detail}", flush=True)
-        sys.exit(1)
-    print(f"ok: {what}", flush=True)
 
 
 async def main(workspace: str, command: list[str]) -> None:

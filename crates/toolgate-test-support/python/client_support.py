@@ -1,0 +1,78 @@
+"""What toolgate's Python test clients share: the check that prints `ok: ...` or fails the
+run, the text of a tool result, the server flags and the MCP client they pick, and the main
+that runs a client under a time limit.
+
+The clients under crates/*/tests/clients import it; the Rust tests start them through
+`toolgate_test_support::python::script`, which puts this folder on PYTHONPATH. The MCP SDK
+(`mcp`) is imported only by the functions that need it, so a client without it (pydantic-ai's
+agent) can use `check`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Awaitable, Callable
+
+import anyio
+
+
+def check(cond: bool, what: str, detail: object = "") -> None:
+    """Prints `ok: WHAT`, or `FAILED: WHAT: DETAIL` and exits 1."""
+    if not cond:
+        print(f"FAILED: {what}: {detail}", flush=True)
+        sys.exit(1)
+    print(f"ok: {what}", flush=True)
+
+
+def text_of(result: Any) -> str:
+    """The text blocks of a `CallToolResult`, one a line."""
+    import mcp_types as types
+
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def add_server_args(p: argparse.ArgumentParser) -> None:
+    """The flags that say which server to reach and how: `--mode legacy|2026-07-28|auto`
+    and `--stdio JSON_ARGV`, or `--url URL [--token TOKEN]`."""
+    p.add_argument("--mode", default="legacy")
+    p.add_argument("--stdio")
+    p.add_argument("--url")
+    p.add_argument("--token")
+
+
+def make_client(args: argparse.Namespace, read_timeout_seconds: float, **kw: Any) -> Any:
+    """An MCP `Client` for the server `args` name (see `add_server_args`): a process started
+    with the `--stdio` argv, or streamable HTTP at `--url` with `--token` as bearer token.
+    `kw` goes to `Client` (callbacks)."""
+    from mcp import Client
+
+    if args.stdio:
+        from mcp.client.stdio import StdioServerParameters
+
+        argv = json.loads(args.stdio)
+        server = StdioServerParameters(command=argv[0], args=argv[1:])
+    else:
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
+        server = streamable_http_client(args.url, http_client=create_mcp_http_client(headers=headers))
+    return Client(server, mode=args.mode, read_timeout_seconds=read_timeout_seconds, **kw)
+
+
+def run_client(
+    client: Callable[[argparse.Namespace], Awaitable[None]],
+    args: argparse.Namespace,
+    limit_seconds: float,
+    passed: str,
+) -> None:
+    """Runs `client(args)`, failing it after `limit_seconds`, then prints `passed: PASSED`."""
+
+    async def go() -> None:
+        with anyio.fail_after(limit_seconds):
+            await client(args)
+
+    anyio.run(go)
+    print(f"passed: {passed}", flush=True)
