@@ -12,7 +12,7 @@
 //! The other standard variables apply: `OTEL_EXPORTER_OTLP_[TRACES_]HEADERS`,
 //! `OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT` (milliseconds; toolgate's default is
 //! [`DEFAULT_TIMEOUT`], not the specification's 10 s, so that a collector that does not answer
-//! holds up the end of a command by about 2 s at most), `OTEL_SERVICE_NAME` (default
+//! holds up the end of a command by 3 s at most), `OTEL_SERVICE_NAME` (default
 //! `toolgate`), `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*`. The client has no TLS: the endpoint
 //! must be an `http://` URL (a local collector or agent).
 //!

@@ -167,25 +167,31 @@ fn attr<'a>(attrs: &'a [KeyValue], key: &str) -> Option<&'a str> {
         })
 }
 
-/// Every span received so far (the exporting processes have exited), with the resources'
-/// service names.
-fn received(rx: &mpsc::Receiver<Received>) -> (Vec<Span>, Vec<String>) {
+/// Every span received so far (the exporting processes have exited), with the attributes of
+/// their resources.
+fn received(rx: &mpsc::Receiver<Received>) -> (Vec<Span>, Vec<Vec<KeyValue>>) {
     let mut spans = Vec::new();
-    let mut services = Vec::new();
+    let mut resources = Vec::new();
     while let Ok(r) = rx.try_recv() {
         assert_eq!(r.path, "/v1/traces");
         assert_eq!(r.content_type, "application/x-protobuf");
         let req = ExportTraceServiceRequest::decode(r.body.as_slice()).expect("an OTLP request");
         for rs in req.resource_spans {
-            if let Some(res) = &rs.resource {
-                services.extend(attr(&res.attributes, "service.name").map(str::to_string));
-            }
+            resources.extend(rs.resource.map(|r| r.attributes));
             for ss in rs.scope_spans {
                 spans.extend(ss.spans);
             }
         }
     }
-    (spans, services)
+    (spans, resources)
+}
+
+/// The `service.name` of each resource.
+fn services(resources: &[Vec<KeyValue>]) -> Vec<&str> {
+    resources
+        .iter()
+        .map(|r| attr(r, "service.name").unwrap_or("(none)"))
+        .collect()
 }
 
 /// The `tool_call` span of the call `id`.
@@ -226,9 +232,10 @@ fn call_spans_go_to_the_otlp_endpoint() {
     );
     assert_eq!(bad.status.code(), Some(3), "{bad:?}");
 
-    let (spans, services) = received(&rx);
+    let (spans, resources) = received(&rx);
+    let services = services(&resources);
     assert!(!services.is_empty());
-    assert!(services.iter().all(|s| s == "toolgate"), "{services:?}");
+    assert!(services.iter().all(|s| *s == "toolgate"), "{services:?}");
     let good = call_span(&spans, "call-ok");
     assert_eq!(attr(&good.attributes, "tool"), Some("read_file"));
     assert_eq!(attr(&good.attributes, "profile"), Some("default"));
@@ -318,6 +325,38 @@ fn serve_spans_are_sent_when_sigterm_ends_it() {
     assert_eq!(attr(&span.attributes, "tool"), Some("read_file"));
     assert_eq!(attr(&span.attributes, "outcome"), Some("ok"));
     assert!(child(&spans, span, "execute").is_some(), "{spans:#?}");
+}
+
+#[test]
+fn the_standard_resource_variables_apply() {
+    let (endpoint, rx) = receiver();
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("a.txt"), "hello\n").unwrap();
+    let ws = t.path().to_str().unwrap();
+    let out = finish(
+        command(
+            &endpoint,
+            &[
+                "call",
+                "read_file",
+                r#"{"path": "a.txt"}"#,
+                "--no-audit",
+                "--workspace",
+                ws,
+            ],
+        )
+        .env("OTEL_SERVICE_NAME", "agent-gate")
+        .env("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let (spans, resources) = received(&rx);
+    assert!(spans.iter().any(|s| s.name == "tool_call"), "{spans:#?}");
+    assert_eq!(services(&resources), ["agent-gate"]);
+    assert_eq!(attr(&resources[0], "deployment.environment"), Some("test"));
 }
 
 #[test]
