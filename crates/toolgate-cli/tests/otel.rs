@@ -388,6 +388,44 @@ fn bad_settings_warn_and_the_call_runs() {
 }
 
 #[test]
+fn an_endpoint_that_is_not_unicode_warns_and_the_call_runs() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("a.txt"), "hello\n").unwrap();
+    let ws = t.path().to_str().unwrap();
+    let out = finish(
+        command(
+            "http://127.0.0.1:1",
+            &[
+                "call",
+                "read_file",
+                r#"{"path": "a.txt"}"#,
+                "--no-audit",
+                "--workspace",
+                ws,
+            ],
+        )
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            std::ffi::OsStr::from_bytes(b"http://\xff:4318"),
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hello"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "OpenTelemetry export is off: OTEL_EXPORTER_OTLP_ENDPOINT is not valid Unicode"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn an_unreachable_collector_costs_the_spans_not_the_call() {
     let t = tempfile::tempdir().unwrap();
     std::fs::write(t.path().join("a.txt"), "hello\n").unwrap();
