@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::{
-    DynamicTool, Effects, Resource, Risk, ToolContext, ToolError, ToolOutput, ToolSpec,
-    ToolSpecBuilder, TypedTool,
+    DynamicTool, Effects, Registry, RegistryBuilder, Resource, Risk, ToolContext, ToolError,
+    ToolOutput, ToolSpec, ToolSpecBuilder, TypedTool,
 };
 
 /// `echo(text) -> {text}`: returns its text unchanged, under the name, description, effects
@@ -250,6 +250,29 @@ pub fn destructive(runs: Arc<AtomicU32>) -> DynamicTool {
             Ok(ToolOutput::text("deleted"))
         }
     })
+}
+
+/// A read-only dynamic tool named `forbidden`, for a policy that denies it
+/// ([`crate::policy::DenyTool::FORBIDDEN`]); it answers `ran` if it ever runs.
+pub fn forbidden() -> DynamicTool {
+    let spec = ToolSpec::builder("forbidden")
+        .description("Never runs: the test's policy denies it.")
+        .effects(Effects::read_only())
+        .build()
+        .expect("a valid spec");
+    DynamicTool::new(spec, |_, _| async { Ok(ToolOutput::text("ran")) })
+}
+
+/// A registry builder with a tool for each outcome the metrics and the store's figures count:
+/// `echo` (succeeds; wrong arguments are `invalid_arguments`), `big_output` (10,000 bytes
+/// under a 1,000-byte cap: truncated), `delete_all` (destructive: the default policy asks)
+/// and `forbidden` (denied under [`crate::policy::DenyTool::FORBIDDEN`]).
+pub fn every_outcome() -> RegistryBuilder {
+    Registry::builder()
+        .tool(Echo::default())
+        .tool(big_output(10_000, 1_000))
+        .tool(destructive(Arc::new(AtomicU32::new(0))))
+        .tool(forbidden())
 }
 
 /// A tool that waits for its cancellation token and reports whether it saw it.

@@ -8,6 +8,7 @@ use serde_json::json;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
 use toolgate_core::audit::now_us;
+use toolgate_test_support::policy::DenyTool;
 use toolgate_test_support::tools::destructive;
 use toolgate_test_support::ScriptedApprover;
 
@@ -219,20 +220,15 @@ async fn a_once_grant_is_spent_by_exactly_one_of_concurrent_calls() {
     );
 }
 
-struct DenyWipe;
-impl Policy for DenyWipe {
-    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
-        if &*input.tool.name == "wipe_disk" {
-            Verdict::deny("test.no_wiping", "wiping is forbidden")
-        } else {
-            DefaultPolicy.decide(input)
-        }
-    }
-}
+const DENY_WIPE: DenyTool = DenyTool {
+    tool: "wipe_disk",
+    rule: "test.no_wiping",
+    reason: "wiping is forbidden",
+};
 
 #[tokio::test]
 async fn a_grant_never_overrides_a_deny() {
-    let t = setup(vec![], Arc::new(DenyWipe));
+    let t = setup(vec![], Arc::new(DENY_WIPE));
     for tool in ["wipe_disk", "*"] {
         let _ = t.grants.insert(&NewGrant {
             tool_pattern: tool.into(),

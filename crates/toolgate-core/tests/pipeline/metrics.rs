@@ -6,32 +6,11 @@ use super::*;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use std::sync::atomic::AtomicU32;
 use toolgate_core::telemetry;
 use toolgate_test_support::approver::ScriptedApprover;
-use toolgate_test_support::tools::{big_output, destructive};
-
-/// The default policy, except that a tool named `forbidden` is denied.
-struct DenyForbidden;
-
-impl Policy for DenyForbidden {
-    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
-        if &*input.tool.name == "forbidden" {
-            Verdict::deny("test.forbidden", "the test forbids it")
-        } else {
-            DefaultPolicy.decide(input)
-        }
-    }
-}
-
-fn forbidden() -> DynamicTool {
-    let spec = ToolSpec::builder("forbidden")
-        .description("Never runs: the test's policy denies it.")
-        .effects(Effects::read_only())
-        .build()
-        .unwrap();
-    DynamicTool::new(spec, |_, _| async { Ok(ToolOutput::text("ran")) })
-}
+use toolgate_test_support::pipeline::dispatch_in_order;
+use toolgate_test_support::policy::DenyTool;
+use toolgate_test_support::tools::every_outcome;
 
 /// The value of the sample `series` (name and labels exactly as rendered), if present.
 fn sample(text: &str, series: &str) -> Option<f64> {
@@ -49,13 +28,7 @@ fn every_call_is_counted_per_tool_in_the_prometheus_exposition() {
         .unwrap()
         .build_recorder();
     let handle = recorder.handle();
-    let registry = Registry::builder()
-        .tool(Echo::default())
-        .tool(big_output(10_000, 1_000))
-        .tool(destructive(Arc::new(AtomicU32::new(0))))
-        .tool(forbidden())
-        .build()
-        .unwrap();
+    let registry = every_outcome().build().unwrap();
     let approver = Arc::new(ScriptedApprover::new([
         ApprovalAnswer::Approved,
         ApprovalAnswer::Rejected {
@@ -70,7 +43,7 @@ fn every_call_is_counted_per_tool_in_the_prometheus_exposition() {
     ]));
     let audit = Arc::new(MemoryAuditSink::default());
     let p = Pipeline::builder(registry)
-        .policy(Arc::new(DenyForbidden))
+        .policy(Arc::new(DenyTool::FORBIDDEN))
         .approver(approver)
         .grants(Arc::new(MemoryGrantStore::default()))
         .audit(audit.clone())
@@ -96,13 +69,7 @@ fn every_call_is_counted_per_tool_in_the_prometheus_exposition() {
     ];
     ::metrics::with_local_recorder(&recorder, || {
         telemetry::describe();
-        rt.block_on(async {
-            let s = p.session("s").build().unwrap();
-            for (i, (name, args)) in calls.iter().enumerate() {
-                p.dispatch(ToolCall::new(format!("c{i}"), *name, args.clone()), &s)
-                    .await;
-            }
-        });
+        rt.block_on(dispatch_in_order(&p, "s", &calls));
     });
     let text = handle.render();
     let at = |series: &str| sample(&text, series).unwrap_or_else(|| panic!("{series}:\n{text}"));

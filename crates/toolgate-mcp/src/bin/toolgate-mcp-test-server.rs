@@ -16,9 +16,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::{
-    DefaultPolicy, Effects, JsonlAuditSink, MemoryGrantStore, Policy, PolicyInput, Registry, Risk,
-    ToolContext, ToolError, ToolSpec, ToolSpecBuilder, TypedTool, Verdict,
+    Effects, JsonlAuditSink, MemoryGrantStore, Registry, Risk, ToolContext, ToolError, ToolSpec,
+    ToolSpecBuilder, TypedTool,
 };
+use toolgate_test_support::policy::DenyTool;
 use toolgate_test_support::tools::Echo;
 
 #[derive(Parser)]
@@ -119,7 +120,7 @@ const DESTRUCTIVE_ECHO: Echo = Echo {
     )
 };
 
-/// `forbidden_echo`: read-only, but [`TestPolicy`] denies it.
+/// `forbidden_echo`: read-only, but [`TEST_POLICY`] denies it.
 const FORBIDDEN_ECHO: Echo = Echo {
     title: Some("Forbidden echo"),
     ..Echo::named(
@@ -129,17 +130,11 @@ const FORBIDDEN_ECHO: Echo = Echo {
 };
 
 /// The default policy, and a deny for `forbidden_echo`.
-struct TestPolicy;
-
-impl Policy for TestPolicy {
-    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
-        if &*input.tool.name == "forbidden_echo" {
-            Verdict::deny("test.forbidden_echo", "the test server forbids this tool")
-        } else {
-            DefaultPolicy.decide(input)
-        }
-    }
-}
+const TEST_POLICY: DenyTool = DenyTool {
+    tool: "forbidden_echo",
+    rule: "test.forbidden_echo",
+    reason: "the test server forbids this tool",
+};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -166,7 +161,7 @@ fn serve(args: toolgate_mcp::cli::ServeArgs) -> Result<(), toolgate_mcp::Error> 
         .map_err(|e| toolgate_mcp::Error::Config(format!("opening {}: {e}", log.display())))?;
     // grants live in memory: a scoped answer holds for this process only
     let pipeline = toolgate_mcp::pipeline_builder(registry)
-        .policy(Arc::new(TestPolicy))
+        .policy(Arc::new(TEST_POLICY))
         .audit(Arc::new(audit))
         .grants(Arc::new(MemoryGrantStore::new()))
         .build();

@@ -5,29 +5,14 @@ use super::support::TempStore;
 use metrics_exporter_prometheus::PrometheusBuilder;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use toolgate_core::telemetry::{self, UNKNOWN_TOOL};
-use toolgate_core::{
-    ApprovalAnswer, DefaultPolicy, DynamicTool, Effects, GrantRequest, GrantScope,
-    MemoryGrantStore, Pipeline, Policy, PolicyInput, Registry, ToolCall, ToolOutput, ToolSpec,
-    Verdict,
-};
+use toolgate_core::{ApprovalAnswer, GrantRequest, GrantScope, MemoryGrantStore, Pipeline};
 use toolgate_store::{AuditQuery, SqliteAuditSink, ToolStats};
 use toolgate_test_support::approver::ScriptedApprover;
-use toolgate_test_support::tools::{big_output, destructive, Echo};
-
-struct DenyForbidden;
-
-impl Policy for DenyForbidden {
-    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
-        if &*input.tool.name == "forbidden" {
-            Verdict::deny("test.forbidden", "the test forbids it")
-        } else {
-            DefaultPolicy.decide(input)
-        }
-    }
-}
+use toolgate_test_support::pipeline::dispatch_in_order;
+use toolgate_test_support::policy::DenyTool;
+use toolgate_test_support::tools::every_outcome;
 
 /// The value of the sample `name{tool="TOOL"[,kind="KIND"]}`, 0 when absent.
 fn sample(text: &str, name: &str, tool: &str, kind: Option<&str>) -> u64 {
@@ -45,23 +30,9 @@ fn sample(text: &str, name: &str, tool: &str, kind: Option<&str>) -> u64 {
 fn stats_from_the_store_match_the_prometheus_exposition() {
     let t = TempStore::new();
     let sink = Arc::new(SqliteAuditSink::new(&t.store).unwrap());
-    let forbidden = DynamicTool::new(
-        ToolSpec::builder("forbidden")
-            .description("Denied by the test's policy.")
-            .effects(Effects::read_only())
-            .build()
-            .unwrap(),
-        |_, _| async { Ok(ToolOutput::text("ran")) },
-    );
-    let registry = Registry::builder()
-        .tool(Echo::default())
-        .tool(big_output(10_000, 1_000))
-        .tool(destructive(Arc::new(AtomicU32::new(0))))
-        .tool(forbidden)
-        .build()
-        .unwrap();
+    let registry = every_outcome().build().unwrap();
     let p = Pipeline::builder(registry)
-        .policy(Arc::new(DenyForbidden))
+        .policy(Arc::new(DenyTool::FORBIDDEN))
         .approver(Arc::new(ScriptedApprover::new([
             ApprovalAnswer::Approved,
             ApprovalAnswer::Corrected {
@@ -97,13 +68,7 @@ fn stats_from_the_store_match_the_prometheus_exposition() {
         ("also_made_up", json!({})),
     ];
     metrics::with_local_recorder(&recorder, || {
-        rt.block_on(async {
-            let s = p.session("s").build().unwrap();
-            for (i, (name, args)) in calls.iter().enumerate() {
-                p.dispatch(ToolCall::new(format!("c{i}"), *name, args.clone()), &s)
-                    .await;
-            }
-        })
+        rt.block_on(dispatch_in_order(&p, "s", &calls))
     });
     sink.flush_checked().unwrap();
     let stats = t.store.tool_stats(&AuditQuery::default()).unwrap();
