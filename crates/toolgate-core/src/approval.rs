@@ -58,6 +58,14 @@ pub enum ApprovalAnswer {
         /// Feedback for the model.
         feedback: String,
     },
+    /// Not answered yet: the question went to the client, and the answer comes with the call
+    /// sent again (an MCP 2026-07-28 input-required result, SEP-2322). The call does not run
+    /// this time; it ends with [`crate::ErrorKind::InputRequired`] and is audited with the
+    /// outcome `input_required` and the approval `pending`, not as a rejection.
+    Pending {
+        /// What was asked and of whom, for the operator.
+        reason: String,
+    },
 }
 
 /// Answers approval requests: a terminal prompt, an MCP client's elicitation, a test script.

@@ -30,15 +30,20 @@ pub enum Outcome {
     RecoverableError,
     /// An error that stops the caller's loop.
     FatalError,
+    /// Not run yet: the call asked its client for input (an approval question on an MCP
+    /// 2026-07-28 request) and is sent again with the answer, which is recorded as its own
+    /// call. Neither an error nor a denial ([`crate::ErrorKind::InputRequired`]).
+    InputRequired,
 }
 
 impl Outcome {
-    /// The wire name: `ok`, `recoverable_error` or `fatal_error`.
+    /// The wire name: `ok`, `recoverable_error`, `fatal_error` or `input_required`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
             Outcome::RecoverableError => "recoverable_error",
             Outcome::FatalError => "fatal_error",
+            Outcome::InputRequired => "input_required",
         }
     }
 }
@@ -55,15 +60,23 @@ pub enum Approval {
     Rejected,
     /// Rejected with feedback for the model.
     Corrected,
+    /// Not answered yet: the question went to the client, whose answer comes with the call
+    /// sent again (an MCP 2026-07-28 input-required result; [`ApprovalAnswer::Pending`]).
+    /// The retry records the answer; this round counts neither as asked nor as approved, so
+    /// one question is counted once.
+    ///
+    /// [`ApprovalAnswer::Pending`]: crate::ApprovalAnswer::Pending
+    Pending,
 }
 
 impl Approval {
-    /// Whether the approver was asked: every answer but a standing grant's (counted in
+    /// Whether the approver was asked: every answer but a standing grant's and a pending
+    /// question's, whose answer is counted with the retry (counted in
     /// `toolgate_tool_approvals_asked_total` and `toolgate stats`).
     pub const fn was_asked(self) -> bool {
         match self {
             Approval::Approved | Approval::Rejected | Approval::Corrected => true,
-            Approval::Granted => false,
+            Approval::Granted | Approval::Pending => false,
         }
     }
 
@@ -72,7 +85,9 @@ impl Approval {
     pub const fn approved(self) -> bool {
         match self {
             Approval::Approved => true,
-            Approval::Granted | Approval::Rejected | Approval::Corrected => false,
+            Approval::Granted | Approval::Rejected | Approval::Corrected | Approval::Pending => {
+                false
+            }
         }
     }
 }
@@ -118,7 +133,7 @@ pub struct AuditRecord {
     pub truncated: Option<String>,
     /// How the call ended.
     pub outcome: Outcome,
-    /// The error kind, on errors.
+    /// The error kind, on errors (none for the outcome `input_required`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<ErrorKind>,
     /// The error reason, on errors that have one.

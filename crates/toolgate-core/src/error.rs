@@ -33,6 +33,11 @@ pub enum ErrorKind {
     ApprovalRejected,
     /// authorize: the approver rejected the call with feedback for the model.
     ApprovalCorrected,
+    /// The call asked its client for input (an approval question, or what a tool asked for
+    /// on an MCP 2026-07-28 request: an input-required result, SEP-2322) and did not run or
+    /// finish; the client sends the call again with the answers. Neither a rejection nor a
+    /// failure: audited with the outcome `input_required` and no error kind.
+    InputRequired,
     /// budget: a session or tool budget is used up.
     BudgetExhausted,
     /// execute: the call ran past its timeout (the tool is idempotent, so it may be sent again).
@@ -49,7 +54,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in pipeline order.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::UnknownTool,
         ErrorKind::InvalidInput,
         ErrorKind::InvalidArguments,
@@ -57,6 +62,7 @@ impl ErrorKind {
         ErrorKind::PermissionDenied,
         ErrorKind::ApprovalRejected,
         ErrorKind::ApprovalCorrected,
+        ErrorKind::InputRequired,
         ErrorKind::BudgetExhausted,
         ErrorKind::Timeout,
         ErrorKind::Cancelled,
@@ -75,6 +81,7 @@ impl ErrorKind {
             ErrorKind::PermissionDenied => "permission_denied",
             ErrorKind::ApprovalRejected => "approval_rejected",
             ErrorKind::ApprovalCorrected => "approval_corrected",
+            ErrorKind::InputRequired => "input_required",
             ErrorKind::BudgetExhausted => "budget_exhausted",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
@@ -92,6 +99,7 @@ impl ErrorKind {
             | ErrorKind::InvalidArguments
             | ErrorKind::UnsafeInput
             | ErrorKind::ApprovalCorrected
+            | ErrorKind::InputRequired
             | ErrorKind::Timeout
             | ErrorKind::OutcomeUnknown
             | ErrorKind::ToolFailed => true,

@@ -13,8 +13,10 @@
 //!    ([`crate::approval`]). A state that does not open, has expired, or was used is a
 //!    rejection, never an approval.
 //!
-//! The first round leaves an audit record of a rejected approval (the pipeline records every
-//! dispatch); the second records the user's answer.
+//! The first round is not an answer: the approver returns [`ApprovalAnswer::Pending`], the call
+//! does not run, and its audit record says so (outcome `input_required`, approval `pending`, no
+//! error kind), so it counts neither as a rejection nor as an error; the second round records
+//! the user's answer.
 
 use crate::approval::{
     cannot_answer, confirmation_form, confirmation_message, from_elicit_result, CallClient,
@@ -135,7 +137,7 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
             let mut requests = InputRequests::new();
             requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ask));
             *client.question.lock() = Some(InputRequiredResult::new(Some(requests), Some(sealed)));
-            ApprovalAnswer::Rejected {
+            ApprovalAnswer::Pending {
                 reason: "approval asked of the client (input required)".into(),
             }
         }

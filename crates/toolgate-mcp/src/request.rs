@@ -20,7 +20,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
-use toolgate_core::ToolError;
+use toolgate_core::{ErrorKind, ToolError};
 
 /// The MCP request the current tool call came in on.
 pub fn current() -> Option<RequestContext<RoleServer>> {
@@ -87,10 +87,10 @@ pub fn require_input(inputs: InputRequests, state: Option<String>) -> Option<Too
                 return None;
             }
             *c.question.lock() = Some(InputRequiredResult::new(Some(inputs), state));
-            Some(
-                ToolError::failed("input asked of the client (input required)")
-                    .with_reason("input_required"),
-            )
+            Some(ToolError::new(
+                ErrorKind::InputRequired,
+                "input asked of the client (input required)",
+            ))
         })
         .ok()
         .flatten()

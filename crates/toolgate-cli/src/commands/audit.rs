@@ -69,6 +69,10 @@ enum OutcomeArg {
     /// An error that stops the agent loop.
     #[value(name = "fatal_error", alias = "fatal")]
     FatalError,
+    /// Not run yet: the call asked its MCP client for input (an approval question on a
+    /// 2026-07-28 request) and comes again with the answer.
+    #[value(name = "input_required")]
+    InputRequired,
 }
 
 impl From<OutcomeArg> for Outcome {
@@ -77,6 +81,7 @@ impl From<OutcomeArg> for Outcome {
             OutcomeArg::Ok => Outcome::Ok,
             OutcomeArg::RecoverableError => Outcome::RecoverableError,
             OutcomeArg::FatalError => Outcome::FatalError,
+            OutcomeArg::InputRequired => Outcome::InputRequired,
         }
     }
 }
@@ -116,11 +121,7 @@ fn table(out: &mut dyn Write, records: &[StoredRecord]) -> std::io::Result<()> {
     )?;
     for s in records {
         let r = &s.record;
-        let outcome = match r.outcome {
-            Outcome::Ok => "ok",
-            Outcome::RecoverableError => "recoverable_error",
-            Outcome::FatalError => "fatal_error",
-        };
+        let outcome = r.outcome.as_str();
         let error = match (&r.error_kind, &r.error_reason) {
             (Some(k), Some(reason)) => format!("{k}/{reason}"),
             (Some(k), None) => k.to_string(),

@@ -566,13 +566,53 @@ fn serve_answers_with_scopes(mode: &str) {
         granted(2, "always"),
     ];
     if mode != "legacy" {
-        // on 2026-07-28 the round that asks (input required) is recorded as rejected
+        // on 2026-07-28 the round that asks (input required) is recorded as pending: the
+        // question went to the client, the retry carries the answer
         let asked: (Value, Value, Value, Value) =
-            (w.into(), "rejected".into(), Value::Null, Value::Null);
+            (w.into(), "pending".into(), Value::Null, Value::Null);
         want.insert(2, asked.clone());
         want.insert(0, asked);
     }
     assert_eq!(audit(&ws), want);
+    // those rounds are found by their outcome, and are neither errors nor rejections
+    let dir = ws.to_str().unwrap();
+    let by_outcome = |o: &str| {
+        lines(&toolgate(
+            &["audit", "--outcome", o, "--json", "-w", dir],
+            &ws,
+        ))
+    };
+    let waiting = by_outcome("input_required");
+    assert_eq!(waiting.len(), if mode == "legacy" { 0 } else { 2 });
+    for r in &waiting {
+        assert_eq!(
+            (&r["approval"], &r["decision"], &r["error_kind"]),
+            (&Value::from("pending"), &Value::from("ask"), &Value::Null),
+            "{r}"
+        );
+    }
+    assert!(by_outcome("fatal_error").is_empty());
+    assert!(by_outcome("recoverable_error").is_empty());
+    let stats = lines(&toolgate(&["stats", "--json", "-w", dir], &ws));
+    let s = stats.iter().find(|s| s["tool"] == w).unwrap();
+    let calls = if mode == "legacy" { 4 } else { 6 };
+    assert_eq!(
+        (
+            &s["calls"],
+            &s["errors"],
+            &s["denials"],
+            &s["approvals_asked"],
+            &s["approvals_granted"]
+        ),
+        (
+            &Value::from(calls),
+            &serde_json::json!({}),
+            &Value::from(0),
+            &Value::from(2),
+            &Value::from(2)
+        ),
+        "{s}"
+    );
 }
 
 #[test]

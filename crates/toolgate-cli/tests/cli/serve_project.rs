@@ -130,7 +130,8 @@ fn audit(ws: &Path) -> Vec<Value> {
 /// What the session left behind: the fixed file, and one audit record per call with the
 /// approvals and refusals the client gave. With `round_trips` (2026-07-28 over HTTP), a call
 /// that asks is two requests, and the first, which only carries the question back, is
-/// recorded as not approved: those records are left out.
+/// recorded as waiting for input (outcome `input_required`, approval `pending`, no error):
+/// those records are left out of the summary.
 fn check_after(ws: &Path, round_trips: bool) {
     assert_eq!(
         std::fs::read_to_string(ws.join("src/lib.rs")).unwrap(),
@@ -145,10 +146,22 @@ fn check_after(ws: &Path, round_trips: bool) {
             .any(|r| r["tool"] == "run_shell" && r["arguments"]["command"] == "rm -rf src"),
         "{records:#?}"
     );
-    let decided: Vec<&Value> = records
-        .iter()
-        .filter(|r| !(declined(r) && (round_trips || r["arguments"]["command"] == "rm -rf src")))
-        .collect();
+    let asked = |r: &&Value| r["outcome"] == "input_required";
+    for r in records.iter().filter(asked) {
+        assert_eq!(
+            (&r["approval"], &r["error_kind"]),
+            (&Value::from("pending"), &Value::Null),
+            "{r:#}"
+        );
+    }
+    assert_eq!(
+        records.iter().any(|r| asked(&r)),
+        round_trips,
+        "{records:#?}"
+    );
+    let left_out =
+        |r: &&Value| asked(r) || (declined(r) && r["arguments"]["command"] == "rm -rf src");
+    let decided: Vec<&Value> = records.iter().filter(|r| !left_out(r)).collect();
     let summary: Vec<(&str, &str)> = decided
         .iter()
         .map(|r| {

@@ -21,7 +21,8 @@ use std::time::SystemTime;
 ///
 /// # Errors
 /// `permission_denied` (fatal) on deny; `approval_rejected` (fatal) or `approval_corrected`
-/// (recoverable, with the approver's feedback) when the approver does not approve.
+/// (recoverable, with the approver's feedback) when the approver does not approve;
+/// `input_required` when the question went to the client and the answer comes with a retry.
 pub(crate) async fn authorize(
     inner: &Inner,
     entry: &Entry,
@@ -97,6 +98,19 @@ pub(crate) async fn authorize(
                         ErrorKind::ApprovalRejected,
                         format!(
                             "the call to {} needed approval and was not approved",
+                            spec.name
+                        ),
+                    )
+                    .with_reason(verdict.rule.to_string())
+                    .with_details(serde_json::json!({ "reason": reason })))
+                }
+                ApprovalAnswer::Pending { reason } => {
+                    st.approval = Some(Approval::Pending);
+                    Err(ToolError::new(
+                        ErrorKind::InputRequired,
+                        format!(
+                            "the call to {} waits for an answer to its approval question; \
+                             send it again with the answer",
                             spec.name
                         ),
                     )

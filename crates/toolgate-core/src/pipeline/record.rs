@@ -6,6 +6,7 @@
 
 use super::{CallState, Inner};
 use crate::audit::{now_us, AuditRecord, Outcome};
+use crate::error::ErrorKind;
 use crate::result::ToolResult;
 use crate::session::Session;
 use crate::telemetry::{CallFacts, ToolMetrics, UNKNOWN_TOOL};
@@ -21,10 +22,16 @@ pub(crate) fn record(
 ) {
     let outcome = match &result.error {
         None => Outcome::Ok,
+        Some(e) if e.kind == ErrorKind::InputRequired => Outcome::InputRequired,
         Some(e) if e.is_recoverable() => Outcome::RecoverableError,
         Some(_) => Outcome::FatalError,
     };
-    let error_kind = result.error.as_ref().map(|e| e.kind);
+    // a call waiting for its client's input has not failed: no error kind, counted as no error
+    let error_kind = result
+        .error
+        .as_ref()
+        .map(|e| e.kind)
+        .filter(|k| *k != ErrorKind::InputRequired);
     let duration_us = result.duration.as_micros() as u64;
     span.record("outcome", outcome.as_str());
     match &result.error {
@@ -71,6 +78,7 @@ pub(crate) fn record(
         error_reason: result
             .error
             .as_ref()
+            .filter(|_| error_kind.is_some())
             .and_then(|e| e.reason.as_ref().map(|r| r.to_string())),
         attempts: st.attempts,
         duration_us,

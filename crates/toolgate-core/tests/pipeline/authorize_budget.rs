@@ -89,6 +89,47 @@ async fn approver_answers_decide() {
     );
 }
 
+/// An approver that sent its question to the client (MCP 2026-07-28 input-required) has not
+/// answered: the call does not run and is recorded as waiting for input, with no error kind,
+/// not as a rejection; the retry's answer is recorded as its own call.
+#[tokio::test]
+async fn a_pending_question_is_recorded_as_input_required() {
+    let approver = Arc::new(ScriptedApprover::new([
+        ApprovalAnswer::Pending {
+            reason: "asked of the client".into(),
+        },
+        ApprovalAnswer::Approved,
+    ]));
+    let (p, audit, runs) = destructive_pipeline(approver);
+    let s = p.session("s").build().unwrap();
+    let first = p
+        .dispatch(ToolCall::new("a", "delete_all", json!({})), &s)
+        .await;
+    assert_eq!(err(&first).kind, ErrorKind::InputRequired);
+    assert!(first.is_recoverable());
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let retry = p
+        .dispatch(ToolCall::new("b", "delete_all", json!({})), &s)
+        .await;
+    assert!(!retry.is_error, "{retry:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let recs = audit.records();
+    let summary: Vec<_> = recs
+        .iter()
+        .map(|r| (r.approval, r.outcome, r.error_kind, r.error_reason.clone()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (Some(Approval::Pending), Outcome::InputRequired, None, None),
+            (Some(Approval::Approved), Outcome::Ok, None, None),
+        ]
+    );
+    assert_eq!(recs[0].decision, Some(Decision::Ask));
+    // one question, counted once: with its answer
+    assert!(!Approval::Pending.was_asked() && !Approval::Pending.approved());
+}
+
 struct DenyEcho;
 impl Policy for DenyEcho {
     fn decide(&self, input: &PolicyInput<'_>) -> Verdict {

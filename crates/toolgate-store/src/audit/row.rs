@@ -82,6 +82,7 @@ pub(crate) fn approval_name(a: Approval) -> &'static str {
         Approval::Granted => "granted",
         Approval::Rejected => "rejected",
         Approval::Corrected => "corrected",
+        Approval::Pending => "pending",
     }
 }
 
@@ -91,6 +92,7 @@ pub(crate) fn outcome_name(o: Outcome) -> &'static str {
         Outcome::Ok => "ok",
         Outcome::RecoverableError => "recoverable_error",
         Outcome::FatalError => "fatal_error",
+        Outcome::InputRequired => "input_required",
     }
 }
 
@@ -245,10 +247,16 @@ mod tests {
             Approval::Granted,
             Approval::Rejected,
             Approval::Corrected,
+            Approval::Pending,
         ] {
             assert_eq!(approval_name(a), enum_name(&a));
         }
-        for o in [Outcome::Ok, Outcome::RecoverableError, Outcome::FatalError] {
+        for o in [
+            Outcome::Ok,
+            Outcome::RecoverableError,
+            Outcome::FatalError,
+            Outcome::InputRequired,
+        ] {
             assert_eq!(outcome_name(o), enum_name(&o));
         }
     }
