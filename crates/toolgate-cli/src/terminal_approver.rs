@@ -8,7 +8,9 @@
 //! shown as `\u{..}`, so arguments cannot redraw or forge the prompt. The answers:
 //!
 //! - `y` approves this call (once), `s` this call and the rest of the session's calls of the
-//!   tool, `a` always (asking for the tool pattern, a resource pattern and an expiry);
+//!   tool (for the configured session expiry), `a` always (asking for the tool pattern, a
+//!   resource pattern and an expiry, offering the configured one and refusing one past the
+//!   configured maximum: [`GrantExpiry`]);
 //! - `n` rejects it (fatal `approval_rejected`), `f` rejects it with feedback for the model
 //!   (recoverable `approval_corrected`);
 //! - anything else is asked again, up to [`MAX_TRIES`] times; end of input (Ctrl-D) or no
@@ -20,7 +22,7 @@ use serde_json::Value;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
 use std::sync::Arc;
-use std::time::Duration;
+use toolgate_config::{span_text, GrantExpiry};
 use toolgate_core::grant::check_patterns;
 use toolgate_core::{
     ApprovalAnswer, ApprovalRequest, Approver, GrantRequest, GrantScope, ResolvedResource,
@@ -38,15 +40,15 @@ pub const MAX_LINE_BYTES: usize = 4096;
 /// Asks at the controlling terminal. One question at a time.
 pub struct TerminalApprover {
     tty: Arc<Mutex<File>>,
-    always_expires: Option<Duration>,
+    expiry: GrantExpiry,
 }
 
 impl TerminalApprover {
     /// The approver when toolgate runs attached to a terminal: stderr is a terminal and the
     /// controlling terminal opens. `None` otherwise (a pipe, a CI job, a service), where the
-    /// non-interactive answer applies. `always_expires` is the expiry offered by default for
-    /// `always` grants (`None`: never).
-    pub fn open(always_expires: Option<Duration>) -> Option<Self> {
+    /// non-interactive answer applies. `expiry` says how long the grants of `session` and
+    /// `always` answers hold, and the longest an answer may ask for.
+    pub fn open(expiry: GrantExpiry) -> Option<Self> {
         if !std::io::stderr().is_terminal() {
             return None;
         }
@@ -57,14 +59,14 @@ impl TerminalApprover {
             .ok()?;
         Some(TerminalApprover {
             tty: Arc::new(Mutex::new(tty)),
-            always_expires,
+            expiry,
         })
     }
 }
 
 impl Approver for TerminalApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalAnswer> {
-        let question = Question::new(request, self.always_expires);
+        let question = Question::new(request, self.expiry);
         let tty = self.tty.clone();
         Box::pin(async move {
             let asked = tokio::task::spawn_blocking(move || {
@@ -93,12 +95,12 @@ impl Approver for TerminalApprover {
 pub struct Question {
     text: String,
     tool: String,
-    always_expires: Option<Duration>,
+    expiry: GrantExpiry,
 }
 
 impl Question {
     /// The question about `request`.
-    pub fn new(request: &ApprovalRequest<'_>, always_expires: Option<Duration>) -> Self {
+    pub fn new(request: &ApprovalRequest<'_>, expiry: GrantExpiry) -> Self {
         let tool = &request.tool.name;
         let mut text = String::from("\ntoolgate: a tool call needs your approval\n");
         text.push_str(&format!("  tool:      {}", escape(tool, 80)));
@@ -116,7 +118,7 @@ impl Question {
         Question {
             text,
             tool: tool.to_string(),
-            always_expires,
+            expiry,
         }
     }
 }
@@ -225,7 +227,10 @@ pub fn converse<R: BufRead, W: Write + ?Sized>(
             "y" | "yes" => return ApprovalAnswer::Approved,
             "s" | "session" => {
                 return ApprovalAnswer::ApprovedFor {
-                    grant: GrantRequest::new(GrantScope::Session),
+                    grant: GrantRequest {
+                        expires_in_secs: q.expiry.session.map(|d| d.as_secs().max(1)),
+                        ..GrantRequest::new(GrantScope::Session)
+                    },
                 }
             }
             "a" | "always" => match always(input, out, q, &mut tries) {
@@ -298,21 +303,31 @@ fn always<R: BufRead, W: Write + ?Sized>(
         let _ = writeln!(out, "  {}", escape(&e.to_string(), 200));
         return None;
     }
-    let default = q
-        .always_expires
-        .map(|d| humantime::format_duration(d).to_string())
-        .unwrap_or_else(|| "never".into());
-    let Some(expiry) = ask(
-        out,
-        &format!("  Expires after (a span such as 30m, 8h, 7d, or never) [{default}]: "),
-    ) else {
+    let default = span_text(q.expiry.always);
+    let prompt = match q.expiry.max {
+        None => format!("  Expires after (a span such as 30m, 8h, 7d, or never) [{default}]: "),
+        Some(max) => format!(
+            "  Expires after (a span such as 30m, 8h or 7d, at most {}) [{default}]: ",
+            span_text(Some(max))
+        ),
+    };
+    let Some(expiry) = ask(out, &prompt) else {
         return Some(end_of_input());
     };
     let expires = match expiry.as_str() {
-        "" => q.always_expires,
-        "never" => None,
-        span => match crate::commands::approvals::parse_span(span) {
-            Ok(d) => Some(d),
+        "" => q.expiry.always,
+        span => match toolgate_config::parse_expiry(span) {
+            Ok(d) if q.expiry.allows(d) => d,
+            Ok(d) => {
+                *tries += 1;
+                let _ = writeln!(
+                    out,
+                    "  {} is longer than the longest expiry allowed ({})",
+                    span_text(d),
+                    span_text(q.expiry.max)
+                );
+                return None;
+            }
             Err(e) => {
                 *tries += 1;
                 let _ = writeln!(out, "  {}", escape(&e, 200));

@@ -3,22 +3,28 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use std::io::Cursor;
 
-fn question(always_expires: Option<Duration>) -> Question {
+use std::time::Duration;
+
+fn question(expiry: GrantExpiry) -> Question {
     Question {
         text: "question\n".into(),
         tool: "write_file".into(),
-        always_expires,
+        expiry,
     }
 }
 
-fn answer(input: &[u8]) -> (ApprovalAnswer, String) {
+fn answer_with(input: &[u8], expiry: GrantExpiry) -> (ApprovalAnswer, String) {
     let mut out = Vec::new();
     let a = converse(
         &mut Cursor::new(input.to_vec()),
         &mut out,
-        &question(Some(Duration::from_secs(86_400))),
+        &question(expiry),
     );
     (a, String::from_utf8(out).unwrap())
+}
+
+fn answer(input: &[u8]) -> (ApprovalAnswer, String) {
+    answer_with(input, GrantExpiry::default())
 }
 
 fn scoped(scope: GrantScope) -> ApprovalAnswer {
@@ -76,6 +82,42 @@ fn always_asks_for_patterns_and_expiry_with_defaults() {
     let (a, out) = answer(b"a\n\n\nsoon\ny\n");
     assert_eq!(a, ApprovalAnswer::Approved);
     assert!(out.contains("not a span"), "{out}");
+}
+
+/// The configured expiries: a session grant's, the default of an always grant, and the cap
+/// an always answer may not pass (a longer span or `never` goes back to the question).
+#[test]
+fn configured_expiries_apply_and_the_cap_holds() {
+    let h = |n: u64| Some(Duration::from_secs(n * 3600));
+    let expiry = GrantExpiry {
+        session: h(1),
+        always: h(2),
+        max: h(8),
+    };
+    let expires = |input: &[u8]| match answer_with(input, expiry) {
+        (ApprovalAnswer::ApprovedFor { grant }, _) => Ok(grant.expires_in_secs),
+        (other, out) => Err((other, out)),
+    };
+    assert_eq!(expires(b"s\n"), Ok(Some(3600)));
+    assert_eq!(expires(b"a\n\n\n\n"), Ok(Some(7200)));
+    assert_eq!(expires(b"a\n\n\n8h\n"), Ok(Some(8 * 3600)));
+    for bad in ["9h", "never"] {
+        let input = format!("a\n\n\n{bad}\ny\n");
+        let (a, out) = answer_with(input.as_bytes(), expiry);
+        assert_eq!(a, ApprovalAnswer::Approved, "{bad}");
+        assert!(
+            out.contains("longer than the longest expiry allowed (8h)"),
+            "{out}"
+        );
+        assert!(out.contains("at most 8h) [2h]"), "{out}");
+    }
+    // without a configuration a session grant holds until its session ends
+    assert_eq!(
+        answer(b"s\n").0,
+        ApprovalAnswer::ApprovedFor {
+            grant: GrantRequest::new(GrantScope::Session)
+        }
+    );
 }
 
 #[test]

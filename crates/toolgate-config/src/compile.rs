@@ -1,5 +1,6 @@
 //! Loading a configuration: parse, check (every problem located), compile once.
 
+use crate::approvals::GrantExpiry;
 use crate::cedar::Condition;
 use crate::model::{
     AccessConfig, ConfigFile, DecisionConfig, EffectSelector, ProfileConfig, RiskClass,
@@ -340,11 +341,47 @@ impl Compiler<'_> {
                 "a result size limit must be above 0 bytes",
             );
         }
+        self.approvals();
         if let Some(p) = &raw.store.path {
             if p.trim().is_empty() || p.contains('\0') {
                 self.problem(
                     &[key("store"), key("path")],
                     "the store path must be a file path",
+                );
+            }
+        }
+    }
+}
+
+impl Compiler<'_> {
+    /// `[approvals]`: each value a span or `never`, and the defaults written beside a cap
+    /// within it.
+    fn approvals(&mut self) {
+        let a = &self.raw.approvals;
+        let mut parsed = Vec::new();
+        for (k, v) in [
+            ("session_expires", &a.session_expires),
+            ("always_expires", &a.always_expires),
+            ("max_expires", &a.max_expires),
+        ] {
+            let Some(text) = v else { continue };
+            match crate::approvals::parse_expiry(text) {
+                Ok(d) => parsed.push((k, d)),
+                Err(e) => self.problem(&[key("approvals"), key(k)], e),
+            }
+        }
+        let Some(&(_, Some(max))) = parsed.iter().find(|(k, _)| *k == "max_expires") else {
+            return;
+        };
+        for (k, d) in parsed {
+            if k != "max_expires" && d.is_none_or(|d| d > max) {
+                self.problem(
+                    &[key("approvals"), key(k)],
+                    format!(
+                        "{} is longer than max_expires ({}): an answer may not ask for it",
+                        crate::approvals::span_text(d),
+                        crate::approvals::span_text(Some(max))
+                    ),
                 );
             }
         }
@@ -548,6 +585,24 @@ impl Config {
         c.allow_network = self.raw.shell.network;
         c.allow_unsandboxed = self.raw.shell.allow_unsandboxed;
         c
+    }
+
+    /// How long approval grants hold: the `[approvals]` table over the built-in defaults
+    /// ([`GrantExpiry::default`]), defaults cut to `max_expires`. Values were checked at
+    /// load.
+    pub fn grant_expiry(&self) -> GrantExpiry {
+        let a = &self.raw.approvals;
+        let get = |v: &Option<String>| {
+            v.as_deref()
+                .and_then(|t| crate::approvals::parse_expiry(t).ok())
+        };
+        let built_in = GrantExpiry::default();
+        GrantExpiry {
+            session: get(&a.session_expires).unwrap_or(built_in.session),
+            always: get(&a.always_expires).unwrap_or(built_in.always),
+            max: get(&a.max_expires).unwrap_or(built_in.max),
+        }
+        .within_cap()
     }
 
     /// The environment variable holding the server's token (default `TOOLGATE_TOKEN`).

@@ -10,13 +10,15 @@
 //! - the [`Config::policy`]: a [`ConfigPolicy`] (protected paths, allow/ask/deny rules over
 //!   tools and resources with Cedar conditions, risk defaults) under the shell's command rules;
 //! - [`Config::budgets`], the per-call limits ([`Config::limit`]), the store's location
-//!   ([`Config::store_path`]), `run_shell`'s settings ([`Config::shell_config`]) and the
-//!   environment variable that holds the server's token.
+//!   ([`Config::store_path`]), `run_shell`'s settings ([`Config::shell_config`]), the
+//!   environment variable that holds the server's token, and how long approval grants hold
+//!   ([`Config::grant_expiry`]).
 //!
 //! The JSON Schema of the file is generated from [`model::ConfigFile`] ([`schema`]).
 
 #![deny(missing_docs)]
 
+mod approvals;
 pub mod cedar;
 mod compile;
 mod limits;
@@ -28,6 +30,7 @@ pub mod schema;
 mod secrets;
 mod session;
 
+pub use approvals::{parse_expiry, span_text, GrantExpiry, Override, DEFAULT_ALWAYS_EXPIRES};
 pub use compile::{load, load_str, Config, CONFIG_FILE};
 pub use limits::Limited;
 pub use policy::{ConfigPolicy, RiskDefaults, ROLE_ATTRIBUTE};

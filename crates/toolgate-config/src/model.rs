@@ -30,6 +30,9 @@ pub struct ConfigFile {
     pub shell: ShellSettings,
     /// The MCP server's settings (`toolgate serve`).
     pub server: ServerConfig,
+    /// How long the grants of approvers' scoped answers hold (`session` and `always`
+    /// answers at the terminal prompt and through the MCP client).
+    pub approvals: ApprovalsConfig,
 }
 
 /// One agent profile: a tool is in it when it is picked by `tools`, `tags` or `effects` (any
@@ -236,4 +239,22 @@ pub struct ServerConfig {
     /// The name of the environment variable holding the HTTP bearer token (never the token
     /// itself; default `TOOLGATE_TOKEN`).
     pub token_env: Option<String>,
+}
+
+/// How long approval grants hold. Each value is a span in humantime syntax (`90s`, `30m`,
+/// `8h`, `7d`, `1d 12h`; at least one second) or `never`. `toolgate call` flags
+/// (`--session-expires`, `--always-expires`, `--max-expires`) and `toolgate serve` flags
+/// replace them.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApprovalsConfig {
+    /// How long a grant of a `session` answer holds (default `never`: until its session ends
+    /// or it is revoked; with `max_expires`, at most that).
+    pub session_expires: Option<String>,
+    /// How long a grant of an `always` answer holds when the answer does not say (default
+    /// `24h`; with `max_expires`, at most that).
+    pub always_expires: Option<String>,
+    /// The longest expiry an answer may ask for; a longer one (or `never`) is refused and
+    /// asked again (default `never`: no cap).
+    pub max_expires: Option<String>,
 }

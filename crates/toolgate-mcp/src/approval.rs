@@ -90,16 +90,21 @@ enum Decided {
     },
 }
 
-/// The scopes an approval form offers besides `once`, and the default expiry of `always`.
+/// The scopes an approval form offers besides `once`, and how long their grants hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScopeOffer {
     /// Offer `session`: the pipeline stores grants and the connection outlives the request.
     pub session: bool,
     /// Offer `always`: the pipeline stores grants.
     pub always: bool,
-    /// Hours until an `always` grant expires when the answer does not say (1 to
-    /// [`MAX_ALWAYS_HOURS`]).
-    pub always_hours: u32,
+    /// Seconds a `session` grant holds (`None`: until its session ends or it is revoked).
+    pub session_secs: Option<u64>,
+    /// Seconds an `always` grant holds when the answer does not say (1 to `max_secs`).
+    pub always_secs: u64,
+    /// The longest expiry an answer may ask for with `expires_hours`, in seconds (at most
+    /// [`MAX_ALWAYS_HOURS`] hours; the form offers whole hours up to it, and no
+    /// `expires_hours` when it is under an hour).
+    pub max_secs: u64,
 }
 
 /// The longest expiry of an `always` grant given through the form, in hours (a year).
@@ -110,8 +115,15 @@ impl ScopeOffer {
     pub const ONCE: ScopeOffer = ScopeOffer {
         session: false,
         always: false,
-        always_hours: 24,
+        session_secs: None,
+        always_secs: 24 * 3600,
+        max_secs: MAX_ALWAYS_HOURS as u64 * 3600,
     };
+
+    /// The most `expires_hours` the form allows (0: the field is not offered).
+    fn max_hours(&self) -> u64 {
+        (self.max_secs / 3600).min(u64::from(MAX_ALWAYS_HOURS))
+    }
 
     fn offers(&self, scope: GrantScope) -> bool {
         match scope {
@@ -129,7 +141,9 @@ impl CallClient {
         ScopeOffer {
             session: grants && !stateless,
             always: grants,
-            always_hours: self.shared.always_hours,
+            session_secs: self.shared.grant_secs.session,
+            always_secs: self.shared.grant_secs.always,
+            max_secs: self.shared.grant_secs.max,
         }
     }
 
@@ -268,10 +282,10 @@ pub(crate) fn from_elicit_result(result: &ElicitResult, offer: &ScopeOffer) -> A
 }
 
 /// An approval with the scope the answer chose: no `scope` (a client that ignores the field)
-/// or `once` approves this call; an offered `session` or `always` asks for a grant (`always`
-/// for `expires_hours`, default [`ScopeOffer::always_hours`]). A scope that was not offered,
-/// or an expiry outside 1 to [`MAX_ALWAYS_HOURS`], rejects: the answer is not one the form
-/// allowed.
+/// or `once` approves this call; an offered `session` or `always` asks for a grant (`session`
+/// for [`ScopeOffer::session_secs`], `always` for `expires_hours`, default
+/// [`ScopeOffer::always_secs`]). A scope that was not offered, or an expiry outside 1 hour to
+/// [`ScopeOffer::max_secs`], rejects: the answer is not one the form allowed.
 fn scoped(content: Option<&Value>, offer: &ScopeOffer) -> ApprovalAnswer {
     let bad = |why: String| ApprovalAnswer::Rejected {
         reason: format!("the approval answer is not one the form allowed: {why}"),
@@ -285,21 +299,29 @@ fn scoped(content: Option<&Value>, offer: &ScopeOffer) -> ApprovalAnswer {
         },
         Some(other) => return bad(format!("scope is {other}, not a string")),
     };
-    let hours = match content.and_then(|c| c.get("expires_hours")) {
-        None | Some(Value::Null) => offer.always_hours,
-        Some(v) => match v.as_u64().and_then(|h| u32::try_from(h).ok()) {
-            Some(h) if (1..=MAX_ALWAYS_HOURS).contains(&h) => h,
-            _ => return bad(format!("expires_hours {v} is not 1 to {MAX_ALWAYS_HOURS}")),
+    let always_secs = match content.and_then(|c| c.get("expires_hours")) {
+        None | Some(Value::Null) => offer.always_secs,
+        Some(v) => match v.as_u64() {
+            Some(h) if (1..=offer.max_hours()).contains(&h) => h * 3600,
+            _ => {
+                return bad(format!(
+                    "expires_hours {v} is not 1 to {}",
+                    offer.max_hours()
+                ))
+            }
         },
     };
     match scope {
         GrantScope::Once => ApprovalAnswer::Approved,
         GrantScope::Session => ApprovalAnswer::ApprovedFor {
-            grant: GrantRequest::new(GrantScope::Session),
+            grant: GrantRequest {
+                expires_in_secs: offer.session_secs,
+                ..GrantRequest::new(GrantScope::Session)
+            },
         },
         GrantScope::Always => ApprovalAnswer::ApprovedFor {
             grant: GrantRequest {
-                expires_in_secs: Some(u64::from(hours) * 3600),
+                expires_in_secs: Some(always_secs),
                 ..GrantRequest::new(GrantScope::Always)
             },
         },
@@ -336,14 +358,17 @@ pub fn confirmation_form(offer: &ScopeOffer) -> ElicitationSchema {
                 "const": "always",
                 "title": "This tool in every session, until it expires"
             }));
-            properties["expires_hours"] = json!({
-                "type": "integer",
-                "title": "Expires after (hours)",
-                "description": "For always: hours until the approval stops applying",
-                "minimum": 1,
-                "maximum": MAX_ALWAYS_HOURS,
-                "default": offer.always_hours
-            });
+            let max = offer.max_hours();
+            if max >= 1 {
+                properties["expires_hours"] = json!({
+                    "type": "integer",
+                    "title": "Expires after (hours)",
+                    "description": "For always: hours until the approval stops applying",
+                    "minimum": 1,
+                    "maximum": max,
+                    "default": (offer.always_secs / 3600).clamp(1, max)
+                });
+            }
         }
         properties["scope"] = json!({
             "type": "string",
@@ -445,7 +470,7 @@ mod tests {
     const ALL: ScopeOffer = ScopeOffer {
         session: true,
         always: true,
-        always_hours: 24,
+        ..ScopeOffer::ONCE
     };
 
     #[test]
@@ -598,5 +623,53 @@ mod tests {
             .map(|c| &c["const"])
             .collect();
         assert_eq!(offered, [&json!("once"), &json!("always")]);
+    }
+
+    /// The configured expiries: a session grant's, the default of an always grant (in
+    /// seconds, not only whole hours), and the cap on what an answer may ask for.
+    #[test]
+    fn configured_expiries_apply_and_the_cap_holds() {
+        let offer = ScopeOffer {
+            session_secs: Some(90),
+            always_secs: 2,
+            max_secs: 3 * 3600 + 59,
+            ..ALL
+        };
+        let answer = |content: Value| from_elicit_result(&accept(content), &offer);
+        let expiry = |a: ApprovalAnswer| match a {
+            ApprovalAnswer::ApprovedFor { grant } => Ok(grant.expires_in_secs),
+            other => Err(other),
+        };
+        let approve = |scope: &str| json!({"approve": true, "scope": scope});
+        assert_eq!(expiry(answer(approve("session"))), Ok(Some(90)));
+        assert_eq!(expiry(answer(approve("always"))), Ok(Some(2)));
+        let three = json!({"approve": true, "scope": "always", "expires_hours": 3});
+        assert_eq!(expiry(answer(three)), Ok(Some(3 * 3600)));
+        let four = json!({"approve": true, "scope": "always", "expires_hours": 4});
+        assert!(matches!(
+            answer(four),
+            ApprovalAnswer::Rejected { reason } if reason.contains("not 1 to 3")
+        ));
+        let form = serde_json::to_value(confirmation_form(&offer)).unwrap();
+        let hours = &form["properties"]["expires_hours"];
+        assert_eq!(
+            (&hours["maximum"], &hours["default"]),
+            (&json!(3), &json!(1))
+        );
+        // a cap under an hour: the form offers no expires_hours, and none is accepted
+        let short = ScopeOffer {
+            max_secs: 1800,
+            always_secs: 1800,
+            ..offer
+        };
+        let form = serde_json::to_value(confirmation_form(&short)).unwrap();
+        assert!(form["properties"].get("expires_hours").is_none(), "{form}");
+        assert!(matches!(
+            from_elicit_result(
+                &accept(json!({"approve": true, "scope": "always", "expires_hours": 1})),
+                &short
+            ),
+            ApprovalAnswer::Rejected { .. }
+        ));
     }
 }

@@ -69,10 +69,15 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = crate::http::DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
     /// Hours an `always` approval given through the client's form holds when the answer does
-    /// not say (1 to 8760).
-    #[arg(long, default_value_t = crate::server::DEFAULT_ALWAYS_HOURS, value_name = "HOURS",
+    /// not say (1 to 8760; default: the configuration's `approvals.always_expires`, else 24).
+    #[arg(long, value_name = "HOURS",
           value_parser = clap::value_parser!(u32).range(1..=8760))]
-    pub always_expires_hours: u32,
+    pub always_expires_hours: Option<u32>,
+    /// How long the grants of answers given through the form hold, resolved by the binary
+    /// from its configuration and flags (with it, `always_expires_hours` was resolved into
+    /// it); `None`: the built-in defaults and `--always-expires-hours`.
+    #[arg(skip)]
+    pub grant_expiry: Option<GrantExpiryArgs>,
     /// Seconds calls in flight may run on after SIGINT or SIGTERM.
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     pub grace: u64,
@@ -127,6 +132,18 @@ impl ServeArgs {
     }
 }
 
+/// How long the grants of answers given through the form hold (see
+/// [`crate::McpServerBuilder::grant_expiry`]); each `None` is `never` (no expiry, no cap).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GrantExpiryArgs {
+    /// A `session` grant.
+    pub session: Option<Duration>,
+    /// An `always` grant whose answer does not say.
+    pub always: Option<Duration>,
+    /// The longest an answer may ask for.
+    pub max: Option<Duration>,
+}
+
 /// A random 256-bit token, hex.
 pub fn random_token() -> String {
     let bytes: [u8; 32] = rand::random();
@@ -166,8 +183,12 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
                 .unwrap_or_else(|| toolgate_core::registry::DEFAULT_PROFILE.to_string()),
         )
         .budgets(args.budgets)
-        .workspace(workspace)
-        .always_expires_hours(args.always_expires_hours);
+        .workspace(workspace);
+    match (args.grant_expiry, args.always_expires_hours) {
+        (Some(e), _) => builder = builder.grant_expiry(e.session, e.always, e.max),
+        (None, Some(hours)) => builder = builder.always_expires_hours(hours),
+        (None, None) => {}
+    }
     for (k, v) in &args.attributes {
         builder = builder.attribute(k.clone(), v.clone());
     }

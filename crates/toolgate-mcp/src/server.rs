@@ -21,6 +21,30 @@ pub const DEFAULT_ALWAYS_HOURS: u32 = 24;
 /// How long an approval question waits for the client's answer by default.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// How long the grants of answers given through the form hold, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GrantSecs {
+    /// A `session` grant (`None`: until its session ends or it is revoked).
+    pub(crate) session: Option<u64>,
+    /// An `always` grant whose answer does not say.
+    pub(crate) always: u64,
+    /// The longest an answer may ask for.
+    pub(crate) max: u64,
+}
+
+impl Default for GrantSecs {
+    fn default() -> Self {
+        GrantSecs {
+            session: None,
+            always: u64::from(DEFAULT_ALWAYS_HOURS) * 3600,
+            max: MAX_GRANT_SECS,
+        }
+    }
+}
+
+/// The longest expiry of a grant given through the form: [`crate::approval::MAX_ALWAYS_HOURS`].
+const MAX_GRANT_SECS: u64 = crate::approval::MAX_ALWAYS_HOURS as u64 * 3600;
+
 /// An MCP server over one pipeline: cheap to clone, one per process. Each connection (a stdio
 /// session, an HTTP session, or one stateless HTTP request) gets its own toolgate
 /// [`toolgate_core::Session`] under the server's profile, workspace and budgets.
@@ -43,7 +67,7 @@ pub(crate) struct Shared {
     pub(crate) info: ServerConfig,
     pub(crate) progress_interval: Duration,
     pub(crate) approval_timeout: Duration,
-    pub(crate) always_hours: u32,
+    pub(crate) grant_secs: GrantSecs,
     pub(crate) inflight: InFlight,
     pub(crate) approvals: ApprovalStates,
 }
@@ -71,7 +95,7 @@ impl McpServer {
             page_size: DEFAULT_PAGE_SIZE,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
-            always_hours: DEFAULT_ALWAYS_HOURS,
+            grant_secs: GrantSecs::default(),
             name: "toolgate".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             instructions: None,
@@ -138,7 +162,7 @@ pub struct McpServerBuilder {
     page_size: usize,
     progress_interval: Duration,
     approval_timeout: Duration,
-    always_hours: u32,
+    grant_secs: GrantSecs,
     name: String,
     version: String,
     instructions: Option<String>,
@@ -184,7 +208,30 @@ impl McpServerBuilder {
     /// Sets the hours an `always` approval given through the form holds when the answer does
     /// not say (default 24; clamped to 1 to [`crate::approval::MAX_ALWAYS_HOURS`]).
     pub fn always_expires_hours(mut self, hours: u32) -> Self {
-        self.always_hours = hours.clamp(1, crate::approval::MAX_ALWAYS_HOURS);
+        let hours = hours.clamp(1, crate::approval::MAX_ALWAYS_HOURS);
+        self.grant_secs.always = (u64::from(hours) * 3600).min(self.grant_secs.max);
+        self
+    }
+    /// Sets how long the grants of answers given through the form hold (the configuration's
+    /// `[approvals]` and the command line's flags, resolved): `session` for a `session`
+    /// grant (`None`: until its session ends), `always` for an `always` grant whose answer
+    /// does not say, and `max`, the longest an answer's `expires_hours` may ask for. An
+    /// `always` grant given through the form always expires: `None` (never) and every span
+    /// are held to `max`, and `max` to [`crate::approval::MAX_ALWAYS_HOURS`]; spans count
+    /// in whole seconds, at least one.
+    pub fn grant_expiry(
+        mut self,
+        session: Option<Duration>,
+        always: Option<Duration>,
+        max: Option<Duration>,
+    ) -> Self {
+        let secs = |d: Duration| d.as_secs().clamp(1, MAX_GRANT_SECS);
+        let max = max.map_or(MAX_GRANT_SECS, secs);
+        self.grant_secs = GrantSecs {
+            session: session.map(|d| secs(d).min(max)),
+            always: always.map_or(max, |d| secs(d).min(max)),
+            max,
+        };
         self
     }
     /// Sets the server name and version sent in `initialize` and `server/discover`
@@ -248,7 +295,7 @@ impl McpServerBuilder {
                 info,
                 progress_interval: self.progress_interval,
                 approval_timeout: self.approval_timeout,
-                always_hours: self.always_hours,
+                grant_secs: self.grant_secs,
                 inflight: InFlight::default(),
                 approvals: ApprovalStates::new(),
             }),

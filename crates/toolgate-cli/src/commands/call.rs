@@ -8,15 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::{Approver, NobodyApprover, Pipeline, PreApproved, ToolCall};
 
-/// An expiry: a span, or `None` for never.
+/// An expiry given on the command line: a span, or `None` for never.
 #[derive(Debug, Clone, Copy)]
-struct Expiry(Option<Duration>);
+pub struct Expiry(pub Option<Duration>);
 
-fn parse_expiry(s: &str) -> Result<Expiry, String> {
-    if s.trim() == "never" {
-        return Ok(Expiry(None));
-    }
-    super::approvals::parse_span(s).map(|d| Expiry(Some(d)))
+/// Parses a span such as `30m`, `8h` or `7d` (at least one second), or `never`.
+pub fn parse_expiry(s: &str) -> Result<Expiry, String> {
+    toolgate_config::parse_expiry(s).map(Expiry)
 }
 
 /// Arguments of `toolgate call`.
@@ -58,9 +56,19 @@ pub struct Args {
     #[arg(long)]
     yes: bool,
     /// The expiry offered for an `always` answer at the terminal prompt (a span such as
-    /// `8h` or `7d`, or `never`).
-    #[arg(long, value_name = "SPAN", default_value = "24h", value_parser = parse_expiry)]
-    always_expires: Expiry,
+    /// `8h` or `7d`, or `never`; default: the configuration's `approvals.always_expires`,
+    /// else 24h).
+    #[arg(long, value_name = "SPAN", value_parser = parse_expiry)]
+    always_expires: Option<Expiry>,
+    /// How long the grant of a `session` answer at the terminal prompt holds (a span, or
+    /// `never`: until the session ends; default: the configuration's
+    /// `approvals.session_expires`, else never).
+    #[arg(long, value_name = "SPAN", value_parser = parse_expiry)]
+    session_expires: Option<Expiry>,
+    /// The longest expiry an `always` answer at the terminal prompt may ask for (a span, or
+    /// `never`: no cap; default: the configuration's `approvals.max_expires`, else no cap).
+    #[arg(long, value_name = "SPAN", value_parser = parse_expiry)]
+    max_expires: Option<Expiry>,
     /// Append the audit record to this JSON-lines file instead of the store.
     #[arg(long, value_name = "FILE", conflicts_with = "no_audit")]
     audit: Option<PathBuf>,
@@ -91,9 +99,18 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         args.audit.as_deref(),
         args.no_audit,
     )?;
+    // flags over the configuration over the built-in defaults
+    let expiry = config
+        .grant_expiry()
+        .with(
+            args.session_expires.map(|e| e.0),
+            args.always_expires.map(|e| e.0),
+            args.max_expires.map(|e| e.0),
+        )
+        .map_err(anyhow::Error::msg)?;
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(PreApproved)
-    } else if let Some(tty) = TerminalApprover::open(args.always_expires.0) {
+    } else if let Some(tty) = TerminalApprover::open(expiry) {
         Arc::new(tty)
     } else {
         Arc::new(NobodyApprover)

@@ -22,6 +22,15 @@ pub struct Args {
     /// `<workspace>/.toolgate/toolgate.db`).
     #[arg(long, value_name = "PATH")]
     store: Option<PathBuf>,
+    /// How long a `session` approval given through the client's form holds (a span such as
+    /// `30m` or `8h`, or `never`: until the session ends; default: the configuration's
+    /// `approvals.session_expires`, else never).
+    #[arg(long, value_name = "SPAN", value_parser = super::call::parse_expiry)]
+    session_expires: Option<super::call::Expiry>,
+    /// The longest expiry an answer through the form may ask for (a span, or `never`: no cap
+    /// but the form's year; default: the configuration's `approvals.max_expires`).
+    #[arg(long, value_name = "SPAN", value_parser = super::call::parse_expiry)]
+    max_expires: Option<super::call::Expiry>,
 }
 
 /// Runs the command until stdin closes (stdio) or SIGINT/SIGTERM; the audit records of every
@@ -39,6 +48,24 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     args.serve.attributes = setup.attributes;
     args.serve.budgets = config.budgets();
     args.serve.token_env = Some(config.token_env().to_string());
+    // flags over the configuration over the built-in defaults
+    let always = args
+        .serve
+        .always_expires_hours
+        .map(|h| Some(std::time::Duration::from_secs(u64::from(h) * 3600)));
+    let expiry = config
+        .grant_expiry()
+        .with(
+            args.session_expires.map(|e| e.0),
+            always,
+            args.max_expires.map(|e| e.0),
+        )
+        .map_err(anyhow::Error::msg)?;
+    args.serve.grant_expiry = Some(toolgate_mcp::cli::GrantExpiryArgs {
+        session: expiry.session,
+        always: expiry.always,
+        max: expiry.max,
+    });
     let recording = super::recording::Recording::open(
         &workspace,
         args.store

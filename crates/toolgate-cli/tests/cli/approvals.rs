@@ -510,10 +510,16 @@ fn arguments_cannot_forge_the_prompt() {
 /// `toolgate serve` over stdio with the official Python SDK answering the approval form with
 /// a scope (`tests/clients/approvals_client.py`): a session grant spares the session's next
 /// call, a fresh session is asked, an always grant spares every later session. The grants
-/// and the audit records are in the workspace's store.
+/// and the audit records are in the workspace's store; the session grant holds for the
+/// configuration's `approvals.session_expires`.
 fn serve_answers_with_scopes(mode: &str) {
     let t = tree();
     let ws = t.path().join("ws");
+    std::fs::write(
+        ws.join("toolgate.toml"),
+        "[approvals]\nsession_expires = \"1h\"\nmax_expires = \"3h\"\n",
+    )
+    .unwrap();
     let Some(mut client) = python_script(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/approvals_client.py"),
     ) else {
@@ -548,10 +554,9 @@ fn serve_answers_with_scopes(mode: &str) {
             ("always".into(), "mcp-client".into(), true),
         ]
     );
-    assert_eq!(
-        grants[1]["expires_us"].as_u64().unwrap() - grants[1]["created_us"].as_u64().unwrap(),
-        7_200_000_000
-    );
+    let lasts = |g: &Value| g["expires_us"].as_u64().unwrap() - g["created_us"].as_u64().unwrap();
+    assert_eq!(lasts(&grants[0]), 3_600_000_000);
+    assert_eq!(lasts(&grants[1]), 7_200_000_000);
     let w = "write_file";
     let approved = |id: i64, scope: &str| -> (Value, Value, Value, Value) {
         (w.into(), "approved".into(), id.into(), scope.into())
@@ -623,4 +628,126 @@ fn serve_answers_with_scopes_on_2025_11_25() {
 #[test]
 fn serve_answers_with_scopes_on_2026_07_28() {
     serve_answers_with_scopes("2026-07-28");
+}
+
+const APPROVALS_TOML: &str =
+    "[approvals]\nsession_expires = \"2s\"\nalways_expires = \"3h\"\nmax_expires = \"5h\"\n";
+
+fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as u64
+}
+
+/// The configuration's `[approvals]` at the terminal prompt: a session answer's grant gets
+/// `session_expires` and stops answering when it passes (a real wait of at most 2 s), an
+/// always answer gets `always_expires` by default and may not ask past `max_expires`.
+#[test]
+fn configured_expiries_reach_the_terminal_prompts_grants() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    std::fs::write(ws.join("toolgate.toml"), APPROVALS_TOML).unwrap();
+    let Some(r) = at_terminal(&ws, "s1", WRITE, answer("s\n")) else {
+        return;
+    };
+    assert_eq!(r.exit, 0, "{}", r.transcript);
+    let g = &lines(&approvals(&ws, &["list", "--json"]))[0];
+    let created = g["created_us"].as_u64().unwrap();
+    assert_eq!(
+        (&g["scope"], g["expires_us"].as_u64().unwrap() - created),
+        (&Value::from("session"), 2_000_000),
+        "{g}"
+    );
+    // once it has passed, the grant no longer answers and is listed as expired
+    let wait = (created + 2_050_000).saturating_sub(now_us());
+    std::thread::sleep(std::time::Duration::from_micros(wait));
+    assert_eq!(kind(&call(&ws, "s1", WRITE)), "approval_rejected");
+    let all = lines(&approvals(&ws, &["list", "--all", "--json"]));
+    assert_eq!(all[0]["state"], "expired", "{all:?}");
+    // an always answer: the configured default, and a span past the cap asked again
+    let steps = serde_json::json!([
+        {"expect": ASK, "send": "a\n"},
+        {"expect": "Tool pattern", "send": "\n"},
+        {"expect": "Resource pattern", "send": "\n"},
+        {"expect": "at most 5h) [3h]: ", "send": "6h\n"},
+        {"expect": ASK, "send": "a\n"},
+        {"expect": "Tool pattern", "send": "\n"},
+        {"expect": "Resource pattern", "send": "\n"},
+        {"expect": "[3h]: ", "send": "\n"},
+    ]);
+    let r = at_terminal(&ws, "s2", WRITE, steps).unwrap();
+    assert_eq!(r.exit, 0, "{}", r.transcript);
+    assert!(
+        r.transcript
+            .contains("6h is longer than the longest expiry allowed (5h)"),
+        "{}",
+        r.transcript
+    );
+    let g = lines(&approvals(&ws, &["list", "--json"]));
+    let always = g.iter().find(|g| g["scope"] == "always").unwrap();
+    assert_eq!(
+        always["expires_us"].as_u64().unwrap() - always["created_us"].as_u64().unwrap(),
+        3 * 3600 * 1_000_000
+    );
+}
+
+/// Flags override the configuration; bad values and a default past the cap are refused
+/// with the reason, before anything runs.
+#[test]
+fn expiry_flags_override_the_configuration_and_bad_ones_are_refused() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    std::fs::write(ws.join("toolgate.toml"), APPROVALS_TOML).unwrap();
+    let dir = ws.to_str().unwrap();
+    for (flags, says) in [
+        (
+            &["--always-expires", "6h"][..],
+            "always grant expiry (6h) is longer than the maximum expiry (5h)",
+        ),
+        (
+            &["--session-expires", "never"][..],
+            "session grant expiry (never) is longer than the maximum expiry (5h)",
+        ),
+        (&["--max-expires", "soon"][..], "\"soon\" is not a span"),
+        (&["--session-expires", "0s"][..], "shorter than one second"),
+    ] {
+        let mut args = vec!["call", "write_file", WRITE, "-w", dir, "--session", "s9"];
+        args.extend_from_slice(flags);
+        let out = toolgate(&args, &ws);
+        assert_ne!(out.status.code(), Some(0), "{flags:?}");
+        assert!(stderr(&out).contains(says), "{flags:?}: {}", stderr(&out));
+        assert!(!ws.join("a.txt").exists());
+    }
+    // a flag that raises the cap lets a longer default through
+    let out = toolgate(
+        &[
+            "call",
+            "write_file",
+            WRITE,
+            "-w",
+            dir,
+            "--session",
+            "s9",
+            "--always-expires",
+            "6h",
+            "--max-expires",
+            "never",
+        ],
+        &ws,
+    );
+    assert_eq!(kind(&out), "approval_rejected", "{}", stderr(&out));
+    // bad values in the file are located problems
+    std::fs::write(
+        ws.join("toolgate.toml"),
+        "[approvals]\nalways_expires = \"soon\"\n",
+    )
+    .unwrap();
+    let out = toolgate(&["check", "-w", dir], &ws);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("toolgate.toml:2:18: approvals.always_expires: \"soon\" is not a span"),
+        "{stdout}"
+    );
 }

@@ -246,3 +246,80 @@ fn the_readme_example_loads() {
         panic!("{p:#?}");
     }
 }
+
+#[test]
+fn bad_approval_expiries_are_located() {
+    one(
+        "[approvals]\nalways_expires = \"soon\"\n",
+        "2:18: approvals.always_expires:",
+        "\"soon\" is not a span such as \"30m\", \"8h\" or \"7d\", nor \"never\"",
+    );
+    one(
+        "[approvals]\nsession_expires = \"0s\"\n",
+        "2:19: approvals.session_expires:",
+        "shorter than one second",
+    );
+    one(
+        "[approvals]\nmax_expires = \"250ms\"\n",
+        "2:15: approvals.max_expires:",
+        "shorter than one second",
+    );
+    one(
+        "[approvals]\nmax_expires = 3600\n",
+        "2:15",
+        "invalid type: integer `3600`, expected a string",
+    );
+    one(
+        "[approvals]\nalways = \"8h\"\n",
+        "2:1",
+        "unknown field `always`",
+    );
+    // a default written beside a cap must be within it
+    one(
+        "[approvals]\nmax_expires = \"8h\"\nalways_expires = \"1d\"\n",
+        "3:18: approvals.always_expires:",
+        "1day is longer than max_expires (8h)",
+    );
+    one(
+        "[approvals]\nmax_expires = \"8h\"\nsession_expires = \"never\"\n",
+        "3:19: approvals.session_expires:",
+        "never is longer than max_expires (8h)",
+    );
+    let p = problems("[approvals]\nsession_expires = \"x\"\nalways_expires = \"-1h\"\n");
+    assert_eq!(p.len(), 2, "{p:#?}");
+}
+
+#[test]
+fn approval_expiries_resolve_over_the_defaults() {
+    use std::time::Duration;
+    use toolgate_config::GrantExpiry;
+    let ws = TempWorkspace::new();
+    let h = |n: u64| Some(Duration::from_secs(n * 3600));
+    let expiry = |text: &str| load(&ws, text).unwrap().grant_expiry();
+    assert_eq!(expiry(""), GrantExpiry::default());
+    assert_eq!(
+        GrantExpiry::default(),
+        GrantExpiry {
+            session: None,
+            always: h(24),
+            max: None
+        }
+    );
+    assert_eq!(
+        expiry("[approvals]\nsession_expires = \"90m\"\nalways_expires = \"never\"\n"),
+        GrantExpiry {
+            session: Some(Duration::from_secs(5400)),
+            always: None,
+            max: None
+        }
+    );
+    // a cap alone cuts the defaults it was not written with
+    assert_eq!(
+        expiry("[approvals]\nmax_expires = \"2h\"\n"),
+        GrantExpiry {
+            session: h(2),
+            always: h(2),
+            max: h(2)
+        }
+    );
+}
