@@ -10,7 +10,10 @@
 //! - `ask/memory_session_grant`: a session grant in a [`MemoryGrantStore`] answers;
 //! - `ask/sqlite_session_grant`: the same grant in the SQLite store;
 //! - `ask/sqlite_session_grant_among_20`: the SQLite store also holds 20 `always` grants of
-//!   other tools with path patterns, read and matched (patterns parsed) on every call.
+//!   other tools with path patterns, read and matched on every call;
+//! - `ask/{memory,sqlite}_session_grant_among_20_same_tool`: the store also holds 20 `always`
+//!   grants of the same tool with path patterns that do not cover the call (it touches no
+//!   path), so each one's tool and resource patterns are matched on every call.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
@@ -107,6 +110,35 @@ fn ask(c: &mut Criterion) {
         .build();
     let s = p.session("s").build().unwrap();
     run(c, "ask/sqlite_session_grant_among_20", p, &s);
+
+    let same_tool = |store: &dyn GrantStore| {
+        for i in 0..20 {
+            store
+                .insert(&grant(
+                    "delete_all",
+                    Some(&format!("path:src/m{i}/**/*.rs")),
+                    GrantScope::Always,
+                ))
+                .unwrap();
+        }
+        store
+            .insert(&grant("delete_all", None, GrantScope::Session))
+            .unwrap();
+    };
+    let memory = Arc::new(MemoryGrantStore::new());
+    same_tool(&*memory);
+    let p = Pipeline::builder(registry()).grants(memory).build();
+    let s = p.session("s").build().unwrap();
+    run(c, "ask/memory_session_grant_among_20_same_tool", p, &s);
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("toolgate.db")).unwrap();
+    same_tool(&store);
+    let p = Pipeline::builder(registry())
+        .grants(Arc::new(store))
+        .build();
+    let s = p.session("s").build().unwrap();
+    run(c, "ask/sqlite_session_grant_among_20_same_tool", p, &s);
 }
 
 criterion_group!(benches, ask);
