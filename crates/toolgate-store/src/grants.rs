@@ -9,9 +9,10 @@
 //! - [`GrantScope::Always`]: every call of every session.
 //!
 //! A grant is active while it is not revoked, not expired (`expires_us` absent or in the
-//! future) and, for `Once`, not used. The store keeps patterns as text and does not interpret
-//! them ([`Store::active_grants`] returns the candidates of a session, and
-//! [`toolgate_core::grant::find_covering`] matches their patterns against the call). The
+//! future) and, for `Once`, not used. The store keeps patterns as text ([`Store::active_grants`]
+//! returns the candidates of a session, and [`toolgate_core::grant::find_covering`] matches
+//! their patterns against the call), and keeps each grant's patterns compiled in memory, by
+//! grant id, once looked up ([`GrantPatternCache`]), so a call does not parse them again. The
 //! types are toolgate-core's ([`toolgate_core::grant`]); `Store` is a
 //! [`toolgate_core::GrantStore`], so a pipeline's grants live here with
 //! `PipelineBuilder::grants(Arc::new(store))`.
@@ -21,7 +22,7 @@ use crate::store::{to_i64, Store};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{OptionalExtension, Row};
 pub use toolgate_core::grant::{Grant, GrantFilter, GrantScope, NewGrant, MAX_GRANT_TEXT};
-use toolgate_core::grant::{GrantError, GrantStore};
+use toolgate_core::grant::{GrantError, GrantPatternCache, GrantStore};
 
 const GRANT_COLUMNS: &str = "id, tool_pattern, resource_pattern, scope, session, created_us, \
      expires_us, revoked_us, used_us, granted_by, note";
@@ -217,5 +218,9 @@ impl GrantStore for Store {
 
     fn list(&self, filter: &GrantFilter) -> std::result::Result<Vec<Grant>, GrantError> {
         self.list_grants(filter).map_err(store_error)
+    }
+
+    fn pattern_cache(&self) -> Option<&GrantPatternCache> {
+        Some(&self.inner.grant_patterns)
     }
 }

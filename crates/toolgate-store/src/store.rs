@@ -68,6 +68,8 @@ pub(crate) struct Inner {
     pub(crate) path: PathBuf,
     pub(crate) options: StoreOptions,
     pub(crate) conn: Mutex<Connection>,
+    /// The grants' compiled patterns, by grant id (shared by every clone of the store).
+    pub(crate) grant_patterns: toolgate_core::grant::GrantPatternCache,
 }
 
 impl std::fmt::Debug for Store {
@@ -127,6 +129,7 @@ impl Store {
                 path: path.to_path_buf(),
                 options,
                 conn: Mutex::new(conn),
+                grant_patterns: Default::default(),
             }),
         })
     }

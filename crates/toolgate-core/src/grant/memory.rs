@@ -1,12 +1,14 @@
 //! [`MemoryGrantStore`]: grants in memory, for tests and embedding (they end with the process).
 
-use super::{Grant, GrantError, GrantFilter, GrantScope, GrantStore, NewGrant};
+use super::{Grant, GrantError, GrantFilter, GrantPatternCache, GrantScope, GrantStore, NewGrant};
 use parking_lot::Mutex;
 
-/// Grants in a vector behind a lock; ids count from 1.
+/// Grants in a vector behind a lock; ids count from 1. Their patterns are compiled once, at
+/// their first lookup ([`GrantPatternCache`]).
 #[derive(Debug, Default)]
 pub struct MemoryGrantStore {
     grants: Mutex<Vec<Grant>>,
+    patterns: GrantPatternCache,
 }
 
 impl MemoryGrantStore {
@@ -81,5 +83,9 @@ impl GrantStore for MemoryGrantStore {
             })
             .cloned()
             .collect())
+    }
+
+    fn pattern_cache(&self) -> Option<&GrantPatternCache> {
+        Some(&self.patterns)
     }
 }

@@ -20,6 +20,7 @@
 mod memory;
 
 pub use memory::MemoryGrantStore;
+pub use patterns::{GrantPatternCache, PATTERN_CACHE_CAPACITY};
 
 use crate::tool::ResolvedResource;
 use serde::{Deserialize, Serialize};
@@ -266,12 +267,20 @@ pub trait GrantStore: Send + Sync {
     /// # Errors
     /// [`GrantError::Store`].
     fn list(&self, filter: &GrantFilter) -> Result<Vec<Grant>, GrantError>;
+
+    /// The store's cache of compiled grant patterns, which [`find_covering`] matches through
+    /// so a lookup does not parse every candidate's patterns again (default: none, each
+    /// lookup parses them).
+    fn pattern_cache(&self) -> Option<&GrantPatternCache> {
+        None
+    }
 }
 
 /// The active grant of `session` covering a call of `tool` touching `resources` at `now_us`,
 /// if any. A standing grant (`session` or `always`) is preferred; a `once` grant is used only
 /// when no standing grant covers the call, and is spent here (a once grant another call spent
-/// first is skipped).
+/// first is skipped). Patterns are matched through the store's [`GrantPatternCache`] when it
+/// has one ([`GrantStore::pattern_cache`]).
 ///
 /// # Errors
 /// [`GrantError::Store`] from the store.
@@ -282,10 +291,15 @@ pub fn find_covering(
     resources: &[ResolvedResource],
     now_us: u64,
 ) -> Result<Option<Grant>, GrantError> {
+    let cache = store.pattern_cache();
+    let covers = |g: &Grant| match cache {
+        Some(c) => c.covers(g, tool, resources),
+        None => g.covers(tool, resources),
+    };
     let mut candidates: Vec<Grant> = store
         .active(session, now_us)?
         .into_iter()
-        .filter(|g| g.is_active(now_us) && g.is_for_session(session) && g.covers(tool, resources))
+        .filter(|g| g.is_active(now_us) && g.is_for_session(session) && covers(g))
         .collect();
     // always before session before once; oldest first within a scope
     candidates.sort_by_key(|g| (std::cmp::Reverse(g.scope), g.id));

@@ -222,3 +222,49 @@ fn bad_patterns_are_refused_when_granted() {
         assert!(e.contains(says), "{tool:?} {resource:?}: {e}");
     }
 }
+
+/// The pattern cache matches exactly as [`Grant::covers`] does, compiles a grant once, and
+/// never matches a grant with another grant's patterns under a reused id.
+#[test]
+fn the_pattern_cache_matches_as_covers_does() {
+    use crate::grant::GrantPatternCache;
+    let cache = GrantPatternCache::new();
+    let grant = |id: i64, tool: &str, resource: Option<&str>| Grant {
+        id,
+        tool_pattern: tool.into(),
+        resource_pattern: resource.map(Into::into),
+        scope: GrantScope::Always,
+        session: None,
+        created_us: 1,
+        expires_us: None,
+        revoked_us: None,
+        used_us: None,
+        granted_by: None,
+        note: None,
+    };
+    let none: &[ResolvedResource] = &[];
+    let grants = [
+        grant(1, "write_file", None),
+        grant(2, "*_file", None),
+        grant(3, "fs_[", None),
+        grant(4, "write_file", Some("nope:x")),
+        grant(5, "delete_all", Some("path:src/**")),
+    ];
+    for _ in 0..2 {
+        for g in &grants {
+            for tool in ["write_file", "read_file", "delete_all"] {
+                assert_eq!(
+                    cache.covers(g, tool, none),
+                    g.covers(tool, none),
+                    "{g:?} {tool}"
+                );
+            }
+        }
+    }
+    assert_eq!(cache.len(), grants.len());
+    // an id whose patterns changed (a store rebuilt under the cache) is compiled afresh
+    assert!(cache.covers(&grant(1, "write_file", None), "write_file", none));
+    assert!(!cache.covers(&grant(1, "read_file", None), "write_file", none));
+    assert!(cache.covers(&grant(1, "read_file", None), "read_file", none));
+    assert_eq!(cache.len(), grants.len());
+}
