@@ -5,8 +5,15 @@
 //!
 //! `cargo bench -p toolgate-config --bench rules`
 //!
-//! One current-thread runtime, no audit sink (the audit writer's cost is measured by
-//! toolgate-store's benchmark), a new session every 1,000 calls.
+//! Issue 4's target compares the call with the policy rules and the SQLite audit on against the
+//! call with neither: `no_rules` (DefaultPolicy, no audit sink) against
+//! `rules_20_sqlite_audit` (the 20 rules and toolgate-store's `SqliteAuditSink` on a store in
+//! a temporary directory, the caller running flat out, so once the audit queue is full the
+//! writer sets the pace) and `rules_20_sqlite_audit_caller` (the same, flushed outside the
+//! measured time every 1,000 calls: the caller's path alone). `rules_20` has the rules without
+//! an audit sink.
+//!
+//! One current-thread runtime, a new session every 1,000 calls.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use serde_json::json;
@@ -14,6 +21,7 @@ use std::sync::Arc;
 use toolgate_core::{
     DefaultPolicy, Pipeline, Policy, Registry, Risk, ToolCall, ToolSpec, Workspace,
 };
+use toolgate_store::{SqliteAuditSink, Store};
 use toolgate_test_support::tools::Echo;
 
 /// `touch_path {text}`: declares the path it is given as a read, and echoes it. Read-only
@@ -82,7 +90,7 @@ decision = "ask"
 tool = "write_*"
 [[rules]]
 decision = "deny"
-tool = "run_shell"
+tool = "touch_*"
 roles = ["reader"]
 [[rules]]
 decision = "allow"
@@ -107,12 +115,24 @@ fn bench(c: &mut Criterion) {
     let config = toolgate_config::load(dir.path(), None, &specs).unwrap();
     let mut group = c.benchmark_group("policy");
     group.throughput(Throughput::Elements(1));
-    let variants: [(&str, Arc<dyn Policy>); 2] = [
+    let variants: [(&str, Arc<dyn Policy>); 4] = [
         ("no_rules", Arc::new(DefaultPolicy)),
         ("rules_20", config.policy()),
+        ("rules_20_sqlite_audit", config.policy()),
+        ("rules_20_sqlite_audit_caller", config.policy()),
     ];
     for (name, policy) in variants {
-        let pipeline = Pipeline::builder(registry.clone()).policy(policy).build();
+        let mut builder = Pipeline::builder(registry.clone()).policy(policy);
+        let mut sqlite: Option<Arc<SqliteAuditSink>> = None;
+        if name.contains("sqlite") {
+            let store = Store::open(dir.path().join(format!("{name}.db"))).unwrap();
+            let sink = Arc::new(SqliteAuditSink::new(&store).unwrap());
+            builder = builder.audit(sink.clone());
+            if name.ends_with("_caller") {
+                sqlite = Some(sink);
+            }
+        }
+        let pipeline = builder.build();
         let new_session = || {
             pipeline
                 .session("bench")
@@ -129,6 +149,9 @@ fn bench(c: &mut Criterion) {
                     n += 1;
                     if n.is_multiple_of(1000) {
                         *session.borrow_mut() = new_session();
+                        if let Some(sink) = &sqlite {
+                            sink.flush_checked().unwrap();
+                        }
                     }
                     ToolCall::new(
                         format!("call-{n}"),
@@ -144,6 +167,7 @@ fn bench(c: &mut Criterion) {
                 BatchSize::SmallInput,
             )
         });
+        pipeline.audit().flush();
     }
     group.finish();
 }

@@ -23,9 +23,10 @@
 #[cfg(feature = "cedar")]
 use cedar_policy::{
     Authorizer, Context, Entities, EntityUid, Policy, PolicyId, PolicySet, Request,
+    RestrictedExpression,
 };
 #[cfg(feature = "cedar")]
-use serde_json::{Map, Value};
+use serde_json::Value;
 #[cfg(feature = "cedar")]
 use std::str::FromStr;
 #[cfg(feature = "cedar")]
@@ -122,35 +123,47 @@ impl Condition {
     }
 
     /// Whether the condition holds for the call (see the module docs).
+    ///
+    /// The context is built from Cedar values directly (not through Cedar's JSON parser, which
+    /// cost about 25 µs of a call's 48 µs under 20 rules: `cargo bench -p toolgate-config
+    /// --bench rules`).
     pub fn holds(&self, input: &PolicyInput<'_>) -> bool {
         let session = input.session;
-        let attributes: Map<String, Value> = session
+        let role = session
             .attributes()
-            .iter()
-            .map(|(k, v)| (k.clone(), cedar_json(v)))
-            .collect();
-        let role = attributes
             .get(crate::policy::ROLE_ATTRIBUTE)
             .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let paths: Vec<Value> = input
-            .resources
-            .iter()
-            .filter_map(|r| match r {
-                ResolvedResource::Path { path, .. } => Some(Value::String(path.display())),
-                _ => None,
-            })
-            .collect();
-        let context = serde_json::json!({
-            "tool": &*input.tool.name,
-            "profile": session.profile(),
-            "role": role,
-            "attributes": Value::Object(attributes),
-            "arguments": cedar_json(input.arguments),
-            "paths": paths,
-        });
-        let Ok(context) = Context::from_json_value(context, None) else {
+            .unwrap_or("");
+        let Some(attributes) = cedar_record(session.attributes()) else {
+            return false;
+        };
+        let Some(arguments) = cedar_value(input.arguments) else {
+            return false;
+        };
+        let paths = RestrictedExpression::new_set(input.resources.iter().filter_map(|r| match r {
+            ResolvedResource::Path { path, .. } => {
+                Some(RestrictedExpression::new_string(path.display()))
+            }
+            _ => None,
+        }));
+        let context = Context::from_pairs([
+            (
+                "tool".to_string(),
+                RestrictedExpression::new_string(input.tool.name.to_string()),
+            ),
+            (
+                "profile".to_string(),
+                RestrictedExpression::new_string(session.profile().to_string()),
+            ),
+            (
+                "role".to_string(),
+                RestrictedExpression::new_string(role.to_string()),
+            ),
+            ("attributes".to_string(), attributes),
+            ("arguments".to_string(), arguments),
+            ("paths".to_string(), paths),
+        ]);
+        let Ok(context) = context else {
             return false;
         };
         let uid = |ty: &str, id: &str| {
@@ -189,30 +202,39 @@ fn cedar_message(e: &cedar_policy::ParseErrors) -> String {
 }
 
 #[cfg(feature = "cedar")]
-/// `v` as Cedar's JSON for a context value: nulls left out, numbers other than 64-bit
-/// integers as strings, and keys Cedar would read as escapes (`__entity`, `__extn`) renamed
-/// with a leading `_`, so an argument can never name an entity or an extension value.
-fn cedar_json(v: &Value) -> Value {
-    match v {
-        Value::Null => Value::Null,
-        Value::Bool(_) | Value::String(_) => v.clone(),
-        Value::Number(n) if n.is_i64() => v.clone(),
-        Value::Number(n) => Value::String(n.to_string()),
-        Value::Array(a) => {
-            Value::Array(a.iter().filter(|x| !x.is_null()).map(cedar_json).collect())
-        }
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .filter(|(_, x)| !x.is_null())
-                .map(|(k, x)| {
-                    let k = if k.starts_with("__") {
-                        format!("_{k}")
-                    } else {
-                        k.clone()
-                    };
-                    (k, cedar_json(x))
-                })
-                .collect(),
-        ),
-    }
+/// `v` as a Cedar value for the context (`None` for a JSON null, which is left out): strings,
+/// booleans and 64-bit integers as themselves, other numbers as strings, arrays as sets,
+/// objects as records ([`cedar_record`]).
+fn cedar_value(v: &Value) -> Option<RestrictedExpression> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Bool(b) => RestrictedExpression::new_bool(*b),
+        Value::String(s) => RestrictedExpression::new_string(s.clone()),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => RestrictedExpression::new_long(i),
+            None => RestrictedExpression::new_string(n.to_string()),
+        },
+        Value::Array(a) => RestrictedExpression::new_set(a.iter().filter_map(cedar_value)),
+        Value::Object(o) => cedar_record(o)?,
+    })
+}
+
+#[cfg(feature = "cedar")]
+/// An object as a Cedar record: null members left out, and keys that Cedar's JSON form reads
+/// as escapes (`__entity`, `__extn`) renamed with a leading `_`, as they always were (so a
+/// condition reads `context.arguments.___entity` whichever way the context is built).
+/// `None` when two keys collide after renaming (`__x` next to `___x`): the condition then
+/// does not hold, as for any context Cedar cannot build.
+fn cedar_record<'a>(
+    members: impl IntoIterator<Item = (&'a String, &'a Value)>,
+) -> Option<RestrictedExpression> {
+    RestrictedExpression::new_record(members.into_iter().filter_map(|(k, x)| {
+        let k = if k.starts_with("__") {
+            format!("_{k}")
+        } else {
+            k.clone()
+        };
+        Some((k, cedar_value(x)?))
+    }))
+    .ok()
 }
