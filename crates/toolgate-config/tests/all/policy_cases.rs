@@ -351,6 +351,41 @@ unless = 'context.attributes.team == "finance"'
     assert_eq!(error(&r).0, ErrorKind::ApprovalRejected, "{}", r.text());
 }
 
+#[cfg(feature = "cedar")]
+/// A condition sees the call: its tool, role, canonical paths and arguments (integers as
+/// Cedar longs, absent members absent), so one rule can say "no deep reads of this file".
+#[tokio::test]
+async fn cedar_conditions_see_the_tool_role_paths_and_arguments() {
+    let text = r#"
+[[rules]]
+name = "no-deep-offsets"
+decision = "deny"
+tool = "read_file"
+when = 'context.tool == "read_file" && context.role == "" && context.paths.contains("notes/a.txt") && context.arguments has offset && context.arguments.offset > 2 && !(context.arguments has limit)'
+"#;
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws/notes; seq 1 10 > ws/notes/a.txt; seq 1 10 > ws/notes/b.txt");
+    let s = Setup::new(ws, text, None, &[]);
+    for args in [
+        json!({"path": "notes/a.txt", "offset": 3}),
+        // another spelling of the same canonical path
+        json!({"path": "./notes/../notes/a.txt", "offset": 9}),
+    ] {
+        let r = s.call("read_file", args.clone()).await;
+        denied_by(&r, "no-deep-offsets");
+    }
+    for args in [
+        json!({"path": "notes/a.txt", "offset": 2}),
+        json!({"path": "notes/a.txt"}),
+        json!({"path": "notes/b.txt", "offset": 3}),
+        json!({"path": "notes/a.txt", "offset": 3, "limit": 2}),
+    ] {
+        let r = s.call("read_file", args.clone()).await;
+        assert!(!r.is_error, "{args}: {}", r.text());
+    }
+    assert!(s.approver.asked().is_empty());
+}
+
 /// Command rules from the configuration: each simple command of a shell line is matched by
 /// word prefix; a deny on one command denies the whole line, before anything runs.
 #[tokio::test]
