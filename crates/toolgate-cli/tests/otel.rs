@@ -281,30 +281,9 @@ fn serve_spans_are_sent_when_sigterm_ends_it() {
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();
-    // MCP over stdio (newline-delimited JSON-RPC): initialize, initialized, one tools/call
-    let mut stdin = serve.stdin.take().unwrap();
-    let mut stdout = BufReader::new(serve.stdout.take().unwrap());
-    let mut send = |msg: &str| {
-        stdin.write_all(msg.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"otel-test","version":"1"}}}"#,
-    );
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.contains(r#""id":1"#), "{line}");
-    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    send(
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}"#,
-    );
-    line.clear();
-    stdout.read_line(&mut line).unwrap();
-    assert!(
-        line.contains(r#""id":2"#) && line.contains("hello"),
-        "{line}"
-    );
+    // MCP over stdio: initialize, initialized, one tools/call; stdin stays open
+    let (stdin, stdout) =
+        toolgate_test_support::clients::stdio_read_file_session(&mut serve, "otel-test", "hello");
     // SIGTERM with stdin still open: serve ends on the signal, and the span goes out then
     // (the batch processor's own schedule is 5 s away)
     let killed = Command::new("kill")

@@ -1,11 +1,11 @@
 //! The real clients the tests run as child processes: the program from the environment
 //! (`.ci/run` installs each and names it in a `TOOLGATE_TEST_*` variable), the Python client
-//! scripts with the module they share (`python/client_support.py` of this crate), and a run
-//! with a time limit.
+//! scripts with the module they share (`python/client_support.py` of this crate), a run
+//! with a time limit, and a hand-driven stdio session with `toolgate serve`.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The program a client test needs, from the environment variable `var` (for example
@@ -105,4 +105,50 @@ pub fn run_status(mut cmd: Command, limit: Duration, must_succeed: bool) -> Outp
         );
     }
     output
+}
+
+/// Drives a `toolgate serve` child over stdio by hand, as an MCP client that keeps stdin open
+/// would (newline-delimited JSON-RPC, protocol revision 2025-06-18): `initialize` as `client`,
+/// `notifications/initialized`, then `tools/call read_file {"path": "a.txt"}`, whose answer
+/// must contain `expect`. Returns the child's stdin (still open: the caller decides when the
+/// client goes away) and its stdout after those two answers.
+///
+/// # Panics
+/// When the child's stdin or stdout is not piped, a pipe fails, or an answer is not the one
+/// expected (the line read is in the message).
+pub fn stdio_read_file_session(
+    child: &mut Child,
+    client: &str,
+    expect: &str,
+) -> (ChildStdin, BufReader<ChildStdout>) {
+    let mut stdin = child.stdin.take().expect("the child's stdin is piped");
+    let mut stdout = BufReader::new(child.stdout.take().expect("the child's stdout is piped"));
+    let mut send = |msg: &str| {
+        stdin.write_all(msg.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"},
+        },
+    });
+    send(&initialize.to_string());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains(r#""id":1"#), "{line}");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}"#,
+    );
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert!(
+        line.contains(r#""id":2"#) && line.contains(expect),
+        "{line}"
+    );
+    (stdin, stdout)
 }

@@ -1,7 +1,6 @@
 //! `toolgate serve` over stdio ends on SIGTERM while the client still holds stdin open (the
 //! stdio transport's blocking read of stdin must not keep the process alive).
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,29 +26,11 @@ fn serve_over_stdio_ends_on_sigterm_with_stdin_open() {
             let _ = Command::new("kill").args(["-KILL", &pid]).status();
         }
     });
-    // MCP over stdio (newline-delimited JSON-RPC): initialize, initialized, one tools/call
-    let mut stdin = serve.stdin.take().unwrap();
-    let mut stdout = BufReader::new(serve.stdout.take().unwrap());
-    let mut send = |msg: &str| {
-        stdin.write_all(msg.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sigterm-test","version":"1"}}}"#,
-    );
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.contains(r#""id":1"#), "{line}");
-    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    send(
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}"#,
-    );
-    line.clear();
-    stdout.read_line(&mut line).unwrap();
-    assert!(
-        line.contains(r#""id":2"#) && line.contains("hello"),
-        "{line}"
+    // MCP over stdio: initialize, initialized, one tools/call; stdin stays open
+    let (stdin, _stdout) = toolgate_test_support::clients::stdio_read_file_session(
+        &mut serve,
+        "sigterm-test",
+        "hello",
     );
 
     let started = Instant::now();
