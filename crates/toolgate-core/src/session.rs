@@ -27,6 +27,7 @@ pub struct Session {
     pub(crate) result_bytes: AtomicU64,
     pub(crate) per_tool: Mutex<HashMap<Arc<str>, u64>>,
     pub(crate) seen: Mutex<HashSet<CallId>>,
+    pub(crate) memo: Mutex<Vec<(u64, bool)>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -64,6 +65,27 @@ impl Session {
     /// Session attributes (for example who the user is), for policy conditions.
     pub fn attributes(&self) -> &HashMap<String, Value> {
         &self.attributes
+    }
+
+    /// `compute()`'s answer for `key`, computed at most once per session (and again only
+    /// when two calls race to it first): for a policy's conditions that read nothing but what
+    /// the session fixes when it is built (its id, profile and attributes), which then cost a
+    /// lookup after the session's first call instead of an evaluation on every call.
+    ///
+    /// `key` must name the condition among every condition the process builds (a policy draws
+    /// it from a process-wide counter); the answers of a session are few (one per such
+    /// condition of the policies it is used with), kept in a small list under a lock held only
+    /// for the lookup and the insertion, never while `compute` runs.
+    pub fn memo_condition(&self, key: u64, compute: impl FnOnce() -> bool) -> bool {
+        if let Some(&(_, v)) = self.memo.lock().iter().find(|(k, _)| *k == key) {
+            return v;
+        }
+        let v = compute();
+        let mut memo = self.memo.lock();
+        if !memo.iter().any(|(k, _)| *k == key) {
+            memo.push((key, v));
+        }
+        v
     }
 
     /// Calls charged so far.
@@ -153,6 +175,7 @@ impl SessionBuilder<'_> {
             result_bytes: AtomicU64::new(0),
             per_tool: Mutex::new(HashMap::new()),
             seen: Mutex::new(HashSet::new()),
+            memo: Mutex::new(Vec::new()),
         })
     }
 }

@@ -5,7 +5,7 @@
 
 use super::support::Setup;
 use serde_json::json;
-use toolgate_core::{ErrorKind, ToolResult};
+use toolgate_core::{ErrorKind, ToolCall, ToolResult};
 use toolgate_test_support::TempWorkspace;
 
 fn error(r: &ToolResult) -> (ErrorKind, Option<String>) {
@@ -384,6 +384,70 @@ when = 'context.tool == "read_file" && context.role == "" && context.paths.conta
         assert!(!r.is_error, "{args}: {}", r.text());
     }
     assert!(s.approver.asked().is_empty());
+}
+
+#[cfg(feature = "cedar")]
+/// A condition on session attributes alone is answered once per session and kept on that
+/// session: two sessions of one pipeline with opposite attributes, their calls interleaved,
+/// each keep their own answer. A condition on the call (here its tool, `resource`) is answered
+/// on every call of one session.
+#[tokio::test]
+async fn session_conditions_are_kept_per_session_and_call_conditions_per_call() {
+    let text = r#"
+[[rules]]
+name = "verified-writes"
+decision = "allow"
+tool = "write_file"
+when = 'context.attributes has verified && context.attributes.verified'
+
+[[rules]]
+name = "no-listing"
+decision = "deny"
+tool = "*"
+when = 'resource == Toolgate::Tool::"list_dir"'
+"#;
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws/notes");
+    let verified = Setup::new(ws, text, None, &["verified=true"]);
+    let unverified = verified
+        .pipeline
+        .session("s2")
+        .workspace(verified.ws.workspace())
+        .attribute("verified", json!(false))
+        .build()
+        .unwrap();
+    for round in 0..2 {
+        let path = format!("notes/{round}.txt");
+        let r = verified
+            .call("write_file", json!({"path": path, "content": "v"}))
+            .await;
+        assert!(!r.is_error, "round {round}: {}", r.text());
+        let r = verified
+            .pipeline
+            .dispatch(
+                ToolCall::new(
+                    format!("u{round}"),
+                    "write_file",
+                    json!({"path": format!("notes/u{round}.txt"), "content": "u"}),
+                ),
+                &unverified,
+            )
+            .await;
+        assert_eq!(error(&r).0, ErrorKind::ApprovalRejected, "{}", r.text());
+        assert!(!verified
+            .ws
+            .root()
+            .join(format!("notes/u{round}.txt"))
+            .exists());
+        let r = verified
+            .call("read_file", json!({"path": format!("notes/{round}.txt")}))
+            .await;
+        assert!(!r.is_error, "{}", r.text());
+        let r = verified.call("list_dir", json!({"path": "notes"})).await;
+        denied_by(&r, "no-listing");
+    }
+    // the unverified session was asked once per write, the verified one never
+    assert_eq!(verified.approver.asked().len(), 2);
 }
 
 /// Command rules from the configuration: each simple command of a shell line is matched by
