@@ -523,16 +523,16 @@ impl Config {
     /// The policy without the shell's command rules.
     pub fn config_policy(&self) -> ConfigPolicy {
         let r = &self.raw.risk;
-        ConfigPolicy {
-            rules: self.rules.clone(),
-            risk: RiskDefaults {
+        ConfigPolicy::new(
+            self.rules.clone(),
+            RiskDefaults {
                 destructive: decision(r.destructive),
                 dangerous: decision(r.dangerous),
                 external: decision(r.external),
                 default: decision(r.default),
             },
-            protected: self.protected.clone(),
-        }
+            self.protected.clone(),
+        )
     }
 
     /// The policy for the pipeline: the [`ConfigPolicy`] under the shell's command rules

@@ -22,7 +22,7 @@
 use crate::rules::{CompiledRule, Protected};
 use std::borrow::Cow;
 use std::path::Path;
-use toolgate_core::pattern::ResourcePattern;
+use toolgate_core::pattern::{PathPatternSet, ResourcePattern};
 use toolgate_core::{
     Access, Decision, Policy, PolicyInput, ResolvedResource, Risk, ToolSpec, Verdict,
 };
@@ -64,14 +64,52 @@ pub const RISK_RULES: [&str; 4] = [
 ];
 
 /// The configuration's policy; see the module docs. Built by [`crate::Config::policy`].
+///
+/// The path patterns of all rules and of the protected paths are matched together, once per
+/// path of a call ([`PathPatternSet`]): rule `i` is slot `i`, the store and the configuration
+/// the two slots after the rules.
 #[derive(Debug, Clone)]
 pub struct ConfigPolicy {
-    pub(crate) rules: Vec<CompiledRule>,
-    pub(crate) risk: RiskDefaults,
-    pub(crate) protected: Protected,
+    rules: Vec<CompiledRule>,
+    risk: RiskDefaults,
+    protected: Protected,
+    /// `None` when globset could not combine the patterns: each is then matched alone.
+    paths: Option<PathPatternSet>,
 }
 
+/// Path slots a call's hits fit in without allocating (a call of one path under up to 254
+/// rules, or four paths under up to 62).
+const INLINE_WORDS: usize = 4;
+
 impl ConfigPolicy {
+    pub(crate) fn new(rules: Vec<CompiledRule>, risk: RiskDefaults, protected: Protected) -> Self {
+        let slots = rules
+            .iter()
+            .map(|r| match &r.resource {
+                Some(ResourcePattern::Path(p)) => Some(p),
+                _ => None,
+            })
+            .chain([protected.store.as_ref(), protected.config.as_ref()]);
+        let paths = match PathPatternSet::new(slots) {
+            Ok(set) => Some(set),
+            Err(e) => {
+                tracing::warn!(error = %e, "path rules are matched one by one");
+                None
+            }
+        };
+        ConfigPolicy {
+            rules,
+            risk,
+            protected,
+            paths,
+        }
+    }
+
+    /// Words of path hits per path.
+    fn words(&self) -> usize {
+        (self.rules.len() + 2).div_ceil(64)
+    }
+
     /// The verdict by the tool's metadata alone.
     pub fn risk_verdict(&self, tool: &ToolSpec) -> Verdict {
         let e = tool.effects;
@@ -136,19 +174,67 @@ impl Best {
 
 impl Policy for ConfigPolicy {
     fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
-        for r in input.resources {
+        let n = input.resources.len();
+        let words = self.words();
+        // the path hits of every resource (bit i of resource j: rule i's pattern matches it)
+        let mut inline = [0u64; INLINE_WORDS];
+        let mut heap = Vec::new();
+        let hits: Option<&[u64]> = match &self.paths {
+            Some(set)
+                if input
+                    .resources
+                    .iter()
+                    .any(|r| matches!(r, ResolvedResource::Path { .. })) =>
+            {
+                let hits: &mut [u64] = if n * words <= INLINE_WORDS {
+                    &mut inline[..n * words]
+                } else {
+                    heap.resize(n * words, 0);
+                    &mut heap
+                };
+                for (j, r) in input.resources.iter().enumerate() {
+                    if let ResolvedResource::Path { path, .. } = r {
+                        set.matches_into(path.as_path(), &mut hits[j * words..(j + 1) * words]);
+                    }
+                }
+                Some(hits)
+            }
+            _ => None,
+        };
+        let hit =
+            |j: usize, i: usize| hits.is_some_and(|h| h[j * words + i / 64] >> (i % 64) & 1 == 1);
+        let (store, config) = (self.rules.len(), self.rules.len() + 1);
+        for (j, r) in input.resources.iter().enumerate() {
             if let ResolvedResource::Path { path, access } = r {
-                if let Some(v) = self.protected.verdict(path.as_path(), *access) {
+                let v = match hits {
+                    Some(_) => self
+                        .protected
+                        .verdict_by(hit(j, store), *access, hit(j, config)),
+                    None => self.protected.verdict(path.as_path(), *access),
+                };
+                if let Some(v) = v {
                     return v;
                 }
             }
         }
+        // whether rule i's resource pattern matches resource j
+        let matches = |i: usize,
+                       rule: &CompiledRule,
+                       pattern: &ResourcePattern,
+                       j: usize,
+                       argv: &mut Option<Vec<String>>| {
+            match (pattern, &input.resources[j], hits) {
+                (ResourcePattern::Path(_), ResolvedResource::Path { access, .. }, Some(_)) => {
+                    rule.access.is_none_or(|a| a == *access) && hit(j, i)
+                }
+                (_, r, _) => rule.matches_resource(pattern, r, argv),
+            }
+        };
         let role = input
             .session
             .attributes()
             .get(ROLE_ATTRIBUTE)
             .and_then(|v| v.as_str());
-        let n = input.resources.len();
         let mut call = Best(None);
         let mut resource_best = Best(None);
         // which resources an allow rule covers, and the words of each command (split once for
@@ -172,7 +258,7 @@ impl Policy for ConfigPolicy {
                 }
                 let argv = argvs.get_mut(j);
                 let mut none = None;
-                if rule.matches_resource(pattern, r, argv.unwrap_or(&mut none)) {
+                if matches(i, rule, pattern, j, argv.unwrap_or(&mut none)) {
                     first = Some(j);
                     break;
                 }
@@ -191,11 +277,7 @@ impl Policy for ConfigPolicy {
                     if !*c {
                         let argv = argvs.get_mut(j);
                         let mut none = None;
-                        *c = rule.matches_resource(
-                            pattern,
-                            &input.resources[j],
-                            argv.unwrap_or(&mut none),
-                        );
+                        *c = matches(i, rule, pattern, j, argv.unwrap_or(&mut none));
                     }
                 }
             }
@@ -215,6 +297,41 @@ impl Policy for ConfigPolicy {
     }
 
     fn decide_path(&self, rel: &Path, access: Access, _profile: &str) -> Decision {
+        let Some(set) = &self.paths else {
+            return self.decide_path_one_by_one(rel, access);
+        };
+        let words = self.words();
+        let mut inline = [0u64; INLINE_WORDS];
+        let mut heap = Vec::new();
+        let hits: &mut [u64] = if words <= INLINE_WORDS {
+            &mut inline[..words]
+        } else {
+            heap.resize(words, 0);
+            &mut heap
+        };
+        set.matches_into(rel, hits);
+        let hit = |i: usize| hits[i / 64] >> (i % 64) & 1 == 1;
+        let (store, config) = (self.rules.len(), self.rules.len() + 1);
+        if let Some(v) = self.protected.verdict_by(hit(store), access, hit(config)) {
+            return v.decision;
+        }
+        let mut d = Decision::Allow;
+        for (i, rule) in self.rules.iter().enumerate() {
+            if rule.decision > d
+                && matches!(rule.resource, Some(ResourcePattern::Path(_)))
+                && rule.access.is_none_or(|a| a == access)
+                && hit(i)
+            {
+                d = rule.decision;
+            }
+        }
+        d
+    }
+}
+
+impl ConfigPolicy {
+    /// [`Policy::decide_path`] matching each pattern alone (when the set could not be built).
+    fn decide_path_one_by_one(&self, rel: &Path, access: Access) -> Decision {
         if let Some(v) = self.protected.verdict(rel, access) {
             return v.decision;
         }

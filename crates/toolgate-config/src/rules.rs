@@ -78,13 +78,23 @@ impl Protected {
 
     /// The deny for `rel`, when it is protected for `access`.
     pub fn verdict(&self, rel: &Path, access: Access) -> Option<Verdict> {
-        if self.store.as_ref().is_some_and(|p| p.matches(rel)) {
+        self.verdict_by(
+            self.store.as_ref().is_some_and(|p| p.matches(rel)),
+            access,
+            self.config.as_ref().is_some_and(|p| p.matches(rel)),
+        )
+    }
+
+    /// The deny for a path the store's pattern matches (`in_store`) or the configuration's
+    /// (`is_config`), accessed for `access`.
+    pub fn verdict_by(&self, in_store: bool, access: Access, is_config: bool) -> Option<Verdict> {
+        if in_store {
             return Some(Verdict::deny(
                 "protected.store",
                 "toolgate's store (audit log, results, grants) is not for tools to read or write",
             ));
         }
-        if access == Access::Write && self.config.as_ref().is_some_and(|p| p.matches(rel)) {
+        if access == Access::Write && is_config {
             return Some(Verdict::deny(
                 "protected.config",
                 "toolgate's configuration sets the policy the agent runs under; tools do not write it",

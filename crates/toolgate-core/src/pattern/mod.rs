@@ -39,7 +39,7 @@ mod tool;
 
 pub use command::{split_command, CommandPattern, CommandPatternError};
 pub use host::HostPattern;
-pub use path::PathPattern;
+pub use path::{PathPattern, PathPatternSet};
 pub use tool::ToolPattern;
 
 use crate::policy::Decision;

@@ -63,6 +63,87 @@ fn restricting_paths_match_every_spelling_granting_only_the_written_one() {
     assert!(!path(".env", MatchMode::Restrict).matches(Path::new("..")));
 }
 
+/// A [`PathPatternSet`] answers exactly as its patterns one by one, in both modes, over
+/// spellings that fold, with empty slots and past 64 slots (more than one word of hits).
+#[test]
+fn a_path_pattern_set_answers_as_each_pattern_alone() {
+    let texts = [
+        ".env",
+        "/.env",
+        "secrets",
+        ".git/config",
+        "**/.git/config",
+        "src/*.rs",
+        "src/**/*.rs",
+        "*.pem",
+        "docs",
+        "{a,b}/x",
+        "[ab]/x",
+        "**",
+        "deploy/**",
+        "Secrets/Sub",
+    ];
+    let mut patterns: Vec<Option<PathPattern>> = Vec::new();
+    for round in 0..6 {
+        for (k, t) in texts.iter().enumerate() {
+            let mode = if (k + round) % 2 == 0 {
+                MatchMode::Restrict
+            } else {
+                MatchMode::Grant
+            };
+            patterns.push(Some(path(t, mode)));
+            if k % 5 == 0 {
+                patterns.push(None);
+            }
+        }
+    }
+    assert!(patterns.len() > 64);
+    let set = PathPatternSet::new(patterns.iter().map(Option::as_ref)).unwrap();
+    assert_eq!(set.len(), patterns.len());
+    let words = set.len().div_ceil(64);
+    for p in [
+        ".env",
+        ".ENV",
+        "app/.env.",
+        ".e\u{200c}nv",
+        ".envrc",
+        "secrets/sub/key.pem",
+        "SECRETS/sub",
+        "secretsx/a",
+        ".git/config",
+        "vendor/.git/config",
+        "src/main.rs",
+        "src/bin/main.rs",
+        "SRC/Main.rs",
+        "a/b/c.pem",
+        "docs/a.md",
+        "b/x",
+        "c/x",
+        "deploy/prod/x.yaml",
+        ".",
+        "secrets/sub ",
+    ] {
+        let mut hits = vec![0u64; words];
+        set.matches_into(Path::new(p), &mut hits);
+        for (i, pat) in patterns.iter().enumerate() {
+            let expect = pat.as_ref().is_some_and(|x| x.matches(Path::new(p)));
+            let got = hits[i / 64] >> (i % 64) & 1 == 1;
+            assert_eq!(got, expect, "slot {i} ({pat:?}) / {p:?}");
+        }
+    }
+    // bits already set stay set; a buffer too short for the slots is not overrun
+    let mut hits = vec![u64::MAX; words];
+    set.matches_into(Path::new("nothing/matches/here.txt"), &mut hits);
+    assert!(hits.iter().all(|w| *w == u64::MAX));
+    let mut short = [0u64; 1];
+    set.matches_into(Path::new("b/x"), &mut short);
+    let empty = PathPatternSet::new([None, None]).unwrap();
+    assert_eq!(empty.len(), 2);
+    let mut hits = [0u64];
+    empty.matches_into(Path::new(".env"), &mut hits);
+    assert_eq!(hits, [0]);
+}
+
 #[test]
 fn resolved_paths_are_matched_through_links_and_dot_dots() {
     let dir = tempfile::tempdir().unwrap();
