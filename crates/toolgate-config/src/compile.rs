@@ -298,18 +298,15 @@ impl Compiler<'_> {
             if self.problems.len() > before {
                 continue;
             }
-            let label: Cow<'static, str> = match &r.name {
-                Some(n) => Cow::Owned(n.clone()),
-                None => Cow::Owned(format!("rules[{i}]")),
-            };
-            let reason = match &r.reason {
-                Some(s) => Cow::Owned(s.clone()),
-                None => Cow::Owned(describe(
-                    r.decision,
-                    r.tool.as_deref(),
-                    r.resource.as_deref(),
-                )),
-            };
+            // interned: every verdict of the rule borrows them instead of copying
+            let label = Cow::Borrowed(crate::rules::intern(match &r.name {
+                Some(n) => n.clone(),
+                None => format!("rules[{i}]"),
+            }));
+            let reason = Cow::Borrowed(crate::rules::intern(match &r.reason {
+                Some(s) => s.clone(),
+                None => describe(r.decision, r.tool.as_deref(), r.resource.as_deref()),
+            }));
             out.push(CompiledRule {
                 label,
                 decision,

@@ -237,9 +237,17 @@ impl Policy for ConfigPolicy {
             .and_then(|v| v.as_str());
         let mut call = Best(None);
         let mut resource_best = Best(None);
-        // which resources an allow rule covers, and the words of each command (split once for
-        // every command rule); both allocated only when needed
-        let mut covered: Vec<bool> = Vec::new();
+        // which resources an allow rule covers (on the stack for up to 64 resources), and the
+        // words of each command (split once for every command rule, allocated only then)
+        let mut covered_inline = [false; 64];
+        let mut covered_heap: Vec<bool> = Vec::new();
+        let covered: &mut [bool] = if n <= covered_inline.len() {
+            &mut covered_inline[..n]
+        } else {
+            covered_heap.resize(n, false);
+            &mut covered_heap
+        };
+        let mut allowed = false;
         let mut argvs: Vec<Option<Vec<String>>> = Vec::new();
         for (i, rule) in self.rules.iter().enumerate() {
             if !rule.applies_to(&input.tool.name, role) {
@@ -269,9 +277,7 @@ impl Policy for ConfigPolicy {
             }
             resource_best.offer(rule.decision, i);
             if rule.decision == Decision::Allow {
-                if covered.is_empty() {
-                    covered.resize(n, false);
-                }
+                allowed = true;
                 covered[first] = true;
                 for (j, c) in covered.iter_mut().enumerate().skip(first + 1) {
                     if !*c {
@@ -283,7 +289,7 @@ impl Policy for ConfigPolicy {
             }
         }
         // an allow from resource rules covers the call only when it covers every resource
-        let all_covered = n > 0 && covered.len() == n && covered.iter().all(|c| *c);
+        let all_covered = n > 0 && allowed && covered.iter().all(|c| *c);
         let mut best = call;
         if let Some((d, i)) = resource_best.0 {
             if d > Decision::Allow || all_covered {

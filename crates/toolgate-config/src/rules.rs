@@ -60,6 +60,23 @@ impl CompiledRule {
     }
 }
 
+/// `text` for the rest of the process: each distinct text is kept once (configurations loaded
+/// again, as tests and `toolgate check` do, add nothing), so a rule's verdicts carry its label
+/// and reason as `Cow::Borrowed` and the call path never copies them.
+pub(crate) fn intern(text: String) -> &'static str {
+    static TEXTS: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut texts = TEXTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(t) = texts.get(text.as_str()) {
+        return t;
+    }
+    let t: &'static str = Box::leak(text.into_boxed_str());
+    texts.insert(t);
+    t
+}
+
 /// toolgate's own files inside the workspace: the configuration (no writes) and the store (no
 /// access at all), matched like deny rules (every spelling, everything below).
 #[derive(Debug, Clone, Default)]

@@ -213,6 +213,32 @@ fn tool_patterns_are_globs_over_names() {
         .unwrap()
         .matches("read_result"));
     assert!(ToolPattern::parse("*_file").unwrap().matches("write_file"));
+    // `prefix*` and `*suffix` are matched as strings: the same answers as the glob
+    let names = [
+        "fs_",
+        "fs_read",
+        "fs",
+        "xfs_read",
+        "write_file",
+        "file",
+        "_file",
+        "a*b",
+        "ä_file",
+        "",
+    ];
+    for text in [
+        "fs_*", "*_file", "*file", "fs*", "f*_file", "*_fil?", "*", "a\\*", "*ä_file",
+    ] {
+        let fast = ToolPattern::parse(text).unwrap();
+        let glob = globset::GlobBuilder::new(text)
+            .literal_separator(false)
+            .build()
+            .unwrap()
+            .compile_matcher();
+        for name in names {
+            assert_eq!(fast.matches(name), glob.is_match(name), "{text} / {name}");
+        }
+    }
 }
 
 #[test]

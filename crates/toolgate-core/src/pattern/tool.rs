@@ -16,6 +16,10 @@ pub struct ToolPattern {
 enum ToolKind {
     Any,
     Exact,
+    /// `fs_*`: the text before the `*`.
+    Prefix(usize),
+    /// `*_file`: the text after the `*`.
+    Suffix,
     Glob(globset::GlobMatcher),
 }
 
@@ -44,6 +48,8 @@ impl ToolPattern {
             ToolKind::Any
         } else if !text.contains(['*', '?', '[', '{', '\\']) {
             ToolKind::Exact
+        } else if let Some(kind) = affix(text) {
+            kind
         } else {
             let glob = globset::GlobBuilder::new(text)
                 .literal_separator(false)
@@ -65,6 +71,8 @@ impl ToolPattern {
         match &self.kind {
             ToolKind::Any => true,
             ToolKind::Exact => self.text == name,
+            ToolKind::Prefix(n) => name.starts_with(&self.text[..*n]),
+            ToolKind::Suffix => name.ends_with(&self.text[1..]),
             ToolKind::Glob(g) => g.is_match(name),
         }
     }
@@ -78,6 +86,23 @@ impl ToolPattern {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+}
+
+/// `prefix*` or `*suffix` with no other metacharacter (names have no `/`, so `*` is any
+/// text): matched as a string prefix or suffix, as the glob would.
+fn affix(text: &str) -> Option<ToolKind> {
+    let meta = |s: &str| s.contains(['*', '?', '[', ']', '{', '}', '\\']);
+    if let Some(prefix) = text.strip_suffix('*') {
+        if !prefix.is_empty() && !meta(prefix) {
+            return Some(ToolKind::Prefix(prefix.len()));
+        }
+    }
+    if let Some(suffix) = text.strip_prefix('*') {
+        if !suffix.is_empty() && !meta(suffix) {
+            return Some(ToolKind::Suffix);
+        }
+    }
+    None
 }
 
 impl PartialEq for ToolPattern {

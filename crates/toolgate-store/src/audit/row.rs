@@ -46,12 +46,18 @@ pub(crate) fn insert_sql(rows: usize) -> String {
 /// stored. (Secrets in the arguments are redacted as they are written:
 /// [`super::canonical::write_value_redacted`].)
 pub(crate) fn normalize(r: &mut AuditRecord) {
+    // written only when out of range: the record's memory stays as its caller left it
     let max = i64::MAX as u64;
-    r.time_us = r.time_us.min(max);
-    r.duration_us = r.duration_us.min(max);
-    r.result_bytes = r
-        .result_bytes
-        .min(usize::try_from(max).unwrap_or(usize::MAX));
+    if r.time_us > max {
+        r.time_us = max;
+    }
+    if r.duration_us > max {
+        r.duration_us = max;
+    }
+    let max_bytes = usize::try_from(max).unwrap_or(usize::MAX);
+    if r.result_bytes > max_bytes {
+        r.result_bytes = max_bytes;
+    }
 }
 
 /// The wire name of a unit enum (`"allow"`, `"tool_failed"`, ...).
