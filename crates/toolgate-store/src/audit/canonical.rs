@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use toolgate_core::AuditRecord;
+use toolgate_core::{Approval, AuditRecord, Decision, ErrorKind, GrantScope, Outcome};
 
 /// A SHA-256 digest.
 pub type Hash = [u8; 32];
@@ -36,22 +36,99 @@ pub fn hex(hash: &[u8]) -> String {
 }
 
 /// Appends the canonical JSON of `r` to `out`.
-///
-/// The record is destructured field by field, so a field added to [`AuditRecord`] stops this
-/// crate from compiling until the field is hashed and stored too.
 pub fn canonical_json(r: &AuditRecord, out: &mut Vec<u8>) {
     let mut arguments = Vec::new();
     write_value(&mut arguments, &r.arguments);
-    canonical_json_with(r, &arguments, out);
+    canonical_json_with(&View::of(r), &arguments, out);
 }
 
-/// [`canonical_json`] with the arguments already written canonically (by [`write_value`]):
-/// the writer writes them once for the hash and the `arguments` column.
-pub(crate) fn canonical_json_with(r: &AuditRecord, arguments_json: &[u8], out: &mut Vec<u8>) {
+/// An audit record's fields but its arguments, as its canonical JSON and its row have them
+/// (counts saturated at `i64::MAX`, SQLite's largest `INTEGER`): borrowed from an
+/// [`AuditRecord`] ([`View::of`]) or from the writer's queue, where callers copy the text of
+/// their records.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct View<'a> {
+    pub approval: Option<Approval>,
+    pub attempts: u32,
+    pub call_id: &'a str,
+    pub decision: Option<Decision>,
+    pub duration_us: u64,
+    pub error_kind: Option<ErrorKind>,
+    pub error_reason: Option<&'a str>,
+    pub grant: Option<i64>,
+    pub outcome: Outcome,
+    pub profile: &'a str,
+    pub result_bytes: u64,
+    pub rule: Option<&'a str>,
+    pub scope: Option<GrantScope>,
+    pub session: &'a str,
+    pub time_us: u64,
+    pub tool: &'a str,
+    pub truncated: Option<&'a str>,
+    pub version: Option<&'a str>,
+}
+
+/// `n` saturated at `i64::MAX`.
+pub(crate) fn saturate(n: u64) -> u64 {
+    n.min(i64::MAX as u64)
+}
+
+impl<'a> View<'a> {
+    /// The view of `r`.
+    ///
+    /// The record is destructured field by field, so a field added to [`AuditRecord`] stops
+    /// this crate from compiling until the field is hashed and stored too.
+    pub(crate) fn of(r: &'a AuditRecord) -> View<'a> {
+        let AuditRecord {
+            approval,
+            arguments: _,
+            attempts,
+            call_id,
+            decision,
+            duration_us,
+            error_kind,
+            error_reason,
+            grant,
+            outcome,
+            profile,
+            result_bytes,
+            rule,
+            scope,
+            session,
+            time_us,
+            tool,
+            truncated,
+            version,
+        } = r;
+        View {
+            approval: *approval,
+            attempts: *attempts,
+            call_id: call_id.as_str(),
+            decision: *decision,
+            duration_us: saturate(*duration_us),
+            error_kind: *error_kind,
+            error_reason: error_reason.as_deref(),
+            grant: *grant,
+            outcome: *outcome,
+            profile,
+            result_bytes: saturate(*result_bytes as u64),
+            rule: rule.as_deref(),
+            scope: *scope,
+            session,
+            time_us: saturate(*time_us),
+            tool,
+            truncated: truncated.as_deref(),
+            version: version.as_deref(),
+        }
+    }
+}
+
+/// [`canonical_json`] of the record `r` shows, with its arguments already written canonically
+/// (by [`write_value`] or [`write_value_redacted`]).
+pub(crate) fn canonical_json_with(r: &View<'_>, arguments_json: &[u8], out: &mut Vec<u8>) {
     // keys in sorted order
-    let AuditRecord {
+    let View {
         approval,
-        arguments: _,
         attempts,
         call_id,
         decision,
@@ -353,7 +430,7 @@ mod tests {
             let mut arguments = Vec::new();
             write_value_redacted(&mut arguments, &r.arguments);
             let mut out = Vec::new();
-            canonical_json_with(&r, &arguments, &mut out);
+            canonical_json_with(&View::of(&r), &arguments, &mut out);
             prev = chain_hash(&prev, &out);
             chain.push(hex(&prev));
             // unredacted

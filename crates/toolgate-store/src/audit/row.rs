@@ -1,6 +1,6 @@
 //! An audit record as a row of the `audit` table, both ways.
 
-use super::canonical::Hash;
+use super::canonical::{Hash, View};
 use crate::error::{Result, StoreError};
 use crate::store::{to_i64, to_u64};
 use rusqlite::types::Type;
@@ -40,24 +40,6 @@ pub(crate) fn insert_sql(rows: usize) -> String {
         sql.push(')');
     }
     sql
-}
-
-/// Saturates counts that do not fit SQLite's `INTEGER`, so the hash covers exactly what is
-/// stored. (Secrets in the arguments are redacted as they are written:
-/// [`super::canonical::write_value_redacted`].)
-pub(crate) fn normalize(r: &mut AuditRecord) {
-    // written only when out of range: the record's memory stays as its caller left it
-    let max = i64::MAX as u64;
-    if r.time_us > max {
-        r.time_us = max;
-    }
-    if r.duration_us > max {
-        r.duration_us = max;
-    }
-    let max_bytes = usize::try_from(max).unwrap_or(usize::MAX);
-    if r.result_bytes > max_bytes {
-        r.result_bytes = max_bytes;
-    }
 }
 
 /// The wire name of a unit enum (`"allow"`, `"tool_failed"`, ...).
@@ -102,13 +84,12 @@ pub(crate) fn outcome_name(o: Outcome) -> &'static str {
     }
 }
 
-/// Binds `r` (already normalized) as row `seq` to the parameters of row `row` of an
-/// [`insert_sql`] statement.
+/// Binds `r` as row `seq` to the parameters of row `row` of an [`insert_sql`] statement.
 pub(crate) fn bind(
     stmt: &mut rusqlite::Statement<'_>,
     row: usize,
     seq: u64,
-    r: &AuditRecord,
+    r: &View<'_>,
     arguments_json: &str,
     prev: &Hash,
     hash: &Hash,
@@ -116,20 +97,20 @@ pub(crate) fn bind(
     let at = row * INSERT_COLUMNS;
     stmt.raw_bind_parameter(at + 1, to_i64(seq))?;
     stmt.raw_bind_parameter(at + 2, to_i64(r.time_us))?;
-    stmt.raw_bind_parameter(at + 3, &*r.session)?;
-    stmt.raw_bind_parameter(at + 4, &*r.profile)?;
-    stmt.raw_bind_parameter(at + 5, &*r.tool)?;
-    stmt.raw_bind_parameter(at + 6, r.version.as_deref())?;
-    stmt.raw_bind_parameter(at + 7, r.call_id.as_str())?;
+    stmt.raw_bind_parameter(at + 3, r.session)?;
+    stmt.raw_bind_parameter(at + 4, r.profile)?;
+    stmt.raw_bind_parameter(at + 5, r.tool)?;
+    stmt.raw_bind_parameter(at + 6, r.version)?;
+    stmt.raw_bind_parameter(at + 7, r.call_id)?;
     stmt.raw_bind_parameter(at + 8, r.decision.map(decision_name))?;
-    stmt.raw_bind_parameter(at + 9, r.rule.as_deref())?;
+    stmt.raw_bind_parameter(at + 9, r.rule)?;
     stmt.raw_bind_parameter(at + 10, r.approval.map(approval_name))?;
     stmt.raw_bind_parameter(at + 11, arguments_json)?;
-    stmt.raw_bind_parameter(at + 12, to_i64(r.result_bytes as u64))?;
-    stmt.raw_bind_parameter(at + 13, r.truncated.as_deref())?;
+    stmt.raw_bind_parameter(at + 12, to_i64(r.result_bytes))?;
+    stmt.raw_bind_parameter(at + 13, r.truncated)?;
     stmt.raw_bind_parameter(at + 14, outcome_name(r.outcome))?;
     stmt.raw_bind_parameter(at + 15, r.error_kind.map(|k| k.as_str()))?;
-    stmt.raw_bind_parameter(at + 16, r.error_reason.as_deref())?;
+    stmt.raw_bind_parameter(at + 16, r.error_reason)?;
     stmt.raw_bind_parameter(at + 17, i64::from(r.attempts))?;
     stmt.raw_bind_parameter(at + 18, to_i64(r.duration_us))?;
     stmt.raw_bind_parameter(at + 19, &prev[..])?;

@@ -1,17 +1,18 @@
 //! [`SqliteAuditSink`]: the audit log's writer, a background thread with group commit.
 //!
-//! Callers and the writer share a bounded queue of three vectors that change hands by swapping
-//! under one lock: `pending` (callers push records), the writer's group (being written) and
-//! `written` (records already committed, freed by callers). `record` pushes the record, pops
-//! one written record, and frees it after unlocking: memory is freed by the thread that
-//! allocated it, while it is still warm in that core's cache, and the writer never frees a
-//! caller's allocation (freed by the writer, it would go back to the caller's malloc arena
-//! across threads, which costs the caller more than the whole enqueue). The vectors are reused,
-//! so the queue's memory is the size of the groups in flight, not of its capacity.
+//! `record` copies what the writer needs of a record into the queue and frees the record at
+//! once, on its own thread while its memory is still warm in that core's cache: the
+//! arguments' canonical JSON with secrets redacted (one pass, [`write_value_redacted`]) and
+//! the record's text fields go to the end of one shared byte buffer, its numbers and enums
+//! with the offsets of its text into an [`Entry`]. The writer then reads only that buffer:
+//! it never touches a caller's allocations, and callers never free memory the writer has
+//! read (both cost the caller a cache miss per allocation: about a microsecond a call when the
+//! queue held whole records). Arguments larger than [`COPY_LIMIT`] bytes are not copied on the
+//! caller's path: their value is moved into the entry, and the writer writes them.
 //!
-//! The writer takes all of `pending` at once and writes the whole group in one
-//! `BEGIN IMMEDIATE` transaction: read the chain's head, then per record the arguments'
-//! canonical JSON with secrets redacted (one pass), the record's canonical JSON,
+//! The writer takes the whole queue at once (the entries and the buffer, swapped with its
+//! own emptied ones under the lock) and writes the group in one `BEGIN IMMEDIATE`
+//! transaction: read the chain's head, then per record its canonical JSON,
 //! `hash = sha256(prev || json)`, and one multi-row `INSERT` per 32 records; one commit for
 //! the group. After a commit it waits for the next group to fill up to [`GROUP_TARGET`]
 //! records or for [`LINGER`], whichever is first: a caller wakes it only when `pending`
@@ -25,17 +26,21 @@
 //! another process, a full disk that clears); after that its records are counted as lost, the
 //! error is kept, and [`SqliteAuditSink::flush_checked`] reports it.
 
-use super::canonical::{canonical_json_with, chain_hash, write_value_redacted, Hash, GENESIS};
+use super::canonical::{
+    canonical_json_with, chain_hash, saturate, write_value_redacted, Hash, View, GENESIS,
+};
 use super::row;
 use crate::error::{Result, StoreError};
 use crate::store::Store;
 use parking_lot::{Condvar, Mutex};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use serde_json::Value;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use toolgate_core::{AuditRecord, AuditSink};
+use toolgate_core::{Approval, AuditRecord, AuditSink, Decision, ErrorKind, GrantScope, Outcome};
 
 /// Records in `pending` at which a caller wakes the writer.
 pub const GROUP_TARGET: usize = 512;
@@ -69,9 +74,7 @@ struct Shared {
 
 struct Queue {
     /// Records waiting for the writer, in the order they were pushed.
-    pending: Vec<AuditRecord>,
-    /// Committed records, for callers to free.
-    written: Vec<AuditRecord>,
+    pending: Group,
     /// A caller wakes the writer when `pending` reaches this length (`usize::MAX` while the
     /// writer is busy and will look by itself).
     wake_at: usize,
@@ -138,8 +141,7 @@ impl SqliteAuditSink {
         let capacity = store.options().audit_queue.max(1);
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
-                pending: Vec::new(),
-                written: Vec::new(),
+                pending: Group::default(),
                 wake_at: 1,
                 flush: false,
                 closed: false,
@@ -212,13 +214,14 @@ impl SqliteAuditSink {
     }
 }
 
-impl AuditSink for SqliteAuditSink {
-    fn record(&self, record: AuditRecord) {
+impl SqliteAuditSink {
+    /// Puts `entry`, whose text is `text`, at the end of the queue; waits while it is full.
+    fn enqueue(&self, mut entry: Entry, text: &[u8]) {
         let p = &*self.shared;
         let mut q = p.queue.lock();
-        if q.pending.len() >= p.capacity && !q.closed {
+        if q.pending.entries.len() >= p.capacity && !q.closed {
             p.waits.fetch_add(1, Ordering::Relaxed);
-            while q.pending.len() >= p.capacity && !q.closed {
+            while q.pending.entries.len() >= p.capacity && !q.closed {
                 // the writer is busy (it takes a full queue as soon as it looks) or waiting
                 // for a group: either way it must look now
                 q.wake_at = 0;
@@ -231,20 +234,205 @@ impl AuditSink for SqliteAuditSink {
             tracing::error!("the audit writer is gone; a record was dropped");
             return;
         }
-        q.pending.push(record);
-        let wake = q.pending.len() >= q.wake_at;
+        entry.start = q.pending.text.len();
+        q.pending.text.extend_from_slice(text);
+        q.pending.entries.push(entry);
+        let wake = q.pending.entries.len() >= q.wake_at;
         if wake {
             // one wake-up per group: the writer sets `wake_at` again when it waits
             q.wake_at = usize::MAX;
         }
-        // one written record freed per record taken, here, after unlocking (see the module docs)
-        let freed = q.written.pop();
         drop(q);
         p.sent.fetch_add(1, Ordering::Release);
         if wake {
             p.work.notify_one();
         }
-        drop(freed);
+    }
+}
+
+thread_local! {
+    /// Each caller thread's buffer for the record it is encoding.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Arguments whose text may exceed this many bytes are written by the writer, not copied by
+/// the caller (a file's content given to `write_file`, say): the estimate counts each string
+/// and key with its quotes and a separator, 24 bytes per other scalar and 2 per array or
+/// object (at least the JSON's length unless strings need escapes), and stops once past the
+/// limit.
+const COPY_LIMIT: usize = 16 * 1024;
+
+/// Whether `v`'s JSON text stays within `budget` bytes, by the estimate of [`COPY_LIMIT`].
+fn within(v: &Value, budget: &mut usize) -> bool {
+    let mut take = |n: usize| match budget.checked_sub(n) {
+        Some(left) => {
+            *budget = left;
+            true
+        }
+        None => false,
+    };
+    match v {
+        Value::String(s) => take(s.len() + 3),
+        Value::Array(a) => take(2) && a.iter().all(|x| within(x, budget)),
+        Value::Object(o) => {
+            take(2)
+                && o.iter()
+                    .all(|(k, x)| take_key(k, budget) && within(x, budget))
+        }
+        _ => take(24),
+    }
+}
+
+fn take_key(k: &str, budget: &mut usize) -> bool {
+    match budget.checked_sub(k.len() + 3) {
+        Some(left) => {
+            *budget = left;
+            true
+        }
+        None => false,
+    }
+}
+
+/// The records of a group: their entries and the text they point into.
+#[derive(Default)]
+struct Group {
+    entries: Vec<Entry>,
+    text: Vec<u8>,
+}
+
+impl Group {
+    /// Empties the group for reuse, keeping its buffers unless a large group grew them past
+    /// what the queue usually holds.
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.text.clear();
+        if self.text.capacity() > 4 * COPY_LIMIT * GROUP_TARGET / 8 {
+            self.text = Vec::new();
+        }
+    }
+}
+
+/// One record in the queue: its numbers and enums, and where its text is in the group's
+/// buffer, from `start`: session, profile, tool, version, call id, rule, truncation handle,
+/// error reason and the arguments' redacted canonical JSON, each ending at its `ends` offset
+/// (relative to `start`); an optional field is absent when its bit of `present` is clear.
+struct Entry {
+    time_us: u64,
+    duration_us: u64,
+    result_bytes: u64,
+    attempts: u32,
+    grant: Option<i64>,
+    decision: Option<Decision>,
+    approval: Option<Approval>,
+    scope: Option<GrantScope>,
+    outcome: Outcome,
+    error_kind: Option<ErrorKind>,
+    start: usize,
+    ends: [usize; TEXT_FIELDS],
+    present: u8,
+    /// Arguments past [`COPY_LIMIT`], for the writer to write (their text is then empty).
+    large: Option<Value>,
+}
+
+const TEXT_FIELDS: usize = 9;
+const VERSION: usize = 3;
+const RULE: usize = 5;
+const TRUNCATED: usize = 6;
+const ERROR_REASON: usize = 7;
+const ARGUMENTS: usize = 8;
+
+impl Entry {
+    /// Encodes `r`, appending its text to `text` (empty on entry); `start` is set when the
+    /// entry is queued.
+    fn encode(r: AuditRecord, text: &mut Vec<u8>) -> Entry {
+        let mut ends = [0; TEXT_FIELDS];
+        let mut present = 0u8;
+        let mut put = |i: usize, s: Option<&str>, text: &mut Vec<u8>| {
+            if let Some(s) = s {
+                text.extend_from_slice(s.as_bytes());
+                present |= 1 << i;
+            }
+            ends[i] = text.len();
+        };
+        put(0, Some(&r.session), text);
+        put(1, Some(&r.profile), text);
+        put(2, Some(&r.tool), text);
+        put(VERSION, r.version.as_deref(), text);
+        put(4, Some(r.call_id.as_str()), text);
+        put(RULE, r.rule.as_deref(), text);
+        put(TRUNCATED, r.truncated.as_deref(), text);
+        put(ERROR_REASON, r.error_reason.as_deref(), text);
+        let large = if within(&r.arguments, &mut { COPY_LIMIT }) {
+            write_value_redacted(text, &r.arguments);
+            None
+        } else {
+            Some(r.arguments)
+        };
+        ends[ARGUMENTS] = text.len();
+        Entry {
+            time_us: saturate(r.time_us),
+            duration_us: saturate(r.duration_us),
+            result_bytes: saturate(r.result_bytes as u64),
+            attempts: r.attempts,
+            grant: r.grant,
+            decision: r.decision,
+            approval: r.approval,
+            scope: r.scope,
+            outcome: r.outcome,
+            error_kind: r.error_kind,
+            start: 0,
+            ends,
+            present,
+            large,
+        }
+    }
+
+    /// The byte range of text field `i` in the group's text.
+    fn range(&self, i: usize) -> Range<usize> {
+        let from = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.start + from..self.start + self.ends[i]
+    }
+
+    /// The record as a [`View`] over `text` (the group's text, UTF-8 as the fields were), and
+    /// its arguments' text (empty for [`Entry::large`]).
+    fn view<'a>(&self, text: &'a str) -> (View<'a>, &'a str) {
+        let field = |i: usize| text.get(self.range(i)).unwrap_or_default();
+        let optional = |i: usize| (self.present >> i & 1 == 1).then(|| field(i));
+        (
+            View {
+                approval: self.approval,
+                attempts: self.attempts,
+                call_id: field(4),
+                decision: self.decision,
+                duration_us: self.duration_us,
+                error_kind: self.error_kind,
+                error_reason: optional(ERROR_REASON),
+                grant: self.grant,
+                outcome: self.outcome,
+                profile: field(1),
+                result_bytes: self.result_bytes,
+                rule: optional(RULE),
+                scope: self.scope,
+                session: field(0),
+                time_us: self.time_us,
+                tool: field(2),
+                truncated: optional(TRUNCATED),
+                version: optional(VERSION),
+            },
+            field(ARGUMENTS),
+        )
+    }
+}
+
+impl AuditSink for SqliteAuditSink {
+    fn record(&self, record: AuditRecord) {
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let scratch = &mut *scratch;
+            scratch.clear();
+            let entry = Entry::encode(record, scratch);
+            self.enqueue(entry, scratch);
+        });
     }
 
     fn flush(&self) {
@@ -266,13 +454,13 @@ impl Drop for SqliteAuditSink {
     }
 }
 
-/// Takes the next group into `group` (an empty vector on entry), waiting as the module docs
-/// say. Returns false when the sink is closed and nothing is pending.
-fn next_group(shared: &Shared, group: &mut Vec<AuditRecord>) -> bool {
+/// Takes the next group into `group` (emptied on entry), waiting as the module docs say.
+/// Returns false when the sink is closed and nothing is pending.
+fn next_group(shared: &Shared, group: &mut Group) -> bool {
     let target = GROUP_TARGET.min(shared.capacity);
     let mut q = shared.queue.lock();
     loop {
-        let n = q.pending.len();
+        let n = q.pending.entries.len();
         if n >= target || (n > 0 && (q.flush || q.closed)) {
             break;
         }
@@ -304,13 +492,10 @@ fn writer_loop(mut conn: Connection, shared: &Shared) {
     if let Err(e) = conn.pragma_update(None, "cache_size", -65_536) {
         tracing::warn!(error = %e, "setting the audit writer's cache size");
     }
-    let mut group: Vec<AuditRecord> = Vec::new();
+    let mut group = Group::default();
     let mut scratch = Scratch::new();
     while next_group(shared, &mut group) {
-        for r in &mut group {
-            row::normalize(r);
-        }
-        let n = group.len() as u64;
+        let n = group.entries.len() as u64;
         let mut outcome = write_group(&mut conn, &group, &mut scratch);
         for delay in RETRY_DELAYS {
             if outcome.is_ok() {
@@ -333,25 +518,8 @@ fn writer_loop(mut conn: Connection, shared: &Shared) {
         }
         drop(d);
         shared.changed.notify_all();
-        give_back(shared, &mut group);
-    }
-}
-
-/// Hands `group`'s written records to the callers to free ([`Queue::written`]), leaving
-/// `group` an empty vector to take the next group into. Under the lock it only swaps vectors
-/// and moves the shorter one's records: what the callers have not freed yet is usually a few.
-fn give_back(shared: &Shared, group: &mut Vec<AuditRecord>) {
-    let mut q = shared.queue.lock();
-    if q.written.len() + group.len() > shared.capacity {
-        // nobody is calling: free them here rather than keep more than a queue's worth
-        drop(q);
         group.clear();
-        return;
     }
-    if q.written.len() < group.len() {
-        std::mem::swap(&mut q.written, group);
-    }
-    q.written.append(group);
 }
 
 /// Marks the writer gone when its thread ends, by return or by panic: `flush` stops waiting
@@ -386,24 +554,28 @@ impl Scratch {
         }
     }
 
-    /// Redacts and writes `r`'s arguments, its canonical JSON and its chain hash after `prev`,
-    /// binds the row as row `i` of `stmt`, and returns the hash.
+    /// Writes `e`'s canonical JSON and its chain hash after `prev`, binds the row as row `i`
+    /// of `stmt`, and returns the hash. `text` is the group's text.
     fn bind(
         &mut self,
         stmt: &mut rusqlite::Statement<'_>,
         i: usize,
         seq: u64,
-        r: &AuditRecord,
+        e: &Entry,
+        text: &str,
         prev: &Hash,
     ) -> rusqlite::Result<Hash> {
-        self.arguments.clear();
-        write_value_redacted(&mut self.arguments, &r.arguments);
+        let (view, mut arguments) = e.view(text);
+        if let Some(large) = &e.large {
+            self.arguments.clear();
+            write_value_redacted(&mut self.arguments, large);
+            // written from a `Value`, whose strings are UTF-8: never the fallback
+            arguments = std::str::from_utf8(&self.arguments).unwrap_or("null");
+        }
         self.canonical.clear();
-        canonical_json_with(r, &self.arguments, &mut self.canonical);
+        canonical_json_with(&view, arguments.as_bytes(), &mut self.canonical);
         let hash = chain_hash(prev, &self.canonical);
-        // written from a `Value`, whose strings are UTF-8: never the fallback
-        let arguments = std::str::from_utf8(&self.arguments).unwrap_or("null");
-        row::bind(stmt, i, seq, r, arguments, prev, &hash)?;
+        row::bind(stmt, i, seq, &view, arguments, prev, &hash)?;
         Ok(hash)
     }
 }
@@ -412,24 +584,27 @@ impl Scratch {
 /// in one-row statements.
 const ROWS_PER_INSERT: usize = 32;
 
-/// Writes `group` (normalized) in one transaction, chained to the head of the table.
-fn write_group(conn: &mut Connection, group: &[AuditRecord], s: &mut Scratch) -> Result<()> {
+/// Writes `group` in one transaction, chained to the head of the table.
+fn write_group(conn: &mut Connection, group: &Group, s: &mut Scratch) -> Result<()> {
+    // the fields were copied from `str`s, each whole: the text is UTF-8 and every field's
+    // range falls on character boundaries
+    let text = std::str::from_utf8(&group.text).unwrap_or_default();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (mut seq, mut prev) = head(&tx)?;
     {
         let mut many = tx.prepare_cached(&s.insert_many)?;
         let mut one = tx.prepare_cached(&s.insert_one)?;
-        let mut chunks = group.chunks_exact(ROWS_PER_INSERT);
+        let mut chunks = group.entries.chunks_exact(ROWS_PER_INSERT);
         for chunk in &mut chunks {
-            for (i, r) in chunk.iter().enumerate() {
+            for (i, e) in chunk.iter().enumerate() {
                 seq += 1;
-                prev = s.bind(&mut many, i, seq, r, &prev)?;
+                prev = s.bind(&mut many, i, seq, e, text, &prev)?;
             }
             many.raw_execute()?;
         }
-        for r in chunks.remainder() {
+        for e in chunks.remainder() {
             seq += 1;
-            prev = s.bind(&mut one, 0, seq, r, &prev)?;
+            prev = s.bind(&mut one, 0, seq, e, text, &prev)?;
             one.raw_execute()?;
         }
     }
@@ -461,6 +636,121 @@ pub(crate) fn head(conn: &Connection) -> Result<(u64, Hash)> {
                 sha2::Sha256::digest(&hash).into()
             });
             Ok((seq, hash))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::canonical::write_value;
+    use serde_json::json;
+    use std::borrow::Cow;
+
+    fn record(arguments: Value) -> AuditRecord {
+        AuditRecord {
+            time_us: u64::MAX,
+            session: "s\"1".into(),
+            profile: "défaut".into(),
+            tool: "read_file".into(),
+            version: Some("1.0.0".into()),
+            call_id: "c\n1".into(),
+            decision: Some(Decision::Ask),
+            rule: Some(Cow::Borrowed("rules[3]")),
+            approval: Some(Approval::Approved),
+            grant: Some(7),
+            scope: Some(GrantScope::Session),
+            arguments,
+            result_bytes: 12,
+            truncated: Some("res_00".into()),
+            outcome: Outcome::RecoverableError,
+            error_kind: Some(ErrorKind::ToolFailed),
+            error_reason: Some("ünïcode \u{1F600}".into()),
+            attempts: 2,
+            duration_us: 99,
+        }
+    }
+
+    /// What the writer hashes, from the queue: the canonical JSON of the record read back
+    /// from its entry (one of several in the group's text).
+    fn through_queue(records: &[AuditRecord]) -> Vec<(String, bool)> {
+        let mut group = Group::default();
+        let mut scratch = Vec::new();
+        for r in records {
+            scratch.clear();
+            let mut e = Entry::encode(r.clone(), &mut scratch);
+            e.start = group.text.len();
+            group.text.extend_from_slice(&scratch);
+            group.entries.push(e);
+        }
+        let text = std::str::from_utf8(&group.text).unwrap();
+        group
+            .entries
+            .iter()
+            .map(|e| {
+                let (view, mut arguments) = e.view(text);
+                let mut large = Vec::new();
+                if let Some(v) = &e.large {
+                    write_value_redacted(&mut large, v);
+                    arguments = std::str::from_utf8(&large).unwrap();
+                }
+                let mut out = Vec::new();
+                canonical_json_with(&view, arguments.as_bytes(), &mut out);
+                (String::from_utf8(out).unwrap(), e.large.is_some())
+            })
+            .collect()
+    }
+
+    /// An entry read back gives the record's canonical JSON byte for byte (arguments
+    /// redacted), whether the caller copied the arguments or handed them over, with optional
+    /// fields absent or present and text that is not ASCII.
+    #[test]
+    fn entries_read_back_as_the_records_they_encode() {
+        let mut bare = record(json!({}));
+        bare.version = None;
+        bare.rule = None;
+        bare.truncated = None;
+        bare.error_reason = None;
+        bare.decision = None;
+        bare.approval = None;
+        bare.grant = None;
+        bare.scope = None;
+        bare.error_kind = None;
+        let records = [
+            record(json!({"z": 1, "password": "x", "a": ["sk-abcdefghijklmnop1234", null]})),
+            bare,
+            record(json!({"content": "x".repeat(COPY_LIMIT), "token": "t"})),
+            record(json!({"words": vec!["ab"; COPY_LIMIT / 4]})),
+            record(json!({"path": "é"})),
+        ];
+        let got = through_queue(&records);
+        for (r, (json, large)) in records.iter().zip(&got) {
+            let mut arguments = Vec::new();
+            write_value_redacted(&mut arguments, &r.arguments);
+            let mut expect = Vec::new();
+            canonical_json_with(&View::of(r), &arguments, &mut expect);
+            assert_eq!(json, &String::from_utf8(expect).unwrap());
+            let mut plain = Vec::new();
+            write_value(&mut plain, &r.arguments);
+            assert_eq!(*large, plain.len() > COPY_LIMIT, "{}", plain.len());
+        }
+        assert!(got[0].0.contains("\"time_us\":9223372036854775807"));
+    }
+
+    /// The size estimate is at least the arguments' JSON length when no string needs an
+    /// escape (so a value within the limit is a copy of about that size), and not wildly more.
+    #[test]
+    fn the_copy_estimate_bounds_the_json() {
+        for v in [
+            json!(null),
+            json!({"a": [1, 2.5, -3, true, null], "é": {"b": "c"}}),
+            json!(vec!["x"; 100]),
+            json!({"k": "v".repeat(1000), "n": 1e300, "list": [[], {}, [""]]}),
+        ] {
+            let mut plain = Vec::new();
+            write_value(&mut plain, &v);
+            assert!(!within(&v, &mut (plain.len() - 1)), "{v}");
+            assert!(within(&v, &mut (plain.len() * 8 + 64)), "{v}");
         }
     }
 }

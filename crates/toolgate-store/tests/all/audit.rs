@@ -103,6 +103,47 @@ fn secrets_in_arguments_are_redacted_before_they_are_stored() {
     }
 }
 
+/// Arguments past the size a caller copies (16 KiB: a file's content, a long list) are handed
+/// to the writer whole and written by it: stored redacted, in order among small records, with
+/// one unbroken chain; and a record whose counts overflow SQLite's INTEGER is stored
+/// saturated, its hash over what is stored.
+#[test]
+fn large_arguments_are_written_by_the_writer_redacted_and_chained() {
+    let t = TempStore::new();
+    let content = "line of a file\n".repeat(8_000);
+    let many: Vec<String> = (0..3_000).map(|i| format!("w{i}")).collect();
+    let large = json!({"path": "big.txt", "content": content, "password": "hunter2",
+        "key": "sk-abcdefghijklmnopqrstuvwx"});
+    let long_list = json!({"words": many, "token": "t0k"});
+    let mut huge_counts = rec(4);
+    huge_counts.result_bytes = usize::MAX;
+    huge_counts.duration_us = u64::MAX;
+    {
+        let sink = SqliteAuditSink::new(&t.store).unwrap();
+        sink.record(rec(1));
+        sink.record(record(2, "write_file", "s1", large.clone()));
+        sink.record(record(3, "write_file", "s1", long_list.clone()));
+        sink.record(huge_counts);
+        sink.record(rec(5));
+        sink.flush_checked().unwrap();
+    }
+    let stored = all(&t.store);
+    assert_eq!(stored.len(), 5);
+    assert_eq!(stored[0], rec(1));
+    assert_eq!(stored[4], rec(5));
+    assert_eq!(
+        stored[1].arguments,
+        json!({"path": "big.txt", "content": content, "password": REDACTED, "key": REDACTED})
+    );
+    assert_eq!(
+        stored[2].arguments,
+        json!({"words": many, "token": REDACTED})
+    );
+    assert_eq!(stored[3].result_bytes, i64::MAX as usize);
+    assert_eq!(stored[3].duration_us, i64::MAX as u64);
+    assert!(t.store.verify_audit().unwrap().is_intact());
+}
+
 #[test]
 fn a_burst_is_written_in_few_groups_and_flush_waits_for_it() {
     let t = TempStore::new();
