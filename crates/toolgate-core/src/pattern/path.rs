@@ -183,11 +183,17 @@ impl PathPatternSet {
         }
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            let mut mark = |set: &globset::GlobSet, owner: &[usize], path: &Path| {
+            let mut mark = |set: &globset::GlobSet, owner: &[usize], path: &Path, rare: bool| {
                 if set.is_empty() {
                     return;
                 }
-                set.matches_candidate_into(&globset::Candidate::new(path), &mut scratch);
+                let candidate = globset::Candidate::new(path);
+                // most paths match no restricting pattern (deny and ask rules): a match test
+                // stops sooner than collecting every match
+                if rare && !set.is_match_candidate(&candidate) {
+                    return;
+                }
+                set.matches_candidate_into(&candidate, &mut scratch);
                 for &g in scratch.iter() {
                     let i = owner[g];
                     if let Some(w) = hits.get_mut(i / 64) {
@@ -195,8 +201,13 @@ impl PathPatternSet {
                     }
                 }
             };
-            mark(&self.restrict, &self.restrict_owner, fold(rel).as_ref());
-            mark(&self.grant, &self.grant_owner, rel);
+            mark(
+                &self.restrict,
+                &self.restrict_owner,
+                fold(rel).as_ref(),
+                true,
+            );
+            mark(&self.grant, &self.grant_owner, rel, false);
         });
     }
 }
