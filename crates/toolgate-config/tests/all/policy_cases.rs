@@ -450,6 +450,100 @@ when = 'resource == Toolgate::Tool::"list_dir"'
     assert_eq!(verified.approver.asked().len(), 2);
 }
 
+/// Past 64 rules (more than one word of path hits per path) and with several paths in one
+/// call, each path's matches land on its own rules: a deny from rule 66 on the second of three
+/// paths holds, an allow covers a call only when every path is covered, and protected paths
+/// (the slots after the rules) still deny.
+#[test]
+fn many_rules_and_several_paths_keep_their_matches_apart() {
+    use toolgate_core::{Access, Decision, Policy, PolicyInput, ResolvedResource};
+    let mut text = String::new();
+    for i in 0..66 {
+        text.push_str(&format!(
+            "[[rules]]\ndecision = \"ask\"\nresource = \"path:filler{i}/**\"\n"
+        ));
+    }
+    text.push_str(
+        r#"
+[[rules]]
+name = "deep-deny"
+decision = "deny"
+resource = "path:deep/**"
+
+[[rules]]
+name = "src-allow"
+decision = "allow"
+resource = "path:src/**"
+
+[[rules]]
+name = "docs-allow"
+decision = "allow"
+resource = "path:docs/**"
+"#,
+    );
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws/src ws/deep ws/docs ws/other ws/filler65");
+    let s = Setup::new(ws, &text, None, &[]);
+    let policy = super::support::load(&s.ws, &text).unwrap().config_policy();
+    assert!(policy.len() > 64);
+    let spec = s
+        .pipeline
+        .registry()
+        .get("read_file", None)
+        .unwrap()
+        .spec()
+        .clone();
+    let decide = |paths: &[(&str, Access)]| {
+        let workspace = s.ws.workspace();
+        let resources: Vec<ResolvedResource> = paths
+            .iter()
+            .map(|(p, access)| ResolvedResource::Path {
+                path: workspace.resolve(p).unwrap(),
+                access: *access,
+            })
+            .collect();
+        policy.decide(&PolicyInput {
+            tool: &spec,
+            resources: &resources,
+            arguments: &json!({}),
+            session: &s.session,
+        })
+    };
+    let v = decide(&[
+        ("src/a.rs", Access::Read),
+        ("deep/x", Access::Read),
+        ("docs/b.md", Access::Read),
+    ]);
+    assert_eq!((v.decision, &*v.rule), (Decision::Deny, "deep-deny"));
+    let v = decide(&[("src/a.rs", Access::Read), ("docs/b.md", Access::Read)]);
+    assert_eq!((v.decision, &*v.rule), (Decision::Allow, "src-allow"));
+    // one path no allow covers: the allow does not decide the call
+    let v = decide(&[("src/a.rs", Access::Read), ("other/c", Access::Read)]);
+    assert_eq!((v.decision, &*v.rule), (Decision::Allow, "risk.default"));
+    let v = decide(&[("other/c", Access::Read), ("filler65/x", Access::Read)]);
+    assert_eq!((v.decision, &*v.rule), (Decision::Ask, "rules[65]"));
+    let v = decide(&[("src/a.rs", Access::Read), ("toolgate.toml", Access::Write)]);
+    assert_eq!((v.decision, &*v.rule), (Decision::Deny, "protected.config"));
+    let v = decide(&[("toolgate.toml", Access::Read)]);
+    assert_eq!(v.decision, Decision::Allow);
+    assert_eq!(
+        policy.decide_path(std::path::Path::new("deep/y"), Access::Read, "default"),
+        Decision::Deny
+    );
+    assert_eq!(
+        policy.decide_path(std::path::Path::new("filler65/y"), Access::Read, "default"),
+        Decision::Ask
+    );
+    assert_eq!(
+        policy.decide_path(
+            std::path::Path::new("toolgate.toml"),
+            Access::Write,
+            "default"
+        ),
+        Decision::Deny
+    );
+}
+
 /// Command rules from the configuration: each simple command of a shell line is matched by
 /// word prefix; a deny on one command denies the whole line, before anything runs.
 #[tokio::test]
