@@ -119,7 +119,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .policy(config.policy())
         .audit(recording.audit.clone())
         .results(recording.results.clone())
-        .approver(approver);
+        .approver(approver)
+        .grant_max_expiry(expiry.max);
     if let Some(grants) = recording.grants() {
         builder = builder.grants(grants);
     }

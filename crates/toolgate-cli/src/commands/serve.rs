@@ -78,7 +78,8 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
         toolgate_mcp::pipeline_builder(super::shared(super::builtin_registry(&config)?))
             .policy(config.policy())
             .audit(recording.audit.clone())
-            .results(recording.results.clone());
+            .results(recording.results.clone())
+            .grant_max_expiry(expiry.max);
     if let Some(grants) = recording.grants() {
         builder = builder.grants(grants);
     }

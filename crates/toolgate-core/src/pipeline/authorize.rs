@@ -86,6 +86,7 @@ pub(crate) async fn authorize(
                 ApprovalAnswer::ApprovedFor { grant } => {
                     st.approval = Some(Approval::Approved);
                     let by = inner.approver.name();
+                    let grant = capped(grant, inner.grant_max_expiry);
                     let (id, scope) =
                         store_grant(inner.grants.as_deref(), &grant, spec, session, by);
                     st.grant = id;
@@ -130,6 +131,18 @@ pub(crate) async fn authorize(
             }
         }
     }
+}
+
+/// `grant` with its expiry cut to `max` (a grant without one gets `max`); `once` is left as it
+/// is, since it stores nothing.
+fn capped(mut grant: GrantRequest, max: Option<std::time::Duration>) -> GrantRequest {
+    if let Some(max) = max {
+        if grant.scope != GrantScope::Once {
+            let max = max.as_secs().max(1);
+            grant.expires_in_secs = Some(grant.expires_in_secs.map_or(max, |e| e.min(max)));
+        }
+    }
+    grant
 }
 
 /// Stores the grant a scoped answer asks for; the grant's id (when stored) and the scope that

@@ -69,6 +69,8 @@ pub(crate) struct Inner {
     pub(crate) policy: Arc<dyn Policy>,
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) grants: Option<Arc<dyn GrantStore>>,
+    /// The longest a grant from an approver's answer may hold.
+    pub(crate) grant_max_expiry: Option<std::time::Duration>,
     pub(crate) audit: Arc<dyn AuditSink>,
     pub(crate) results: Arc<dyn ResultStore>,
     pub(crate) retry: RetryPolicy,
@@ -83,6 +85,7 @@ pub struct PipelineBuilder {
     policy: Arc<dyn Policy>,
     approver: Arc<dyn Approver>,
     grants: Option<Arc<dyn GrantStore>>,
+    grant_max_expiry: Option<std::time::Duration>,
     audit: Arc<dyn AuditSink>,
     results: Arc<dyn ResultStore>,
     retry: RetryPolicy,
@@ -105,6 +108,14 @@ impl PipelineBuilder {
     /// stores a grant; see [`crate::grant`].
     pub fn grants(mut self, grants: Arc<dyn GrantStore>) -> Self {
         self.grants = Some(grants);
+        self
+    }
+    /// Sets the longest a grant stored from an approver's answer may hold (default: no cap).
+    /// Whatever the approver answers (a custom one included), a grant asking for longer, or
+    /// for no expiry (`session` and `always` alike), is stored with this expiry, counted in
+    /// whole seconds (at least 1).
+    pub fn grant_max_expiry(mut self, max: Option<std::time::Duration>) -> Self {
+        self.grant_max_expiry = max;
         self
     }
     /// Sets the audit sink (default: none).
@@ -130,6 +141,7 @@ impl PipelineBuilder {
                 policy: self.policy,
                 approver: self.approver,
                 grants: self.grants,
+                grant_max_expiry: self.grant_max_expiry,
                 audit: self.audit,
                 results: self.results,
                 retry: self.retry,
@@ -159,6 +171,7 @@ impl Pipeline {
             policy: Arc::new(DefaultPolicy),
             approver: Arc::new(NobodyApprover),
             grants: None,
+            grant_max_expiry: None,
             audit: Arc::new(NullAuditSink),
             results: Arc::new(MemoryResultStore::default()),
             retry: RetryPolicy::default(),
@@ -174,6 +187,12 @@ impl Pipeline {
     /// scoped answers only then).
     pub fn grants(&self) -> Option<&Arc<dyn GrantStore>> {
         self.inner.grants.as_ref()
+    }
+
+    /// The longest a grant from an approver's answer may hold
+    /// ([`PipelineBuilder::grant_max_expiry`]).
+    pub fn grant_max_expiry(&self) -> Option<std::time::Duration> {
+        self.inner.grant_max_expiry
     }
 
     /// The audit sink.

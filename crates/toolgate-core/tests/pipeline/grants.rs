@@ -178,6 +178,71 @@ async fn an_expired_grant_stops_applying() {
     assert_eq!(g.expires_us, Some(now + 90_000_000));
 }
 
+/// The pipeline's cap on grant expiry holds whatever the approver answers (here a scripted
+/// one, standing for any custom approver): an `always` grant without expiry, a `session`
+/// grant without expiry and one asking for ten years are all stored expiring within the cap;
+/// a shorter expiry is kept; a `once` answer stores nothing.
+#[tokio::test]
+async fn the_pipeline_caps_the_expiry_of_every_grant_an_approver_asks_for() {
+    let for_secs = |scope: GrantScope, secs: Option<u64>| ApprovalAnswer::ApprovedFor {
+        grant: GrantRequest {
+            expires_in_secs: secs,
+            ..GrantRequest::new(scope)
+        },
+    };
+    let runs = Arc::new(AtomicU32::new(0));
+    let reg = Registry::builder()
+        .tool(destructive(runs.clone()))
+        .build()
+        .unwrap();
+    let grants = Arc::new(MemoryGrantStore::new());
+    let approver = Arc::new(ScriptedApprover::new(vec![
+        for_secs(GrantScope::Always, None),
+        for_secs(GrantScope::Session, None),
+        for_secs(GrantScope::Always, Some(10 * 365 * 24 * 3600)),
+        for_secs(GrantScope::Always, Some(60)),
+        for_secs(GrantScope::Once, Some(10 * 365 * 24 * 3600)),
+    ]));
+    let p = Pipeline::builder(reg)
+        .approver(approver.clone())
+        .grants(grants.clone())
+        .grant_max_expiry(Some(std::time::Duration::from_secs(3600)))
+        .build();
+    assert_eq!(
+        p.grant_max_expiry(),
+        Some(std::time::Duration::from_secs(3600))
+    );
+    for i in 0..5 {
+        // a new session each time, and each grant revoked once stored, so every call asks
+        let s = p.session(format!("s{i}")).build().unwrap();
+        let r = call(&p, &s, "a", "delete_all").await;
+        assert!(!r.is_error, "{}", r.text());
+        for g in grants.list(&GrantFilter::default()).unwrap() {
+            grants.revoke(g.id, now()).unwrap();
+        }
+    }
+    assert_eq!(approver.asked().len(), 5);
+    let stored = grants.list(&GrantFilter::default()).unwrap();
+    let spans: Vec<(GrantScope, Option<u64>)> = stored
+        .iter()
+        .map(|g| {
+            (
+                g.scope,
+                g.expires_us.map(|e| (e - g.created_us) / 1_000_000),
+            )
+        })
+        .collect();
+    assert_eq!(
+        spans,
+        vec![
+            (GrantScope::Always, Some(3600)),
+            (GrantScope::Session, Some(3600)),
+            (GrantScope::Always, Some(3600)),
+            (GrantScope::Always, Some(60)),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn a_once_grant_is_spent_by_exactly_one_of_concurrent_calls() {
     let t = setup(vec![], Arc::new(DefaultPolicy));
