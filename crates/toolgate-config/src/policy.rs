@@ -355,3 +355,102 @@ impl ConfigPolicy {
         d
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_core::{Pipeline, Registry, Workspace};
+
+    /// Without the combined path set (when globset cannot build it) each pattern is matched
+    /// alone: both ways decide every call and every walked path alike, protected paths
+    /// included.
+    #[test]
+    fn matching_one_by_one_decides_as_the_combined_set() {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["src/a", "Secrets", "deploy", "docs"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        let text = r#"
+[[rules]]
+decision = "deny"
+resource = "path:.env"
+[[rules]]
+decision = "deny"
+resource = "path:secrets"
+access = "read"
+[[rules]]
+decision = "ask"
+resource = "path:deploy/**"
+[[rules]]
+decision = "allow"
+resource = "path:src/**"
+[[rules]]
+decision = "allow"
+resource = "path:docs/*.md"
+[store]
+path = ".toolgate/toolgate.db"
+"#;
+        let tools = toolgate_tools::read_only_tools().unwrap();
+        let specs: Vec<&ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+        let config =
+            crate::load_str(dir.path(), &dir.path().join("toolgate.toml"), text, &specs).unwrap();
+        let combined = config.config_policy();
+        assert!(combined.paths.is_some());
+        let mut alone = combined.clone();
+        alone.paths = None;
+        let ws = Workspace::open(dir.path()).unwrap();
+        let pipeline = Pipeline::builder(Registry::builder().build().unwrap()).build();
+        let session = pipeline.session("s").build().unwrap();
+        let spec = specs[0];
+        let paths = [
+            ".env",
+            "src/.ENV",
+            "secrets/k",
+            "SECRETS/k",
+            "deploy/x",
+            "src/a/b.rs",
+            "docs/a.md",
+            "docs/a.txt",
+            "toolgate.toml",
+            ".toolgate/toolgate.db-wal",
+            "other",
+        ];
+        let mut decided = 0;
+        for p in paths {
+            for access in [Access::Read, Access::Write] {
+                let rel = Path::new(p);
+                assert_eq!(
+                    combined.decide_path(rel, access, "default"),
+                    alone.decide_path(rel, access, "default"),
+                    "{p} {access:?}"
+                );
+                for other in ["src/a/c.rs", "docs/b.md", "deploy/y"] {
+                    let resources = [
+                        ResolvedResource::Path {
+                            path: ws.resolve(p).unwrap(),
+                            access,
+                        },
+                        ResolvedResource::Path {
+                            path: ws.resolve(other).unwrap(),
+                            access: Access::Read,
+                        },
+                    ];
+                    let input = PolicyInput {
+                        tool: spec,
+                        resources: &resources,
+                        arguments: &serde_json::Value::Null,
+                        session: &session,
+                    };
+                    let (a, b) = (combined.decide(&input), alone.decide(&input));
+                    assert_eq!(
+                        (a.decision, &a.rule),
+                        (b.decision, &b.rule),
+                        "{p} + {other}"
+                    );
+                    decided += 1;
+                }
+            }
+        }
+        assert_eq!(decided, paths.len() * 2 * 3);
+    }
+}

@@ -98,7 +98,8 @@ impl Protected {
         self.verdict_by(
             self.store.as_ref().is_some_and(|p| p.matches(rel)),
             access,
-            self.config.as_ref().is_some_and(|p| p.matches(rel)),
+            // only writes to the configuration are denied: a read needs no match
+            access == Access::Write && self.config.as_ref().is_some_and(|p| p.matches(rel)),
         )
     }
 

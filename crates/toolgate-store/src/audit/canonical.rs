@@ -281,14 +281,15 @@ pub fn value_hash(v: &Value) -> Hash {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use serde_json::json;
     use std::borrow::Cow;
     use toolgate_core::{Approval, Decision, ErrorKind, GrantScope, Outcome};
 
-    fn full() -> AuditRecord {
+    /// A record with every field set.
+    pub(crate) fn full() -> AuditRecord {
         AuditRecord {
             time_us: 1_700_000_000_000_000,
             session: "s\"1".into(),
