@@ -1,5 +1,6 @@
 //! [`CommandPattern`]: a word-prefix pattern over the argv of one simple command.
 
+use super::program::{self, Reading, Subcommand};
 use std::fmt;
 
 /// A command pattern: words matched against the leading words of a simple command's argv.
@@ -14,6 +15,19 @@ use std::fmt;
 /// ask rules) compares it by its last path component, so `curl` also matches `/usr/bin/curl`
 /// and `./curl`; a pattern used to grant (allow rules, approval grants) matches only the name
 /// as the command writes it.
+///
+/// The command's words are read by the command grammar ([`super::program`]) first:
+///
+/// - a restricting pattern matches every spelling: also the command with its global options
+///   removed (`git tag` matches `git -C . tag v6`), every command of a program whose global
+///   options can change the subcommand (`git tag` matches `git -c alias.t=tag t`), the
+///   command a wrapper runs, and, for a program the grammar does not know, its arguments
+///   from any word naming the pattern's program;
+/// - a granting pattern matches the command as written or with the global options that
+///   change nothing of what runs removed (`git status` covers `git -C sub status`), and
+///   only when it reaches the first word through which the command runs code the grammar
+///   cannot read ([`super::program::Code`]): `python3 -m pytest` covers `python3 -m pytest
+///   -x`, `python3` does not, and `*` covers no such command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandPattern {
     text: String,
@@ -72,26 +86,132 @@ impl CommandPattern {
         &self.text
     }
 
+    /// How many leading words the pattern fixes (the prefix word included).
+    fn fixed(&self) -> usize {
+        self.words.len() + usize::from(self.prefix.is_some())
+    }
+
     /// Whether a simple command with words `argv` matches; `by_name` compares the command's
-    /// name by its last path component (for restricting rules).
+    /// name by its last path component and matches every spelling (for restricting rules).
+    /// Reads `argv` with the command grammar; [`CommandPattern::matches_read`] takes a
+    /// reading made once for many patterns.
     pub fn matches_argv<S: AsRef<str>>(&self, argv: &[S], by_name: bool) -> bool {
-        let fixed = self.words.len() + usize::from(self.prefix.is_some());
-        if argv.len() < fixed || argv.is_empty() {
+        self.matches_read(argv, &program::read(argv), by_name)
+    }
+
+    /// [`CommandPattern::matches_argv`] with `reading`, the grammar's reading of `argv`.
+    pub fn matches_read<S: AsRef<str>>(
+        &self,
+        argv: &[S],
+        reading: &Reading,
+        by_name: bool,
+    ) -> bool {
+        if by_name {
+            self.restricts(argv, reading, 0)
+        } else {
+            self.grants(argv, reading)
+        }
+    }
+
+    /// A granting match: as written, or without harmless global options, reaching the first
+    /// word of code and the command a wrapper runs.
+    fn grants<S: AsRef<str>>(&self, argv: &[S], reading: &Reading) -> bool {
+        let needed = match (reading.code.as_ref().map(|c| c.at), reading.wraps) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let covers = |reach: usize| needed.is_none_or(|n| n < reach);
+        if self.match_form(argv, None, false).is_some_and(covers) {
+            return true;
+        }
+        let Some(sub) = &reading.subcommand else {
+            return false;
+        };
+        if !sub.globals.iter().any(|g| g.harmless) {
             return false;
         }
+        let kept = kept_words(argv.len(), sub, |g| g.harmless, false);
+        self.match_form(argv, Some(&kept), false)
+            .is_some_and(covers)
+    }
+
+    /// A restricting match: every spelling (see the type's docs).
+    fn restricts<S: AsRef<str>>(&self, argv: &[S], reading: &Reading, depth: usize) -> bool {
+        if self.match_form(argv, None, true).is_some() {
+            return true;
+        }
+        let first_matches = |w: &str| {
+            let w = program::program_name(w);
+            match self.words.first() {
+                Some(p) => w == p,
+                None => self
+                    .prefix
+                    .as_ref()
+                    .is_none_or(|p| w.starts_with(p.as_str())),
+            }
+        };
+        if let Some(sub) = &reading.subcommand {
+            if sub.any && argv.first().is_some_and(|w| first_matches(w.as_ref())) {
+                return true;
+            }
+            if !sub.globals.is_empty() {
+                for unknown_takes_value in [false, true] {
+                    let kept = kept_words(argv.len(), sub, |_| true, unknown_takes_value);
+                    if self.match_form(argv, Some(&kept), true).is_some() {
+                        return true;
+                    }
+                }
+            }
+        }
+        if depth < 8 {
+            if let Some(k) = reading.wraps {
+                let inner = &argv[k..];
+                if self.restricts(inner, &program::read(inner), depth + 1) {
+                    return true;
+                }
+            }
+        }
+        if !reading.known {
+            for k in 1..argv.len() {
+                if first_matches(argv[k].as_ref()) {
+                    let kept: Vec<usize> = (k..argv.len()).collect();
+                    if self.match_form(argv, Some(&kept), true).is_some() {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether the pattern matches the words of `argv` at `kept` (all of them when `None`):
+    /// `Some(reach)`, the index after the last word it covers, when it does.
+    fn match_form<S: AsRef<str>>(
+        &self,
+        argv: &[S],
+        kept: Option<&[usize]>,
+        by_name: bool,
+    ) -> Option<usize> {
+        let len = kept.map_or(argv.len(), <[usize]>::len);
+        let fixed = self.fixed();
+        if len < fixed || len == 0 {
+            return None;
+        }
+        let orig = |i: usize| kept.map_or(i, |k| k[i]);
         let word_at = |i: usize| -> &str {
-            let w = argv[i].as_ref();
+            let w = argv[orig(i)].as_ref();
             if i == 0 && by_name {
-                w.rsplit('/').next().unwrap_or(w)
+                program::program_name(w)
             } else {
                 w
             }
         };
-        self.words.iter().enumerate().all(|(i, w)| word_at(i) == w)
+        let matches = self.words.iter().enumerate().all(|(i, w)| word_at(i) == w)
             && self
                 .prefix
                 .as_ref()
-                .is_none_or(|p| word_at(self.words.len()).starts_with(p.as_str()))
+                .is_none_or(|p| word_at(self.words.len()).starts_with(p.as_str()));
+        matches.then(|| if fixed == 0 { 0 } else { orig(fixed - 1) + 1 })
     }
 
     /// Whether the command line `line` matches: one simple command, as toolgate's shell tools
@@ -105,6 +225,26 @@ impl fmt::Display for CommandPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
     }
+}
+
+/// The indices of the words of a command of `len` words outside the global options `drop`
+/// selects; an unknown option also drops the word after it when `unknown_takes_value`.
+fn kept_words(
+    len: usize,
+    sub: &Subcommand,
+    drop: impl Fn(&program::Global) -> bool,
+    unknown_takes_value: bool,
+) -> Vec<usize> {
+    let mut dropped = vec![false; len];
+    for g in sub.globals.iter().filter(|g| drop(g)) {
+        for d in dropped.iter_mut().take(g.start + g.len).skip(g.start) {
+            *d = true;
+        }
+        if g.unknown && unknown_takes_value && g.start + 1 < len {
+            dropped[g.start + 1] = true;
+        }
+    }
+    (0..len).filter(|i| !dropped[*i]).collect()
 }
 
 /// Splits one simple command, as toolgate's shell tools declare it in
@@ -141,7 +281,7 @@ mod tests {
             ("curl", "./curl", false, true),
             ("curl*", "curly", true, true),
             ("curl *", "curly", false, false),
-            ("*", "anything at all", true, true),
+            ("*", "anything goes here", true, true),
             ("echo 'a b'", "echo 'a b'", false, false),
             ("rm -rf", "rm -rf /", true, true),
             ("rm -rf", "rm -r -f /", false, false),

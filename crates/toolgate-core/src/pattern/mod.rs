@@ -35,6 +35,7 @@
 mod command;
 mod host;
 mod path;
+pub mod program;
 mod tool;
 
 pub use command::{split_command, CommandPattern, CommandPatternError};

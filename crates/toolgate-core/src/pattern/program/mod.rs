@@ -1,0 +1,250 @@
+//! The command grammar: what the words of one simple command do beyond naming its program
+//! ([`read`] gives a [`Reading`]).
+//!
+//! A rule that names a program (`allow command:sed`) is about that program. Many programs can
+//! also run another program, or code, named in their arguments: `sed '1e touch x'`,
+//! `awk 'BEGIN{system("id")}'`, `find -exec`, `xargs`, `timeout`, `python3 -c`,
+//! `tar --to-command`, `git -c core.pager=...`. The grammar knows, for the programs in its
+//! tables, which words do that, and sorts them three ways:
+//!
+//! 1. **a wrapped command** ([`Reading::wraps`]): the program only changes how the command
+//!    after its own options runs (`env`, `timeout 5`, `nice`, `nohup`, `stdbuf`, `setsid`,
+//!    `sudo`, `xargs`, ...); that command is the one the rules decide;
+//! 2. **commands it runs that can be read** ([`Reading::runs`]): the words of `find -exec`,
+//!    `fd -x`, `git bisect run`, `pnpm exec`, and the command lines of `sh -c`, `su -c`,
+//!    `flock -c`, `watch`, `sed`'s `e COMMAND` and `git rebase --exec`; a caller that knows
+//!    the shell's grammar (run_shell's analysis) decides each by the rules too;
+//! 3. **code it cannot read** ([`Reading::code`]): the last word through which the command
+//!    runs code or a program that nothing here can see: an interpreter's script, module or
+//!    inline code (`python3 x.py`, `python3 -c`, `node -e`, `bash x.sh`), a `sed` script
+//!    with `s///e`, an `awk` program that calls `system` or opens a pipe, an option naming a
+//!    program (`tar --to-command`, `rsync -e`, `ssh -o ProxyCommand=`, `rg --pre`,
+//!    `sort --compress-program`, `less +!cmd`, `vim -c`, `man -P`, `make VAR=value`,
+//!    `git -c key=value`, `cargo --config`), a subcommand that is an alias or a plugin
+//!    (`git frobnicate`, `cargo nextest`, `pnpm build`).
+//!
+//! A granting pattern (an allow rule, an approval grant) covers a command with such a word
+//! only when it reaches that word: it names the command's words up to and including it
+//! (`allow command:python3 -m pytest` covers `python3 -m pytest -x`, `allow command:python3`
+//! does not). A restricting pattern (deny, ask) is not limited by it.
+//!
+//! **Programs the grammar does not know** are read by their arguments' shape, to the safe
+//! side ([`Reading::known`] is false): an option named like one that takes a program or code
+//! (`--exec`, `--command`, `--shell`, `--pager`, `--eval`, `--plugin`, ..., and the short `-c`,
+//! `-e`, `-x`), a word holding shell syntax (`;`, `|`, `&`, `` ` ``, `$(`, a newline), a word
+//! naming a shell, interpreter or wrapper (`sh`, `python3`, `env`, `xargs`, ...), and the word
+//! after a first argument `run`, `exec`, `x` or `dlx` (`uv run pytest`) are code it cannot
+//! read. A restricting pattern also matches such a program's arguments from any word
+//! that names the pattern's program (`deny command:rm` matches `unknown-wrapper -q rm -rf x`).
+//!
+//! **Programs with subcommands** (`git`, `cargo`, `npm`, `pnpm`, `yarn`, `docker`, `podman`,
+//! `kubectl`, `oc`) have their global options read ([`Reading::subcommand`]): a restricting
+//! pattern also matches the command with every global option removed (`deny command:git tag`
+//! matches `git -C . tag v6`), and a granting one with the options that change nothing of
+//! what runs removed (`allow command:git status` covers `git -C sub status`, not
+//! `git -c alias.status=... status`). A global option that can make the program run another
+//! subcommand than the one written (`git -c` with a key that is not known to be harmless,
+//! `git --exec-path=`, `cargo --config`) makes every restricting pattern of that program
+//! match ([`Subcommand::any`]).
+
+mod git;
+mod scripts;
+mod subcommands;
+mod tables;
+mod wrappers;
+
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+
+/// What the words of one simple command do beyond naming its program; see the module docs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reading {
+    /// Whether the grammar knows the program (else its arguments were read by their shape).
+    pub known: bool,
+    /// For a wrapper: the index of the word where the command it runs starts (`timeout 5 git
+    /// status`: 2). `None` when the program wraps nothing (or has nothing to run).
+    pub wraps: Option<usize>,
+    /// Further commands it runs that a caller can read.
+    pub runs: Vec<Run>,
+    /// The last word through which it runs code that cannot be read.
+    pub code: Option<Code>,
+    /// For a program with subcommands: its global options and where the subcommand is.
+    pub subcommand: Option<Subcommand>,
+}
+
+/// A command run by another, readable by a caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Run {
+    /// `words[start..end]` run as a command (`find -exec CMD ;`).
+    Words {
+        /// The index of its first word.
+        start: usize,
+        /// The index after its last word.
+        end: usize,
+        /// Whether more arguments are added when it runs (`find -exec ... +`, `fd -x`).
+        open: bool,
+    },
+    /// A command line run by a POSIX shell (`sh -c LINE`, `sed` `e LINE`).
+    Line(String),
+}
+
+/// A word through which a command runs code that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Code {
+    /// Its index in the words (the number of words when the code comes from standard input).
+    pub at: usize,
+    /// What it is, for the operator (`python3 runs the script or code its arguments name`).
+    pub why: Cow<'static, str>,
+}
+
+/// The global options of a program with subcommands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Subcommand {
+    /// The index of the subcommand's word (the number of words when there is none).
+    pub at: usize,
+    /// The global options before it.
+    pub globals: Vec<Global>,
+    /// Whether a global option can make the program run another subcommand than the one
+    /// written (so every restricting pattern of the program matches).
+    pub any: bool,
+}
+
+/// One global option: its words, and whether it changes nothing of what runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Global {
+    /// The index of the option's first word.
+    pub start: usize,
+    /// How many words it takes (2 for `-C dir`, 1 for `--git-dir=x` or a flag).
+    pub len: usize,
+    /// Whether it changes nothing of which program or subcommand runs (`-C`, `--no-pager`).
+    pub harmless: bool,
+    /// An option the grammar does not know: it may also take the next word as its value.
+    pub unknown: bool,
+}
+
+impl Reading {
+    /// Records code at `at`, keeping the last such word (a pattern must reach them all).
+    pub(crate) fn code_at(&mut self, at: usize, why: impl Into<Cow<'static, str>>) {
+        if self.code.as_ref().is_none_or(|c| at > c.at) {
+            self.code = Some(Code {
+                at,
+                why: why.into(),
+            });
+        }
+    }
+}
+
+/// The name a command's first word runs: its last path component (`/usr/bin/git`: `git`).
+pub fn program_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// Reads the words of one simple command (quotes removed, wrappers not yet stripped); see
+/// the module docs. Never fails: words it cannot place are code it cannot read.
+pub fn read<S: AsRef<str>>(argv: &[S]) -> Reading {
+    let words: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
+    let Some(first) = words.first() else {
+        return Reading {
+            known: true,
+            ..Reading::default()
+        };
+    };
+    let name = program_name(first);
+    let mut r = Reading {
+        known: true,
+        ..Reading::default()
+    };
+    if wrappers::read(name, &words, &mut r)
+        || subcommands::read(name, &words, &mut r)
+        || scripts::read(name, &words, &mut r)
+        || tables::read(name, &words, &mut r)
+    {
+        return r;
+    }
+    r.known = false;
+    unknown(&words, &mut r);
+    r
+}
+
+/// Long-option name parts that say the option takes a program or code.
+const EXEC_PARTS: &str =
+    "exec execute command commands cmd shell sh eval script scripts pager editor program prog \
+     hook hooks filter rsh proxy wrapper launcher runner plugin plugins preload require \
+     interpreter browser helper askpass spawn call system";
+
+/// A program the grammar does not know: its arguments read by their shape.
+fn unknown(words: &[&str], r: &mut Reading) {
+    let why = |what: &str| -> Cow<'static, str> {
+        Cow::Owned(format!(
+            "`{}` is a program toolgate does not know, and {what}",
+            program_name(words[0])
+        ))
+    };
+    if let Some(i) = words.iter().skip(1).position(|w| !w.starts_with('-')) {
+        let i = i + 1;
+        if matches!(words[i], "run" | "exec" | "x" | "dlx") {
+            r.code_at(
+                (i + 1).min(words.len() - 1),
+                why(&format!("`{}` may run the command after it", words[i])),
+            );
+        }
+    }
+    for (i, w) in words.iter().enumerate().skip(1) {
+        if *w == "--" {
+            continue;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (long, false),
+            };
+            if name
+                .split(['-', '_'])
+                .any(|p| listed(EXEC_PARTS, &p.to_ascii_lowercase()))
+            {
+                let at = if value {
+                    i
+                } else {
+                    (i + 1).min(words.len() - 1)
+                };
+                r.code_at(at, why(&format!("its option `{name}` may name a program")));
+                continue;
+            }
+        } else if let Some(short) = w.strip_prefix('-') {
+            if !short.is_empty()
+                && short.bytes().all(|b| b.is_ascii_alphabetic())
+                && short.ends_with(['c', 'e', 'x'])
+            {
+                let at = (i + 1).min(words.len() - 1);
+                r.code_at(at, why(&format!("its option `{w}` may run code")));
+                continue;
+            }
+        }
+        if has_shell_syntax(w) {
+            r.code_at(i, why("an argument holds shell syntax it may run"));
+            continue;
+        }
+        if tables::runs_others(program_name(w)) {
+            r.code_at(i, why(&format!("it may run `{w}`")));
+        }
+    }
+}
+
+/// Whether `word` is one of the words of `list` (separated by spaces).
+pub(crate) fn listed(list: &str, word: &str) -> bool {
+    list.split_ascii_whitespace().any(|w| w == word)
+}
+
+/// Whether `word` holds characters a shell would read as syntax (`;`, `|`, `&`, `` ` ``,
+/// `$(`, `<(`, `>(`, a newline).
+pub(crate) fn has_shell_syntax(word: &str) -> bool {
+    word.contains([';', '|', '&', '`', '\n'])
+        || word.contains("$(")
+        || word.contains("<(")
+        || word.contains(">(")
+}

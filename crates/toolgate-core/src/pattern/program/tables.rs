@@ -1,0 +1,425 @@
+//! The programs the grammar knows, besides wrappers, sed and awk, and programs with
+//! subcommands: shells, interpreters, programs with options that name a program, programs
+//! that run what their arguments name, editors that read commands from their input, and
+//! programs that run nothing else.
+
+use super::{listed, Reading, Run};
+
+/// Shells whose `-c` line is read with bash's grammar (POSIX shells).
+const POSIX_SHELLS: &str = "bash sh dash rbash ash posh";
+/// Shells whose language differs (zsh's glob qualifiers run code, fish and csh have their
+/// own syntax): their `-c` line is code that cannot be read.
+const OTHER_SHELLS: &str = "zsh ksh ksh93 mksh yash fish csh tcsh elvish nu";
+
+/// Interpreters: every argument but an information flag picks the code they run.
+const INTERPRETERS: &str =
+    "perl ruby irb node nodejs deno bun php lua luajit Rscript R julia tclsh wish guile \
+     racket osascript pwsh powershell groovy jshell erl escript elixir iex ghci runghc \
+     runhaskell scala java dc expect xonsh ipython jupyter gdb lldb sqlite3";
+
+/// Programs that run the program or code their arguments name, in ways not read here: a
+/// rule must name their arguments up to the program (`allow command:strace -f ls`).
+const RUNNERS: &str =
+    "strace ltrace valgrind perf tmux screen parallel systemd-run xvfb-run dbus-run-session \
+     ssh-agent nsenter unshare setpriv capsh firejail bwrap entr xdg-open open \
+     sensible-browser x-www-browser run-mailcap crontab pkexec sudoedit let";
+
+/// Programs that read commands from their input (keystrokes included, when it is not a
+/// terminal): no rule can name what they run.
+const INTERACTIVE: &str =
+    "vim vi nvim view vimdiff ex gvim rvim rview evim gview nvi emacs nano pico ed at batch";
+
+/// Programs that run nothing else, whatever their arguments.
+const INERT: &str =
+    "[ basename base32 base64 bc cat cd chgrp chmod chown cksum clear cmp column comm cp \
+     csplit curl cut date dd df diff diff3 dirname du echo egrep expand expr factor false \
+     fgrep file fmt fold free getconf grep groups gunzip gzip bzip2 bunzip2 xz unxz zstd \
+     unzstd lz4 zcat bzcat xzcat head hexdump hostname iconv id jq join kill link ln locale \
+     logname ls lsblk lscpu md5sum mkdir mkfifo mktemp more mv nl nproc numfmt od paste \
+     pathchk pgrep pidof pinky pr printenv printf ps ptx pwd read readlink realpath rev rm \
+     rmdir seq sha1sum sha224sum sha256sum sha384sum sha512sum shasum shred shuf sleep stat \
+     strings sum sync tac tail tee test touch tput tr tree true truncate tsort tty type umask \
+     uname unexpand uniq unlink unzip uptime users wait wc which who whoami xxd yes zgrep \
+     cmake-format getopts mapfile readarray unset shift exit return break continue true jobs \
+     ulimit shopt set pushd popd dirs caller times help history fc disown bg fg suspend \
+     logout local declare typeset export readonly compgen complete compopt";
+
+/// Builtins whose arguments name variables: a name with a subscript holding an expansion
+/// (`read 'a[$(id)]'`) makes bash run it.
+const NAMES_VARIABLES: &str =
+    "read printf unset test [ mapfile readarray getopts wait declare typeset local export \
+     readonly";
+
+/// Options whose value names a program or code, per program (`--opt VALUE`, `--opt=VALUE`,
+/// and for one-letter options `-oVALUE`).
+fn program_options(name: &str) -> &'static [&'static str] {
+    match name {
+        "tar" | "gtar" | "bsdtar" => &[
+            "--to-command",
+            "--use-compress-program",
+            "--rsh-command",
+            "--info-script",
+            "--new-volume-script",
+            "--rmt-command",
+            "-I",
+            "-F",
+        ],
+        "rsync" => &["-e", "--rsh", "--rsync-path"],
+        "ssh" | "slogin" => &["-F"],
+        "scp" | "sftp" => &["-F", "-S", "-D"],
+        "less" => &["-k", "--lesskey-file", "--lesskey-src"],
+        "man" => &["-P", "--pager", "-H", "--html", "-C", "--config-file"],
+        "make" | "gmake" | "remake" | "bmake" | "pmake" => {
+            &["--eval", "-E", "-f", "--file", "--makefile"]
+        }
+        "cmake" => &["-P", "-E", "-C"],
+        "sort" => &["--compress-program"],
+        "split" => &["--filter"],
+        "rg" | "ripgrep" => &["--pre"],
+        "zip" => &["-TT", "--unzip-command"],
+        "install" => &["--strip-program"],
+        "wget" => &["--use-askpass", "-e", "--execute"],
+        "hg" => &["--config"],
+        "go" => &[
+            "-exec",
+            "--exec",
+            "-toolexec",
+            "--toolexec",
+            "-vettool",
+            "--vettool",
+        ],
+        "rustc" | "rustdoc" => &[],
+        _ if is_c_compiler(name) => &["-wrapper", "-B", "-specs", "--specs", "--ld-path"],
+        _ => &[],
+    }
+}
+
+/// Whether `name` is a C or C++ compiler driver (`cc`, `gcc-13`, `clang++`).
+fn is_c_compiler(name: &str) -> bool {
+    let base = name.split('-').next().unwrap_or(name);
+    matches!(
+        base,
+        "cc" | "c++" | "gcc" | "g++" | "clang" | "clang++" | "cpp"
+    )
+}
+
+/// Whether `name` is a Python (`python`, `python3`, `python3.12`, `pypy3`).
+fn is_python(name: &str) -> bool {
+    let rest = name
+        .strip_prefix("python")
+        .or_else(|| name.strip_prefix("pypy"));
+    rest.is_some_and(|r| r.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+}
+
+/// Whether `name` is an interpreter (with version suffixes: `perl5.36`, `lua5.4`, `ruby3.2`).
+fn is_interpreter(name: &str) -> bool {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    is_python(name) || listed(INTERPRETERS, name) || listed(INTERPRETERS, base)
+}
+
+/// Whether the grammar knows `name` as a program that runs other programs or code (shells,
+/// interpreters, wrappers, runners): an unknown program given such a name as an argument
+/// may run it.
+pub(super) fn runs_others(name: &str) -> bool {
+    listed(POSIX_SHELLS, name)
+        || listed(OTHER_SHELLS, name)
+        || is_interpreter(name)
+        || listed(RUNNERS, name)
+        || listed(INTERACTIVE, name)
+        || matches!(
+            name,
+            "env"
+                | "nice"
+                | "timeout"
+                | "nohup"
+                | "setsid"
+                | "exec"
+                | "command"
+                | "sudo"
+                | "doas"
+                | "xargs"
+                | "stdbuf"
+                | "ionice"
+                | "taskset"
+                | "chrt"
+                | "flock"
+                | "chroot"
+                | "su"
+                | "runuser"
+                | "script"
+                | "watch"
+                | "busybox"
+                | "toybox"
+                | "find"
+                | "fd"
+                | "fdfind"
+                | "sed"
+                | "awk"
+                | "gawk"
+                | "make"
+                | "eval"
+                | "source"
+                | "."
+        )
+}
+
+/// Reads `words` when `name` is a program of these tables: `true` when it is.
+pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
+    if listed(POSIX_SHELLS, name) || listed(OTHER_SHELLS, name) {
+        shell(name, words, r, listed(POSIX_SHELLS, name));
+    } else if is_interpreter(name) {
+        interpreter(name, words, r);
+    } else if listed(RUNNERS, name) {
+        if words.len() > 1 || name == "let" {
+            r.code_at(
+                1,
+                format!("`{name}` runs what its arguments name, in a way toolgate does not read"),
+            );
+        }
+    } else if listed(INTERACTIVE, name) {
+        r.code_at(
+            words.len(),
+            format!("`{name}` reads commands from its input, which cannot be seen here"),
+        );
+    } else if name == "find" {
+        exec_regions(words, &["-exec", "-execdir", "-ok", "-okdir"], r);
+    } else if name == "fd" || name == "fdfind" {
+        exec_regions(words, &["-x", "--exec", "-X", "--exec-batch"], r);
+    } else if !program_options(name).is_empty()
+        || name == "rustc"
+        || name == "rustdoc"
+        || is_c_compiler(name)
+    {
+        options(name, words, r);
+    } else if !listed(INERT, name) {
+        return false;
+    }
+    if listed(NAMES_VARIABLES, name) {
+        for (i, w) in words.iter().enumerate().skip(1) {
+            if w.contains('[') && (w.contains('$') || w.contains('`')) {
+                r.code_at(
+                    i,
+                    format!("`{name}` evaluates the subscript of `{w}`, which can run commands"),
+                );
+            }
+        }
+    }
+    true
+}
+
+/// A shell: `-c LINE` is read again (POSIX shells) or is code; a script file, or commands
+/// from standard input, are code that cannot be read.
+fn shell(name: &str, words: &[&str], r: &mut Reading, posix: bool) {
+    let mut i = 1;
+    let mut line = false;
+    while i < words.len() {
+        let a = words[i];
+        if a == "--" || a == "-" {
+            i += 1;
+            break;
+        }
+        match a {
+            "--version" | "--help" => return,
+            "-o" | "+o" | "-O" | "+O" => {
+                i += 2;
+                continue;
+            }
+            "--rcfile" | "--init-file" => {
+                r.code_at(i + 1, format!("`{name} {a}` runs a startup file"));
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        if a.starts_with("--") {
+            i += 1;
+            continue;
+        }
+        if let Some(flags) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
+            if a.starts_with('-') && flags.contains('c') {
+                line = true;
+            }
+            if a.starts_with('-') && (flags.contains('s') || flags.contains('i')) && !line {
+                r.code_at(
+                    words.len(),
+                    format!("`{name}` reads the commands it runs from its input"),
+                );
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    match (words.get(i), line) {
+        (Some(string), true) if posix => r.runs.push(Run::Line((*string).to_string())),
+        (Some(_), true) => r.code_at(
+            i,
+            format!("`{name} -c` runs a line in a language toolgate does not read"),
+        ),
+        (None, true) => r.code_at(i, format!("`{name} -c` without its command line")),
+        (Some(script), false) => {
+            r.code_at(i, format!("`{name}` runs the script `{script}`"));
+        }
+        (None, false) => r.code_at(
+            words.len(),
+            format!("`{name}` reads the commands it runs from its input"),
+        ),
+    }
+}
+
+/// An interpreter: its first argument that is not an information flag picks the code.
+fn interpreter(name: &str, words: &[&str], r: &mut Reading) {
+    let info = |w: &str| {
+        matches!(w, "--version" | "-V" | "--help" | "-h" | "-version")
+            || (w == "-v" && matches!(name, "node" | "nodejs" | "perl" | "php" | "deno" | "bun"))
+    };
+    let at = words.iter().skip(1).position(|w| !info(w)).map_or(
+        if words.len() > 1 {
+            None
+        } else {
+            Some(words.len())
+        },
+        |p| Some(p + 1),
+    );
+    if let Some(at) = at {
+        r.code_at(
+            at,
+            format!("`{name}` runs the script, module or code its arguments name"),
+        );
+    }
+}
+
+/// `find ... -exec CMD ... ;` (and the other `flags`): each command is read by the caller; a
+/// region without its end runs to the last word.
+fn exec_regions(words: &[&str], flags: &[&str], r: &mut Reading) {
+    let mut i = 1;
+    while i < words.len() {
+        if flags.contains(&words[i]) {
+            let start = i + 1;
+            let end = words[start..]
+                .iter()
+                .position(|a| *a == ";" || *a == "+")
+                .map_or(words.len(), |p| start + p);
+            if start < end {
+                r.runs.push(Run::Words {
+                    start,
+                    end,
+                    open: true,
+                });
+            }
+            i = end;
+        }
+        i += 1;
+    }
+}
+
+/// A program with options that name a program (see [`program_options`]), plus each one's
+/// own forms: tar's short clusters, rsync's `-e` in a cluster, ssh's `-o` keys, less's `+`
+/// commands, make's `VAR=value`, the compilers' plugins and linkers.
+fn options(name: &str, words: &[&str], r: &mut Reading) {
+    let opts = program_options(name);
+    let why = |w: &str| format!("`{name} {w}` names a program or code it runs");
+    let last = words.len().saturating_sub(1);
+    for (i, w) in words.iter().enumerate().skip(1) {
+        if *w == "--" {
+            break;
+        }
+        for opt in opts {
+            if w == opt {
+                r.code_at((i + 1).min(last), why(opt));
+            } else if w.starts_with(opt)
+                && (w.as_bytes().get(opt.len()) == Some(&b'=')
+                    || (opt.len() == 2 && !w.starts_with("--")))
+            {
+                r.code_at(i, why(opt));
+            }
+        }
+        let cluster = w.len() > 1 && w.starts_with('-') && !w.starts_with("--");
+        match name {
+            "tar" | "gtar" | "bsdtar" => {
+                let old_style = i == 1 && !w.starts_with('-');
+                if (cluster || old_style) && w.contains(['I', 'F']) && !opts.contains(w) {
+                    r.code_at(i, why("-I/-F"));
+                }
+                if w.starts_with("--checkpoint-action") && w.contains("exec") {
+                    r.code_at(i, why("--checkpoint-action=exec"));
+                }
+            }
+            "rsync" if cluster && w.contains('e') => {
+                let at = if w.ends_with('e') {
+                    (i + 1).min(last)
+                } else {
+                    i
+                };
+                r.code_at(at, why("-e"));
+            }
+            "ssh" | "slogin" | "scp" | "sftp" => {
+                let value = if *w == "-o" {
+                    words.get(i + 1).map(|v| (i + 1, *v))
+                } else {
+                    w.strip_prefix("-o").map(|v| (i, v))
+                };
+                if let Some((at, v)) = value {
+                    let key = v
+                        .split(['=', ' ', '\t'])
+                        .next()
+                        .unwrap_or_default()
+                        .to_ascii_lowercase();
+                    if matches!(
+                        key.as_str(),
+                        "proxycommand"
+                            | "localcommand"
+                            | "permitlocalcommand"
+                            | "knownhostscommand"
+                            | "match"
+                            | "include"
+                            | "pkcs11provider"
+                            | "securitykeyprovider"
+                            | "xauthlocation"
+                    ) {
+                        r.code_at(at, why(&format!("-o {key}")));
+                    }
+                }
+            }
+            "less" if w.starts_with('+') => r.code_at(i, why("+COMMAND")),
+            "make" | "gmake" | "remake" | "bmake" | "pmake" => {
+                if let Some((var, _)) = w.split_once('=') {
+                    if !w.starts_with('-')
+                        && !var.is_empty()
+                        && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    {
+                        r.code_at(i, why("VAR=value"));
+                    }
+                }
+            }
+            "rustc" | "rustdoc" => {
+                let value = match *w {
+                    "-C" | "--codegen" | "-Z" => words.get(i + 1).copied(),
+                    _ => w
+                        .strip_prefix("-C")
+                        .or_else(|| w.strip_prefix("--codegen="))
+                        .or_else(|| w.strip_prefix("-Z")),
+                };
+                if value.is_some_and(|v| {
+                    ["linker", "link-arg", "llvm-args", "codegen-backend"]
+                        .iter()
+                        .any(|k| v.starts_with(k))
+                }) {
+                    r.code_at(i, why("-C linker/link-arg"));
+                }
+            }
+            _ if is_c_compiler(name)
+                && (w.starts_with("-fplugin")
+                    || w.starts_with("-fpass-plugin")
+                    || (w.starts_with("-fuse-ld=") && w.contains('/'))
+                    || (*w == "-Xclang"
+                        && words
+                            .get(i + 1)
+                            .is_some_and(|n| n.contains("load") || n.contains("plugin")))) =>
+            {
+                r.code_at(i, why("a plugin or linker"));
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! Wrappers: programs that run the command after their own options (`timeout 5 CMD`), and
+//! those that run a command line given to an option (`su -c LINE`, `flock F -c LINE`).
+
+use super::{Reading, Run};
+
+/// How one wrapper's arguments read.
+struct Spec {
+    /// Options that take the next word as their value (`-n 5`).
+    with_value: &'static [&'static str],
+    /// Positional words between the options and the command (`timeout`'s duration).
+    positional: usize,
+    /// Options that mean there is no command to run (`command -v`, `ionice -p`).
+    no_command: &'static [&'static str],
+    /// Options whose value is a command line (`flock -c`, `su -c`).
+    line: &'static [&'static str],
+    /// Options that make it run something that cannot be read (`env -S`, `sudo -s`).
+    opaque: &'static [&'static str],
+    /// Whether, without a command, it runs an interactive shell (`chroot DIR`, `su`).
+    bare_shell: bool,
+}
+
+const NONE: &[&str] = &[];
+
+fn spec(name: &str) -> Option<Spec> {
+    let s = |with_value, positional, no_command, line, opaque, bare_shell| Spec {
+        with_value,
+        positional,
+        no_command,
+        line,
+        opaque,
+        bare_shell,
+    };
+    Some(match name {
+        "env" => s(
+            &["-u", "--unset", "-C", "--chdir"],
+            0,
+            NONE,
+            NONE,
+            &["-S", "--split-string"],
+            false,
+        ),
+        "nice" => s(&["-n", "--adjustment"], 0, NONE, NONE, NONE, false),
+        "timeout" => s(
+            &["-s", "--signal", "-k", "--kill-after"],
+            1,
+            NONE,
+            NONE,
+            NONE,
+            false,
+        ),
+        "nohup" | "setsid" | "builtin" | "unbuffer" => s(NONE, 0, NONE, NONE, NONE, false),
+        "time" => s(
+            &["-f", "--format", "-o", "--output"],
+            0,
+            NONE,
+            NONE,
+            NONE,
+            false,
+        ),
+        "command" => s(NONE, 0, &["-v", "-V"], NONE, NONE, false),
+        "exec" => s(&["-a"], 0, NONE, NONE, NONE, false),
+        "sudo" => s(
+            &[
+                "-u",
+                "--user",
+                "-g",
+                "--group",
+                "-U",
+                "--other-user",
+                "-C",
+                "--close-from",
+                "-D",
+                "--chdir",
+                "-h",
+                "--host",
+                "-p",
+                "--prompt",
+                "-r",
+                "--role",
+                "-t",
+                "--type",
+                "-T",
+                "--command-timeout",
+                "-R",
+                "--chroot",
+            ],
+            0,
+            &[
+                "-l",
+                "--list",
+                "-v",
+                "--validate",
+                "-k",
+                "-K",
+                "-V",
+                "--version",
+            ],
+            NONE,
+            &["-s", "--shell", "-i", "--login", "-e", "--edit"],
+            false,
+        ),
+        "doas" => s(&["-u", "-C"], 0, NONE, NONE, &["-s"], false),
+        "xargs" => s(
+            &[
+                "-I",
+                "-L",
+                "-n",
+                "-P",
+                "-d",
+                "-E",
+                "-s",
+                "-a",
+                "--arg-file",
+                "--delimiter",
+                "--max-args",
+                "--max-procs",
+                "--max-lines",
+                "--max-chars",
+                "--replace",
+                "--eof",
+                "--process-slot-var",
+            ],
+            0,
+            NONE,
+            NONE,
+            NONE,
+            false,
+        ),
+        "stdbuf" => s(&["-i", "-o", "-e"], 0, NONE, NONE, NONE, false),
+        "ionice" => s(
+            &["-c", "--class", "-n", "--classdata"],
+            0,
+            &["-p", "--pid", "-P", "--pgid", "-u", "--uid"],
+            NONE,
+            NONE,
+            false,
+        ),
+        "taskset" => s(NONE, 1, &["-p", "--pid"], NONE, NONE, false),
+        "chrt" => s(
+            &["-T", "-P", "-D"],
+            1,
+            &["-p", "--pid", "-m", "--max"],
+            NONE,
+            NONE,
+            false,
+        ),
+        "flock" => s(
+            &["-w", "--timeout", "-E", "--conflict-exit-code"],
+            1,
+            NONE,
+            &["-c", "--command"],
+            NONE,
+            false,
+        ),
+        "chroot" => s(&["--userspec", "--groups"], 1, NONE, NONE, NONE, true),
+        "script" => s(
+            &[
+                "-E",
+                "--echo",
+                "-I",
+                "--log-in",
+                "-O",
+                "--log-out",
+                "-B",
+                "--log-io",
+                "-T",
+                "--log-timing",
+                "-m",
+                "--logging-format",
+                "-o",
+                "--output-limit",
+            ],
+            0,
+            NONE,
+            &["-c", "--command"],
+            NONE,
+            true,
+        ),
+        _ => return None,
+    })
+}
+
+/// Reads `words` when `name` is a wrapper: `true` when it is one (the reading is in `r`).
+pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
+    match name {
+        "busybox" | "toybox" => {
+            if words.get(1).is_some_and(|w| !w.starts_with('-')) {
+                r.wraps = Some(1);
+            }
+            return true;
+        }
+        "watch" => {
+            watch(words, r);
+            return true;
+        }
+        "su" | "runuser" => {
+            su(name, words, r);
+            return true;
+        }
+        _ => {}
+    }
+    let Some(spec) = spec(name) else {
+        return false;
+    };
+    let mut i = 1;
+    let mut positional = spec.positional;
+    let mut line = None;
+    while i < words.len() {
+        let w = words[i];
+        if w == "--" {
+            i += 1;
+            break;
+        }
+        if name == "env" && w == "-" {
+            i += 1;
+            continue;
+        }
+        let option = w.len() > 1 && w.starts_with('-');
+        if !option {
+            if name == "env" && w.contains('=') {
+                i += 1;
+                continue;
+            }
+            if positional > 0 {
+                positional -= 1;
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        let (flag, attached) = match w.split_once('=') {
+            Some((f, _)) if w.starts_with("--") => (f, true),
+            _ => (w, false),
+        };
+        if spec.no_command.contains(&flag) {
+            return true;
+        }
+        if spec.opaque.contains(&flag) {
+            r.code_at(
+                i,
+                format!("`{name} {flag}` runs something the rules cannot read"),
+            );
+        }
+        if spec.line.contains(&flag) {
+            let value = if attached {
+                w.split_once('=').map(|(_, v)| v)
+            } else {
+                words.get(i + 1).copied()
+            };
+            match value {
+                Some(v) => line = Some(v.to_string()),
+                None => r.code_at(i, format!("`{name} {flag}` without its command")),
+            }
+            i += if attached { 1 } else { 2 };
+            continue;
+        }
+        i += if !attached && spec.with_value.contains(&flag) {
+            2
+        } else {
+            1
+        };
+    }
+    if let Some(line) = line {
+        r.runs.push(Run::Line(line));
+        return true;
+    }
+    if i < words.len() && positional == 0 {
+        r.wraps = Some(i);
+    } else if spec.bare_shell {
+        r.code_at(
+            words.len(),
+            format!("`{name}` without a command runs an interactive shell"),
+        );
+    }
+    true
+}
+
+/// `watch [options] COMMAND...`: the words joined are a shell line; `-x` runs them as words.
+fn watch(words: &[&str], r: &mut Reading) {
+    let mut i = 1;
+    let mut exec = false;
+    while i < words.len() && words[i].starts_with('-') && words[i].len() > 1 {
+        let w = words[i];
+        if w == "--" {
+            i += 1;
+            break;
+        }
+        if w == "-x" || w == "--exec" {
+            exec = true;
+        }
+        i += if matches!(w, "-n" | "--interval" | "-q" | "--equexit") {
+            2
+        } else {
+            1
+        };
+    }
+    if i >= words.len() {
+        return;
+    }
+    if exec {
+        r.wraps = Some(i);
+    } else {
+        r.runs.push(Run::Line(words[i..].join(" ")));
+    }
+}
+
+/// `su [options] [user [args]]`, `runuser -u user [--] command`: `-c LINE` (anywhere: su
+/// permutes its arguments) is a shell line; otherwise su runs the user's shell, which reads
+/// what cannot be seen here.
+fn su(name: &str, words: &[&str], r: &mut Reading) {
+    for (i, w) in words.iter().enumerate().skip(1) {
+        if *w == "--" {
+            break;
+        }
+        if let Some(v) = w.strip_prefix("--command=") {
+            r.runs.push(Run::Line(v.to_string()));
+            return;
+        }
+        if matches!(*w, "-c" | "--command" | "-C" | "--session-command") {
+            match words.get(i + 1) {
+                Some(v) => r.runs.push(Run::Line((*v).to_string())),
+                None => r.code_at(i, format!("`{name} {w}` without its command")),
+            }
+            return;
+        }
+    }
+    // runuser -u USER [--] COMMAND...
+    if name == "runuser" {
+        if let Some(u) = words.iter().position(|w| *w == "-u" || *w == "--user") {
+            let mut i = u + 2;
+            if words.get(i) == Some(&"--") {
+                i += 1;
+            }
+            if i < words.len() {
+                r.wraps = Some(i);
+                return;
+            }
+        }
+    }
+    r.code_at(
+        1.min(words.len()),
+        format!("`{name}` runs a shell whose commands cannot be read here"),
+    );
+}
