@@ -9,25 +9,39 @@
 //! 1. its leading `VAR=value` assignments are stripped (kept in `assignments`);
 //! 2. its words are read as bash would after quote removal (`c'ur'l`, `"curl"`, `\curl` and
 //!    `$'\x63url'` all read `curl`); words holding expansions keep their source text;
-//! 3. wrappers are unwrapped to the command they run: `env`, `nice`, `timeout`, `nohup`,
-//!    `command`, `exec`, `time`, `sudo`, `xargs`, `stdbuf`, `setsid`; `bash -c STRING` (and
-//!    `sh`, `dash`, `zsh`, `ksh`) is analyzed again from its string; `find -exec ... ;` adds
-//!    the command it runs.
+//! 3. its words are read by the command grammar ([`toolgate_core::pattern::program`]): a
+//!    wrapper (`env`, `nice`, `timeout`, `nohup`, `command`, `exec`, `time`, `sudo`,
+//!    `xargs`, `stdbuf`, `setsid`, ...) is unwrapped to the command it runs; the commands a
+//!    program runs that can be read (`bash -c STRING` and the other POSIX shells, `su -c`,
+//!    `find -exec ... ;`, `fd -x`, `sed`'s `e COMMAND`, `git rebase --exec`, `git bisect
+//!    run`, ...) are commands of their own; the word through which it runs code that cannot
+//!    be read (an interpreter's script or `-c`, `awk`'s `system`, `tar --to-command`, ...)
+//!    is kept in [`SimpleCommand::reading`], for the rules to decide.
 //!
 //! Redirections become [`Redirect`]s (their targets are paths the call reads or writes);
 //! file-descriptor duplications (`2>&1`) and the standard devices (`/dev/null`, ...) are not
 //! paths.
 //!
+//! Variables a command line sets are judged by [`super::vars`]: a `VAR=` prefix (or
+//! `env VAR=`, `export VAR=`, `declare -x`, `read VAR`, `for VAR in`, ... of a variable the
+//! sandbox exports) that is not known to be harmless makes the analysis uncertain; one that
+//! would undo the sandbox's git settings (`GIT_CONFIG_COUNT=`, `unset GIT_PAGER`, `env -i`,
+//! `git -c core.fsmonitor=...`) is listed in [`CommandAnalysis::pinned`], and the call is
+//! refused.
+//!
 //! Whatever cannot be read with certainty makes the analysis uncertain, with a reason:
 //! syntax errors, a command name that is an expansion or holds glob or brace patterns,
-//! `eval`, `source`, `.`, `alias`, `hash`, `enable`, `trap`, a shell reading commands from
-//! stdin, assignments to variables that change what runs (`PATH`, `LD_PRELOAD`, `BASH_ENV`,
-//! `IFS`, ...), arithmetic on variables (bash evaluates a variable's text as an expression,
-//! which can run a command substitution), brace expansion, redirection targets holding
-//! expansions, input larger than [`MAX_INPUT`], nesting deeper than [`MAX_DEPTH`], or a parse
-//! slower than [`PARSE_BUDGET`].
+//! `eval`, `source`, `.`, `alias`, `hash`, `enable`, `trap`, a wrapper used in a way the
+//! grammar cannot read (`env -S`), a program reading the commands it runs from its input
+//! (`curl x | bash`, `vim`, `ed`), variables set as above, `set -a`, name references,
+//! arithmetic on variables (bash evaluates a variable's text as an expression, which can run
+//! a command substitution), brace expansion, redirection targets holding expansions, input
+//! larger than [`MAX_INPUT`], nesting deeper than [`MAX_DEPTH`], or a parse slower than
+//! [`PARSE_BUDGET`].
 
+use super::vars::{self, Var};
 use std::time::{Duration, Instant};
+use toolgate_core::pattern::program::{self, Reading, Run};
 use tree_sitter::{Node, Parser};
 
 /// Commands longer than this (bytes) are not parsed: the analysis is uncertain.
@@ -54,6 +68,9 @@ pub struct CommandAnalysis {
     pub certain: bool,
     /// Why the analysis is uncertain (empty when certain).
     pub uncertain: Vec<String>,
+    /// How the line would undo settings the sandbox pins (git's hooks, fsmonitor, pagers,
+    /// ...: see [`super::vars`]); a line with any is refused.
+    pub pinned: Vec<String>,
 }
 
 /// One command bash would run.
@@ -64,10 +81,14 @@ pub struct SimpleCommand {
     pub argv: Vec<String>,
     /// The `VAR=value` prefixes stripped before matching, as written.
     pub assignments: Vec<String>,
-    /// The wrappers unwrapped to reach `argv`, outermost first (`["timeout 5", "nice"]`).
-    pub wrappers: Vec<String>,
+    /// The words of each wrapper unwrapped to reach `argv`, outermost first
+    /// (`[["timeout", "5"], ["nice"]]`); deny and ask rules match them too.
+    pub wrappers: Vec<Vec<String>>,
     /// Whether more arguments are added when it runs (the command of `xargs`, `find -exec`).
     pub open_args: bool,
+    /// What the command grammar read in `argv`: the word through which it runs code that
+    /// cannot be read, if any, and its global options.
+    pub reading: Reading,
 }
 
 impl SimpleCommand {
@@ -113,7 +134,9 @@ pub fn analyze(command: &str) -> CommandAnalysis {
         redirects: a.redirects,
         certain: a.uncertain.is_empty(),
         uncertain: a.uncertain,
+        pinned: a.pinned,
     };
+    out.pinned.dedup();
     out.uncertain.dedup();
     out
 }
@@ -123,26 +146,12 @@ struct Analyzer {
     commands: Vec<SimpleCommand>,
     redirects: Vec<Redirect>,
     uncertain: Vec<String>,
+    pinned: Vec<String>,
 }
 
-/// Shells whose `-c STRING` is analyzed again.
-const SHELLS: [&str; 6] = ["bash", "sh", "dash", "zsh", "ksh", "rbash"];
 /// Builtins that run code the analysis cannot see.
 const OPAQUE: [&str; 8] = [
     "eval", "source", ".", "alias", "hash", "enable", "trap", "coproc",
-];
-/// Variables whose assignment changes which program runs or what the shell does.
-const DANGEROUS_VARS: [&str; 10] = [
-    "PATH",
-    "BASH_ENV",
-    "ENV",
-    "IFS",
-    "PROMPT_COMMAND",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PS4",
-    "CDPATH",
-    "GLOBIGNORE",
 ];
 /// Bash's reserved words: as a command name they mean the grammar misread the line.
 const RESERVED: [&str; 20] = [
@@ -165,6 +174,19 @@ impl Analyzer {
         let why = why.into();
         if !self.uncertain.contains(&why) {
             self.uncertain.push(why);
+        }
+    }
+
+    /// Records what setting a variable means (see [`super::vars`]).
+    fn var(&mut self, v: Var) {
+        match v {
+            Var::Harmless => {}
+            Var::Changes(why) => self.doubt(why),
+            Var::Pinned(why) => {
+                if !self.pinned.contains(&why) {
+                    self.pinned.push(why);
+                }
+            }
         }
     }
 
@@ -223,17 +245,27 @@ impl Analyzer {
             "command" => self.command(node, src, nesting),
             "declaration_command" | "unset_command" => {
                 let argv = node_words(node, src);
+                self.declare(&argv);
+                let reading = program::read(&argv);
                 self.commands.push(SimpleCommand {
                     argv,
+                    reading,
                     ..SimpleCommand::default()
                 });
             }
-            "variable_assignment" => {
-                let name = node
-                    .child_by_field_name("name")
-                    .map(|n| text(n, src))
-                    .unwrap_or_default();
-                self.assignment(name);
+            "variable_assignment"
+                if !node
+                    .parent()
+                    .is_some_and(|p| matches!(p.kind(), "command" | "declaration_command")) =>
+            {
+                // an assignment without a command: a shell variable
+                let (name, value) = assignment_parts(node, src);
+                self.var(vars::judge_shell_variable(&name, value.as_deref()));
+            }
+            "for_statement" => {
+                if let Some(v) = node.child_by_field_name("variable") {
+                    self.var(vars::judge_shell_variable(text(v, src), None));
+                }
             }
             "file_redirect" => self.redirect(node, src),
             "arithmetic_expansion" | "subscript" | "arithmetic_statement"
@@ -262,6 +294,9 @@ impl Analyzer {
                 if t.starts_with("[[") && arith && t.contains('$') {
                     self.doubt("an arithmetic test on variables inside [[ ]]");
                 }
+                if t.contains("-v") && (t.contains("$(") || t.contains('`')) {
+                    self.doubt("a `-v` test on a subscript holding a command substitution");
+                }
             }
             "brace_expression" => self.doubt("brace expansion"),
             "ERROR" => self.doubt("the command has a syntax error"),
@@ -270,17 +305,9 @@ impl Analyzer {
         }
     }
 
-    fn assignment(&mut self, name: &str) {
-        if DANGEROUS_VARS.contains(&name)
-            || name.starts_with("LD_")
-            || name.starts_with("BASH_FUNC")
-        {
-            self.doubt(format!("an assignment to {name}, which changes what runs"));
-        }
-    }
-
     fn command(&mut self, node: Node, src: &str, nesting: usize) {
         let mut assignments = Vec::new();
+        let mut prefixes: Vec<(String, Option<String>)> = Vec::new();
         let mut words: Vec<Word> = Vec::new();
         let mut cursor = node.walk();
         if !blank_gaps(node, src) {
@@ -288,7 +315,11 @@ impl Analyzer {
         }
         for child in node.children(&mut cursor) {
             match child.kind() {
-                "variable_assignment" => assignments.push(text(child, src).to_string()),
+                "variable_assignment" => {
+                    let (name, value) = assignment_parts(child, src);
+                    prefixes.push((name, value));
+                    assignments.push(text(child, src).to_string());
+                }
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {}
                 "command_name" => match child.named_child(0) {
                     Some(inner) => words.push(word(inner, src)),
@@ -299,8 +330,15 @@ impl Analyzer {
             }
         }
         let Some(name) = words.first() else {
+            // assignments with only redirections: shell variables
+            for (name, value) in &prefixes {
+                self.var(vars::judge_shell_variable(name, value.as_deref()));
+            }
             return;
         };
+        for (name, value) in &prefixes {
+            self.var(vars::judge(name, value.as_deref()));
+        }
         if !name.literal {
             self.doubt(format!(
                 "the command name `{}` is only known when it runs",
@@ -326,115 +364,210 @@ impl Analyzer {
             SimpleCommand {
                 argv,
                 assignments,
-                wrappers: Vec::new(),
-                open_args: false,
+                ..SimpleCommand::default()
             },
             nesting,
         );
     }
 
-    /// Unwraps wrappers and records the command they run.
+    /// Unwraps wrappers, records the command they run, then the commands it runs in turn.
     fn unwrap(&mut self, mut cmd: SimpleCommand, nesting: usize) {
-        let mut found = None;
-        for _ in 0..16 {
+        if nesting > MAX_SHELL_NESTING {
+            self.doubt("commands run by commands are nested too deeply");
+            return;
+        }
+        let mut reading = program::read(&cmd.argv);
+        let mut layers = 0;
+        loop {
             let Some(first) = cmd.argv.first() else {
                 return;
             };
-            let name = basename(first).to_string();
+            let name = program::program_name(first).to_string();
             if OPAQUE.contains(&name.as_str()) {
                 self.doubt(format!("`{name}` runs code the analysis cannot see"));
             }
-            if SHELLS.contains(&name.as_str()) {
-                self.shell(&cmd, nesting);
-            }
-            if name == "find" {
-                found = Some(cmd.clone());
-            }
-            let Some(skip) = wrapper_args(&name, &cmd.argv[1..]) else {
+            self.environment(&name, &cmd.argv, &reading);
+            let Some(k) = reading.wraps else {
                 break;
             };
-            if skip.opaque {
-                self.doubt(format!(
-                    "`{name}` is used in a way the analysis cannot read"
-                ));
+            if let Some(code) = &reading.code {
+                self.doubt(code.why.to_string());
             }
-            let inner_at = 1 + skip.skip;
-            if inner_at >= cmd.argv.len() {
-                // a wrapper with nothing to run (`env`, `exec 3>f`, `xargs` alone)
-                if name == "xargs" {
-                    cmd.open_args = true;
-                }
+            layers += 1;
+            if layers > 16 {
+                self.doubt("wrappers are nested too deeply");
                 break;
             }
-            for a in &cmd.argv[1..inner_at] {
-                if let Some((var, _)) = a.split_once('=') {
-                    if !var.is_empty() && !var.starts_with('-') {
-                        self.assignment(var);
-                    }
-                }
-            }
-            cmd.wrappers.push(cmd.argv[..inner_at].join(" "));
-            cmd.argv.drain(..inner_at);
+            cmd.wrappers.push(cmd.argv[..k].to_vec());
+            cmd.argv.drain(..k);
             cmd.open_args |= name == "xargs";
+            reading = program::read(&cmd.argv);
         }
+        if let Some(code) = reading.code.as_ref().filter(|c| c.at >= cmd.argv.len()) {
+            // code from its input: no rule can name it
+            self.doubt(code.why.to_string());
+        }
+        let runs = std::mem::take(&mut reading.runs);
+        let argv = if runs.is_empty() {
+            Vec::new()
+        } else {
+            cmd.argv.clone()
+        };
+        cmd.reading = reading;
         self.commands.push(cmd);
-        if let Some(find) = found {
-            self.find_exec(&find, nesting);
-        }
-    }
-
-    /// `bash -c STRING`: STRING analyzed again; `bash` reading stdin is uncertain.
-    fn shell(&mut self, cmd: &SimpleCommand, nesting: usize) {
-        let mut args = cmd.argv[1..].iter();
-        while let Some(a) = args.next() {
-            if a == "-c" || (a.starts_with('-') && !a.starts_with("--") && a.contains('c')) {
-                match args.next() {
-                    Some(script) => self.source(script, nesting + 1),
-                    None => self.doubt("`bash -c` without a command string"),
-                }
-                return;
-            }
-            if a == "-o" || a == "+o" || a == "--rcfile" || a == "--init-file" {
-                args.next();
-                continue;
-            }
-            if a == "-s" || a == "--" {
-                break;
-            }
-            if !a.starts_with('-') && !a.starts_with('+') {
-                // runs a script file: the rules decide on `bash FILE`
-                return;
-            }
-        }
-        self.doubt(format!(
-            "`{}` reads the commands it runs from its input",
-            cmd.argv[0]
-        ));
-    }
-
-    /// `find ... -exec CMD ... ;` (and `-execdir`, `-ok`, `-okdir`): CMD is a command too.
-    fn find_exec(&mut self, cmd: &SimpleCommand, nesting: usize) {
-        let argv = &cmd.argv;
-        let mut i = 1;
-        while i < argv.len() {
-            if matches!(argv[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-                let start = i + 1;
-                let end = argv[start..]
-                    .iter()
-                    .position(|a| a == ";" || a == "+")
-                    .map_or(argv.len(), |p| start + p);
-                if start < end {
+        for run in runs {
+            match run {
+                Run::Line(line) => self.source(&line, nesting + 1),
+                Run::Words { start, end, open } => {
                     let inner = SimpleCommand {
                         argv: argv[start..end].to_vec(),
-                        assignments: Vec::new(),
-                        wrappers: vec![argv[..start].join(" ")],
-                        open_args: true,
+                        wrappers: vec![argv[..start].to_vec()],
+                        open_args: open,
+                        ..SimpleCommand::default()
                     };
-                    self.unwrap(inner, nesting);
+                    self.unwrap(inner, nesting + 1);
                 }
-                i = end;
+                _ => self.doubt("a command runs another in a way the analysis does not read"),
             }
-            i += 1;
+        }
+    }
+
+    /// What the command `name` with words `argv` does to the environment of the commands
+    /// after it (or the one it wraps): see [`super::vars`].
+    fn environment(&mut self, name: &str, argv: &[String], reading: &Reading) {
+        match name {
+            "env" => {
+                let end = reading.wraps.unwrap_or(argv.len());
+                let mut i = 1;
+                while i < end {
+                    let a = argv[i].as_str();
+                    match a {
+                        "-i" | "--ignore-environment" | "-" => self.var(Var::Pinned(
+                            "`env -i` clears the sandbox's git settings from the environment"
+                                .into(),
+                        )),
+                        "-u" | "--unset" => {
+                            i += 1;
+                            if let Some(n) = argv.get(i) {
+                                self.var(vars::judge_unset(n));
+                            }
+                        }
+                        _ => {
+                            if let Some(n) = a
+                                .strip_prefix("--unset=")
+                                .or_else(|| a.strip_prefix("-u").filter(|_| !a.starts_with("--")))
+                            {
+                                self.var(vars::judge_unset(n));
+                            } else if !a.starts_with('-') {
+                                if let Some((n, v)) = a.split_once('=') {
+                                    self.var(vars::judge(n, Some(v)));
+                                }
+                            } else if a.starts_with("-") && !a.starts_with("--") && a.contains('i')
+                            {
+                                self.var(Var::Pinned(
+                                    "`env -i` clears the sandbox's git settings from the \
+                                     environment"
+                                        .into(),
+                                ));
+                            }
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            "export" | "declare" | "typeset" | "local" | "readonly" | "unset" => {
+                self.declare(argv);
+            }
+            "set" => {
+                let allexport = argv
+                    .iter()
+                    .skip(1)
+                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('a'))
+                    || argv.windows(2).any(|w| w[0] == "-o" && w[1] == "allexport");
+                if allexport {
+                    self.doubt("`set -a` exports every variable set after it");
+                }
+            }
+            "read" | "printf" | "getopts" | "mapfile" | "readarray" => {
+                for n in assigned_names(name, argv) {
+                    self.var(vars::judge_shell_variable(n, None));
+                }
+            }
+            "git" => {
+                let Some(sub) = &reading.subcommand else {
+                    return;
+                };
+                let mut i = 1;
+                while i < sub.at.min(argv.len()) {
+                    let a = argv[i].as_str();
+                    let (setting, env) = if a == "-c" || a == "--config-env" {
+                        i += 1;
+                        (argv.get(i).map(String::as_str), a != "-c")
+                    } else if let Some(v) = a.strip_prefix("--config-env=") {
+                        (Some(v), true)
+                    } else if let Some(v) = a.strip_prefix("-c").filter(|_| a.len() > 2) {
+                        (Some(v), false)
+                    } else {
+                        (None, false)
+                    };
+                    if let Some(setting) = setting {
+                        let (key, value) = match setting.split_once('=') {
+                            Some((k, v)) => (k, if env { None } else { Some(v) }),
+                            None => (setting, if env { None } else { Some("true") }),
+                        };
+                        if let Some(v) = vars::judge_git_key(key, value) {
+                            self.var(v);
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `export`, `declare`, `typeset`, `local`, `readonly` and `unset`, with their words.
+    fn declare(&mut self, argv: &[String]) {
+        let Some(keyword) = argv.first() else {
+            return;
+        };
+        let flags: String = argv[1..]
+            .iter()
+            .filter(|a| a.starts_with('-') && a.len() > 1)
+            .map(|a| &a[1..])
+            .collect();
+        let unset = keyword == "unset";
+        let unexport = keyword == "export" && flags.contains('n');
+        let exports = keyword == "export" || flags.contains('x');
+        if !unset && keyword != "export" && flags.contains('n') {
+            self.doubt("a name reference, which assigns another variable by its name");
+        }
+        if flags.contains('f') {
+            if exports && !unset {
+                self.doubt("an exported function, which the commands it runs may call");
+            }
+            return;
+        }
+        for a in argv[1..]
+            .iter()
+            .filter(|a| !a.starts_with('-') && !a.starts_with('+'))
+        {
+            let (name, value) = match a.split_once('=') {
+                Some((n, v)) => (n.trim_end_matches('+'), Some(v)),
+                None => (a.as_str(), None),
+            };
+            let name = name.split('[').next().unwrap_or(name);
+            let v = if unset || unexport {
+                vars::judge_unset(name)
+            } else if exports && value.is_none() && vars::is_pinned(name) {
+                // re-exporting the sandbox's own value
+                Var::Harmless
+            } else if exports {
+                vars::judge(name, value)
+            } else {
+                vars::judge_shell_variable(name, value)
+            };
+            self.var(v);
         }
     }
 
@@ -508,76 +641,60 @@ impl Analyzer {
     }
 }
 
-/// How many arguments of wrapper `name` precede the command it runs, or `None` when `name`
-/// is not a wrapper.
-struct Skip {
-    skip: usize,
-    /// The wrapper takes options the analysis does not read (`env -S`).
-    opaque: bool,
+/// The name of a `variable_assignment` node (without a subscript) and its value as bash
+/// reads it (`None` when it holds an expansion).
+fn assignment_parts(node: Node, src: &str) -> (String, Option<String>) {
+    let name = node
+        .child_by_field_name("name")
+        .map(|n| text(n, src))
+        .unwrap_or_default();
+    let name = name.split('[').next().unwrap_or(name).to_string();
+    let value = match node.child_by_field_name("value") {
+        None => Some(String::new()),
+        Some(v) => {
+            let w = word(v, src);
+            w.literal.then_some(w.text)
+        }
+    };
+    (name, value)
 }
 
-fn wrapper_args(name: &str, args: &[String]) -> Option<Skip> {
-    // options taking a separate value, per wrapper
+/// The variables `read`, `printf -v`, `getopts`, `mapfile` and `readarray` assign.
+fn assigned_names<'a>(name: &str, argv: &'a [String]) -> Vec<&'a str> {
     let with_value: &[&str] = match name {
-        "env" => &["-u", "--unset", "-C", "--chdir"],
-        "nice" => &["-n", "--adjustment"],
-        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
-        "nohup" | "time" | "setsid" => &[],
-        "command" | "builtin" => &[],
-        "exec" => &["-a"],
-        "sudo" | "doas" => &["-u", "-g", "-U", "-C", "-D", "-h", "-p", "-r", "-t", "-T"],
-        "xargs" => &[
-            "-I",
-            "-L",
-            "-n",
-            "-P",
-            "-d",
-            "-E",
-            "-s",
-            "-a",
-            "--arg-file",
-            "--delimiter",
-            "--max-args",
-            "--max-procs",
-            "--max-lines",
-            "--replace",
-        ],
-        "stdbuf" => &["-i", "-o", "-e"],
-        _ => return None,
+        "read" => &["-d", "-i", "-n", "-N", "-p", "-t", "-u"],
+        "mapfile" | "readarray" => &["-d", "-n", "-O", "-s", "-u", "-C", "-c"],
+        _ => &[],
     };
-    let mut i = 0;
-    let mut opaque = false;
-    while i < args.len() {
-        let a = args[i].as_str();
-        if a == "--" {
-            i += 1;
-            break;
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        match (name, a) {
+            ("printf", "-v") | ("read", "-a") => {
+                if let Some(n) = argv.get(i + 1) {
+                    out.push(n.as_str());
+                }
+                i += 2;
+                continue;
+            }
+            ("printf", _) => return out,
+            ("getopts", _) => {
+                if let Some(n) = argv.get(2) {
+                    out.push(n.as_str());
+                }
+                return out;
+            }
+            (_, "--") => {}
+            _ if a.starts_with('-') && a.len() > 1 => {
+                i += if with_value.contains(&a) { 2 } else { 1 };
+                continue;
+            }
+            _ => out.push(a),
         }
-        if name == "command" && (a == "-v" || a == "-V") {
-            // `command -v x` looks x up, it runs nothing
-            return None;
-        }
-        if name == "env" && (a == "-S" || a.starts_with("--split-string")) {
-            opaque = true;
-        }
-        if a.starts_with('-') && a.len() > 1 {
-            i += if with_value.contains(&a) { 2 } else { 1 };
-            continue;
-        }
-        if name == "env" && a.contains('=') {
-            i += 1;
-            continue;
-        }
-        break;
-    }
-    if name == "timeout" && i < args.len() {
-        // the duration
         i += 1;
     }
-    Some(Skip {
-        skip: i.min(args.len()),
-        opaque,
-    })
+    out
 }
 
 /// Whether only blanks (or escaped newlines) separate the children of `node`: the words of
@@ -600,10 +717,6 @@ fn blank_gaps(node: Node, src: &str) -> bool {
         end = Some(child.end_byte());
     }
     true
-}
-
-fn basename(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 fn text<'a>(node: Node, src: &'a str) -> &'a str {

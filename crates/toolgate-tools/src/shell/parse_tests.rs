@@ -101,34 +101,44 @@ fn quotes_and_escapes_are_removed_from_words() {
 
 #[test]
 fn prefixes_and_wrappers_are_stripped() {
-    let table: &[(&str, &str)] = &[
-        ("LC_ALL=C curl -s x", "curl -s x"),
-        ("A=1 B=\"2 3\" git log", "git log"),
-        ("env -i A=1 curl x", "curl x"),
-        ("env -u HOME -- curl x", "curl x"),
-        ("nice -n 5 curl x", "curl x"),
-        ("nice -5 curl x", "curl x"),
-        ("timeout 5 curl x", "curl x"),
-        ("timeout -s KILL -k 1 5s curl x", "curl x"),
-        ("nohup curl x", "curl x"),
-        ("command curl x", "curl x"),
-        ("exec curl x", "curl x"),
-        ("time curl x", "curl x"),
-        ("sudo -u root curl x", "curl x"),
-        ("stdbuf -o L curl x", "curl x"),
-        ("setsid curl x", "curl x"),
-        ("sudo timeout 5 nice env A=1 curl x", "curl x"),
-        ("/usr/bin/env curl x", "curl x"),
+    // line, the command it runs, whether the line is certain (a variable not known to be
+    // harmless makes it uncertain; one the sandbox pins, refused)
+    let table: &[(&str, &str, bool)] = &[
+        ("LC_ALL=C curl -s x", "curl -s x", true),
+        ("LANG=C TZ=UTC NO_COLOR=1 git log", "git log", true),
+        ("A=1 B=\"2 3\" git log", "git log", false),
+        ("env LC_ALL=C curl x", "curl x", true),
+        ("env -i A=1 curl x", "curl x", false),
+        ("env -u HOME -- curl x", "curl x", true),
+        ("nice -n 5 curl x", "curl x", true),
+        ("nice -5 curl x", "curl x", true),
+        ("timeout 5 curl x", "curl x", true),
+        ("timeout -s KILL -k 1 5s curl x", "curl x", true),
+        ("nohup curl x", "curl x", true),
+        ("command curl x", "curl x", true),
+        ("exec curl x", "curl x", true),
+        ("time curl x", "curl x", true),
+        ("sudo -u root curl x", "curl x", true),
+        ("stdbuf -o L curl x", "curl x", true),
+        ("setsid curl x", "curl x", true),
+        ("sudo timeout 5 nice env LC_ALL=C curl x", "curl x", true),
+        ("sudo timeout 5 nice env A=1 curl x", "curl x", false),
+        ("/usr/bin/env curl x", "curl x", true),
+        (
+            "ionice -c 3 taskset -c 0 chrt -f 1 flock /tmp/l curl x",
+            "curl x",
+            true,
+        ),
     ];
-    for (src, want) in table {
+    for (src, want, certain) in table {
         let a = analyze(src);
         let got: Vec<String> = a.commands.iter().map(|c| c.argv.join(" ")).collect();
         assert_eq!(got, [*want], "{src}");
-        assert!(a.certain, "{src}: {:?}", a.uncertain);
+        assert_eq!(a.certain, *certain, "{src}: {:?}", a.uncertain);
     }
     let a = analyze("LC_ALL=C timeout 5 curl x");
     assert_eq!(a.commands[0].assignments, ["LC_ALL=C"]);
-    assert_eq!(a.commands[0].wrappers, ["timeout 5"]);
+    assert_eq!(a.commands[0].wrappers, [["timeout", "5"]]);
     let a = analyze("find . -name '*.o' | xargs -n 1 rm -f");
     assert_eq!(
         lines("find . -name '*.o' | xargs -n 1 rm -f"),
@@ -157,14 +167,22 @@ fn shell_strings_are_analyzed_again() {
         let got: Vec<String> = analyze(src)
             .commands
             .iter()
-            .filter(|c| !SHELLS.contains(&basename(&c.argv[0])))
+            .filter(|c| !["bash", "sh"].contains(&program::program_name(&c.argv[0])))
             .map(|c| c.argv.join(" "))
             .collect();
         assert_eq!(got, *want, "{src}");
         assert!(certain(src), "{src}: {:?}", analyze(src).uncertain);
     }
-    // a script file is a command the rules decide on
+    // a script file is a command the rules decide on, running code they cannot read
     assert!(certain("bash build.sh"));
+    assert_eq!(
+        analyze("bash build.sh").commands[0]
+            .reading
+            .code
+            .as_ref()
+            .map(|c| c.at),
+        Some(1)
+    );
 }
 
 #[test]
@@ -291,4 +309,112 @@ fn ansi_c_strings_decode_or_refuse() {
     assert_eq!(unescape_ansi_c("$'\\cA'"), None);
     assert_eq!(unescape_ansi_c("$'\\U110000'"), None);
     assert_eq!(unescape_ansi_c("'x'"), None);
+}
+
+/// Variables set for the commands of a line: harmless ones are certain, the rest uncertain,
+/// and those that would undo the sandbox's git settings refused (`pinned`), in every place a
+/// line can set, export, unset or clear them.
+#[test]
+fn variables_are_read_wherever_they_are_set() {
+    let certain_lines = [
+        "LC_ALL=C LANG=C.UTF-8 TZ=UTC git status",
+        "NO_COLOR=1 RUST_BACKTRACE=1 cargo test",
+        "env LC_ALL=C git log",
+        "GIT_PAGER=cat git log",
+        "PAGER= git log",
+        "export LC_ALL=C; git status",
+        "x=1; echo $x",
+        "files=$(ls); echo $files",
+        "FOO=bar; echo $FOO",
+        "for f in a b; do echo $f; done",
+        "read -r line < f",
+        "export GIT_PAGER; git log",
+        "unset FOO",
+        "unset -f git",
+        "declare x=1",
+        "git -c core.pager=cat log",
+        "git -c color.ui=always -c user.name=t log",
+        "env -u FOO git status",
+    ];
+    for src in certain_lines {
+        let a = analyze(src);
+        assert!(a.certain && a.pinned.is_empty(), "{src}: {a:?}");
+    }
+    let uncertain_lines = [
+        "FOO=1 git status",
+        "EDITOR=vim git commit",
+        "GIT_EXTERNAL_DIFF=./x git diff",
+        "GIT_SSH_COMMAND='sh -c id' git fetch",
+        "LD_PRELOAD=./x.so ls",
+        "BASH_ENV=./x bash -c ls",
+        "PROMPT_COMMAND=id bash -i",
+        "PYTHONSTARTUP=./x.py python3 -c 1",
+        "NODE_OPTIONS='--require ./x.js' node -v",
+        "PATH=.:$PATH git status",
+        "env EDITOR=vim git commit",
+        "env PATH=. git status",
+        "sudo env LESSOPEN='|id %s' less f",
+        "export NODE_OPTIONS=--require=./x.js; node -v",
+        "export FOO; ls",
+        "declare -x RUSTFLAGS='-C linker=./x'; cargo build",
+        "typeset -x MAKEFLAGS=--eval=x; make",
+        "local -x PAGER_X=1",
+        "HOME=/tmp/x; git status",
+        "RUSTUP_HOME=./t; cargo build",
+        "read HOME < f; git status",
+        "for PATH in . ; do ls; done",
+        "printf -v HOME x; ls",
+        "declare -n r=PATH; r=.",
+        "set -a; FOO=1; ls",
+        "set -o allexport",
+        "export -f git; bash -c 'git status'",
+        "builtin export EDITOR=vim",
+        "IFS=/ ls",
+    ];
+    for src in uncertain_lines {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+        assert!(a.pinned.is_empty(), "{src}: {:?}", a.pinned);
+    }
+    let pinned_lines = [
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch x; false' git status",
+        "GIT_CONFIG_PARAMETERS=\"'core.pager'='id'\" git log",
+        "GIT_PAGER=less git log",
+        "PAGER='sh -c id' git log",
+        "GIT_EDITOR=vim git commit",
+        "GIT_CONFIG_GLOBAL=./evil git status",
+        "env GIT_CONFIG_COUNT=1 git status",
+        "env -i git status",
+        "env - git status",
+        "env -iv git status",
+        "env -u GIT_CONFIG_COUNT git status",
+        "env --unset=GIT_PAGER git log",
+        "export GIT_CONFIG_COUNT=0; git status",
+        "GIT_CONFIG_COUNT=0; git status",
+        "unset GIT_CONFIG_COUNT; git status",
+        "unset -v GIT_PAGER PAGER",
+        "export -n GIT_PAGER",
+        "declare -x GIT_CONFIG_KEY_0=core.pager",
+        "read GIT_PAGER <<< id; git log",
+        "for GIT_PAGER in id; do git log; done",
+        "printf -v GIT_CONFIG_VALUE_0 x",
+        "GIT_PAGER+=x git log",
+        "git -c core.fsmonitor='touch x' status",
+        "git -c core.fsMonitor=true status",
+        "git -ccore.pager=id log",
+        "git -c core.hooksPath=.hooks commit -m x",
+        "git -c core.sshCommand=id fetch",
+        "git -c credential.helper='!id' fetch",
+        "git -c include.path=./x status",
+        "git --config-env=core.pager=X log",
+        "git --config-env core.editor=X commit",
+        "sudo git -c core.pager=id log",
+        "bash -c 'GIT_PAGER=id git log'",
+        "timeout 5 env -i git status",
+        "echo $(unset GIT_CONFIG_COUNT)",
+    ];
+    for src in pinned_lines {
+        let a = analyze(src);
+        assert!(!a.pinned.is_empty(), "{src} undoes no pin: {a:?}");
+    }
 }

@@ -4,19 +4,29 @@
 //! The sequence for a call to a shell tool:
 //!
 //! 1. the inner policy decides first; its deny is final;
-//! 2. the command is [analyzed](super::parse::analyze) into every simple command it runs;
-//! 3. each simple command gets the highest decision of the rules that match it (deny over
+//! 2. the command is [analyzed](super::parse::analyze) into every simple command it runs
+//!    (those that wrappers, shells, `find -exec`, `sed`'s `e`, ... run included);
+//! 3. a line that would undo the sandbox's git settings (`GIT_CONFIG_COUNT=...`, `env -i`,
+//!    `git -c core.fsmonitor=...`) is denied (`shell.pinned`), whatever the rules say;
+//! 4. each simple command gets the highest decision of the rules that match it (deny over
 //!    ask over allow), and `ask` when none does; any denied command denies the call, and the
-//!    verdict names it (`git clean -fd`);
-//! 4. an uncertain analysis asks (it is never allowed by rules), as does a command line that
+//!    verdict names it (`git clean -fd`). Deny and ask rules match every spelling: global
+//!    options removed (`git -C . tag`), the words of its wrappers (`sudo`, `timeout 5`), the
+//!    arguments of a program the grammar does not know;
+//! 5. an uncertain analysis asks (it is never allowed by rules), as does a command line that
 //!    runs no command;
-//! 5. when every command is allowed, the rules replace the inner policy's tool-wide default
+//! 6. a command that runs code the grammar cannot read (`python3 x.py`, `sed 's/x/y/e'`,
+//!    `tar --to-command=...`) is allowed only by a rule that names it up to the word that
+//!    carries the code (`allow command:python3 -m pytest`); otherwise it asks
+//!    (`shell.runs_code`);
+//! 7. when every command is allowed, the rules replace the inner policy's tool-wide default
 //!    (by default `DefaultPolicy`'s `destructive_asks` and `dangerous_asks`); any other
 //!    inner `ask` (a path rule on a redirection target, say) still asks.
 //!
 //! Patterns are [`CommandPattern`]s from `toolgate_core::pattern`, the same matcher as the
 //! configuration's `command:` resource rules and approval grants: the leading words of a
-//! command (`git push` matches `git push origin`, not `git pushx`).
+//! command (`git push` matches `git push origin`, not `git pushx`), read through the command
+//! grammar ([`toolgate_core::pattern::program`]).
 //!
 //! Rules never make a write safe: the sandbox confines what an allowed command writes
 //! (`git log --output=../x` is allowed by `git log*` and still cannot write outside).
@@ -86,17 +96,24 @@ impl CommandRules {
     pub fn decide(&self, command: &SimpleCommand) -> Option<&CommandRule> {
         self.rules
             .iter()
-            .filter(|r| {
-                r.pattern
-                    .matches_argv(&command.argv, r.decision != Decision::Allow)
-            })
+            .filter(|r| rule_matches(r, command))
             .max_by_key(|r| r.decision)
     }
 
     /// The verdict over a whole analysis: see the module docs. Rule names start with
     /// `shell.`; reasons name the commands they are about.
     pub fn verdict(&self, analysis: &CommandAnalysis) -> Verdict {
+        if !analysis.pinned.is_empty() {
+            return Verdict::deny(
+                "shell.pinned",
+                format!(
+                    "the command would undo the sandbox's git settings: {}",
+                    analysis.pinned.join("; ")
+                ),
+            );
+        }
         let mut unlisted: Vec<String> = Vec::new();
+        let mut code: Vec<String> = Vec::new();
         let mut asked: Vec<(String, &CommandRule)> = Vec::new();
         for command in &analysis.commands {
             match self.decide(command) {
@@ -114,7 +131,15 @@ impl CommandRules {
                     asked.push((command.display(), rule));
                 }
                 Some(_) => {}
-                None => unlisted.push(command.display()),
+                None => match (&command.reading.code, self.allowed_but_for_code(command)) {
+                    (Some(c), true) => code.push(format!(
+                        "`{}` ({}; a rule must name it up to `{}`)",
+                        command.display(),
+                        c.why,
+                        command.argv.get(c.at).map_or("its input", String::as_str)
+                    )),
+                    _ => unlisted.push(command.display()),
+                },
             }
         }
         if !analysis.certain {
@@ -130,6 +155,15 @@ impl CommandRules {
             return Verdict::ask(
                 format!("shell.ask:{}", rule.pattern),
                 format!("the command `{shown}` asks by the rule `{}`", rule.pattern),
+            );
+        }
+        if !code.is_empty() {
+            return Verdict::ask(
+                "shell.runs_code",
+                format!(
+                    "the rules allow the program but not the code it runs: {}",
+                    code.join(", ")
+                ),
             );
         }
         if !unlisted.is_empty() {
@@ -150,6 +184,38 @@ impl CommandRules {
         }
         Verdict::allow("shell.allow", "rules allow every command it runs")
     }
+
+    /// Whether an allow rule would match `command` if it ran no code it cannot read.
+    fn allowed_but_for_code(&self, command: &SimpleCommand) -> bool {
+        let mut reading = command.reading.clone();
+        reading.code = None;
+        self.rules.iter().any(|r| {
+            r.decision == Decision::Allow && r.pattern.matches_read(&command.argv, &reading, false)
+        })
+    }
+}
+
+/// Whether `rule` matches `command`: allow rules as they grant, deny and ask rules every
+/// spelling, the words of the command's wrappers included (`deny command:sudo` matches
+/// `sudo rm x`).
+fn rule_matches(rule: &CommandRule, command: &SimpleCommand) -> bool {
+    let restrict = rule.decision != Decision::Allow;
+    if rule
+        .pattern
+        .matches_read(&command.argv, &command.reading, restrict)
+    {
+        return true;
+    }
+    restrict
+        && (0..command.wrappers.len()).any(|i| {
+            let words: Vec<&str> = command.wrappers[i..]
+                .iter()
+                .flatten()
+                .chain(&command.argv)
+                .map(String::as_str)
+                .collect();
+            rule.pattern.matches_argv(&words, true)
+        })
 }
 
 /// A [`Policy`] that decides calls to shell tools by [`CommandRules`] over every command
@@ -245,97 +311,5 @@ fn strongest(a: Verdict, b: Verdict) -> Verdict {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    fn cmd(line: &str) -> SimpleCommand {
-        let mut a = analyze(line);
-        assert_eq!(a.commands.len(), 1, "{line}");
-        a.commands.remove(0)
-    }
-
-    #[test]
-    fn patterns_match_the_leading_words_of_each_command() {
-        // the matcher itself is toolgate_core::pattern::CommandPattern (tested there); here,
-        // that it sees the words the analysis found, wrappers and prefixes removed
-        let table: &[(&str, &str, bool, bool)] = &[
-            // pattern, command, matches as allow, matches as deny
-            ("git status", "git status -s", true, true),
-            ("git status", "LC_ALL=C git status", true, true),
-            ("git status", "timeout 5 git status", true, true),
-            ("git status", "git statusx", false, false),
-            ("curl", "/usr/bin/curl -s x", false, true),
-            ("curl", "env curl x", true, true),
-        ];
-        for (pattern, line, allow, deny) in table {
-            let p = CommandPattern::parse(pattern).unwrap();
-            let c = cmd(line);
-            assert_eq!(p.matches_argv(&c.argv, false), *allow, "{pattern} / {line}");
-            assert_eq!(p.matches_argv(&c.argv, true), *deny, "{pattern} / {line}");
-        }
-        let xargs = &analyze("ls | xargs git status").commands[1];
-        assert!(xargs.open_args);
-        assert!(CommandPattern::parse("git status")
-            .unwrap()
-            .matches_argv(&xargs.argv, false));
-    }
-
-    #[test]
-    fn deny_beats_ask_beats_allow_on_every_segment() {
-        let rules = CommandRules::from_pairs([
-            (Decision::Allow, "git status*"),
-            (Decision::Deny, "git clean*"),
-            (Decision::Allow, "echo *"),
-            (Decision::Ask, "echo secret*"),
-            (Decision::Deny, "curl*"),
-        ])
-        .unwrap();
-        let v = rules.verdict(&analyze("git status && git clean -fd"));
-        assert_eq!(v.decision, Decision::Deny);
-        assert!(v.reason.contains("`git clean -fd`"), "{}", v.reason);
-        assert_eq!(v.rule, "shell.deny:git clean*");
-        for line in [
-            "LC_ALL=C curl -s x",
-            "echo $(curl x)",
-            "bash -c 'curl x'",
-            "timeout 5 curl x",
-            "echo ok | xargs curl",
-            "echo x > >(curl y)",
-            "$CMD; curl x",
-        ] {
-            assert_eq!(
-                rules.verdict(&analyze(line)).decision,
-                Decision::Deny,
-                "{line}"
-            );
-        }
-        assert_eq!(
-            rules.verdict(&analyze("git status; echo hi")).decision,
-            Decision::Allow
-        );
-        let v = rules.verdict(&analyze("echo secret stuff"));
-        assert_eq!(
-            (v.decision, v.rule.as_ref()),
-            (Decision::Ask, "shell.ask:echo secret*")
-        );
-        let v = rules.verdict(&analyze("echo ok; ls"));
-        assert_eq!(
-            (v.decision, v.rule.as_ref()),
-            (Decision::Ask, "shell.unlisted")
-        );
-        assert!(v.reason.contains("`ls`"));
-        let v = rules.verdict(&analyze("echo \"$(touch pwned)\""));
-        assert_eq!(v.decision, Decision::Ask, "the substitution is not allowed");
-        let v = rules.verdict(&analyze("echo $((x))"));
-        assert_eq!(
-            (v.decision, v.rule.as_ref()),
-            (Decision::Ask, "shell.uncertain")
-        );
-        assert_eq!(rules.verdict(&analyze("")).decision, Decision::Ask);
-        assert_eq!(
-            CommandRules::new().verdict(&analyze("ls")).decision,
-            Decision::Ask
-        );
-    }
-}
+#[path = "policy_tests.rs"]
+mod tests;

@@ -1,0 +1,407 @@
+//! The command rules over whole analyses: each class of spelling, as a table.
+
+use super::*;
+use pretty_assertions::assert_eq;
+
+fn cmd(line: &str) -> SimpleCommand {
+    let mut a = analyze(line);
+    assert_eq!(a.commands.len(), 1, "{line}");
+    a.commands.remove(0)
+}
+
+#[test]
+fn patterns_match_the_leading_words_of_each_command() {
+    // the matcher itself is toolgate_core::pattern::CommandPattern (tested there); here,
+    // that it sees the words the analysis found, wrappers and prefixes removed
+    let table: &[(&str, &str, bool, bool)] = &[
+        // pattern, command, matches as allow, matches as deny
+        ("git status", "git status -s", true, true),
+        ("git status", "LC_ALL=C git status", true, true),
+        ("git status", "timeout 5 git status", true, true),
+        ("git status", "git statusx", false, false),
+        ("curl", "/usr/bin/curl -s x", false, true),
+        ("curl", "env curl x", true, true),
+    ];
+    for (pattern, line, allow, deny) in table {
+        let p = CommandPattern::parse(pattern).unwrap();
+        let c = cmd(line);
+        assert_eq!(p.matches_argv(&c.argv, false), *allow, "{pattern} / {line}");
+        assert_eq!(p.matches_argv(&c.argv, true), *deny, "{pattern} / {line}");
+    }
+    let xargs = &analyze("ls | xargs git status").commands[1];
+    assert!(xargs.open_args);
+    assert!(CommandPattern::parse("git status")
+        .unwrap()
+        .matches_argv(&xargs.argv, false));
+}
+
+#[test]
+fn deny_beats_ask_beats_allow_on_every_segment() {
+    let rules = CommandRules::from_pairs([
+        (Decision::Allow, "git status*"),
+        (Decision::Deny, "git clean*"),
+        (Decision::Allow, "echo *"),
+        (Decision::Ask, "echo secret*"),
+        (Decision::Deny, "curl*"),
+    ])
+    .unwrap();
+    let v = rules.verdict(&analyze("git status && git clean -fd"));
+    assert_eq!(v.decision, Decision::Deny);
+    assert!(v.reason.contains("`git clean -fd`"), "{}", v.reason);
+    assert_eq!(v.rule, "shell.deny:git clean*");
+    for line in [
+        "LC_ALL=C curl -s x",
+        "echo $(curl x)",
+        "bash -c 'curl x'",
+        "timeout 5 curl x",
+        "echo ok | xargs curl",
+        "echo x > >(curl y)",
+        "$CMD; curl x",
+    ] {
+        assert_eq!(
+            rules.verdict(&analyze(line)).decision,
+            Decision::Deny,
+            "{line}"
+        );
+    }
+    assert_eq!(
+        rules.verdict(&analyze("git status; echo hi")).decision,
+        Decision::Allow
+    );
+    let v = rules.verdict(&analyze("echo secret stuff"));
+    assert_eq!(
+        (v.decision, v.rule.as_ref()),
+        (Decision::Ask, "shell.ask:echo secret*")
+    );
+    let v = rules.verdict(&analyze("echo ok; ls"));
+    assert_eq!(
+        (v.decision, v.rule.as_ref()),
+        (Decision::Ask, "shell.unlisted")
+    );
+    assert!(v.reason.contains("`ls`"));
+    let v = rules.verdict(&analyze("echo \"$(touch pwned)\""));
+    assert_eq!(v.decision, Decision::Ask, "the substitution is not allowed");
+    let v = rules.verdict(&analyze("echo $((x))"));
+    assert_eq!(
+        (v.decision, v.rule.as_ref()),
+        (Decision::Ask, "shell.uncertain")
+    );
+    assert_eq!(rules.verdict(&analyze("")).decision, Decision::Ask);
+    assert_eq!(
+        CommandRules::new().verdict(&analyze("ls")).decision,
+        Decision::Ask
+    );
+}
+
+/// The decision and rule name of `line` under `rules`.
+fn decided(rules: &CommandRules, line: &str) -> (Decision, String) {
+    let v = rules.verdict(&analyze(line));
+    (v.decision, v.rule.into_owned())
+}
+
+/// Item 1 of the class: a rule for a program does not cover what the program runs. What it
+/// runs that can be read is decided by the rules (a denied `touch` denies the line); what it
+/// runs that cannot be read asks, unless a rule names the command up to that word.
+#[test]
+fn a_rule_for_a_program_does_not_cover_what_it_runs() {
+    let rules = CommandRules::from_pairs([
+        (Decision::Allow, "sed"),
+        (Decision::Allow, "awk"),
+        (Decision::Allow, "find"),
+        (Decision::Allow, "fd"),
+        (Decision::Allow, "xargs"),
+        (Decision::Allow, "env"),
+        (Decision::Allow, "python3"),
+        (Decision::Allow, "perl"),
+        (Decision::Allow, "ruby"),
+        (Decision::Allow, "node"),
+        (Decision::Allow, "bash"),
+        (Decision::Allow, "sh"),
+        (Decision::Allow, "zsh"),
+        (Decision::Allow, "tar"),
+        (Decision::Allow, "rsync"),
+        (Decision::Allow, "ssh"),
+        (Decision::Allow, "less"),
+        (Decision::Allow, "vim"),
+        (Decision::Allow, "man"),
+        (Decision::Allow, "make"),
+        (Decision::Allow, "git"),
+        (Decision::Allow, "cargo"),
+        (Decision::Allow, "npm"),
+        (Decision::Allow, "npx"),
+        (Decision::Allow, "rg"),
+        (Decision::Allow, "sort"),
+        (Decision::Allow, "watch"),
+        (Decision::Allow, "su"),
+        (Decision::Allow, "flock"),
+        (Decision::Allow, "strace"),
+        (Decision::Allow, "mytool"),
+        (Decision::Allow, "echo"),
+        (Decision::Allow, "ls"),
+        (Decision::Deny, "touch"),
+    ])
+    .unwrap();
+    let deny = (Decision::Deny, "shell.deny:touch".to_string());
+    let code = (Decision::Ask, "shell.runs_code".to_string());
+    let unlisted = (Decision::Ask, "shell.unlisted".to_string());
+    let uncertain = (Decision::Ask, "shell.uncertain".to_string());
+    let table: &[(&str, &(Decision, String))] = &[
+        // what they run is read, and decided by the rules
+        ("sed -n '1e touch pwned' f.txt", &deny),
+        ("sed '1e touch x; false' f", &deny),
+        ("sed -e p -e '$e touch x' f", &deny),
+        ("find . -maxdepth 0 -exec touch pwned {} +", &deny),
+        ("find . -exec sh -c 'touch x' \\;", &deny),
+        ("find . -execdir touch x \\;", &deny),
+        ("find . -ok touch x \\;", &deny),
+        ("find . -okdir /usr/bin/touch x \\;", &deny),
+        ("fd -x touch", &deny),
+        ("ls | xargs touch", &deny),
+        ("ls | xargs -I{} sh -c 'touch {}'", &deny),
+        ("env touch x", &deny),
+        ("timeout 5 touch x", &deny),
+        ("nice -n 1 nohup stdbuf -oL setsid touch x", &deny),
+        ("bash -c 'touch x'", &deny),
+        ("sh -c \"echo ok; touch x\"", &deny),
+        ("su -c 'touch x'", &deny),
+        ("flock /tmp/l -c 'touch x'", &deny),
+        ("watch -n 1 touch x", &deny),
+        ("git rebase --exec 'touch x' main", &deny),
+        ("git bisect run touch x", &deny),
+        ("git submodule foreach 'touch x'", &deny),
+        ("mytool 10 touch x", &deny),
+        // what they run cannot be read: asks
+        ("sed 's/.*/touch pwned2/e' f.txt", &code),
+        ("sed -f script.sed f", &code),
+        ("awk 'BEGIN{system(\"touch x\")}'", &code),
+        ("awk '{print | \"sh\"}' f", &code),
+        ("awk -f prog.awk f", &code),
+        ("python3 -c 'import os; os.system(\"touch x\")'", &code),
+        ("python3 x.py", &code),
+        ("python3 -m http.server", &code),
+        ("perl -e 'system q(touch x)'", &code),
+        ("ruby -e 'system(\"touch x\")'", &code),
+        ("node -e 'require(\"fs\")'", &code),
+        ("bash build.sh", &code),
+        ("zsh -c 'touch x'", &code),
+        ("tar --to-command='sh -c id' -xf a.tar", &code),
+        ("tar --use-compress-program=./x -xf a.tar", &code),
+        ("tar -I ./x -xf a.tar", &code),
+        ("rsync -e 'sh -c id' a b", &code),
+        ("ssh -o ProxyCommand='touch x' h", &code),
+        ("less '+!touch x' f", &code),
+        ("man -P 'sh -c id' ls", &code),
+        ("make CC='touch x'", &code),
+        ("git -c alias.st='!touch x' st", &code),
+        ("git frobnicate", &code),
+        ("git difftool", &code),
+        ("git grep -O./x pattern", &code),
+        ("git clone -u 'touch x' a b", &code),
+        ("cargo --config 'target.x.runner=\"touch\"' run", &code),
+        ("cargo nextest run", &code),
+        ("npx cowsay", &code),
+        ("npm exec cowsay", &code),
+        ("rg --pre ./x pattern", &code),
+        ("sort --compress-program=./x f", &code),
+        ("strace -f ls", &code),
+        ("mytool --exec 'touch x'", &code),
+        ("mytool 'a; touch x'", &code),
+        // what cannot be read at all
+        ("echo 'touch x' | bash", &uncertain),
+        ("vim -c '!touch x' f", &uncertain),
+        ("env -S 'touch x'", &uncertain),
+        // a wrapper no rule allows
+        ("sudo ls", &(Decision::Allow, "shell.allow".to_string())),
+        ("unknown-runner ls", &unlisted),
+    ];
+    for (line, want) in table {
+        assert_eq!(decided(&rules, line), **want, "{line}");
+    }
+    // the same programs used plainly run without asking
+    for line in [
+        "sed -n 1p f.txt",
+        "sed 's/a/b/g' f",
+        "awk '{print $1}' f",
+        "find . -name x",
+        "ls | xargs echo",
+        "python3 --version",
+        "tar -xzf a.tgz",
+        "rsync -a a b",
+        "ssh h",
+        "less -R f",
+        "man ls",
+        "make -j4",
+        "git status",
+        "git -C sub log",
+        "git -c color.ui=always log",
+        "cargo test",
+        "cargo +nightly build",
+        "npm run build",
+        "rg -n x",
+        "sort f",
+        "mytool --format json",
+    ] {
+        assert_eq!(
+            decided(&rules, line),
+            (Decision::Allow, "shell.allow".to_string()),
+            "{line}"
+        );
+    }
+}
+
+/// A rule that names the command up to the word that carries its code allows it; shorter
+/// ones (and `*`) do not.
+#[test]
+fn only_a_rule_naming_the_exact_form_allows_code() {
+    let table: &[(&str, &str, bool)] = &[
+        // rule, line, allowed
+        ("python3 -m pytest", "python3 -m pytest -x tests", true),
+        ("python3 -m pytest", "python3 -m http.server", false),
+        ("python3 -m", "python3 -m http.server", true),
+        ("python3", "python3 -m pytest", false),
+        ("python3 -c", "python3 -c 'print(1)'", true),
+        ("bash scripts/test.sh", "bash scripts/test.sh --fast", true),
+        ("bash", "bash scripts/test.sh", false),
+        ("sed -n 1e*", "sed -n '1e touch x' f", true),
+        ("sed", "sed -n '1e touch x' f", true),
+        ("sed", "sed s/a/b/e f", false),
+        ("sed s/a/b/e", "sed s/a/b/e f", true),
+        ("*", "python3 x.py", false),
+        ("*", "ls -la", true),
+        ("git st", "git st", true),
+        ("npx prettier", "npx prettier --check .", true),
+        ("npx", "npx prettier --check .", false),
+        ("cargo nextest", "cargo nextest run", true),
+        ("tar --to-command=./x", "tar --to-command=./x -xf a", true),
+    ];
+    for (rule, line, allowed) in table {
+        let rules =
+            CommandRules::from_pairs([(Decision::Allow, *rule), (Decision::Allow, "touch")])
+                .unwrap();
+        assert_eq!(
+            rules.verdict(&analyze(line)).decision == Decision::Allow,
+            *allowed,
+            "{rule} / {line}: {:?}",
+            rules.verdict(&analyze(line))
+        );
+    }
+}
+
+/// Item 3 of the class: deny and ask rules on a subcommand match it after global options,
+/// and every subcommand when an option can change which one runs.
+#[test]
+fn deny_rules_on_subcommands_match_every_spelling() {
+    let rules = CommandRules::from_pairs([
+        (Decision::Allow, "git"),
+        (Decision::Allow, "cargo"),
+        (Decision::Allow, "npm"),
+        (Decision::Allow, "pnpm"),
+        (Decision::Allow, "yarn"),
+        (Decision::Allow, "docker"),
+        (Decision::Allow, "kubectl"),
+        (Decision::Deny, "git tag"),
+        (Decision::Deny, "git push"),
+        (Decision::Deny, "cargo publish"),
+        (Decision::Deny, "npm publish"),
+        (Decision::Deny, "pnpm publish"),
+        (Decision::Deny, "yarn publish"),
+        (Decision::Deny, "docker rm"),
+        (Decision::Deny, "kubectl delete"),
+        (Decision::Ask, "git reset"),
+        (Decision::Deny, "sudo"),
+    ])
+    .unwrap();
+    for line in [
+        "git tag v5",
+        "git -C . tag v6",
+        "git -c a.b=c tag v7",
+        "git --git-dir=.git --work-tree=. tag v8",
+        "git --no-pager -P tag",
+        "/usr/bin/git -C sub tag",
+        "git --exec-path=/usr/lib/git-core tag",
+        "git -c alias.t=tag t v9",
+        "git --bogus tag",
+        "git --bogus value tag",
+        "timeout 5 git -C . push",
+        "bash -c 'git -C x push origin'",
+        "cargo +nightly publish",
+        "cargo -Zunstable-options --locked publish",
+        "cargo --config alias.p=publish p",
+        "npm --prefix sub publish",
+        "pnpm -C sub --filter a publish",
+        "yarn --cwd sub publish",
+        "docker -H tcp://h --context c rm x",
+        "kubectl -n ns --context c delete pod x",
+        "sudo ls",
+        "sudo -u root timeout 5 ls",
+        "env sudo ls",
+    ] {
+        assert_eq!(
+            rules.verdict(&analyze(line)).decision,
+            Decision::Deny,
+            "{line}"
+        );
+    }
+    for line in ["git -C . reset --hard", "git --no-pager reset"] {
+        let v = rules.verdict(&analyze(line));
+        assert_eq!(
+            (v.decision, v.rule.as_ref()),
+            (Decision::Ask, "shell.ask:git reset"),
+            "{line}"
+        );
+    }
+    for line in [
+        "git status",
+        "git -C sub log",
+        "git -c color.ui=never status",
+        "cargo +nightly build",
+        "npm --prefix sub test",
+        "docker -H h ps",
+        "kubectl -n ns get pods",
+    ] {
+        assert_eq!(
+            rules.verdict(&analyze(line)).decision,
+            Decision::Allow,
+            "{line}"
+        );
+    }
+}
+
+/// Item 2 of the class: lines that would undo the sandbox's git settings are denied, whatever
+/// the rules allow; other variables not known to be harmless ask.
+#[test]
+fn the_sandboxs_pins_win_over_every_rule() {
+    let rules = CommandRules::from_pairs([(Decision::Allow, "*")]).unwrap();
+    for line in [
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch pwned; false' git status --short",
+        "env GIT_PAGER='touch x' git log",
+        "env -i git status",
+        "git -c core.fsmonitor='touch x' status",
+        "unset GIT_CONFIG_COUNT; git status",
+    ] {
+        let v = rules.verdict(&analyze(line));
+        assert_eq!((v.decision, v.rule.as_ref()), (Decision::Deny, "shell.pinned"), "{line}");
+    }
+    for line in [
+        "GIT_EXTERNAL_DIFF='touch x' git diff",
+        "GIT_SSH_COMMAND='touch x' git fetch",
+        "EDITOR='touch x' git commit",
+        "LD_PRELOAD=./x.so ls",
+        "PYTHONSTARTUP=./x.py python3 -V",
+        "NODE_OPTIONS='--require ./x.js' node -v",
+        "export BASH_ENV=./x; ls",
+    ] {
+        let v = rules.verdict(&analyze(line));
+        assert_eq!(
+            (v.decision, v.rule.as_ref()),
+            (Decision::Ask, "shell.uncertain"),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        rules
+            .verdict(&analyze("LC_ALL=C GIT_PAGER=cat git log"))
+            .decision,
+        Decision::Allow
+    );
+}

@@ -1,0 +1,257 @@
+//! Environment variables a command line sets: which are harmless, which change what a
+//! program runs, and which would undo the sandbox's own settings ([`judge`]).
+//!
+//! Many programs run a program, or load code, named by a variable: `GIT_PAGER`,
+//! `GIT_EXTERNAL_DIFF`, `GIT_SSH_COMMAND`, `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`, `PAGER`,
+//! `EDITOR`, `LD_PRELOAD`, `BASH_ENV`, `PYTHONSTARTUP`, `NODE_OPTIONS`, ... So a variable set
+//! for a command (`VAR=value cmd`, `env VAR=value cmd`, `export VAR=...` earlier in the line)
+//! makes the line uncertain unless it is one of [`HARMLESS`] (or a locale's `LC_*`).
+//!
+//! The sandbox pins git's settings through its environment (see [`super::env`]: hooks,
+//! fsmonitor, pagers, editors, ssh, credential helpers). Git reads `git -c` and
+//! `GIT_CONFIG_PARAMETERS` after `GIT_CONFIG_COUNT`, so a command line could undo them; one
+//! that sets, unsets or clears a pinned variable (`GIT_CONFIG_COUNT=...`, `unset GIT_PAGER`,
+//! `env -i`, `env -u GIT_CONFIG_COUNT`), sets `GIT_CONFIG_PARAMETERS`, or sets a pinned key
+//! with `git -c`/`--config-env` (or includes a file that could, `-c include.path=...`) is
+//! refused, whatever the rules say. Setting a pinned variable or key to the value the sandbox
+//! gives it already (`GIT_PAGER=cat`, `PAGER=`) changes nothing and is allowed.
+
+use std::sync::LazyLock;
+
+/// Variables that change no program's choice of what to run: locale, time zone, colour,
+/// terminal size, Rust's backtraces and logs, and a few build and test switches.
+pub const HARMLESS: &str = "LANG LANGUAGE TZ NO_COLOR FORCE_COLOR CLICOLOR CLICOLOR_FORCE \
+     COLORTERM TERM COLUMNS LINES CI DEBIAN_FRONTEND SOURCE_DATE_EPOCH RUST_BACKTRACE \
+     RUST_LIB_BACKTRACE RUST_LOG RUST_LOG_STYLE RUST_TEST_THREADS RUST_TEST_NOCAPTURE \
+     CARGO_TERM_COLOR CARGO_TERM_VERBOSE CARGO_TERM_QUIET CARGO_TERM_PROGRESS_WHEN \
+     CARGO_INCREMENTAL CARGO_BUILD_JOBS CARGO_TARGET_DIR PYTHONUNBUFFERED \
+     PYTHONDONTWRITEBYTECODE PYTHONHASHSEED PYTHONIOENCODING PYTHONUTF8 PYTHONFAULTHANDLER \
+     NODE_ENV GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_AUTHOR_DATE GIT_COMMITTER_NAME \
+     GIT_COMMITTER_EMAIL GIT_COMMITTER_DATE";
+
+/// Variables whose assignment changes what the shell itself runs or how it reads the line.
+const SHELL_VARS: &str =
+    "PATH BASH_ENV ENV IFS PROMPT_COMMAND SHELLOPTS BASHOPTS PS4 CDPATH GLOBIGNORE";
+
+/// Variables the sandbox sets besides its git pins (an assignment without a command changes
+/// them for every later command, since they are exported).
+const EXPORTED: &str = "PATH LANG LC_ALL TERM TZ USER HOME TMPDIR RUSTUP_HOME CARGO_HOME";
+
+/// Whether `word` is one of the words of `list`.
+fn listed(list: &str, word: &str) -> bool {
+    list.split_ascii_whitespace().any(|w| w == word)
+}
+
+/// What setting one variable means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Var {
+    /// Changes nothing of what runs.
+    Harmless,
+    /// May change what a program runs: the line is uncertain, for this reason.
+    Changes(String),
+    /// Would undo a setting the sandbox pins: the line is refused, for this reason.
+    Pinned(String),
+}
+
+/// The sandbox's pinned variables and their values (from [`super::env::git_env`]).
+static PINS: LazyLock<Vec<(String, String)>> = LazyLock::new(super::env::git_env);
+
+/// What setting `name` to `value` means for the commands that see it (`value` is `None`
+/// when it cannot be known: `read NAME`, `for NAME in`, a value holding an expansion).
+pub(crate) fn judge(name: &str, value: Option<&str>) -> Var {
+    if let Some(v) = pinned(name, value) {
+        return v;
+    }
+    if name.starts_with("LC_") || listed(HARMLESS, name) {
+        return Var::Harmless;
+    }
+    if listed(SHELL_VARS, name) || name.starts_with("BASH_FUNC") {
+        return Var::Changes(format!("an assignment to {name}, which changes what runs"));
+    }
+    Var::Changes(format!(
+        "an assignment to {name}, which the programs it runs may read (variables that \
+         name programs or code: GIT_PAGER, LD_PRELOAD, NODE_OPTIONS, ...); only known \
+         harmless ones (LANG, LC_*, TZ, NO_COLOR, RUST_BACKTRACE, ...) are read as certain"
+    ))
+}
+
+/// What an assignment without a command means: the shell variable changes for later
+/// commands only when it is exported already (the sandbox's own) or shapes the shell.
+pub(crate) fn judge_shell_variable(name: &str, value: Option<&str>) -> Var {
+    if let Some(v) = pinned(name, value) {
+        return v;
+    }
+    if listed(EXPORTED, name) || listed(SHELL_VARS, name) || name.starts_with("BASH_FUNC") {
+        return judge(name, value);
+    }
+    Var::Harmless
+}
+
+/// What unsetting `name` (or `export -n`) means.
+pub(crate) fn judge_unset(name: &str) -> Var {
+    if is_pinned(name) {
+        Var::Pinned(format!(
+            "it unsets {name}, which the sandbox sets to keep git from running programs"
+        ))
+    } else {
+        Var::Harmless
+    }
+}
+
+/// Whether the sandbox pins `name` (or git reads it after the sandbox's pins).
+pub(crate) fn is_pinned(name: &str) -> bool {
+    name == "GIT_CONFIG_PARAMETERS"
+        || name.starts_with("GIT_CONFIG_KEY_")
+        || name.starts_with("GIT_CONFIG_VALUE_")
+        || PINS.iter().any(|(k, _)| k == name)
+}
+
+fn pinned(name: &str, value: Option<&str>) -> Option<Var> {
+    if !is_pinned(name) {
+        return None;
+    }
+    let same = PINS
+        .iter()
+        .any(|(k, v)| k == name && value == Some(v.as_str()))
+        || (matches!(name, "GIT_PAGER" | "PAGER") && value == Some(""));
+    Some(if same {
+        Var::Harmless
+    } else {
+        Var::Pinned(format!(
+            "it sets {name}, which the sandbox pins to keep git from running programs \
+             (hooks, fsmonitor, pagers, editors, ssh); run the command without it"
+        ))
+    })
+}
+
+/// What `git -c KEY=VALUE` (or `--config-env=KEY=...`, `value` `None`) means for the
+/// sandbox's pinned git keys: `Some` when it would override one (or include a file that
+/// could).
+pub(crate) fn judge_git_key(key: &str, value: Option<&str>) -> Option<Var> {
+    let lower = key.to_ascii_lowercase();
+    if lower.starts_with("include.") || lower.starts_with("includeif.") {
+        return Some(Var::Pinned(format!(
+            "`git -c {key}` includes a file that could override the sandbox's git settings"
+        )));
+    }
+    let (_, pin) = super::env::GIT_CONFIG
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))?;
+    if value == Some(pin) {
+        return None;
+    }
+    Some(Var::Pinned(format!(
+        "`git -c {key}` overrides a git setting the sandbox pins ({key}={pin:?}) to keep git \
+         from running programs; run the command without it"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn variables_are_harmless_changing_or_pinned() {
+        for (name, value) in [
+            ("LC_ALL", "C"),
+            ("LC_MESSAGES", "C"),
+            ("LANG", "C.UTF-8"),
+            ("TZ", "UTC"),
+            ("NO_COLOR", "1"),
+            ("RUST_BACKTRACE", "1"),
+            ("GIT_PAGER", "cat"),
+            ("PAGER", ""),
+            ("GIT_CONFIG_COUNT", "9"),
+            ("GIT_CONFIG_KEY_1", "core.fsmonitor"),
+            ("GIT_CONFIG_VALUE_1", "false"),
+        ] {
+            assert_eq!(judge(name, Some(value)), Var::Harmless, "{name}={value}");
+        }
+        for name in [
+            "GIT_EXTERNAL_DIFF",
+            "GIT_SSH_COMMAND",
+            "EDITOR",
+            "VISUAL",
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "BASH_ENV",
+            "PROMPT_COMMAND",
+            "PYTHONSTARTUP",
+            "PYTHONPATH",
+            "NODE_OPTIONS",
+            "PATH",
+            "HOME",
+            "RUSTFLAGS",
+            "MAKEFLAGS",
+            "LESSOPEN",
+            "MANPAGER",
+            "GIT_EXEC_PATH",
+            "FOO",
+        ] {
+            assert!(matches!(judge(name, Some("x")), Var::Changes(_)), "{name}");
+        }
+        for (name, value) in [
+            ("GIT_CONFIG_COUNT", Some("1")),
+            ("GIT_CONFIG_KEY_0", Some("core.fsmonitor")),
+            ("GIT_CONFIG_VALUE_0", Some("touch x; false")),
+            ("GIT_CONFIG_KEY_42", Some("x")),
+            ("GIT_CONFIG_PARAMETERS", Some("'core.pager'='id'")),
+            ("GIT_PAGER", Some("less")),
+            ("PAGER", Some("sh -c id")),
+            ("GIT_EDITOR", Some("vim")),
+            ("GIT_ASKPASS", None),
+            ("GIT_CONFIG_GLOBAL", Some("./evil")),
+            ("GIT_CONFIG_NOSYSTEM", Some("0")),
+        ] {
+            assert!(
+                matches!(judge(name, value), Var::Pinned(_)),
+                "{name}={value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn shell_variables_matter_only_when_exported() {
+        assert_eq!(judge_shell_variable("files", Some("x")), Var::Harmless);
+        assert_eq!(judge_shell_variable("FOO", Some("x")), Var::Harmless);
+        assert!(matches!(
+            judge_shell_variable("HOME", Some("/x")),
+            Var::Changes(_)
+        ));
+        assert!(matches!(
+            judge_shell_variable("IFS", Some("/")),
+            Var::Changes(_)
+        ));
+        assert!(matches!(
+            judge_shell_variable("GIT_PAGER", Some("id")),
+            Var::Pinned(_)
+        ));
+        assert!(matches!(judge_unset("GIT_CONFIG_COUNT"), Var::Pinned(_)));
+        assert_eq!(judge_unset("FOO"), Var::Harmless);
+    }
+
+    #[test]
+    fn git_keys_the_sandbox_pins_cannot_be_overridden() {
+        for (key, value) in [
+            ("core.fsmonitor", Some("touch x")),
+            ("core.fsMonitor", Some("true")),
+            ("CORE.PAGER", Some("less")),
+            ("core.hooksPath", Some(".githooks")),
+            ("core.sshCommand", Some("id")),
+            ("credential.helper", Some("!id")),
+            ("protocol.ext.allow", Some("always")),
+            ("core.editor", None),
+            ("include.path", Some("./x")),
+            ("includeIf.onbranch:main.path", Some("./x")),
+        ] {
+            assert!(
+                matches!(judge_git_key(key, value), Some(Var::Pinned(_))),
+                "{key}"
+            );
+        }
+        assert_eq!(judge_git_key("core.pager", Some("cat")), None);
+        assert_eq!(judge_git_key("color.ui", Some("always")), None);
+        assert_eq!(judge_git_key("alias.x", Some("!id")), None);
+    }
+}
