@@ -15,6 +15,8 @@ mod project;
 mod serve_project;
 #[path = "cli/serve_sigterm.rs"]
 mod serve_sigterm;
+#[path = "cli/shell_rules.rs"]
+mod shell_rules;
 #[path = "cli/store.rs"]
 mod store;
 #[path = "cli/write.rs"]

@@ -22,6 +22,7 @@
 use crate::rules::{CompiledRule, Protected};
 use std::borrow::Cow;
 use std::path::Path;
+use toolgate_core::pattern::program::Reading;
 use toolgate_core::pattern::{PathPatternSet, ResourcePattern};
 use toolgate_core::{
     Access, Decision, Policy, PolicyInput, ResolvedResource, Risk, ToolSpec, Verdict,
@@ -222,7 +223,7 @@ impl Policy for ConfigPolicy {
                        rule: &CompiledRule,
                        pattern: &ResourcePattern,
                        j: usize,
-                       argv: &mut Option<Vec<String>>| {
+                       argv: &mut Option<(Vec<String>, Reading)>| {
             match (pattern, &input.resources[j], hits) {
                 (ResourcePattern::Path(_), ResolvedResource::Path { access, .. }, Some(_)) => {
                     rule.access.is_none_or(|a| a == *access) && hit(j, i)
@@ -248,7 +249,7 @@ impl Policy for ConfigPolicy {
             &mut covered_heap
         };
         let mut allowed = false;
-        let mut argvs: Vec<Option<Vec<String>>> = Vec::new();
+        let mut argvs: Vec<Option<(Vec<String>, Reading)>> = Vec::new();
         for (i, rule) in self.rules.iter().enumerate() {
             if !rule.applies_to(&input.tool.name, role) {
                 continue;

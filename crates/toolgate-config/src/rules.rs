@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::path::Path;
+use toolgate_core::pattern::program::{self, Reading};
 use toolgate_core::pattern::{split_command, MatchMode, PathPattern, ResourcePattern, ToolPattern};
 use toolgate_core::{Access, Decision, PolicyInput, ResolvedResource, Verdict};
 
@@ -26,20 +27,25 @@ impl CompiledRule {
             && (self.roles.is_empty() || role.is_some_and(|r| self.roles.iter().any(|x| x == r)))
     }
 
-    /// Whether the rule's resource pattern matches `r`; `argv` caches the words of a command.
+    /// Whether the rule's resource pattern matches `r`; `argv` caches the words of a command
+    /// and the command grammar's reading of them.
     pub fn matches_resource(
         &self,
         pattern: &ResourcePattern,
         r: &ResolvedResource,
-        argv: &mut Option<Vec<String>>,
+        argv: &mut Option<(Vec<String>, Reading)>,
     ) -> bool {
         match (pattern, r) {
             (ResourcePattern::Path(p), ResolvedResource::Path { path, access }) => {
                 self.access.is_none_or(|a| a == *access) && p.matches(path.as_path())
             }
             (ResourcePattern::Command(c, mode), ResolvedResource::Command(line)) => {
-                let words = argv.get_or_insert_with(|| split_command(line));
-                c.matches_argv(words, *mode == MatchMode::Restrict)
+                let (words, reading) = argv.get_or_insert_with(|| {
+                    let words = split_command(line);
+                    let reading = program::read(&words);
+                    (words, reading)
+                });
+                c.matches_read(words, reading, *mode == MatchMode::Restrict)
             }
             _ => pattern.matches(r),
         }

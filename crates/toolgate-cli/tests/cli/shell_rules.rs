@@ -1,0 +1,349 @@
+//! run_shell's command rules through the `toolgate` binary and the real sandbox: programs that
+//! run other programs, variables that name programs, git's global options, and a deny that
+//! a standing grant cannot beat (issue 12, items 1-3; security cases shell-ansi-c-deny-72,
+//! shell-find-exec-73, shell-sed-e-74, shell-git-env-config-76). Each spelling is checked to
+//! create nothing, and the audit to name the rule that decided.
+
+use super::{json, toolgate, tree};
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Output;
+
+/// A workspace in a fresh tree with `toolgate.toml` holding `rules` (`(decision, resource)`).
+fn workspace(rules: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let mut toml = String::new();
+    for (decision, resource) in rules {
+        toml.push_str(&format!(
+            "[[rules]]\ndecision = \"{decision}\"\nresource = \"{resource}\"\n"
+        ));
+    }
+    std::fs::write(ws.join("toolgate.toml"), toml).unwrap();
+    std::fs::write(ws.join("f.txt"), "line one\n").unwrap();
+    (t, ws)
+}
+
+/// `toolgate call run_shell` in `ws`, with `--yes` when `yes`, nobody at a terminal.
+fn shell(ws: &Path, command: &str, yes: bool) -> Output {
+    let args = serde_json::json!({ "command": command }).to_string();
+    let mut argv = vec!["call", "run_shell", &args, "-w", ws.to_str().unwrap()];
+    if yes {
+        argv.push("--yes");
+    }
+    toolgate(&argv, ws)
+}
+
+/// The newest audit record of the workspace's store.
+fn last_record(ws: &Path) -> Value {
+    let out = toolgate(&["audit", "--json", "-w", ws.to_str().unwrap()], ws);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .max_by_key(|r| r["seq"].as_u64())
+        .expect("an audit record")
+}
+
+/// Runs `command` and checks it was refused with `kind` by `rule` (as the result's error and
+/// the audit record say), and that it created nothing named `pwned*` in the workspace.
+fn refused(ws: &Path, command: &str, yes: bool, kind: &str, rule: &str) {
+    let out = shell(ws, command, yes);
+    let v = json(&out);
+    assert_eq!(v["error"]["kind"], kind, "{command}: {v}");
+    assert_eq!(out.status.code(), Some(4), "{command}: {v}");
+    let record = last_record(ws);
+    assert_eq!(
+        (record["rule"].as_str(), record["error_kind"].as_str()),
+        (Some(rule), Some(kind)),
+        "{command}: {record}"
+    );
+    let made: Vec<String> = std::fs::read_dir(ws)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("pwned"))
+        .collect();
+    assert!(made.is_empty(), "{command} created {made:?}");
+}
+
+/// Runs `command` and checks it ran, allowed by the rules without asking.
+fn ran(ws: &Path, command: &str) -> Value {
+    let out = shell(ws, command, false);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{command}: {v}");
+    let record = last_record(ws);
+    assert_eq!(record["decision"], "allow", "{command}: {record}");
+    v
+}
+
+/// shell-ansi-c-deny-72: a deny rule holds for every spelling of the command's name and of the
+/// programs that run it, even when the call is approved in advance.
+#[test]
+fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
+    let (_t, ws) = workspace(&[("deny", "command:touch")]);
+    for command in [
+        "$'\\x74ouch' pwned",
+        "$'\\164ouch' pwned",
+        "$'\\u0074ouch' pwned",
+        "t\\ouch pwned",
+        "\"tou\"ch pwned",
+        "/usr/bin/touch pwned",
+        "env touch pwned",
+        "timeout 5 nice -n 1 touch pwned",
+        "sudo -u nobody touch pwned",
+        "bash -c 'touch pwned'",
+        "echo pwned | xargs touch",
+        "find . -maxdepth 0 -exec touch pwned \\;",
+        "sed -n '1e touch pwned' f.txt",
+        "git rebase --exec 'touch pwned' main",
+        "ls; $'\\x74ouch' pwned",
+    ] {
+        refused(&ws, command, true, "permission_denied", "rules[0]");
+    }
+    // a name whose quoting cannot be decoded asks (rejected: nobody at a terminal)
+    refused(
+        &ws,
+        "$'\\cT'ouch pwned",
+        false,
+        "approval_rejected",
+        "shell.uncertain",
+    );
+}
+
+/// shell-find-exec-73: `allow command:find` does not cover what `-exec` runs.
+#[test]
+fn shell_find_exec_73_find_does_not_allow_what_it_executes() {
+    let (_t, ws) = workspace(&[("allow", "command:find")]);
+    for command in [
+        "find . -maxdepth 0 -exec touch pwned {} +",
+        "find . -maxdepth 0 -exec sh -c 'touch pwned' \\;",
+        "find . -maxdepth 0 -execdir touch pwned \\;",
+        "find . -maxdepth 0 -ok touch pwned \\;",
+        "find . -maxdepth 0 -okdir touch pwned \\;",
+    ] {
+        refused(&ws, command, false, "approval_rejected", "shell.unlisted");
+        let out = shell(&ws, command, false);
+        let v = json(&out);
+        assert!(
+            v["error"]["details"]["reason"]
+                .as_str()
+                .is_some_and(|m| m.contains("`touch pwned")),
+            "{command}: the question names what -exec runs: {v}"
+        );
+    }
+    let v = ran(&ws, "find . -name f.txt");
+    assert_eq!(v["structured_content"]["stdout"], "./f.txt\n");
+}
+
+/// shell-sed-e-74: sed's `e` command runs a shell command, which the rules decide (`touch` is
+/// denied); `s///e` runs one that cannot be read, which asks.
+#[test]
+fn shell_sed_e_74_sed_scripts_that_run_commands_are_not_allowed_by_sed() {
+    let (_t, ws) = workspace(&[("allow", "command:sed"), ("deny", "command:touch")]);
+    for command in [
+        "sed -n '1e touch pwned' f.txt",
+        "sed -e p -e '$e touch pwned' f.txt",
+        "sed --expression='1e touch pwned' f.txt",
+    ] {
+        refused(&ws, command, false, "permission_denied", "rules[1]");
+    }
+    for command in [
+        "sed 's/.*/touch pwned2/e' f.txt",
+        "sed -n 's/line/touch pwned3/ep' f.txt",
+        "sed '1e' f.txt",
+    ] {
+        refused(&ws, command, false, "approval_rejected", "shell.runs_code");
+    }
+    let v = ran(&ws, "sed -n 1p f.txt");
+    assert_eq!(v["structured_content"]["stdout"], "line one\n");
+}
+
+/// A git repository in `ws` with one commit.
+fn git_repo(ws: &Path) {
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(ws)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        out
+    };
+    git(&["init", "-q", "."]);
+    std::fs::write(ws.join("a.txt"), "a\n").unwrap();
+    git(&["add", "a.txt"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.invalid",
+        "commit",
+        "-qm",
+        "init",
+    ]);
+}
+
+/// shell-git-env-config-76: variables that undo the sandbox's git settings are refused even
+/// when approved; other variables that name programs ask.
+#[test]
+fn shell_git_env_config_76_the_sandboxs_git_settings_cannot_be_undone() {
+    let (_t, ws) = workspace(&[
+        ("allow", "command:git status"),
+        ("allow", "command:git diff"),
+    ]);
+    git_repo(&ws);
+    std::fs::write(ws.join("a.txt"), "b\n").unwrap();
+    for command in [
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch pwned; false' git status --short",
+        "GIT_CONFIG_PARAMETERS=\"'core.fsmonitor'='touch pwned; false'\" git status --short",
+        "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch pwned; false' git status",
+        "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch pwned; false'; git status",
+        "git -c core.fsmonitor='touch pwned; false' status --short",
+        "git --config-env=core.fsmonitor=X status",
+        "GIT_PAGER='touch pwned' git -p diff",
+        "env -i git status",
+        "unset GIT_CONFIG_COUNT; git status",
+    ] {
+        // approved in advance: still refused
+        refused(&ws, command, true, "permission_denied", "shell.pinned");
+    }
+    for command in [
+        "GIT_EXTERNAL_DIFF='touch pwned' git diff",
+        "GIT_SSH_COMMAND='touch pwned' git status",
+        "EDITOR='touch pwned' git status",
+        "LD_PRELOAD=./pwned.so git status",
+    ] {
+        refused(&ws, command, false, "approval_rejected", "shell.uncertain");
+    }
+    let v = ran(&ws, "git status --short -uno");
+    assert_eq!(v["structured_content"]["stdout"], " M a.txt\n");
+    ran(&ws, "LC_ALL=C GIT_PAGER=cat git diff --stat");
+}
+
+/// Item 3: `deny command:git tag` holds for `git -C . tag`, `git -c ... tag` and an alias,
+/// and a standing grant for `command:git` does not beat it; what the grant covers runs.
+#[test]
+fn a_deny_on_a_subcommand_holds_for_every_spelling_and_beats_a_grant() {
+    let (_t, ws) = workspace(&[("deny", "command:git tag")]);
+    git_repo(&ws);
+    let out = toolgate(
+        &[
+            "approvals",
+            "grant",
+            "--tool",
+            "run_shell",
+            "--resource",
+            "command:git",
+            "-w",
+            ws.to_str().unwrap(),
+        ],
+        &ws,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for command in [
+        "git tag v5",
+        "git -C . tag v6",
+        "git -c a.b=c tag v7",
+        "git --git-dir=.git --work-tree=. tag v8",
+        "git --no-pager -c color.ui=never tag v9",
+        "git -c alias.t=tag t v10",
+        "/usr/bin/git -C . tag v11",
+        "timeout 5 git -C . tag v12",
+    ] {
+        refused(&ws, command, false, "permission_denied", "rules[0]");
+    }
+    let tags = std::process::Command::new("git")
+        .args(["tag", "-l"])
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&tags.stdout), "", "no tag was made");
+    // the grant answers what it covers
+    let out = shell(&ws, "git -C . log --oneline", false);
+    assert_eq!(out.status.code(), Some(0), "{}", json(&out));
+    let record = last_record(&ws);
+    assert_eq!(record["approval"], "granted", "{record}");
+}
+
+/// Item 1 through the binary: with allow rules for each program, what they run that creates a
+/// file is refused (denied by rule, or asked and rejected), and nothing is created.
+#[test]
+fn programs_that_run_programs_do_not_run_them_on_their_own_rule() {
+    let (_t, ws) = workspace(&[
+        ("allow", "command:sed"),
+        ("allow", "command:awk"),
+        ("allow", "command:find"),
+        ("allow", "command:xargs"),
+        ("allow", "command:env"),
+        ("allow", "command:timeout"),
+        ("allow", "command:nice"),
+        ("allow", "command:python3"),
+        ("allow", "command:perl"),
+        ("allow", "command:bash"),
+        ("allow", "command:sh"),
+        ("allow", "command:tar"),
+        ("allow", "command:make"),
+        ("allow", "command:git"),
+        ("allow", "command:sort"),
+        ("allow", "command:echo"),
+        ("allow", "command:ls"),
+    ]);
+    std::fs::write(ws.join("build.sh"), "touch pwned\n").unwrap();
+    std::fs::write(ws.join("Makefile"), "all:\n\t$(CC) --version\n").unwrap();
+    let unlisted = [
+        "ls | xargs touch pwned",
+        "env touch pwned",
+        "timeout 5 touch pwned",
+        "nice touch pwned",
+        "bash -c 'touch pwned'",
+        "sh -c 'echo ok; touch pwned'",
+        "sed -n '1e touch pwned' f.txt",
+        "find . -maxdepth 0 -exec touch pwned \\;",
+        "git rebase --exec 'touch pwned' HEAD",
+    ];
+    for command in unlisted {
+        refused(&ws, command, false, "approval_rejected", "shell.unlisted");
+    }
+    let code = [
+        "awk 'BEGIN{system(\"touch pwned\")}'",
+        "awk 'BEGIN{print \"x\" | \"touch pwned\"}'",
+        "sed 's/.*/touch pwned/e' f.txt",
+        "python3 -c 'open(\"pwned\", \"w\")'",
+        "perl -e 'open(F, \">pwned\")'",
+        "bash build.sh",
+        "make CC='touch pwned'",
+        "tar -cf /dev/null --use-compress-program='touch pwned' f.txt",
+        "git -c alias.x='!touch pwned' x",
+        "sort --compress-program='touch pwned' f.txt",
+    ];
+    for command in code {
+        refused(&ws, command, false, "approval_rejected", "shell.runs_code");
+    }
+    for command in [
+        "echo 'touch pwned' | bash",
+        "env -S 'touch pwned'",
+        "PYTHONSTARTUP=x python3 -c 1",
+    ] {
+        refused(&ws, command, false, "approval_rejected", "shell.uncertain");
+    }
+    for command in [
+        "awk '{print $1}' f.txt",
+        "sed -n 1p f.txt",
+        "python3 --version",
+        "ls | xargs echo",
+        "env LC_ALL=C ls",
+    ] {
+        ran(&ws, command);
+    }
+}
