@@ -5,6 +5,7 @@
 
 use super::support::Setup;
 use serde_json::json;
+use std::sync::Arc;
 use toolgate_core::{ErrorKind, ToolCall, ToolResult};
 use toolgate_test_support::TempWorkspace;
 
@@ -595,6 +596,83 @@ resource = "command:rm"
         .call("run_shell", json!({"command": "git status --short"}))
         .await;
     assert_eq!(s.approver.asked().len(), before, "{}", r.text());
+    if let Some(e) = &r.error {
+        assert!(
+            !matches!(
+                e.kind,
+                ErrorKind::PermissionDenied | ErrorKind::ApprovalRejected
+            ),
+            "{}",
+            r.text()
+        );
+    }
+}
+
+/// Deny rules on a subcommand match it after the program's global options, also when the rule
+/// is for a role (matched by the configuration's policy, not the shell's command rules), and a
+/// standing grant for the whole program does not beat them: grants answer only `ask`.
+#[tokio::test]
+async fn a_deny_on_a_subcommand_matches_every_spelling_and_beats_a_grant() {
+    use toolgate_core::grant::{GrantScope, GrantStore, MemoryGrantStore, NewGrant};
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws");
+    let grants = Arc::new(MemoryGrantStore::new());
+    grants
+        .insert(&NewGrant {
+            tool_pattern: "run_shell".into(),
+            resource_pattern: Some("command:git".into()),
+            scope: GrantScope::Always,
+            session: None,
+            created_us: 1,
+            expires_us: None,
+            granted_by: Some("test".into()),
+            note: None,
+        })
+        .unwrap();
+    let s = Setup::with_grants(
+        ws,
+        r#"
+[[rules]]
+name = "no-tags"
+decision = "deny"
+resource = "command:git tag"
+roles = ["dev"]
+
+[[rules]]
+name = "no-publish"
+decision = "deny"
+resource = "command:cargo publish"
+when = 'context.role == "dev"'
+
+[roles.dev]
+profiles = ["default"]
+"#,
+        Some("dev"),
+        &[],
+        Some(grants),
+    );
+    for (command, rule) in [
+        ("git tag v5", "no-tags"),
+        ("git -C . tag v6", "no-tags"),
+        ("git -c a.b=c tag v7", "no-tags"),
+        ("git --git-dir=.git --no-pager tag v8", "no-tags"),
+        ("git -c alias.t=tag t v9", "no-tags"),
+        ("/usr/bin/git -C sub tag", "no-tags"),
+        ("cargo +nightly publish", "no-publish"),
+        ("cargo -Zx --locked publish --dry-run", "no-publish"),
+        ("cargo --config alias.p=publish p", "no-publish"),
+    ] {
+        let r = s.call("run_shell", json!({ "command": command })).await;
+        let (kind, _) = error(&r);
+        assert_eq!(kind, ErrorKind::PermissionDenied, "{command}: {}", r.text());
+        assert!(r.text().contains(rule), "{command}: {}", r.text());
+    }
+    assert!(s.approver.asked().is_empty(), "denies never ask");
+    // what the grant covers is answered by it (and may fail where the sandbox is missing)
+    let r = s
+        .call("run_shell", json!({"command": "git -C . status"}))
+        .await;
+    assert!(s.approver.asked().is_empty(), "{}", r.text());
     if let Some(e) = &r.error {
         assert!(
             !matches!(

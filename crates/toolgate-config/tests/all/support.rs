@@ -39,6 +39,17 @@ pub struct Setup {
 
 impl Setup {
     pub fn new(ws: TempWorkspace, text: &str, role: Option<&str>, attrs: &[&str]) -> Setup {
+        Setup::with_grants(ws, text, role, attrs, None)
+    }
+
+    /// [`Setup::new`] with a grant store the authorize stage consults on `ask`.
+    pub fn with_grants(
+        ws: TempWorkspace,
+        text: &str,
+        role: Option<&str>,
+        attrs: &[&str],
+        grants: Option<Arc<dyn toolgate_core::grant::GrantStore>>,
+    ) -> Setup {
         let config = load(&ws, text).unwrap_or_else(|p| panic!("{p:?}"));
         let mut builder = Registry::builder().tools(tools().into_iter().map(|t| config.limit(t)));
         for p in config.profiles() {
@@ -47,10 +58,13 @@ impl Setup {
         let approver = Arc::new(ScriptedApprover::always(ApprovalAnswer::Rejected {
             reason: "the test rejects".into(),
         }));
-        let pipeline = Pipeline::builder(builder.build().unwrap())
+        let mut pipeline = Pipeline::builder(builder.build().unwrap())
             .policy(config.policy())
-            .approver(approver.clone())
-            .build();
+            .approver(approver.clone());
+        if let Some(g) = grants {
+            pipeline = pipeline.grants(g);
+        }
+        let pipeline = pipeline.build();
         let attrs = attrs
             .iter()
             .map(|a| toolgate_config::parse_attr(a).unwrap())
