@@ -3,5 +3,6 @@
 
 #![forbid(unsafe_code)]
 
+pub mod command_grammar;
 pub mod command_parser;
 pub mod path_resolver;

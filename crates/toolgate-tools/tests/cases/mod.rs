@@ -1,6 +1,7 @@
 mod edit_file;
 mod edit_props;
 mod glob;
+mod grammar_fuzz;
 mod list_dir;
 mod parser_fuzz;
 mod policy;
