@@ -10,7 +10,7 @@
 //! | [`stream`] | the output streamed as progress while the command runs, bounded and clean |
 //! | [`parse`] | every command a command line runs, read with bash's grammar ([`analyze`]) |
 //! | [`policy`] | allow, ask and deny rules over those commands ([`ShellPolicy`]) |
-//! | `vars.rs` | the variables a line sets: harmless, changing what runs, or undoing the sandbox's pins |
+//! | [`vars`] | the variables a line sets: harmless, changing what runs, or undoing the sandbox's pins |
 //! | [`report`] | what the sandbox can enforce on this machine ([`sandbox_report`]) |
 //!
 //! A sandboxed run cannot write outside the workspace and its private temporary directory,
@@ -29,7 +29,7 @@ pub mod report;
 pub mod run_shell;
 mod sandbox;
 pub mod stream;
-mod vars;
+pub mod vars;
 
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;

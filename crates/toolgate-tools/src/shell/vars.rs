@@ -1,5 +1,6 @@
 //! Environment variables a command line sets: which are harmless, which change what a
-//! program runs, and which would undo the sandbox's own settings ([`judge`]).
+//! program runs, and which would undo the sandbox's own settings. The analysis
+//! ([`super::analyze`]) asks it about every variable a line sets.
 //!
 //! Many programs run a program, or load code, named by a variable: `GIT_PAGER`,
 //! `GIT_EXTERNAL_DIFF`, `GIT_SSH_COMMAND`, `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`, `PAGER`,
