@@ -559,8 +559,9 @@ impl Analyzer {
             let name = name.split('[').next().unwrap_or(name);
             let v = if unset || unexport {
                 vars::judge_unset(name)
-            } else if exports && value.is_none() && vars::is_pinned(name) {
-                // re-exporting the sandbox's own value
+            } else if value.is_none() && (keyword == "readonly" || exports && vars::is_pinned(name))
+            {
+                // re-exporting, or making read-only, the value it has
                 Var::Harmless
             } else if exports {
                 vars::judge(name, value)
