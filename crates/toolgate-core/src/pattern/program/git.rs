@@ -3,7 +3,7 @@
 //! run commands (`bisect run`, `rebase --exec`, `submodule foreach`) or programs.
 
 use super::subcommands::{globals, Globals};
-use super::{listed, Reading, Run};
+use super::{Lexicon, Reading, Run};
 
 pub(super) const GIT: Globals = Globals {
     value: "-C --git-dir --work-tree --namespace --super-prefix --list-cmds --attr-source",
@@ -16,7 +16,7 @@ pub(super) const GIT: Globals = Globals {
 
 /// git's own subcommands (`git --list-cmds=main`); any other is an alias or an external
 /// `git-NAME` program.
-const GIT_COMMANDS: &str =
+static GIT_COMMANDS: Lexicon = Lexicon::new(
     "add am annotate apply archimport archive bisect blame branch bugreport bundle cat-file \
      check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry \
      cherry-pick citool clean clone column commit commit-graph commit-tree config \
@@ -33,17 +33,19 @@ const GIT_COMMANDS: &str =
      show-index show-ref sparse-checkout stage stash status stripspace submodule svn switch \
      symbolic-ref tag unpack-file unpack-objects update-index update-ref update-server-info \
      upload-archive upload-pack var verify-commit verify-pack verify-tag version web--browse \
-     whatchanged worktree write-tree lfs";
+     whatchanged worktree write-tree lfs",
+);
 
 /// git subcommands that run programs from their configuration or arguments, whatever
 /// their options.
-const GIT_RUNNERS: &str =
+static GIT_RUNNERS: Lexicon = Lexicon::new(
     "difftool mergetool filter-branch instaweb web--browse shell p4 svn cvsimport archimport \
-     quiltimport gui";
+     quiltimport gui",
+);
 
 /// Configuration keys (lower case) that `git -c` may set without running anything:
 /// exact keys, and sections whose every key is harmless.
-const GIT_HARMLESS_KEYS: &str =
+static GIT_HARMLESS_KEYS: Lexicon = Lexicon::new(
     "user.name user.email user.signingkey core.quotepath core.autocrlf core.safecrlf core.eol \
      core.abbrev core.filemode core.ignorecase core.precomposeunicode core.longpaths \
      core.whitespace init.defaultbranch diff.renames diff.renamelimit diff.noprefix \
@@ -52,14 +54,15 @@ const GIT_HARMLESS_KEYS: &str =
      fetch.prune rebase.autosquash rebase.autostash commit.gpgsign tag.gpgsign log.date \
      log.decorate log.follow status.short status.branch status.showuntrackedfiles column.ui \
      grep.linenumber protocol.version safe.directory gc.auto maintenance.auto \
-     checkout.defaultremote push.default push.autosetupremote";
+     checkout.defaultremote push.default push.autosetupremote",
+);
 const GIT_HARMLESS_SECTIONS: [&str; 3] = ["color.", "advice.", "i18n."];
 
 /// Whether `git -c KEY=...` sets a key that runs nothing (section and key compared without
 /// case, as git does).
 pub fn git_key_is_harmless(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
-    listed(GIT_HARMLESS_KEYS, &key) || GIT_HARMLESS_SECTIONS.iter().any(|s| key.starts_with(s))
+    GIT_HARMLESS_KEYS.has(&key) || GIT_HARMLESS_SECTIONS.iter().any(|s| key.starts_with(s))
 }
 
 pub(super) fn git(words: &[&str], r: &mut Reading) {
@@ -67,14 +70,14 @@ pub(super) fn git(words: &[&str], r: &mut Reading) {
     let Some(&sub) = words.get(at) else {
         return;
     };
-    if !listed(GIT_COMMANDS, sub) {
+    if !GIT_COMMANDS.has(sub) {
         r.code_at(
             at,
             format!("`git {sub}` is an alias or an external git command"),
         );
         return;
     }
-    if listed(GIT_RUNNERS, sub) {
+    if GIT_RUNNERS.has(sub) {
         r.code_at(
             at,
             format!("`git {sub}` runs programs from its configuration"),

@@ -57,6 +57,7 @@ mod wrappers;
 mod tests;
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 /// What the words of one simple command do beyond naming its program; see the module docs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -172,10 +173,11 @@ pub fn read<S: AsRef<str>>(argv: &[S]) -> Reading {
 }
 
 /// Long-option name parts that say the option takes a program or code.
-const EXEC_PARTS: &str =
+static EXEC_PARTS: Lexicon = Lexicon::new(
     "exec execute command commands cmd shell sh eval script scripts pager editor program prog \
      hook hooks filter rsh proxy wrapper launcher runner plugin plugins preload require \
-     interpreter browser helper askpass spawn call system";
+     interpreter browser helper askpass spawn call system",
+);
 
 /// A program the grammar does not know: its arguments read by their shape.
 fn unknown(words: &[&str], r: &mut Reading) {
@@ -205,7 +207,7 @@ fn unknown(words: &[&str], r: &mut Reading) {
             };
             if name
                 .split(['-', '_'])
-                .any(|p| listed(EXEC_PARTS, &p.to_ascii_lowercase()))
+                .any(|p| EXEC_PARTS.has(&p.to_ascii_lowercase()))
             {
                 let at = if value {
                     i
@@ -232,6 +234,35 @@ fn unknown(words: &[&str], r: &mut Reading) {
         if tables::runs_others(program_name(w)) {
             r.code_at(i, why(&format!("it may run `{w}`")));
         }
+    }
+}
+
+/// A list of words (written separated by white space), sorted at its first lookup and then
+/// searched by bisection.
+pub(crate) struct Lexicon {
+    text: &'static str,
+    sorted: OnceLock<Vec<&'static str>>,
+}
+
+impl Lexicon {
+    /// The words of `text`.
+    pub(crate) const fn new(text: &'static str) -> Lexicon {
+        Lexicon {
+            text,
+            sorted: OnceLock::new(),
+        }
+    }
+
+    /// Whether `word` is one of them.
+    pub(crate) fn has(&self, word: &str) -> bool {
+        self.sorted
+            .get_or_init(|| {
+                let mut words: Vec<&str> = self.text.split_ascii_whitespace().collect();
+                words.sort_unstable();
+                words
+            })
+            .binary_search(&word)
+            .is_ok()
     }
 }
 

@@ -1,7 +1,7 @@
 //! Programs with subcommands: their global options ([`Subcommand`]) and what their
 //! subcommands run (`git bisect run`, `git rebase --exec`, `npm exec`, aliases and plugins).
 
-use super::{listed, Global, Reading, Run, Subcommand};
+use super::{listed, Global, Lexicon, Reading, Run, Subcommand};
 
 /// The global options of one program (each a list of words separated by spaces).
 pub(super) struct Globals {
@@ -21,11 +21,12 @@ const CARGO: Globals = Globals {
 
 /// cargo's own subcommands, and those rustup ships (`clippy`, `fmt`, `miri`); any other is an
 /// external `cargo-NAME` program or an alias from a `.cargo/config.toml` the agent can write.
-const CARGO_COMMANDS: &str =
+static CARGO_COMMANDS: Lexicon = Lexicon::new(
     "add b bench build c check clean clippy config d doc fetch fix fmt generate-lockfile \
      git-checkout help info init install locate-project login logout metadata miri new owner \
      package pkgid publish r read-manifest remove report rm run rustc rustdoc search t test \
-     tree uninstall update vendor verify-project version yank";
+     tree uninstall update vendor verify-project version yank",
+);
 
 /// Whether `cargo --config KEY=VALUE` sets a key that runs nothing.
 fn cargo_key_is_harmless(kv: &str) -> bool {
@@ -55,12 +56,13 @@ const PNPM: Globals = Globals {
 };
 
 /// pnpm's own commands; any other runs the package script, or the program, of that name.
-const PNPM_COMMANDS: &str =
+static PNPM_COMMANDS: Lexicon = Lexicon::new(
     "add i install update up upgrade remove rm uninstall un link ln unlink import rebuild rb \
      prune fetch install-test it patch patch-commit patch-remove audit list ls outdated why \
      licenses run run-script test t tst start exec dlx create init publish pack root bin \
      store config c get set env deploy doctor setup server recursive m multi approve-builds \
-     ignored-builds self-update help dedupe list la ll";
+     ignored-builds self-update help dedupe list la ll",
+);
 
 const YARN: Globals = Globals {
     value: "--cwd",
@@ -69,12 +71,13 @@ const YARN: Globals = Globals {
 };
 
 /// yarn's own commands; any other runs the package script, or the program, of that name.
-const YARN_COMMANDS: &str =
+static YARN_COMMANDS: Lexicon = Lexicon::new(
     "add bin cache check config create dlx exec generate-lock-entry global help import info \
      init install licenses link list login logout node outdated owner pack plugin policies \
      publish rebuild remove run set tag team test start unlink unplug up upgrade \
      upgrade-interactive version versions why workspace workspaces explain npm patch \
-     patch-commit search stage constraints dedupe";
+     patch-commit search stage constraints dedupe",
+);
 
 const DOCKER: Globals = Globals {
     value: "-H --host -c --context -l --log-level --tlscacert --tlscert --tlskey \
@@ -95,11 +98,12 @@ const KUBECTL: Globals = Globals {
 };
 
 /// kubectl's own commands; any other is a `kubectl-NAME` plugin.
-const KUBECTL_COMMANDS: &str =
+static KUBECTL_COMMANDS: Lexicon = Lexicon::new(
     "annotate api-resources api-versions apply attach auth autoscale certificate cluster-info \
      completion config cordon cp create debug delete describe diff drain edit events exec \
      explain expose get kustomize label logs options patch plugin port-forward proxy replace \
-     rollout run scale set taint top uncordon version wait alpha help";
+     rollout run scale set taint top uncordon version wait alpha help",
+);
 
 /// Package runners: the word after their options names the package whose program runs.
 const PACKAGE_RUNNERS: [&str; 3] = ["npx", "bunx", "pnpx"];
@@ -129,15 +133,15 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
         "git" => super::git::git(words, r),
         "cargo" => cargo(words, r),
         "npm" => npm(words, r),
-        "pnpm" => node_runner(name, words, r, &PNPM, PNPM_COMMANDS),
-        "yarn" => node_runner(name, words, r, &YARN, YARN_COMMANDS),
+        "pnpm" => node_runner(name, words, r, &PNPM, &PNPM_COMMANDS),
+        "yarn" => node_runner(name, words, r, &YARN, &YARN_COMMANDS),
         "docker" | "podman" => {
             globals(name, words, r, &DOCKER);
         }
         "kubectl" | "oc" => {
             let at = globals(name, words, r, &KUBECTL);
             code_options(name, words, "--kubeconfig", r);
-            if at < words.len() && !listed(KUBECTL_COMMANDS, words[at]) {
+            if at < words.len() && !KUBECTL_COMMANDS.has(words[at]) {
                 r.code_at(at, format!("`{name} {}` is a plugin", words[at]));
             }
         }
@@ -325,7 +329,7 @@ fn cargo(words: &[&str], r: &mut Reading) {
     let Some(&sub) = words.get(at) else {
         return;
     };
-    if !listed(CARGO_COMMANDS, sub) {
+    if !CARGO_COMMANDS.has(sub) {
         r.code_at(
             at,
             format!("`cargo {sub}` is an external cargo command or an alias"),
@@ -365,7 +369,7 @@ fn npm(words: &[&str], r: &mut Reading) {
 
 /// pnpm and yarn: `exec` runs the command after it; `dlx` a package; any command of their
 /// own that is not known runs a package script or a program of that name.
-fn node_runner(name: &str, words: &[&str], r: &mut Reading, spec: &Globals, known: &str) {
+fn node_runner(name: &str, words: &[&str], r: &mut Reading, spec: &Globals, known: &Lexicon) {
     let at = globals(name, words, r, spec);
     code_options(name, words, NPM_CODE, r);
     let Some(&sub) = words.get(at) else {
@@ -397,7 +401,7 @@ fn node_runner(name: &str, words: &[&str], r: &mut Reading, spec: &Globals, know
             at,
             format!("`{name} {sub}` runs commands in other packages"),
         ),
-        _ if !listed(known, sub) => r.code_at(
+        _ if !known.has(sub) => r.code_at(
             at,
             format!("`{name} {sub}` runs the package script or the program named `{sub}`"),
         ),

@@ -3,7 +3,7 @@
 //! that run what their arguments name, editors that read commands from their input, and
 //! programs that run nothing else.
 
-use super::{listed, Reading, Run};
+use super::{listed, Lexicon, Reading, Run};
 
 /// Shells whose `-c` line is read with bash's grammar (POSIX shells).
 const POSIX_SHELLS: &str = "bash sh dash rbash ash posh";
@@ -12,25 +12,28 @@ const POSIX_SHELLS: &str = "bash sh dash rbash ash posh";
 const OTHER_SHELLS: &str = "zsh ksh ksh93 mksh yash fish csh tcsh elvish nu";
 
 /// Interpreters: every argument but an information flag picks the code they run.
-const INTERPRETERS: &str =
+static INTERPRETERS: Lexicon = Lexicon::new(
     "perl ruby irb node nodejs deno bun php lua luajit Rscript R julia tclsh wish guile \
      racket osascript pwsh powershell groovy jshell erl escript elixir iex ghci runghc \
-     runhaskell scala java dc expect xonsh ipython jupyter gdb lldb sqlite3";
+     runhaskell scala java dc expect xonsh ipython jupyter gdb lldb sqlite3",
+);
 
 /// Programs that run the program or code their arguments name, in ways not read here: a
 /// rule must name their arguments up to the program (`allow command:strace -f ls`).
-const RUNNERS: &str =
+static RUNNERS: Lexicon = Lexicon::new(
     "strace ltrace valgrind perf tmux screen parallel systemd-run xvfb-run dbus-run-session \
      ssh-agent nsenter unshare setpriv capsh firejail bwrap entr xdg-open open \
-     sensible-browser x-www-browser run-mailcap crontab pkexec sudoedit let";
+     sensible-browser x-www-browser run-mailcap crontab pkexec sudoedit let",
+);
 
 /// Programs that read commands from their input (keystrokes included, when it is not a
 /// terminal): no rule can name what they run.
-const INTERACTIVE: &str =
-    "vim vi nvim view vimdiff ex gvim rvim rview evim gview nvi emacs nano pico ed at batch";
+static INTERACTIVE: Lexicon = Lexicon::new(
+    "vim vi nvim view vimdiff ex gvim rvim rview evim gview nvi emacs nano pico ed at batch",
+);
 
 /// Programs that run nothing else, whatever their arguments.
-const INERT: &str =
+static INERT: Lexicon = Lexicon::new(
     "[ basename base32 base64 bc cat cd chgrp chmod chown cksum clear cmp column comm cp \
      csplit curl cut date dd df diff diff3 dirname du echo egrep expand expr factor false \
      fgrep file fmt fold free getconf grep groups gunzip gzip bzip2 bunzip2 xz unxz zstd \
@@ -42,13 +45,15 @@ const INERT: &str =
      uname unexpand uniq unlink unzip uptime users wait wc which who whoami xxd yes zgrep \
      cmake-format getopts mapfile readarray unset shift exit return break continue true jobs \
      ulimit shopt set pushd popd dirs caller times help history fc disown bg fg suspend \
-     logout local declare typeset export readonly compgen complete compopt";
+     logout local declare typeset export readonly compgen complete compopt",
+);
 
 /// Builtins whose arguments name variables: a name with a subscript holding an expansion
 /// (`read 'a[$(id)]'`) makes bash run it.
-const NAMES_VARIABLES: &str =
+static NAMES_VARIABLES: Lexicon = Lexicon::new(
     "read printf unset test [ mapfile readarray getopts wait declare typeset local export \
-     readonly";
+     readonly",
+);
 
 /// Options whose value names a program or code, per program (`--opt VALUE`, `--opt=VALUE`,
 /// and for one-letter options `-oVALUE`).
@@ -114,7 +119,7 @@ fn is_python(name: &str) -> bool {
 /// Whether `name` is an interpreter (with version suffixes: `perl5.36`, `lua5.4`, `ruby3.2`).
 fn is_interpreter(name: &str) -> bool {
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    is_python(name) || listed(INTERPRETERS, name) || listed(INTERPRETERS, base)
+    is_python(name) || INTERPRETERS.has(name) || INTERPRETERS.has(base)
 }
 
 /// Whether the grammar knows `name` as a program that runs other programs or code (shells,
@@ -124,8 +129,8 @@ pub(super) fn runs_others(name: &str) -> bool {
     listed(POSIX_SHELLS, name)
         || listed(OTHER_SHELLS, name)
         || is_interpreter(name)
-        || listed(RUNNERS, name)
-        || listed(INTERACTIVE, name)
+        || RUNNERS.has(name)
+        || INTERACTIVE.has(name)
         || matches!(
             name,
             "env"
@@ -169,14 +174,14 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
         shell(name, words, r, listed(POSIX_SHELLS, name));
     } else if is_interpreter(name) {
         interpreter(name, words, r);
-    } else if listed(RUNNERS, name) {
+    } else if RUNNERS.has(name) {
         if words.len() > 1 || name == "let" {
             r.code_at(
                 1,
                 format!("`{name}` runs what its arguments name, in a way toolgate does not read"),
             );
         }
-    } else if listed(INTERACTIVE, name) {
+    } else if INTERACTIVE.has(name) {
         r.code_at(
             words.len(),
             format!("`{name}` reads commands from its input, which cannot be seen here"),
@@ -191,10 +196,10 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
         || is_c_compiler(name)
     {
         options(name, words, r);
-    } else if !listed(INERT, name) {
+    } else if !INERT.has(name) {
         return false;
     }
-    if listed(NAMES_VARIABLES, name) {
+    if NAMES_VARIABLES.has(name) {
         for (i, w) in words.iter().enumerate().skip(1) {
             if w.contains('[') && (w.contains('$') || w.contains('`')) {
                 r.code_at(
