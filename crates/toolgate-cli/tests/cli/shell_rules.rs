@@ -71,6 +71,29 @@ fn refused(ws: &Path, command: &str, yes: bool, kind: &str, rule: &str) {
     assert!(made.is_empty(), "{command} created {made:?}");
 }
 
+/// Runs `command` and checks the guard refused it before approval with `unsafe_input` and
+/// `reason` (in the result and the audit record), creating nothing.
+fn refused_before_approval(ws: &Path, command: &str, yes: bool, reason: &str) {
+    let out = shell(ws, command, yes);
+    let v = json(&out);
+    assert_eq!(
+        (v["error"]["kind"].as_str(), v["error"]["reason"].as_str()),
+        (Some("unsafe_input"), Some(reason)),
+        "{command}: {v}"
+    );
+    assert_eq!(out.status.code(), Some(3), "{command}: {v}");
+    let record = last_record(ws);
+    assert_eq!(
+        (
+            record["error_kind"].as_str(),
+            record["error_reason"].as_str()
+        ),
+        (Some("unsafe_input"), Some(reason)),
+        "{command}: {record}"
+    );
+    assert!(!ws.join("pwned").exists(), "{command} created pwned");
+}
+
 /// Runs `command` and checks it ran, allowed by the rules without asking.
 fn ran(ws: &Path, command: &str) -> Value {
     let out = shell(ws, command, false);
@@ -191,7 +214,8 @@ fn git_repo(ws: &Path) {
 }
 
 /// shell-git-env-config-76: variables that undo the sandbox's git settings are refused even
-/// when approved; other variables that name programs ask.
+/// when approved (by run_shell's guard: recoverable `unsafe_input`, `protected_setting`);
+/// other variables that name programs ask.
 #[test]
 fn shell_git_env_config_76_the_sandboxs_git_settings_cannot_be_undone() {
     let (_t, ws) = workspace(&[
@@ -211,8 +235,8 @@ fn shell_git_env_config_76_the_sandboxs_git_settings_cannot_be_undone() {
         "env -i git status",
         "unset GIT_CONFIG_COUNT; git status",
     ] {
-        // approved in advance: still refused
-        refused(&ws, command, true, "permission_denied", "shell.pinned");
+        // approved in advance: still refused, before the policy is asked
+        refused_before_approval(&ws, command, true, "protected_setting");
     }
     for command in [
         "GIT_EXTERNAL_DIFF='touch pwned' git diff",

@@ -182,13 +182,24 @@ impl TypedTool for RunShell {
             )
     }
 
-    /// Declares every command the line runs (for the audit and the policy) and the files
-    /// its redirections touch: every written target (so `> ../x` is refused as outside the
+    /// Refuses a line that would undo the sandbox's git settings (`protected_setting`, see
+    /// [`super::vars`]). Declares every command the line runs (for the audit and the policy)
+    /// and the files its redirections touch: every written target (so `> ../x` is refused as outside the
     /// workspace before anything runs) and every read target given as a relative path. Reads
     /// elsewhere and targets only known at run time are left to the sandbox.
     fn guard(&self, args: &RunShellArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         check_command(&args.command)?;
         let analysis = analyze(&args.command);
+        if !analysis.pinned.is_empty() {
+            // refused before approval, whatever the policy: like a write to `.git`
+            return Err(ToolError::unsafe_input(
+                "protected_setting",
+                format!(
+                    "the command would undo git settings the sandbox pins: {}",
+                    analysis.pinned.join("; ")
+                ),
+            ));
+        }
         let mut resources = Vec::new();
         if let Some(cwd) = &args.cwd {
             resources.push(Resource::read(cwd));

@@ -113,7 +113,7 @@ async fn shell_env_prefix_32_prefixes_and_wrappers_do_not_hide_a_denied_command(
     for command in [
         format!("LC_ALL=C curl -s {url}"),
         format!("A=1 B=2 curl {url}"),
-        format!("env -i curl {url}"),
+        format!("env -u HOME curl {url}"),
         format!("env LC_ALL=C curl {url}"),
         format!("nice -n 5 curl {url}"),
         format!("timeout 5 curl {url}"),
@@ -133,6 +133,15 @@ async fn shell_env_prefix_32_prefixes_and_wrappers_do_not_hide_a_denied_command(
         let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
         assert_eq!(e.kind, ErrorKind::PermissionDenied, "{command}: {e}");
     }
+    // `env -i` would also clear the sandbox's git settings: refused before the policy
+    let r = s
+        .call(json!({ "command": format!("env -i curl {url}") }))
+        .await;
+    let e = r.error.as_ref().expect("env -i ran");
+    assert_eq!(
+        (e.kind, e.reason.as_deref()),
+        (ErrorKind::UnsafeInput, Some("protected_setting"))
+    );
     assert!(approver.asked().is_empty());
     assert_eq!(canary.hits(), 0);
 }
