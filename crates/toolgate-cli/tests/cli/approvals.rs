@@ -356,6 +356,7 @@ fn answer(text: &str) -> Value {
 }
 
 #[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)")]
 fn the_terminal_prompt_approves_for_the_session() {
     let t = tree();
     let ws = t.path().join("ws");
@@ -406,6 +407,7 @@ fn the_terminal_prompt_approves_for_the_session() {
 }
 
 #[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)")]
 fn the_terminal_prompt_rejects_corrects_and_approves_always() {
     let t = tree();
     let ws = t.path().join("ws");
@@ -452,6 +454,7 @@ fn the_terminal_prompt_rejects_corrects_and_approves_always() {
 }
 
 #[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)")]
 fn the_terminal_prompt_survives_garbage_and_end_of_input() {
     let t = tree();
     let ws = t.path().join("ws");
@@ -485,6 +488,7 @@ fn the_terminal_prompt_survives_garbage_and_end_of_input() {
 }
 
 #[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)")]
 fn arguments_cannot_forge_the_prompt() {
     let t = tree();
     let ws = t.path().join("ws");
@@ -621,11 +625,13 @@ fn serve_answers_with_scopes(mode: &str) {
 }
 
 #[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)")]
 fn serve_answers_with_scopes_on_2025_11_25() {
     serve_answers_with_scopes("legacy");
 }
 
 #[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)")]
 fn serve_answers_with_scopes_on_2026_07_28() {
     serve_answers_with_scopes("2026-07-28");
 }
@@ -644,6 +650,7 @@ fn now_us() -> u64 {
 /// `session_expires` and stops answering when it passes (a real wait of at most 2 s), an
 /// always answer gets `always_expires` by default and may not ask past `max_expires`.
 #[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)")]
 fn configured_expiries_reach_the_terminal_prompts_grants() {
     let t = tree();
     let ws = t.path().join("ws");

@@ -199,6 +199,7 @@ fn check_after(ws: &Path, round_trips: bool) {
 }
 
 #[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)")]
 fn an_mcp_agent_fixes_a_crate_over_stdio() {
     let (_t, ws) = project();
     let argv = serde_json::json!([TOOLGATE, "serve", "--profile", "default", "--workspace", ws])
@@ -223,6 +224,7 @@ fn an_mcp_agent_fixes_a_crate_over_stdio() {
 }
 
 #[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)")]
 fn an_mcp_agent_fixes_a_crate_over_http_on_2026_07_28() {
     let (_t, ws) = project();
     let server = HttpServe::start(&ws);
