@@ -17,6 +17,8 @@ mod serve_project;
 mod serve_sigterm;
 #[path = "cli/store.rs"]
 mod store;
+#[path = "cli/usage.rs"]
+mod usage;
 #[path = "cli/write.rs"]
 mod write;
 

@@ -1,7 +1,9 @@
+mod checks_first;
 mod edit_file;
 mod edit_props;
 mod glob;
 mod list_dir;
+mod messages;
 mod parser_fuzz;
 mod policy;
 mod read_file;
