@@ -221,3 +221,80 @@ fn a_session_made_for_one_call_ends_with_it() {
         (&"session".into(), &"expired".into())
     );
 }
+
+/// The README's synopsis (`## The command line`) names exactly the flags each command's
+/// `--help` lists, for every command.
+#[test]
+fn the_readme_synopsis_matches_every_commands_help() {
+    let readme = include_str!("../../../../README.md");
+    let section = readme
+        .split("## The command line")
+        .nth(1)
+        .and_then(|s| s.split("```").nth(1))
+        .expect("the synopsis block");
+    let mut synopsis: Vec<(String, std::collections::BTreeSet<String>)> = Vec::new();
+    for line in section.lines() {
+        if let Some(rest) = line.strip_prefix("toolgate ") {
+            let command: Vec<&str> = rest
+                .split_whitespace()
+                .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase()))
+                .collect();
+            synopsis.push((command.join(" "), Default::default()));
+        }
+        if let Some((_, flags)) = synopsis.last_mut() {
+            for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+                if word.starts_with("--") && word.len() > 2 {
+                    flags.insert(word.to_string());
+                }
+            }
+        }
+    }
+    let commands: Vec<&str> = synopsis.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(
+        commands,
+        [
+            "tools",
+            "call",
+            "check",
+            "validate",
+            "audit",
+            "audit verify",
+            "stats",
+            "serve",
+            "approvals list",
+            "approvals revoke",
+            "approvals grant"
+        ]
+    );
+    let t = tree();
+    for (command, flags) in &synopsis {
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.push("--help");
+        let out = toolgate(&args, t.path());
+        assert!(out.status.success(), "{command}: {}", stderr(&out));
+        let help = String::from_utf8_lossy(&out.stdout);
+        let listed: std::collections::BTreeSet<String> = help
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim_start();
+                let l = l
+                    .strip_prefix("-")
+                    .filter(|r| r.chars().nth(1) == Some(','))
+                    .map_or(l, |r| r[2..].trim_start());
+                l.strip_prefix("--").map(|r| {
+                    format!(
+                        "--{}",
+                        r.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                            .next()
+                            .unwrap()
+                    )
+                })
+            })
+            .filter(|f| f != "--help")
+            .collect();
+        assert_eq!(
+            flags, &listed,
+            "toolgate {command}: the README's synopsis against --help"
+        );
+    }
+}
