@@ -17,8 +17,10 @@
 //!
 //!    when the pipeline has a grant store, the form also offers a `scope` ([`ScopeOffer`]):
 //!    `once` (the default), `session` (the rest of this connection's calls of the tool; not
-//!    offered to a stateless 2026-07-28 HTTP request, whose session ends with it) and
-//!    `always` (every session, for `expires_hours`);
+//!    offered to a stateless 2026-07-28 HTTP request, whose calls run in the session of its
+//!    caller, shared by every client sending the same credential until the server stops:
+//!    more than a person answering about "this session" means) and `always` (every session,
+//!    for `expires_hours`);
 //! 3. otherwise nobody can answer ([`ApprovalAnswer::NobodyToAsk`]): the call does not run,
 //!    and the model's message says so and how the operator allows such calls.
 
@@ -140,7 +142,8 @@ impl ScopeOffer {
 }
 
 impl CallClient {
-    /// What this call's form offers; `stateless` when the connection ends with the request.
+    /// What this call's form offers; `stateless` for a stateless HTTP request (no `session`:
+    /// see the module documentation).
     pub(crate) fn offer(&self, stateless: bool) -> ScopeOffer {
         let grants = self.shared.pipeline.grants().is_some();
         ScopeOffer {

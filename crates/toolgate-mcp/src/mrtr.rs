@@ -100,8 +100,9 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
         .input_responses
         .as_ref()
         .and_then(|r| r.get(INPUT_KEY));
-    // 2026-07-28 over HTTP is stateless: the session ends with the request, so a session
-    // grant would cover nothing
+    // 2026-07-28 over HTTP is stateless: the calls run in the caller's session, shared by
+    // every client with the same credential, which is more than "this session" says to the
+    // person answering (crate::approval)
     let stateless = client
         .ctx
         .extensions
