@@ -373,6 +373,9 @@ fn the_terminal_prompt_approves_for_the_session() {
         "reason:    the tool is destructive",
         "resource:  write a.txt",
         "path: \"a.txt\"",
+        "change:",
+        "+++ b/a.txt",
+        "+hello",
     ] {
         assert!(r.transcript.contains(shown), "{shown}: {}", r.transcript);
     }
