@@ -104,9 +104,7 @@ impl Approver for NobodyApprover {
     fn approve<'a>(&'a self, _request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async {
             ApprovalAnswer::NobodyToAsk {
-                reason: "no one is there to answer approval questions (no terminal, no client \
-                         that can ask)"
-                    .into(),
+                reason: "no terminal or client here can show approval questions".into(),
             }
         })
     }
