@@ -62,6 +62,7 @@ pub fn init() -> Option<Otel> {
     sigpipe::reset();
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_ansi(crate::logging::colour())
         .with_filter(crate::logging::filter());
     let export = match Settings::from_env() {
         Ok(None) => None,

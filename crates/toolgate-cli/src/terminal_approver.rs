@@ -1,9 +1,10 @@
 //! The approver of `toolgate call` at a terminal: the question and the answer go through the
 //! controlling terminal (`/dev/tty`), never stdin, which may carry data.
 //!
-//! The question shows the tool, the rule that asked and why, the resources the call touches
-//! and a summary of its arguments (secrets redacted, each value cut to [`MAX_VALUE_CHARS`],
-//! at most [`MAX_ARGUMENT_LINES`] lines). Everything that came from the model is escaped
+//! The question shows the tool, the rule that asked and why, the resources the call touches,
+//! a summary of its arguments (secrets redacted, each value cut to [`MAX_VALUE_CHARS`], at
+//! most [`MAX_ARGUMENT_LINES`] lines) and, when the tool gives one, what the call would change
+//! (a unified diff for `write_file` and `edit_file`, at most [`MAX_PREVIEW_LINES`] lines). Everything that came from the model is escaped
 //! ([`escape`]): control characters, ANSI escape sequences and bidirectional overrides are
 //! shown as `\u{..}`, so arguments cannot redraw or forge the prompt. The answers:
 //!
@@ -32,6 +33,10 @@ use toolgate_core::{
 pub const MAX_VALUE_CHARS: usize = 160;
 /// Most argument lines shown.
 pub const MAX_ARGUMENT_LINES: usize = 20;
+/// Lines of the call's preview (a unified diff for the file tools) shown, at most.
+pub const MAX_PREVIEW_LINES: usize = 60;
+/// Bytes of the call's preview shown, about.
+pub const MAX_PREVIEW_BYTES: usize = 6 << 10;
 /// Invalid answers before the call is rejected.
 pub const MAX_TRIES: usize = 5;
 /// Longest answer line read, in bytes (the rest of a longer line is dropped).
@@ -115,6 +120,16 @@ impl Question {
         }
         text.push_str("  arguments:\n");
         text.push_str(&summarize(request.arguments));
+        if let Some(preview) = request.preview {
+            text.push_str("  change:\n");
+            for line in
+                toolgate_core::show_preview(preview, MAX_PREVIEW_LINES, MAX_PREVIEW_BYTES).lines()
+            {
+                text.push_str("    ");
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
         Question {
             text,
             tool: tool.to_string(),

@@ -176,3 +176,55 @@ fn what_the_model_wrote_cannot_forge_the_prompt() {
     assert_eq!(s.lines().count(), MAX_ARGUMENT_LINES + 1, "{s}");
     assert!(s.ends_with("... and 30 more\n"), "{s}");
 }
+
+/// The question shows what the call would change, escaped line by line and cut to
+/// [`MAX_PREVIEW_LINES`], indented under `change:`; without a preview there is no such part.
+#[test]
+fn the_question_shows_the_change_escaped_and_bounded() {
+    let spec = toolgate_core::ToolSpec::builder("edit_file")
+        .build()
+        .unwrap();
+    let id = toolgate_core::CallId::from("c1");
+    let args = json!({"path": "a.txt"});
+    let mut diff =
+        String::from("--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-old\n+new \u{1b}[2J\u{202e}x\n");
+    for i in 0..100 {
+        diff.push_str(&format!("+more {i}\n"));
+    }
+    let request = |preview| ApprovalRequest {
+        tool: &spec,
+        call_id: &id,
+        session_id: "s",
+        profile: "default",
+        arguments: &args,
+        resources: &[],
+        rule: "risk.destructive",
+        reason: "the tool is destructive",
+        preview,
+    };
+    let q = Question::new(&request(Some(&diff)), GrantExpiry::default());
+    assert!(
+        q.text.contains("  change:\n    --- a/a.txt\n"),
+        "{}",
+        q.text
+    );
+    assert!(
+        q.text.contains("    -old\n    +new \\u{1b}[2J\\u{202e}x\n"),
+        "{}",
+        q.text
+    );
+    assert!(
+        !q.text.contains('\u{1b}') && !q.text.contains('\u{202e}'),
+        "{}",
+        q.text
+    );
+    assert!(q.text.contains("more lines not shown"), "{}", q.text);
+    let shown = q
+        .text
+        .lines()
+        .filter(|l| l.starts_with("    +more"))
+        .count();
+    assert_eq!(shown, MAX_PREVIEW_LINES - 5, "{}", q.text);
+    let plain = Question::new(&request(None), GrantExpiry::default());
+    assert!(!plain.text.contains("change:"), "{}", plain.text);
+}

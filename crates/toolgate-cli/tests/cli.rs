@@ -19,6 +19,8 @@ mod serve_sigterm;
 mod shell_rules;
 #[path = "cli/store.rs"]
 mod store;
+#[path = "cli/usage.rs"]
+mod usage;
 #[path = "cli/write.rs"]
 mod write;
 

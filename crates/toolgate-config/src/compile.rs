@@ -81,33 +81,40 @@ pub fn load_str(
 ) -> Result<Config, Vec<Problem>> {
     let loc = Locator::new(file, source);
     let mut problems = Vec::new();
-    if let Some(root_table) = loc.root() {
-        crate::secrets::check(&loc, root_table, &mut problems);
-    }
-    if !problems.is_empty() {
-        // a secret's key is also unknown to the schema: one problem for it is enough
-        return Err(problems);
-    }
-    let raw: ConfigFile = match toml::from_str(source) {
-        Ok(raw) => raw,
-        Err(e) => {
-            let span = e.span().unwrap_or(0..0);
-            problems.push(loc.at_span(span, String::new(), e.message().trim().to_string()));
-            return Err(problems);
-        }
+    let Some(root_table) = loc.root() else {
+        // not TOML: the syntax error is the one problem that can be found
+        let e = toml::from_str::<toml::Table>(source)
+            .err()
+            .map(|e| (e.span().unwrap_or(0..0), e.message().trim().to_string()))
+            .unwrap_or((0..0, "the file is not TOML".into()));
+        return Err(vec![loc.at_span(e.0, String::new(), e.1)]);
     };
+    // every problem in one run: secrets, then each piece's shape, then the compiler's checks
+    // of what did parse
+    crate::secrets::check(&loc, root_table, &mut problems);
+    let secrets: Vec<String> = problems.iter().map(|p| p.key.clone()).collect();
+    let parsed = crate::parse::config_file(&loc, root_table, &secrets, &mut problems);
+    let raw = parsed.file;
     let mut c = Compiler {
         loc: &loc,
         raw: &raw,
         tools,
-        problems,
+        problems: Vec::new(),
     };
     let profiles = c.profiles();
     c.roles();
     let rules = c.rules();
     c.other();
-    if !c.problems.is_empty() {
-        return Err(c.problems);
+    // the compiler's problems under a piece that failed are about the default put there
+    let under_failed = |key: &str| {
+        parsed.failed.iter().any(|f| {
+            key == f || key.starts_with(&format!("{f}.")) || key.starts_with(&format!("{f}["))
+        })
+    };
+    problems.extend(c.problems.into_iter().filter(|p| !under_failed(&p.key)));
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| (p.line, p.column));
+        return Err(problems);
     }
     let command_rules = command_rules(&rules);
     Ok(Config {

@@ -23,6 +23,7 @@ pub mod cedar;
 mod compile;
 mod limits;
 pub mod model;
+mod parse;
 pub mod policy;
 pub mod problem;
 mod rules;

@@ -105,6 +105,51 @@ impl<'a> Locator<'a> {
         span
     }
 
+    /// `path` extended down through the tables and arrays of its value, as far as a key or
+    /// element whose value holds byte `offset` (the location of an error inside the value).
+    pub fn deepest(&self, path: &[Seg], offset: usize) -> Vec<Seg> {
+        let mut out = path.to_vec();
+        let Some(root) = &self.root else {
+            return out;
+        };
+        let mut value: Option<&DeValue<'_>> = None;
+        let mut table: Option<&DeTable<'_>> = Some(root.get_ref());
+        for seg in path {
+            let next = match (seg, table, value) {
+                (Seg::Key(k), Some(t), _) => {
+                    t.iter().find(|(key, _)| key.get_ref() == k).map(|(_, v)| v)
+                }
+                (Seg::Index(i), _, Some(DeValue::Array(a))) => a.get(*i),
+                _ => None,
+            };
+            let Some(v) = next else { return out };
+            value = Some(v.get_ref());
+            table = match v.get_ref() {
+                DeValue::Table(t) => Some(t),
+                _ => None,
+            };
+        }
+        loop {
+            let holds =
+                |span: Range<usize>| span.start <= offset && offset < span.end.max(span.start + 1);
+            let next = match value {
+                Some(DeValue::Table(t)) => t
+                    .iter()
+                    .find(|(k, v)| holds(v.span()) || holds(k.span()))
+                    .map(|(k, v)| (Seg::Key(k.get_ref().to_string()), v)),
+                Some(DeValue::Array(a)) => a
+                    .iter()
+                    .enumerate()
+                    .find(|(_, v)| holds(v.span()))
+                    .map(|(i, v)| (Seg::Index(i), v)),
+                _ => None,
+            };
+            let Some((seg, v)) = next else { return out };
+            out.push(seg);
+            value = Some(v.get_ref());
+        }
+    }
+
     /// A problem at the value of `path`.
     pub fn at(&self, path: &[Seg], message: impl Into<String>) -> Problem {
         self.at_span(self.span(path), key_path(path), message)

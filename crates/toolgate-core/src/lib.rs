@@ -62,13 +62,16 @@ pub mod sanitize;
 pub mod schema;
 pub mod session;
 pub mod spec;
+pub mod suggest;
 pub mod telemetry;
 pub mod tool;
 pub mod truncate;
 pub mod typed;
 pub mod workspace;
 
-pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NobodyApprover, PreApproved};
+pub use approval::{
+    show_preview, ApprovalAnswer, ApprovalRequest, Approver, NobodyApprover, PreApproved,
+};
 pub use audit::{
     Approval, AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink, NullAuditSink, Outcome,
 };

@@ -293,6 +293,14 @@ impl Registry {
         }
     }
 
+    /// The names of the tools a profile (by its bit) can see, sorted.
+    pub(crate) fn visible_names(&self, profile_bit: u64) -> impl Iterator<Item = &str> {
+        self.names
+            .iter()
+            .filter(move |n| self.get_visible(n, None, profile_bit).is_some())
+            .map(|n| &**n)
+    }
+
     /// Every version registered for `name`, lowest first.
     pub fn versions(&self, name: &str) -> &[Arc<Entry>] {
         self.by_name.get(name).map(Vec::as_slice).unwrap_or(&[])
@@ -302,7 +310,7 @@ impl Registry {
     /// includes (the highest version it includes).
     ///
     /// # Errors
-    /// [`RegistrationError::InvalidProfile`] for an unknown profile.
+    /// [`RegistrationError::InvalidProfile`] for an unknown profile, naming the defined ones.
     pub fn list(&self, profile: Option<&str>) -> Result<Vec<&ToolSpec>, RegistrationError> {
         let bit = match profile {
             None => u64::MAX,
@@ -310,7 +318,10 @@ impl Registry {
                 .profile_bit(p)
                 .ok_or_else(|| RegistrationError::InvalidProfile {
                     name: p.to_string(),
-                    why: "no such profile".into(),
+                    why: format!(
+                        "no such profile; defined: {}",
+                        self.profile_names().collect::<Vec<_>>().join(", ")
+                    ),
                 })?,
         };
         Ok(self
@@ -368,6 +379,7 @@ impl Registry {
             workspace: None,
             budgets: Default::default(),
             attributes: Default::default(),
+            unique_call_ids: true,
         }
     }
 }

@@ -5,13 +5,17 @@
 //! fetched.
 
 use crate::error::{ArgumentFault, RegistrationError};
-use jsonschema::error::ValidationErrorKind;
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::types::JsonType;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
 /// A schema compiled once; validating against it allocates nothing when the value is valid.
 pub struct CompiledSchema {
     validator: Validator,
+    /// The schema as given, to name the arguments it does allow when a call sends one it
+    /// does not.
+    schema: Value,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -53,7 +57,10 @@ impl CompiledSchema {
         let validator = jsonschema::options()
             .build(schema)
             .map_err(|e| invalid(e.instance_path().as_str(), e.to_string()))?;
-        Ok(CompiledSchema { validator })
+        Ok(CompiledSchema {
+            validator,
+            schema: schema.clone(),
+        })
     }
 
     /// Whether `value` satisfies the schema. Allocates nothing.
@@ -63,14 +70,61 @@ impl CompiledSchema {
     }
 
     /// Every fault of `value` against the schema, each with the JSON pointer of the offending
-    /// value. Empty when valid. An unexpected property is reported at its own pointer
-    /// (`/max_depth`), a missing required one at the pointer it would have.
+    /// value and a message saying what to send instead. Empty when valid. An unexpected
+    /// property is reported at its own pointer (`/max_depth`), naming the closest property
+    /// the schema allows there (`did you mean "max_depth_x"?`) and the ones it allows; a
+    /// missing required one at the pointer it would have; a value of the wrong type says what
+    /// was expected and what came (`expected an integer, got the string "3"`).
     pub fn faults(&self, value: &Value) -> Vec<ArgumentFault> {
         let mut out = Vec::new();
         for error in self.validator.iter_errors(value) {
-            push_faults(&error, &mut out);
+            self.push_faults(&error, &mut out);
         }
         out
+    }
+
+    fn push_faults(&self, error: &ValidationError<'_>, out: &mut Vec<ArgumentFault>) {
+        let base = error.instance_path().as_str();
+        match error.kind() {
+            ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+                let known = self.properties_beside(error.schema_path().as_str());
+                for name in unexpected {
+                    out.push(ArgumentFault {
+                        pointer: format!("{base}/{}", escape_pointer(name)),
+                        message: unknown_argument(name, &known),
+                    });
+                }
+            }
+            ValidationErrorKind::Required { property } => {
+                let name = property.as_str().unwrap_or_default();
+                out.push(ArgumentFault {
+                    pointer: format!("{base}/{}", escape_pointer(name)),
+                    message: format!("missing required argument {name:?}"),
+                });
+            }
+            ValidationErrorKind::Type { kind } => out.push(ArgumentFault {
+                pointer: base.to_string(),
+                message: wrong_type(kind, error.instance()),
+            }),
+            _ => out.push(ArgumentFault {
+                pointer: base.to_string(),
+                message: error.to_string(),
+            }),
+        }
+    }
+
+    /// The property names of the object schema whose `additionalProperties` (or
+    /// `unevaluatedProperties`) keyword is at `keyword_path`; empty when it cannot be found
+    /// (behind a `$ref`, for example).
+    fn properties_beside(&self, keyword_path: &str) -> Vec<&str> {
+        let parent = keyword_path.rsplit_once('/').map_or("", |(p, _)| p);
+        self.schema
+            .pointer(parent)
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object)
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default()
     }
 
     /// Validates, returning the faults when invalid.
@@ -86,31 +140,106 @@ impl CompiledSchema {
     }
 }
 
-fn push_faults(error: &ValidationError<'_>, out: &mut Vec<ArgumentFault>) {
-    let base = error.instance_path().as_str();
-    match error.kind() {
-        ValidationErrorKind::AdditionalProperties { unexpected }
-        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-            for name in unexpected {
-                out.push(ArgumentFault {
-                    pointer: format!("{base}/{}", escape_pointer(name)),
-                    message: format!(
-                        "unknown argument {name:?}: the schema does not allow it; remove it"
-                    ),
-                });
+/// Most allowed names listed after an unknown argument.
+const MAX_LISTED: usize = 20;
+
+/// The message for an argument the schema does not allow: the closest allowed name, when one
+/// is close (the same once case, `_` and `-` are ignored, or alike by Jaro-Winkler), and the
+/// names allowed.
+fn unknown_argument(name: &str, known: &[&str]) -> String {
+    let mut message = format!("unknown argument {name:?}");
+    if let Some(near) = crate::suggest::closest(name, known.iter().copied()) {
+        message.push_str(&format!(": did you mean `{near}`?"));
+    }
+    if known.is_empty() {
+        message.push_str("; remove it");
+    } else {
+        let mut listed: Vec<&str> = known.iter().take(MAX_LISTED).copied().collect();
+        listed.sort_unstable();
+        message.push_str(&format!(
+            " (the arguments are: {}{})",
+            listed.join(", "),
+            if known.len() > MAX_LISTED {
+                ", ..."
+            } else {
+                ""
+            }
+        ));
+    }
+    message
+}
+
+/// The message for a value of the wrong type: what was expected and what came, with the fix
+/// when the value is a quoted number or boolean.
+fn wrong_type(kind: &TypeKind, got: &Value) -> String {
+    let expected = match kind {
+        TypeKind::Single(t) => type_name(*t).to_string(),
+        TypeKind::Multiple(set) => {
+            // an optional argument is `[T, "null"]`: "an integer (or null)"
+            let names: Vec<&str> = set
+                .iter()
+                .filter(|t| *t != JsonType::Null)
+                .map(type_name)
+                .collect();
+            let or_null = if set.contains(JsonType::Null) {
+                " (or null)"
+            } else {
+                ""
+            };
+            match names.as_slice() {
+                [one] => format!("{one}{or_null}"),
+                many => format!("one of {}{or_null}", many.join(", ")),
             }
         }
-        ValidationErrorKind::Required { property } => {
-            let name = property.as_str().unwrap_or_default();
-            out.push(ArgumentFault {
-                pointer: format!("{base}/{}", escape_pointer(name)),
-                message: format!("missing required argument {name:?}"),
-            });
+    };
+    let mut message = format!("expected {expected}, got {}", describe(got));
+    let wants = |t: JsonType| match kind {
+        TypeKind::Single(s) => *s == t,
+        TypeKind::Multiple(set) => set.contains(t),
+    };
+    if let Value::String(s) = got {
+        let t = s.trim();
+        let quoted = (wants(JsonType::Integer) && t.parse::<i64>().is_ok())
+            || (wants(JsonType::Number) && t.parse::<f64>().is_ok_and(f64::is_finite))
+            || (wants(JsonType::Boolean) && matches!(t, "true" | "false"));
+        let hint = quoted.then(|| format!("send {t} without quotes"));
+        if let Some(hint) = hint {
+            message.push_str(&format!("; {hint}"));
         }
-        _ => out.push(ArgumentFault {
-            pointer: base.to_string(),
-            message: error.to_string(),
-        }),
+    }
+    message
+}
+
+fn type_name(t: JsonType) -> &'static str {
+    match t {
+        JsonType::Null => "null",
+        JsonType::Boolean => "a boolean (true or false)",
+        JsonType::Integer => "an integer",
+        JsonType::Number => "a number",
+        JsonType::String => "a string",
+        JsonType::Array => "an array",
+        JsonType::Object => "an object",
+    }
+}
+
+/// A value as the model sent it, in a few words: `the string "3"`, `the number 2.5`,
+/// `an array of 3 items`.
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => {
+            let n = s.chars().count();
+            if n > 40 {
+                let head: String = s.chars().take(40).collect();
+                format!("the string {head:?}... ({n} characters)")
+            } else {
+                format!("the string {s:?}")
+            }
+        }
+        Value::Array(a) => format!("an array of {} items", a.len()),
+        Value::Object(o) => format!("an object with {} keys", o.len()),
     }
 }
 
@@ -154,6 +283,105 @@ mod tests {
         let mut pointers: Vec<_> = faults.iter().map(|f| f.pointer.as_str()).collect();
         pointers.sort();
         assert_eq!(pointers, ["/max_depth", "/mode", "/n", "/path"]);
+    }
+
+    #[test]
+    fn unknown_arguments_name_the_closest_known_one() {
+        let s = CompiledSchema::compile(
+            "t",
+            "inputSchema",
+            &json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string"},
+                    "timeout_ms": {"type": "integer"},
+                    "opts": {
+                        "type": "object",
+                        "properties": {"max_depth": {"type": "integer"}},
+                        "additionalProperties": false
+                    }
+                },
+                "additionalProperties": false
+            }),
+        )
+        .unwrap();
+        let message = |args: serde_json::Value| {
+            let f = s.faults(&args);
+            assert_eq!(f.len(), 1, "{f:?}");
+            (f[0].pointer.clone(), f[0].message.clone())
+        };
+        for wrong in ["timeout", "timeoutMs", "TIMEOUT_MS", "timout_ms"] {
+            let (pointer, m) = message(json!({ wrong: 1 }));
+            assert_eq!(pointer, format!("/{wrong}"));
+            assert!(m.contains("did you mean `timeout_ms`?"), "{wrong}: {m}");
+            assert!(
+                m.contains("(the arguments are: command, opts, timeout_ms)"),
+                "{m}"
+            );
+        }
+        let (pointer, m) = message(json!({"opts": {"maxdepth": 2}}));
+        assert_eq!(pointer, "/opts/maxdepth");
+        assert!(m.contains("did you mean `max_depth`?"), "{m}");
+        // nothing close: no guess, the list only
+        let (_, m) = message(json!({"zebra": 1}));
+        assert!(!m.contains("did you mean"), "{m}");
+        assert!(m.contains("the arguments are"), "{m}");
+    }
+
+    #[test]
+    fn type_errors_say_what_was_expected_and_what_came() {
+        let s = schema();
+        let f = s.faults(&json!({"path": "x", "n": "3"}));
+        assert_eq!(
+            f,
+            [ArgumentFault {
+                pointer: "/n".into(),
+                message: "expected an integer, got the string \"3\"; send 3 without quotes".into()
+            }]
+        );
+        for (value, got) in [
+            (json!(2.5), "the number 2.5"),
+            (json!(true), "the boolean true"),
+            (json!(null), "null"),
+            (json!([1, 2]), "an array of 2 items"),
+            (json!({"a": 1}), "an object with 1 keys"),
+            (json!("three"), "the string \"three\""),
+        ] {
+            let f = s.faults(&json!({"path": "x", "n": value}));
+            assert_eq!(
+                f[0].message,
+                format!("expected an integer, got {got}"),
+                "{value}"
+            );
+        }
+        let f = s.faults(&json!({"path": 7}));
+        assert_eq!(f[0].message, "expected a string, got the number 7");
+        let optional = CompiledSchema::compile(
+            "t",
+            "inputSchema",
+            &json!({"type": "object", "properties": {
+                "limit": {"type": ["integer", "null"]},
+                "either": {"type": ["string", "number"]}
+            }}),
+        )
+        .unwrap();
+        let f = optional.faults(&json!({"limit": "3", "either": true}));
+        let mut messages: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        messages.sort_unstable();
+        assert_eq!(
+            messages,
+            [
+                "expected an integer (or null), got the string \"3\"; send 3 without quotes",
+                "expected one of a number, a string, got the boolean true",
+            ]
+        );
+        let long = "x".repeat(100);
+        let f = s.faults(&json!({"path": "x", "n": long}));
+        assert!(
+            f[0].message.ends_with("... (100 characters)"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]

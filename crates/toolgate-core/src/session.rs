@@ -27,6 +27,11 @@ pub struct Session {
     pub(crate) result_bytes: AtomicU64,
     pub(crate) per_tool: Mutex<HashMap<Arc<str>, u64>>,
     pub(crate) seen: Mutex<HashSet<CallId>>,
+    /// Whether a repeated call id is refused (see [`SessionBuilder::call_ids_repeat`]).
+    pub(crate) unique_call_ids: bool,
+    /// Set once a grant of this session alone (`session` or `once`) was stored, so ending the
+    /// session ([`crate::Pipeline::end_session`]) costs nothing when there is none.
+    pub(crate) has_grants: std::sync::atomic::AtomicBool,
     pub(crate) memo: Mutex<Vec<(u64, bool)>>,
 }
 
@@ -93,9 +98,10 @@ impl Session {
         self.calls.load(Ordering::Relaxed)
     }
 
-    /// Records `id` as used; `false` when it was used before in this session.
+    /// Records `id` as used; `false` when it was used before in this session (always `true`
+    /// for a session whose calls come from independent requests).
     pub(crate) fn claim(&self, id: &CallId) -> bool {
-        self.seen.lock().insert(id.clone())
+        !self.unique_call_ids || self.seen.lock().insert(id.clone())
     }
 
     /// Budgets left now.
@@ -122,9 +128,19 @@ pub struct SessionBuilder<'r> {
     pub(crate) workspace: Option<Workspace>,
     pub(crate) budgets: Budgets,
     pub(crate) attributes: HashMap<String, Value>,
+    pub(crate) unique_call_ids: bool,
 }
 
 impl SessionBuilder<'_> {
+    /// Lets calls reuse call ids: for a session whose calls come from independent requests,
+    /// each with ids of its own (the stateless requests of one MCP caller, where every
+    /// request may be id 1). By default a call id used twice in a session is refused
+    /// (`invalid_input` / `duplicate_call_id`), as MCP request ids are unique in a session.
+    pub fn call_ids_repeat(mut self) -> Self {
+        self.unique_call_ids = false;
+        self
+    }
+
     /// Sets the agent profile (default `default`, every tool).
     pub fn profile(mut self, profile: impl Into<String>) -> Self {
         self.profile = profile.into();
@@ -175,6 +191,8 @@ impl SessionBuilder<'_> {
             result_bytes: AtomicU64::new(0),
             per_tool: Mutex::new(HashMap::new()),
             seen: Mutex::new(HashSet::new()),
+            unique_call_ids: self.unique_call_ids,
+            has_grants: std::sync::atomic::AtomicBool::new(false),
             memo: Mutex::new(Vec::new()),
         })
     }

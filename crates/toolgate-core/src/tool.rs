@@ -15,12 +15,13 @@ use std::any::Any;
 use std::fmt;
 
 /// Decoded arguments, type-erased between the decode stage and the handler. A typed tool puts
-/// its `Args` struct in here; a dynamic tool its JSON value.
-pub struct Args(Box<dyn Any + Send>);
+/// its `Args` struct in here; a dynamic tool its JSON value. `Sync`, since the stages borrow
+/// them while an approver is asked.
+pub struct Args(Box<dyn Any + Send + Sync>);
 
 impl Args {
     /// Wraps decoded arguments.
-    pub fn new<T: Any + Send>(value: T) -> Self {
+    pub fn new<T: Any + Send + Sync>(value: T) -> Self {
         Args(Box::new(value))
     }
 
@@ -119,8 +120,15 @@ pub enum ResolvedResource {
 /// A registered tool: its contract and its handler, type-erased.
 ///
 /// The pipeline calls, in order: [`Tool::decode`] (after the arguments passed `inputSchema`),
-/// [`Tool::guard`] (semantic checks and the resources the call touches), then, once the call is
-/// authorized and within budget, [`Tool::call`]. A retry of an idempotent tool decodes again.
+/// [`Tool::guard`] (semantic checks and the resources the call touches), [`Tool::preview`]
+/// (only when the call is put to an approver), then, once the call is authorized and within
+/// budget, [`Tool::call`]. A retry of an idempotent tool decodes again.
+///
+/// A call bound to fail is refused before a person is asked about it: the checks that need
+/// no side effect run in `guard` (every call pays for them) or, when they cost I/O a hot
+/// read-only tool should not pay on every call, in `preview` (paid only when someone is
+/// asked). `call` makes the same checks again on what it acts on, since the world can change
+/// in between (and while a person thinks).
 pub trait Tool: Send + Sync + 'static {
     /// The contract.
     fn spec(&self) -> &ToolSpec;
@@ -139,6 +147,20 @@ pub trait Tool: Send + Sync + 'static {
     fn guard(&self, args: &Args, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         let _ = (args, ctx);
         Ok(Vec::new())
+    }
+
+    /// Runs only when the call is about to be put to an approver, after [`Tool::guard`]
+    /// passed: looks (without side effects) at what the call would act on, and says what it
+    /// would change, for the person asked (a unified diff for a file edit: bounded text,
+    /// which the approver escapes), or `None` to show the arguments alone. The default
+    /// gives `None`.
+    ///
+    /// # Errors
+    /// Why the call would fail (the file does not exist, the text does not match): the call
+    /// ends with this error and nobody is asked.
+    fn preview(&self, args: &Args, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        let _ = (args, ctx);
+        Ok(None)
     }
 
     /// Runs the call. The pipeline applies the timeout, cancellation and retries around it.

@@ -63,6 +63,16 @@ pub trait TypedTool: Send + Sync + 'static {
         Ok(Vec::new())
     }
 
+    /// Before an approval question: why the call would fail, or what it would change (see
+    /// [`Tool::preview`]). The default gives `Ok(None)`.
+    ///
+    /// # Errors
+    /// Why the call would fail: nobody is asked.
+    fn preview(&self, args: &Self::Args, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        let _ = (args, ctx);
+        Ok(None)
+    }
+
     /// Runs the call.
     fn call(
         &self,
@@ -135,6 +145,11 @@ impl<T: TypedTool> Tool for Typed<T> {
     fn guard(&self, args: &Args, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         let args = args.downcast_ref::<T::Args>().ok_or_else(wrong_args)?;
         self.tool.guard(args, ctx)
+    }
+
+    fn preview(&self, args: &Args, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        let args = args.downcast_ref::<T::Args>().ok_or_else(wrong_args)?;
+        self.tool.preview(args, ctx)
     }
 
     fn call(&self, args: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {

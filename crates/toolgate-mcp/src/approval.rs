@@ -7,15 +7,22 @@
 //! 1. the call came in on a 2026-07-28 request: the question goes back as an input-required
 //!    result (see [`crate::mrtr`]), or the answer the client sent with its retry applies;
 //! 2. the client declared form elicitation: `elicitation/create` with a confirmation form
-//!    naming the tool and summarising the arguments ([`confirmation_form`]); accept with
-//!    `approve: true` runs the call, `approve: false` with feedback is a correction for the
-//!    model, anything else (decline, cancel, no answer in time) rejects it;
+//!    naming the tool, summarising the arguments and showing the change (a diff for the file
+//!    tools; [`confirmation_message`], [`confirmation_form`]); accept with `approve: true`
+//!    runs the call, `approve: false` with feedback is a correction for the model, `approve:
+//!    false` alone, decline and cancel reject it; an answer the form does not allow (a scope
+//!    not offered, an expiry out of range, no `approve`) is not taken as a rejection: the
+//!    question is asked again saying what was wrong, up to [`MAX_ANSWER_TRIES`] times; no
+//!    answer in time means nobody could answer;
 //!
 //!    when the pipeline has a grant store, the form also offers a `scope` ([`ScopeOffer`]):
 //!    `once` (the default), `session` (the rest of this connection's calls of the tool; not
-//!    offered to a stateless 2026-07-28 HTTP request, whose session ends with it) and
-//!    `always` (every session, for `expires_hours`);
-//! 3. otherwise nobody can answer, and the call is rejected (the non-interactive answer).
+//!    offered to a stateless 2026-07-28 HTTP request, whose calls run in the session of its
+//!    caller, shared by every client sending the same credential until the server stops:
+//!    more than a person answering about "this session" means) and `always` (every session,
+//!    for `expires_hours`);
+//! 3. otherwise nobody can answer ([`ApprovalAnswer::NobodyToAsk`]): the call does not run,
+//!    and the model's message says so and how the operator allows such calls.
 
 use crate::mrtr;
 use crate::server::Shared;
@@ -135,7 +142,8 @@ impl ScopeOffer {
 }
 
 impl CallClient {
-    /// What this call's form offers; `stateless` when the connection ends with the request.
+    /// What this call's form offers; `stateless` for a stateless HTTP request (no `session`:
+    /// see the module documentation).
     pub(crate) fn offer(&self, stateless: bool) -> ScopeOffer {
         let grants = self.shared.pipeline.grants().is_some();
         ScopeOffer {
@@ -162,13 +170,38 @@ impl CallClient {
     }
 }
 
-/// The answer when the client did not declare elicitation: the non-interactive one (deny).
-pub(crate) fn cannot_answer(request: &ApprovalRequest<'_>) -> ApprovalAnswer {
+/// The answer when the client did not declare elicitation: nobody can be asked.
+pub(crate) fn cannot_answer(_request: &ApprovalRequest<'_>) -> ApprovalAnswer {
+    ApprovalAnswer::NobodyToAsk {
+        reason: "this MCP client cannot show approval questions: it did not declare the \
+                 elicitation capability"
+            .into(),
+    }
+}
+
+/// How many times an approval question is asked when the answers are not ones the form
+/// allows, before the call is rejected.
+pub const MAX_ANSWER_TRIES: u8 = 3;
+
+/// An answer the form did not allow, and why, to tell the person who gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidAnswer(pub String);
+
+/// The question asked again after an answer the form did not allow: what was wrong first.
+pub(crate) fn ask_again(why: &InvalidAnswer, message: &str) -> String {
+    format!(
+        "Your answer could not be used: {}. Nothing has run yet; please answer again.\n\n{message}",
+        why.0
+    )
+}
+
+/// The rejection after [`MAX_ANSWER_TRIES`] answers the form did not allow.
+pub(crate) fn no_valid_answer(why: &InvalidAnswer) -> ApprovalAnswer {
     ApprovalAnswer::Rejected {
         reason: format!(
-            "tool {} needs approval ({}) and the MCP client cannot answer: it did not declare \
-             the elicitation capability",
-            request.tool.name, request.reason
+            "no valid answer to the approval question after {MAX_ANSWER_TRIES} tries (the \
+             last: {})",
+            why.0
         ),
     }
 }
@@ -230,43 +263,87 @@ async fn elicit(
     offer: ScopeOffer,
     request: &ApprovalRequest<'_>,
 ) -> ApprovalAnswer {
-    let params = ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: confirmation_message(request),
-        requested_schema: confirmation_form(&offer),
-    };
-    match peer
-        .create_elicitation_with_timeout(params, Some(timeout))
-        .await
-    {
-        Ok(answer) => from_elicit_result(&answer, &offer),
-        Err(e) => ApprovalAnswer::Rejected {
-            reason: format!("the approval request to the client failed: {e}"),
-        },
+    let question = confirmation_message(request);
+    let mut message = question.clone();
+    let mut tries = 0;
+    loop {
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema: confirmation_form(&offer),
+        };
+        let result = match peer
+            .create_elicitation_with_timeout(params, Some(timeout))
+            .await
+        {
+            Ok(result) => result,
+            Err(e) => {
+                return ApprovalAnswer::NobodyToAsk {
+                    reason: format!("the MCP client did not answer the approval question: {e}"),
+                }
+            }
+        };
+        match read_elicit_result(&result, &offer) {
+            Ok(answer) => return answer,
+            Err(why) => {
+                tries += 1;
+                if tries >= MAX_ANSWER_TRIES {
+                    return no_valid_answer(&why);
+                }
+                // tell the person what was wrong, and ask again
+                message = ask_again(&why, &question);
+            }
+        }
     }
 }
 
-/// The answer an elicitation result gives, for a form that made `offer`.
+/// The answer an elicitation result gives, for a form that made `offer`; an answer the form
+/// does not allow is a rejection (see [`read_elicit_result`] to tell the person instead).
+#[cfg(test)]
 pub(crate) fn from_elicit_result(result: &ElicitResult, offer: &ScopeOffer) -> ApprovalAnswer {
-    match result.action {
+    read_elicit_result(result, offer).unwrap_or_else(|why| ApprovalAnswer::Rejected {
+        reason: format!("the approval answer is not one the form allowed: {}", why.0),
+    })
+}
+
+/// The answer an elicitation result gives, for a form that made `offer`.
+///
+/// # Errors
+/// [`InvalidAnswer`] for an accepted form the person filled in wrong: `approve` missing or
+/// not a boolean (without feedback), a scope not offered or unknown, an `expires_hours` out
+/// of range. Decline, cancel and `approve: false` are answers (rejections), not errors.
+pub fn read_elicit_result(
+    result: &ElicitResult,
+    offer: &ScopeOffer,
+) -> Result<ApprovalAnswer, InvalidAnswer> {
+    Ok(match result.action {
         ElicitationAction::Accept => {
             let content = result.content.as_ref();
-            let approve = content
-                .and_then(|c| c.get("approve"))
-                .and_then(Value::as_bool);
+            let approve = content.and_then(|c| c.get("approve"));
             let feedback = content
                 .and_then(|c| c.get("feedback"))
                 .and_then(Value::as_str)
                 .map(str::trim)
                 .filter(|f| !f.is_empty());
             match (approve, feedback) {
-                (Some(true), _) => scoped(content, offer),
+                (Some(Value::Bool(true)), _) => scoped(content, offer)?,
                 (_, Some(feedback)) => ApprovalAnswer::Corrected {
                     feedback: feedback.to_string(),
                 },
-                _ => ApprovalAnswer::Rejected {
+                (Some(Value::Bool(false)), None) => ApprovalAnswer::Rejected {
                     reason: "the user did not approve the call".into(),
                 },
+                (None | Some(Value::Null), None) => {
+                    return Err(InvalidAnswer(
+                        "approve was not answered; choose whether to approve the call".into(),
+                    ))
+                }
+                (Some(other), None) => {
+                    return Err(InvalidAnswer(format!(
+                        "approve is {}, not true or false",
+                        short(other)
+                    )))
+                }
             }
         }
         ElicitationAction::Decline => ApprovalAnswer::Rejected {
@@ -278,26 +355,27 @@ pub(crate) fn from_elicit_result(result: &ElicitResult, offer: &ScopeOffer) -> A
         _ => ApprovalAnswer::Rejected {
             reason: "the client answered the approval request with an unknown action".into(),
         },
-    }
+    })
 }
 
 /// An approval with the scope the answer chose: no `scope` (a client that ignores the field)
 /// or `once` approves this call; an offered `session` or `always` asks for a grant (`session`
 /// for [`ScopeOffer::session_secs`], `always` for `expires_hours`, default
-/// [`ScopeOffer::always_secs`]). A scope that was not offered, or an expiry outside 1 hour to
-/// [`ScopeOffer::max_secs`], rejects: the answer is not one the form allowed.
-fn scoped(content: Option<&Value>, offer: &ScopeOffer) -> ApprovalAnswer {
-    let bad = |why: String| ApprovalAnswer::Rejected {
-        reason: format!("the approval answer is not one the form allowed: {why}"),
-    };
+/// [`ScopeOffer::always_secs`]).
+///
+/// # Errors
+/// [`InvalidAnswer`] for a scope that was not offered, or an expiry outside 1 hour to
+/// [`ScopeOffer::max_secs`]: the answer is not one the form allowed.
+fn scoped(content: Option<&Value>, offer: &ScopeOffer) -> Result<ApprovalAnswer, InvalidAnswer> {
+    let bad = |why: String| Err(InvalidAnswer(why));
     let scope = match content.and_then(|c| c.get("scope")) {
         None | Some(Value::Null) => GrantScope::Once,
         Some(Value::String(s)) => match s.parse::<GrantScope>() {
             Ok(scope) if offer.offers(scope) => scope,
-            Ok(scope) => return bad(format!("scope {scope} was not offered")),
-            Err(e) => return bad(e.to_string()),
+            Ok(scope) => return bad(format!("scope {scope} was not offered here")),
+            Err(e) => return bad(e.to_string().replace("invalid grant: ", "")),
         },
-        Some(other) => return bad(format!("scope is {other}, not a string")),
+        Some(other) => return bad(format!("scope is {}, not one of the choices", short(other))),
     };
     let always_secs = match content.and_then(|c| c.get("expires_hours")) {
         None | Some(Value::Null) => offer.always_secs,
@@ -305,13 +383,14 @@ fn scoped(content: Option<&Value>, offer: &ScopeOffer) -> ApprovalAnswer {
             Some(h) if (1..=offer.max_hours()).contains(&h) => h * 3600,
             _ => {
                 return bad(format!(
-                    "expires_hours {v} is not 1 to {}",
+                    "expires_hours {} is not a whole number of hours from 1 to {}",
+                    short(v),
                     offer.max_hours()
                 ))
             }
         },
     };
-    match scope {
+    Ok(match scope {
         GrantScope::Once => ApprovalAnswer::Approved,
         GrantScope::Session => ApprovalAnswer::ApprovedFor {
             grant: GrantRequest {
@@ -325,7 +404,7 @@ fn scoped(content: Option<&Value>, offer: &ScopeOffer) -> ApprovalAnswer {
                 ..GrantRequest::new(GrantScope::Always)
             },
         },
-    }
+    })
 }
 
 /// The confirmation form: a required boolean `approve`, an optional `feedback` string, and,
@@ -392,8 +471,15 @@ const MAX_VALUE_CHARS: usize = 120;
 /// Longest argument summary, in bytes.
 const MAX_SUMMARY_BYTES: usize = 1500;
 
-/// The question: the tool, why it asks, and the arguments summarised (secrets redacted,
-/// long strings cut).
+/// Lines of a preview (a diff) shown in the question, at most.
+pub const MAX_PREVIEW_LINES: usize = 80;
+/// Bytes of a preview shown in the question, about.
+pub const MAX_PREVIEW_BYTES: usize = 6 << 10;
+
+/// The question: the tool, why it asks, the arguments summarised (secrets redacted, long
+/// strings cut) and, when the tool gives one, what the call would change (a unified diff for
+/// `write_file` and `edit_file`), escaped and cut to [`MAX_PREVIEW_LINES`] and
+/// [`MAX_PREVIEW_BYTES`] ([`toolgate_core::show_preview`]).
 pub fn confirmation_message(request: &ApprovalRequest<'_>) -> String {
     let tool = &request.tool.name;
     let title = request
@@ -402,11 +488,20 @@ pub fn confirmation_message(request: &ApprovalRequest<'_>) -> String {
         .as_deref()
         .map(|t| format!(" ({t})"))
         .unwrap_or_default();
-    format!(
+    let mut message = format!(
         "Allow the agent to run the tool {tool}{title}?\nWhy this asks: {}\nArguments:\n{}",
         request.reason,
         summarize_arguments(request.arguments)
-    )
+    );
+    if let Some(preview) = request.preview {
+        message.push_str("\nChange:\n");
+        message.push_str(&toolgate_core::show_preview(
+            preview,
+            MAX_PREVIEW_LINES,
+            MAX_PREVIEW_BYTES,
+        ));
+    }
+    message
 }
 
 /// One line per top-level argument: `name: value`, secrets redacted, long strings cut.
@@ -648,7 +743,7 @@ mod tests {
         let four = json!({"approve": true, "scope": "always", "expires_hours": 4});
         assert!(matches!(
             answer(four),
-            ApprovalAnswer::Rejected { reason } if reason.contains("not 1 to 3")
+            ApprovalAnswer::Rejected { reason } if reason.contains("from 1 to 3")
         ));
         let form = serde_json::to_value(confirmation_form(&offer)).unwrap();
         let hours = &form["properties"]["expires_hours"];

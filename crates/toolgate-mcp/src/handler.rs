@@ -4,12 +4,15 @@
 //! `tools/call` in order:
 //! 1. the call id is the JSON-RPC request id as a string (numbers in decimal), unique in the
 //!    session as MCP requires of request ids; the arguments are the request's (`{}` if absent)
-//! 2. the call is dispatched with the request's cancellation token, which rmcp fires on
+//! 2. the call runs in the connection's toolgate session, or, for a stateless HTTP request
+//!    (no `Mcp-Session-Id`), in its caller's ([`crate::caller`]), so budgets and result
+//!    handles hold across a caller's requests
+//! 3. the call is dispatched with the request's cancellation token, which rmcp fires on
 //!    `notifications/cancelled` (and, for a stateless HTTP request, when its response stream
 //!    closes), inside the approval scope of this client ([`crate::approval`])
-//! 3. with a `progressToken`, the tool's own progress reports, or "still running" progress
+//! 4. with a `progressToken`, the tool's own progress reports, or "still running" progress
 //!    every interval until it sends one ([`crate::progress`])
-//! 4. an unknown tool is JSON-RPC `-32602`; a question for the client on 2026-07-28 is an
+//! 5. an unknown tool is JSON-RPC `-32602`; a question for the client on 2026-07-28 is an
 //!    input-required result; anything else is the call's result ([`crate::result`])
 
 // logging/setLevel and notifications/message: deprecated by SEP-2577, still what 2025-11-25
@@ -36,7 +39,8 @@ use toolgate_core::{Session, ToolCall, ToolResult};
 pub(crate) const LEVEL_UNSET: u8 = u8::MAX;
 
 /// The handler of one MCP session (a stdio connection, an HTTP session, or one stateless
-/// HTTP request), with its own toolgate session.
+/// HTTP request), with its own toolgate session, which ends (its session grants with it) when
+/// the handler is dropped.
 pub struct Connection {
     shared: Arc<Shared>,
     session: Session,
@@ -65,6 +69,16 @@ impl Connection {
         &self.session
     }
 
+    /// The caller's session when the request is a stateless HTTP one.
+    fn caller_session(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Option<Arc<crate::caller::CallerSession>> {
+        let parts = ctx.extensions.get::<http::request::Parts>()?;
+        let key = crate::caller::CallerKey::of(parts)?;
+        Some(self.shared.caller_session(key))
+    }
+
     async fn dispatch(
         &self,
         request: CallToolRequestParams,
@@ -72,6 +86,8 @@ impl Connection {
     ) -> Result<CallToolResponse, ErrorData> {
         let shared = &self.shared;
         let _running = shared.inflight.enter();
+        let caller = self.caller_session(&ctx);
+        let session = caller.as_ref().map_or(&self.session, |c| &c.session);
         let id = match &ctx.id {
             NumberOrString::Number(n) => n.to_string(),
             NumberOrString::String(s) => s.to_string(),
@@ -104,15 +120,14 @@ impl Connection {
         };
         let (result, left) = match progress {
             None => {
-                let dispatch = shared.pipeline.dispatch_with(call, &self.session, cancel);
+                let dispatch = shared.pipeline.dispatch_with(call, session, cancel);
                 in_call(client, dispatch).await
             }
             Some((token, own)) => {
                 let (sink, reports) = crate::progress::channel();
-                let dispatch =
-                    shared
-                        .pipeline
-                        .dispatch_with_progress(call, &self.session, cancel, sink);
+                let dispatch = shared
+                    .pipeline
+                    .dispatch_with_progress(call, session, cancel, sink);
                 let ticks = crate::progress::Ticks {
                     peer: &peer,
                     token,
@@ -137,6 +152,13 @@ impl Connection {
         Ok(CallToolResponse::Complete(
             crate::result::to_call_tool_result(result),
         ))
+    }
+}
+
+impl Drop for Connection {
+    /// The session is over: its session grants end.
+    fn drop(&mut self) {
+        self.shared.pipeline.end_session(&self.session);
     }
 }
 

@@ -10,7 +10,9 @@
 //!    `server/discover`, `ping`, cancellation tokens, sessions
 //! 3. [`handler`]: `tools/list` from the registry ([`tools`]), `tools/call` as a toolgate
 //!    `ToolCall` whose id is the JSON-RPC request id, dispatched with the request's
-//!    cancellation token, with "still running" progress while it runs ([`progress`])
+//!    cancellation token, with "still running" progress while it runs ([`progress`]), in the
+//!    connection's toolgate session, or for a stateless HTTP request in its caller's
+//!    ([`caller`])
 //! 4. the pipeline; when its policy asks, [`ClientApprover`] asks the MCP client through
 //!    elicitation ([`approval`]), or, on 2026-07-28, answers with an input-required result
 //!    whose signed request state carries the question ([`mrtr`])
@@ -45,6 +47,7 @@
 #![forbid(unsafe_code)]
 
 pub mod approval;
+pub mod caller;
 pub mod cli;
 mod error;
 pub mod handler;

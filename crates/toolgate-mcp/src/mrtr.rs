@@ -11,7 +11,9 @@
 //!    the `requestState`. The state is opened against the same binding; the nonce is spent (a
 //!    second use is refused); the user's answer applies as for elicitation
 //!    ([`crate::approval`]). A state that does not open, has expired, or was used is a
-//!    rejection, never an approval.
+//!    rejection, never an approval. An answer the form does not allow (a scope not offered,
+//!    an expiry out of range) is neither: the round leaves a new question behind saying what
+//!    was wrong (its state counts the tries), up to [`MAX_ANSWER_TRIES`] answers.
 //!
 //! The first round is not an answer: the approver returns [`ApprovalAnswer::Pending`], the call
 //! does not run, and its audit record says so (outcome `input_required`, approval `pending`, no
@@ -19,8 +21,8 @@
 //! the user's answer.
 
 use crate::approval::{
-    cannot_answer, confirmation_form, confirmation_message, from_elicit_result, CallClient,
-    ScopeOffer,
+    ask_again, cannot_answer, confirmation_form, confirmation_message, no_valid_answer,
+    read_elicit_result, CallClient, InvalidAnswer, ScopeOffer, MAX_ANSWER_TRIES,
 };
 use parking_lot::Mutex;
 use rmcp::model::{
@@ -78,6 +80,9 @@ struct Sealed {
     n: String,
     /// The tool.
     t: String,
+    /// Answers given so far that the form did not allow.
+    #[serde(default)]
+    a: u8,
 }
 
 /// Whether the request uses the 2026-07-28 lifecycle, where the server sends no requests and
@@ -95,8 +100,9 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
         .input_responses
         .as_ref()
         .and_then(|r| r.get(INPUT_KEY));
-    // 2026-07-28 over HTTP is stateless: the session ends with the request, so a session
-    // grant would cover nothing
+    // 2026-07-28 over HTTP is stateless: the calls run in the caller's session, shared by
+    // every client with the same credential, which is more than "this session" says to the
+    // person answering (crate::approval)
     let stateless = client
         .ctx
         .extensions
@@ -104,7 +110,13 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
         .is_some();
     let offer = client.offer(stateless);
     match (&client.request_state, response) {
-        (Some(state), Some(response)) => redeem(states, state, response, &binding, &offer),
+        (Some(state), Some(response)) => match redeem(states, state, response, &binding, &offer) {
+            Redeemed::Answer(answer) => answer,
+            Redeemed::Invalid { why, tries } if tries < MAX_ANSWER_TRIES => {
+                ask(client, request, &binding, &offer, Some(&why), tries)
+            }
+            Redeemed::Invalid { why, .. } => no_valid_answer(&why),
+        },
         (Some(_), None) | (None, Some(_)) => ApprovalAnswer::Rejected {
             reason: format!(
                 "the retry must carry both requestState and inputResponses[{INPUT_KEY:?}]"
@@ -119,29 +131,60 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
             if !can_elicit {
                 return cannot_answer(request);
             }
-            let payload = Sealed {
-                n: format!("{:032x}", rand::random::<u128>()),
-                t: request.tool.name.to_string(),
-            };
-            let options = SealOptions::new().associated_data(&binding).ttl(STATE_TTL);
-            let Ok(sealed) = states.codec.seal_json_with(&payload, &options) else {
-                return ApprovalAnswer::Rejected {
-                    reason: "the approval question could not be sealed".into(),
-                };
-            };
-            let ask = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: confirmation_message(request),
-                requested_schema: confirmation_form(&offer),
-            });
-            let mut requests = InputRequests::new();
-            requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ask));
-            *client.question.lock() = Some(InputRequiredResult::new(Some(requests), Some(sealed)));
-            ApprovalAnswer::Pending {
-                reason: "approval asked of the client (input required)".into(),
-            }
+            ask(client, request, &binding, &offer, None, 0)
         }
     }
+}
+
+/// Leaves the approval question behind as this round's input-required result (after `tries`
+/// answers the form did not allow, the last one `why`, which the question names first).
+fn ask(
+    client: &CallClient,
+    request: &ApprovalRequest<'_>,
+    binding: &[u8],
+    offer: &ScopeOffer,
+    why: Option<&InvalidAnswer>,
+    tries: u8,
+) -> ApprovalAnswer {
+    let payload = Sealed {
+        n: format!("{:032x}", rand::random::<u128>()),
+        t: request.tool.name.to_string(),
+        a: tries,
+    };
+    let options = SealOptions::new().associated_data(binding).ttl(STATE_TTL);
+    let Ok(sealed) = client
+        .shared
+        .approvals
+        .codec
+        .seal_json_with(&payload, &options)
+    else {
+        return ApprovalAnswer::Rejected {
+            reason: "the approval question could not be sealed".into(),
+        };
+    };
+    let question = confirmation_message(request);
+    let ask = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: match why {
+            Some(why) => ask_again(why, &question),
+            None => question,
+        },
+        requested_schema: confirmation_form(offer),
+    });
+    let mut requests = InputRequests::new();
+    requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ask));
+    *client.question.lock() = Some(InputRequiredResult::new(Some(requests), Some(sealed)));
+    ApprovalAnswer::Pending {
+        reason: "approval asked of the client (input required)".into(),
+    }
+}
+
+/// What the retry's answer is.
+enum Redeemed {
+    /// An answer (a rejection when the state or the response is not acceptable).
+    Answer(ApprovalAnswer),
+    /// One the form did not allow: the `tries`-th such.
+    Invalid { why: InvalidAnswer, tries: u8 },
 }
 
 fn redeem(
@@ -150,9 +193,12 @@ fn redeem(
     response: &serde_json::Value,
     binding: &[u8],
     offer: &ScopeOffer,
-) -> ApprovalAnswer {
-    let invalid = || ApprovalAnswer::Rejected {
-        reason: "the approval state is invalid, expired, already used, or for another call".into(),
+) -> Redeemed {
+    let invalid = || {
+        Redeemed::Answer(ApprovalAnswer::Rejected {
+            reason: "the approval state is invalid, expired, already used, or for another call"
+                .into(),
+        })
     };
     let Ok(sealed) = states.codec.open_json_with::<Sealed>(state, binding) else {
         return invalid();
@@ -161,10 +207,16 @@ fn redeem(
         return invalid();
     }
     match serde_json::from_value::<ElicitResult>(response.clone()) {
-        Ok(result) => from_elicit_result(&result, offer),
-        Err(_) => ApprovalAnswer::Rejected {
-            reason: "the approval answer is not an elicitation result".into(),
+        Ok(result) => match read_elicit_result(&result, offer) {
+            Ok(answer) => Redeemed::Answer(answer),
+            Err(why) => Redeemed::Invalid {
+                why,
+                tries: sealed.a.saturating_add(1),
+            },
         },
+        Err(_) => Redeemed::Answer(ApprovalAnswer::Rejected {
+            reason: "the approval answer is not an elicitation result".into(),
+        }),
     }
 }
 

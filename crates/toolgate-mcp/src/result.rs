@@ -8,8 +8,9 @@
 //!   handle that `read_result` pages through;
 //! - a pipeline error, argument validation included: `isError: true`, the error rendered for
 //!   the model (`kind (reason): message` and one line per argument fault, saying what to send
-//!   instead) and `_meta["toolgate/error"]` with the kind, reason and whether the model may go
-//!   on. Only an unknown tool becomes a JSON-RPC error ([`unknown_tool`]).
+//!   instead) and `_meta["toolgate/error"]` with the kind, reason, whether the model may go
+//!   on and, for an approval's answer, the policy `rule` that asked. Only an unknown tool
+//!   becomes a JSON-RPC error ([`unknown_tool`]).
 
 use rmcp::model::{CallToolResult, ContentBlock, ErrorData, MetaObject, Resource};
 use serde_json::json;
@@ -28,15 +29,18 @@ pub fn to_call_tool_result(result: ToolResult) -> CallToolResult {
         out.is_error = Some(true);
         out.content = vec![ContentBlock::text(render_error(error))];
         let mut meta = MetaObject::new();
-        meta.insert(
-            ERROR_META.to_string(),
-            json!({
-                "kind": error.kind,
-                "reason": error.reason,
-                "recoverable": error.is_recoverable(),
-                "faults": error.faults,
-            }),
-        );
+        let mut details = json!({
+            "kind": error.kind,
+            "reason": error.reason,
+            "recoverable": error.is_recoverable(),
+            "faults": error.faults,
+        });
+        // the policy rule that asked, for an approval's answer: for the client and the
+        // operator, not in the model's text
+        if let Some(rule) = error.details.as_deref().and_then(|d| d.get("rule")) {
+            details["rule"] = rule.clone();
+        }
+        meta.insert(ERROR_META.to_string(), details);
         out.meta = Some(meta);
         return out;
     }
@@ -98,14 +102,24 @@ pub fn to_block(content: &Content) -> Option<ContentBlock> {
 }
 
 /// The JSON-RPC error for a result whose tool is unknown or invisible to the profile
-/// (`-32602`, as the specification's example for an unknown tool); `None` for any other
-/// result.
+/// (`-32602`); `None` for any other result. The message names the tools the caller can call
+/// (and the closest name), and `data` carries them (`available`, `did_you_mean`).
+///
+/// Every revision of the specification (2024-11-05 to 2026-07-28 and the draft, "Tools",
+/// "Error Handling") classes an unknown tool as a protocol error, not a tool execution
+/// error, so there is no revision on which this may be an `isError` result instead; a
+/// client that hides protocol errors from its model still gets a message naming the tools.
 pub fn unknown_tool(result: &ToolResult) -> Option<ErrorData> {
     let error = result.error.as_ref()?;
     (error.kind == ErrorKind::UnknownTool).then(|| {
+        let details = error.details.as_deref();
         ErrorData::invalid_params(
-            format!("{}; send tools/list to see them", error.message),
-            Some(json!({ "tool": &*result.tool })),
+            error.message.clone(),
+            Some(json!({
+                "tool": &*result.tool,
+                "available": details.and_then(|d| d.get("available")),
+                "did_you_mean": details.and_then(|d| d.get("did_you_mean")),
+            })),
         )
     })
 }

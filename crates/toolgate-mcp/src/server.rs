@@ -1,6 +1,7 @@
 //! [`McpServer`]: what every connection of one server shares (the pipeline, the tool listing
 //! of its profile, the server information), and its builder.
 
+use crate::caller::Callers;
 use crate::error::Error;
 use crate::handler::Connection;
 use crate::inflight::InFlight;
@@ -45,9 +46,10 @@ impl Default for GrantSecs {
 /// The longest expiry of a grant given through the form: [`crate::approval::MAX_ALWAYS_HOURS`].
 const MAX_GRANT_SECS: u64 = crate::approval::MAX_ALWAYS_HOURS as u64 * 3600;
 
-/// An MCP server over one pipeline: cheap to clone, one per process. Each connection (a stdio
-/// session, an HTTP session, or one stateless HTTP request) gets its own toolgate
-/// [`toolgate_core::Session`] under the server's profile, workspace and budgets.
+/// An MCP server over one pipeline: cheap to clone, one per process. Each MCP session (a
+/// stdio connection, an HTTP session with `Mcp-Session-Id`) gets its own toolgate
+/// [`toolgate_core::Session`] under the server's profile, workspace and budgets; the
+/// stateless HTTP requests of one caller share one ([`crate::caller`]).
 #[derive(Clone)]
 pub struct McpServer {
     pub(crate) shared: Arc<Shared>,
@@ -70,6 +72,42 @@ pub(crate) struct Shared {
     pub(crate) grant_secs: GrantSecs,
     pub(crate) inflight: InFlight,
     pub(crate) approvals: ApprovalStates,
+    /// The sessions of the callers of stateless requests.
+    pub(crate) callers: Callers,
+}
+
+impl Shared {
+    /// A new toolgate session under the server's profile, workspace, budgets and attributes.
+    pub(crate) fn new_session(&self, id: String, call_ids_repeat: bool) -> toolgate_core::Session {
+        let mut builder = self
+            .pipeline
+            .session(id)
+            .profile(self.profile.as_str())
+            .budgets(self.budgets);
+        if call_ids_repeat {
+            builder = builder.call_ids_repeat();
+        }
+        for (k, v) in &self.attributes {
+            builder = builder.attribute(k.clone(), v.clone());
+        }
+        if let Some(ws) = &self.workspace {
+            builder = builder.workspace(ws.clone());
+        }
+        // The profile was checked when the server was built.
+        builder
+            .build()
+            .expect("the server's profile was checked at build")
+    }
+
+    /// The session of a stateless request's caller, made at its first request.
+    pub(crate) fn caller_session(
+        &self,
+        key: crate::caller::CallerKey,
+    ) -> Arc<crate::caller::CallerSession> {
+        self.callers.session(key, &self.pipeline, || {
+            self.new_session(format!("mcp-caller-{:032x}", rand::random::<u128>()), true)
+        })
+    }
 }
 
 impl std::fmt::Debug for McpServer {
@@ -128,25 +166,12 @@ impl McpServer {
     }
 
     /// A new connection: the rmcp handler of one MCP session, with a toolgate session of
-    /// its own (a random id, the server's profile, workspace and budgets).
+    /// its own (a random id, the server's profile, workspace and budgets), which ends when the
+    /// connection is dropped. A stateless HTTP request's connection runs its calls in its
+    /// caller's session instead ([`crate::caller`]).
     pub fn connection(&self) -> Connection {
         let id = format!("mcp-{:032x}", rand::random::<u128>());
-        let mut builder = self
-            .shared
-            .pipeline
-            .session(id)
-            .profile(self.shared.profile.as_str())
-            .budgets(self.shared.budgets);
-        for (k, v) in &self.shared.attributes {
-            builder = builder.attribute(k.clone(), v.clone());
-        }
-        if let Some(ws) = &self.shared.workspace {
-            builder = builder.workspace(ws.clone());
-        }
-        // The profile was checked when the server was built.
-        let session = builder
-            .build()
-            .expect("the server's profile was checked at build");
+        let session = self.shared.new_session(id, false);
         Connection::new(self.shared.clone(), session)
     }
 }
@@ -298,6 +323,7 @@ impl McpServerBuilder {
                 grant_secs: self.grant_secs,
                 inflight: InFlight::default(),
                 approvals: ApprovalStates::new(),
+                callers: Callers::default(),
             }),
         })
     }

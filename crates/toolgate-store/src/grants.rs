@@ -171,6 +171,24 @@ impl Store {
         })
     }
 
+    /// Ends the `session` and `once` grants of `session` that are still active at `now_us`
+    /// (its session ended): each expires at `now_us`. Returns how many.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`].
+    pub fn end_session_grants(&self, session: &str, now_us: u64) -> Result<usize> {
+        self.with_conn(|conn| {
+            Ok(conn.execute(
+                &format!(
+                    "UPDATE grants SET expires_us = ?1 WHERE session = ?2 AND scope <> 'always' \
+                     AND {}",
+                    ACTIVE.replace('?', "?1")
+                ),
+                rusqlite::params![to_i64(now_us), session],
+            )?)
+        })
+    }
+
     /// Spends a `once` grant for one call at `now_us`: `true` for the one caller that spent
     /// it, `false` when it is not an active `once` grant (spent, revoked, expired, another
     /// scope, or no such grant).
@@ -218,6 +236,11 @@ impl GrantStore for Store {
 
     fn list(&self, filter: &GrantFilter) -> std::result::Result<Vec<Grant>, GrantError> {
         self.list_grants(filter).map_err(store_error)
+    }
+
+    fn end_session(&self, session: &str, now_us: u64) -> std::result::Result<usize, GrantError> {
+        self.end_session_grants(session, now_us)
+            .map_err(store_error)
     }
 
     fn pattern_cache(&self) -> Option<&GrantPatternCache> {

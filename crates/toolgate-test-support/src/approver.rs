@@ -16,6 +16,8 @@ pub struct Asked {
     pub rule: String,
     /// The arguments.
     pub arguments: serde_json::Value,
+    /// What the tool said the call would change (a diff for the file tools).
+    pub preview: Option<String>,
 }
 
 /// Answers requests in order from a script; when the script runs out it answers `fallback`.
@@ -59,6 +61,7 @@ impl Approver for ScriptedApprover {
             call_id: request.call_id.to_string(),
             rule: request.rule.to_string(),
             arguments: request.arguments.clone(),
+            preview: request.preview.map(str::to_owned),
         });
         let answer = self
             .script

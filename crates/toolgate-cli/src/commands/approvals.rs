@@ -154,6 +154,7 @@ fn grant(a: GrantArgs) -> anyhow::Result<Exit> {
         }
         _ => {}
     }
+    warn_if_no_tool_matches(&a.tool, a.store.workspace.as_deref());
     let path = a.store.path()?;
     let store =
         Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
@@ -185,6 +186,35 @@ fn grant(a: GrantArgs) -> anyhow::Result<Exit> {
         );
     }
     Ok(Exit::Success)
+}
+
+/// Warns on stderr when the tool pattern matches none of the tools toolgate serves here (the
+/// built-in tools under the workspace's configuration): the grant is stored, but approves
+/// nothing until such a tool exists, which is most often a typo (`write-file`). The closest
+/// name is suggested.
+fn warn_if_no_tool_matches(pattern: &str, workspace: Option<&std::path::Path>) {
+    let Ok(parsed) = toolgate_core::pattern::ToolPattern::parse(pattern) else {
+        return;
+    };
+    let config = super::open_workspace(workspace)
+        .ok()
+        .and_then(|ws| super::load_config(&ws, None).ok())
+        .unwrap_or_default();
+    let Ok(tools) = super::builtin_tools(&config) else {
+        return;
+    };
+    let names: Vec<&str> = tools.iter().map(|t| &*t.spec().name).collect();
+    if names.iter().any(|n| parsed.matches(n)) {
+        return;
+    }
+    let near = toolgate_core::suggest::closest(pattern, names.iter().copied())
+        .map(|n| format!("; did you mean {n}?"))
+        .unwrap_or_default();
+    eprintln!(
+        "toolgate: warning: the tool pattern {pattern:?} matches none of the tools here ({}){near} \
+         The grant is stored, but approves nothing until a tool of that name exists.",
+        names.join(", ")
+    );
 }
 
 /// A grant as listed: the stored grant and its state now.

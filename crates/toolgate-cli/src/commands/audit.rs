@@ -1,9 +1,8 @@
 //! `toolgate audit`: query the audit log; `toolgate audit verify`: walk its hash chain.
 
-use super::store::{clip, format_time, format_us, parse_since, StoreArgs};
+use super::store::{clip, format_time, format_us, since_arg, StoreArgs};
 use crate::exit::Exit;
 use std::io::Write;
-use std::time::SystemTime;
 use toolgate_core::Outcome;
 use toolgate_store::{AuditQuery, StoredRecord, Verification};
 
@@ -38,8 +37,8 @@ struct QueryArgs {
     outcome: Option<OutcomeArg>,
     /// Only calls since TIME: RFC 3339 (`2026-01-31T12:00:00Z`, `...+02:00`) or a span back
     /// from now (`30m`, `1h`, `2d`).
-    #[arg(long, value_name = "TIME")]
-    since: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = since_arg)]
+    since: Option<u64>,
     /// Show the most recent N matching records (0: all).
     #[arg(long, default_value_t = 100, value_name = "N")]
     limit: usize,
@@ -95,11 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 }
 
 fn query(a: QueryArgs) -> anyhow::Result<Exit> {
-    let since_us = a
-        .since
-        .as_deref()
-        .map(|s| parse_since(s, SystemTime::now()))
-        .transpose()?;
+    let since_us = a.since;
     let store = a.store.open_existing()?;
     let records = store.audit_records(&AuditQuery {
         tool: a.tool,

@@ -41,7 +41,9 @@ pub struct Args {
     /// A session attribute, `key=value`, for the policy's conditions (repeatable).
     #[arg(long = "attr", value_name = "KEY=VALUE")]
     attrs: Vec<String>,
-    /// The session id (default: a new one).
+    /// The session id (default: a new one, which ends with this call: a `session` answer at
+    /// the prompt then approves this call only). A named session goes on in later calls
+    /// with the same id; its session grants hold until they expire or are revoked.
     #[arg(long)]
     session: Option<String>,
     /// The call id to send and to expect back.
@@ -125,6 +127,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         builder = builder.grants(grants);
     }
     let pipeline = builder.build();
+    // a session made for this call ends with it (its session grants too); one named with
+    // --session goes on in later calls
+    let named = args.session.is_some();
     let session_id = args.session.clone().unwrap_or_else(new_session_id);
     let mut session = pipeline
         .session(session_id)
@@ -152,6 +157,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         let cancel = cancel_on_signal();
         pipeline.dispatch_with(call, &session, cancel).await
     });
+    if !named {
+        pipeline.end_session(&session);
+    }
     // the record is committed before the result is shown (SIGTERM and Ctrl-C cancel the call
     // above and still get here)
     let flushed = recording.finish(&pipeline);

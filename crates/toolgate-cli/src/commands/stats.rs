@@ -1,9 +1,8 @@
 //! `toolgate stats`: per-tool figures from the audit log.
 
-use super::store::{clip, format_us, parse_since, StoreArgs};
+use super::store::{clip, format_us, since_arg, StoreArgs};
 use crate::exit::Exit;
 use std::io::Write;
-use std::time::SystemTime;
 use toolgate_store::{AuditQuery, ToolStats};
 
 /// Arguments of `toolgate stats`.
@@ -16,8 +15,8 @@ pub struct Args {
     #[arg(long)]
     session: Option<String>,
     /// Only calls since TIME: RFC 3339 or a span back from now (`30m`, `1h`, `2d`).
-    #[arg(long, value_name = "TIME")]
-    since: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = since_arg)]
+    since: Option<u64>,
     /// One JSON object per tool per line instead of a table.
     #[arg(long)]
     json: bool,
@@ -27,11 +26,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(a: Args) -> anyhow::Result<Exit> {
-    let since_us = a
-        .since
-        .as_deref()
-        .map(|s| parse_since(s, SystemTime::now()))
-        .transpose()?;
+    let since_us = a.since;
     let store = a.store.open_existing()?;
     let stats = store.tool_stats(&AuditQuery {
         tool: a.tool,

@@ -43,13 +43,25 @@ pub fn store_of(dir: &Path) -> PathBuf {
     toolgate_store::default_path(&root)
 }
 
+/// `--since` as clap parses it ([`parse_since`] at the time of parsing), so a bad value is a
+/// usage error (exit 2) that names the flag.
+///
+/// # Errors
+/// What is wrong with the value, and what to give instead.
+pub fn since_arg(text: &str) -> Result<u64, String> {
+    parse_since(text, SystemTime::now()).map_err(|e| format!("{e:#}"))
+}
+
 /// Parses `--since`: an RFC 3339 time (`2026-01-31T12:00:00Z`, `2026-01-31T14:00:00+02:00`,
 /// or without an offset for UTC) or a time span back from `now` (`90s`, `30m`, `1h`, `2d`,
 /// `1h 30m`). Returns microseconds since the Unix epoch.
+///
+/// # Errors
+/// An empty value, or one that is neither (the message says what to give instead).
 pub fn parse_since(text: &str, now: SystemTime) -> anyhow::Result<u64> {
     let t = text.trim();
     if t.is_empty() {
-        bail!("--since is empty: give an RFC 3339 time or a span such as 1h or 30m");
+        bail!("it is empty: give an RFC 3339 time such as 2026-01-31T12:00:00Z or a span such as 1h or 30m");
     }
     if let Ok(span) = humantime::parse_duration(t) {
         let at = now.checked_sub(span).unwrap_or(SystemTime::UNIX_EPOCH);
@@ -57,7 +69,8 @@ pub fn parse_since(text: &str, now: SystemTime) -> anyhow::Result<u64> {
     }
     let (local, offset) = split_offset(t);
     let utc = humantime::parse_rfc3339_weak(local).with_context(|| {
-        format!("--since {text:?} is neither an RFC 3339 time nor a span such as 1h or 30m")
+        "it is neither an RFC 3339 time such as 2026-01-31T12:00:00Z nor a span back from now \
+         such as 1h or 30m"
     })?;
     let at = if offset >= 0 {
         utc.checked_sub(Duration::from_secs(offset.unsigned_abs()))
@@ -156,8 +169,8 @@ mod tests {
             "+02:00",
             "é",
         ] {
-            let e = parse_since(bad, now).unwrap_err().to_string();
-            assert!(e.contains("--since"), "{bad}: {e}");
+            let e = since_arg(bad).unwrap_err();
+            assert!(e.contains("such as 1h or 30m"), "{bad}: {e}");
         }
     }
 

@@ -356,6 +356,10 @@ fn answer(text: &str) -> Value {
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn the_terminal_prompt_approves_for_the_session() {
     let t = tree();
     let ws = t.path().join("ws");
@@ -369,6 +373,9 @@ fn the_terminal_prompt_approves_for_the_session() {
         "reason:    the tool is destructive",
         "resource:  write a.txt",
         "path: \"a.txt\"",
+        "change:",
+        "+++ b/a.txt",
+        "+hello",
     ] {
         assert!(r.transcript.contains(shown), "{shown}: {}", r.transcript);
     }
@@ -406,6 +413,10 @@ fn the_terminal_prompt_approves_for_the_session() {
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn the_terminal_prompt_rejects_corrects_and_approves_always() {
     let t = tree();
     let ws = t.path().join("ws");
@@ -452,6 +463,10 @@ fn the_terminal_prompt_rejects_corrects_and_approves_always() {
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn the_terminal_prompt_survives_garbage_and_end_of_input() {
     let t = tree();
     let ws = t.path().join("ws");
@@ -485,6 +500,10 @@ fn the_terminal_prompt_survives_garbage_and_end_of_input() {
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn arguments_cannot_forge_the_prompt() {
     let t = tree();
     let ws = t.path().join("ws");
@@ -536,27 +555,37 @@ fn serve_answers_with_scopes(mode: &str) {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let grants = lines(&approvals(&ws, &["list", "--json"]));
-    let summary: Vec<(Value, Value, bool)> = grants
+    let grants = lines(&approvals(&ws, &["list", "--all", "--json"]));
+    let summary: Vec<(Value, Value, bool, Value)> = grants
         .iter()
         .map(|g| {
             (
                 g["scope"].clone(),
                 g["granted_by"].clone(),
                 g["session"].is_null(),
+                g["state"].clone(),
             )
         })
         .collect();
+    // the session grant ended with its session (the client closed it): expired, not active
     assert_eq!(
         summary,
         [
-            ("session".into(), "mcp-client".into(), false),
-            ("always".into(), "mcp-client".into(), true),
+            (
+                "session".into(),
+                "mcp-client".into(),
+                false,
+                "expired".into()
+            ),
+            ("always".into(), "mcp-client".into(), true, "active".into()),
         ]
     );
     let lasts = |g: &Value| g["expires_us"].as_u64().unwrap() - g["created_us"].as_u64().unwrap();
-    assert_eq!(lasts(&grants[0]), 3_600_000_000);
+    assert!(lasts(&grants[0]) < 3_600_000_000, "{}", grants[0]);
     assert_eq!(lasts(&grants[1]), 7_200_000_000);
+    let active = lines(&approvals(&ws, &["list", "--json"]));
+    assert_eq!(active.len(), 1, "{active:?}");
+    assert_eq!(active[0]["scope"], "always");
     let w = "write_file";
     let approved = |id: i64, scope: &str| -> (Value, Value, Value, Value) {
         (w.into(), "approved".into(), id.into(), scope.into())
@@ -621,11 +650,19 @@ fn serve_answers_with_scopes(mode: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn serve_answers_with_scopes_on_2025_11_25() {
     serve_answers_with_scopes("legacy");
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn serve_answers_with_scopes_on_2026_07_28() {
     serve_answers_with_scopes("2026-07-28");
 }
@@ -644,6 +681,10 @@ fn now_us() -> u64 {
 /// `session_expires` and stops answering when it passes (a real wait of at most 2 s), an
 /// always answer gets `always_expires` by default and may not ask past `max_expires`.
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn configured_expiries_reach_the_terminal_prompts_grants() {
     let t = tree();
     let ws = t.path().join("ws");

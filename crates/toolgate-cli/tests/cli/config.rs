@@ -196,7 +196,7 @@ fn call_allows_denies_and_asks_by_the_configuration() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("toolgate.toml:2:1: unknown field `max_cals`"),
+        err.contains("toolgate.toml:2:1: budgets.max_cals: unknown field `max_cals`"),
         "{err}"
     );
 }

@@ -379,9 +379,10 @@ fn bad_stores_and_arguments_give_clear_errors() {
         ],
         p,
     );
-    assert_eq!(out.status.code(), Some(1));
+    // a usage error, like every other bad flag value
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        err(&out).contains("--since \"last tuesday\""),
+        err(&out).contains("invalid value 'last tuesday' for '--since <TIME>'"),
         "{}",
         err(&out)
     );

@@ -69,14 +69,14 @@ async def project(args: argparse.Namespace) -> None:
         check(s.get("sandboxed") is True, "it ran in the sandbox", s)
         check(len(asked) == 1 and "run_shell" in asked[0] and "cargo test" in asked[0], "the question names the tool and the command", asked)
 
-        accept()
         wrong = await client.call_tool("edit_file", {"path": "src/lib.rs", "old_string": "a * b", "new_string": "a + b"})
         check(wrong.is_error is True and "no_match" in text_of(wrong), "an edit that does not match is a recoverable error", text_of(wrong))
         check(lib.read_bytes() == original, "the failed edit changed nothing")
+        check(len(asked) == 1, "an edit bound to fail is not even put to the user", asked)
 
         outside = await client.call_tool("edit_file", {"path": "../outside.rs", "old_string": "a", "new_string": "b"})
         check(outside.is_error is True and "path_outside_workspace" in text_of(outside), "a path outside the workspace is refused", text_of(outside))
-        check(len(asked) == 2, "a refused path is not even put to the user", asked)
+        check(len(asked) == 1, "a refused path is not even put to the user", asked)
 
         accept()
         fixed = await client.call_tool("edit_file", {"path": "src/lib.rs", "old_string": "    a - b\n", "new_string": "    a + b\n"})
@@ -84,6 +84,7 @@ async def project(args: argparse.Namespace) -> None:
         diff = (fixed.structured_content or {}).get("diff", "")
         check("-    a - b" in diff and "+    a + b" in diff, "the result carries the diff", diff)
         check(lib.read_bytes() == original.replace(b"a - b", b"a + b"), "the file on disk is fixed")
+        check("-    a - b" in asked[-1] and "+    a + b" in asked[-1], "the user saw the diff before approving", asked[-1])
 
         accept()
         passing = await client.call_tool("run_shell", CARGO_TEST)

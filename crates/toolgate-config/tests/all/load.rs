@@ -48,6 +48,44 @@ fn unknown_keys_are_located() {
     one("this is not toml", "1:", "");
 }
 
+/// One run reports every problem, of every kind (a secret, an unknown table, a bad value, an
+/// unknown key in one rule, a bad pattern in the next, a bad expiry), each once, in file order;
+/// a rule that does not deserialize is not reported again for what it lacks, and the rules
+/// after it keep their indices.
+#[test]
+fn every_problem_is_reported_in_one_run() {
+    let p = problems(
+        "[server]\ntoken = \"abc\"\n\n[wat]\nx = 1\n\n[budgets]\nmax_calls = \"three\"\n\n\
+         [[rules]]\ndecision = \"maybe\"\ntool = \"*\"\n\n[[rules]]\ndecision = \"deny\"\n\
+         resource = \"path:[\"\n\n[approvals]\nsession_expires = \"soon\"\n\n\
+         [profiles.a]\ntools = [\"read_file\"]\nbogus = 1\n",
+    );
+    let at: Vec<&str> = p.iter().map(|l| l.split(": ").next().unwrap()).collect();
+    let keys: Vec<&str> = p.iter().map(|l| l.split(": ").nth(1).unwrap()).collect();
+    assert_eq!(
+        keys,
+        [
+            "server.token",
+            "wat",
+            "budgets.max_calls",
+            "rules[0].decision",
+            "rules[1].resource",
+            "approvals.session_expires",
+            "profiles.a.bogus",
+        ],
+        "{p:#?}"
+    );
+    assert_eq!(
+        at,
+        ["2:9", "4:2", "8:13", "11:12", "16:12", "19:19", "23:1"],
+        "{p:#?}"
+    );
+    assert!(p[0].contains("looks like a secret"), "{}", p[0]);
+    assert!(p[1].contains("unknown field `wat`"), "{}", p[1]);
+    // a document that is not TOML has the one problem that can be found
+    assert_eq!(problems("[budgets\nmax_calls = 3\n").len(), 1);
+}
+
 #[test]
 fn bad_patterns_are_located_at_their_value() {
     one(

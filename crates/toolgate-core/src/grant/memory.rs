@@ -69,6 +69,20 @@ impl GrantStore for MemoryGrantStore {
         }
     }
 
+    fn end_session(&self, session: &str, now_us: u64) -> Result<usize, GrantError> {
+        let mut ended = 0;
+        for g in self.grants.lock().iter_mut() {
+            if g.scope != GrantScope::Always
+                && g.session.as_deref() == Some(session)
+                && g.is_active(now_us)
+            {
+                g.expires_us = Some(now_us);
+                ended += 1;
+            }
+        }
+        Ok(ended)
+    }
+
     fn list(&self, filter: &GrantFilter) -> Result<Vec<Grant>, GrantError> {
         Ok(self
             .grants

@@ -14,7 +14,9 @@
 //! - [`GrantScope::Session`]: every call of one session;
 //! - [`GrantScope::Always`]: every call of every session.
 //!
-//! A grant is active while it is not revoked, not expired and, for `once`, not spent.
+//! A grant is active while it is not revoked, not expired and, for `once`, not spent. The
+//! grants of one session expire when that session ends ([`GrantStore::end_session`], called
+//! by [`crate::Pipeline::end_session`]).
 //! [`MemoryGrantStore`] keeps grants in memory; `toolgate-store` keeps them in SQLite.
 
 mod memory;
@@ -268,6 +270,14 @@ pub trait GrantStore: Send + Sync {
     /// [`GrantError::Store`].
     fn list(&self, filter: &GrantFilter) -> Result<Vec<Grant>, GrantError>;
 
+    /// Ends the grants of `session` alone (`session` and `once`) when the session ends: each
+    /// still active expires at `now_us` (so it is listed as expired, not active); `always`
+    /// grants and grants of other sessions are untouched. Returns how many ended.
+    ///
+    /// # Errors
+    /// [`GrantError::Store`].
+    fn end_session(&self, session: &str, now_us: u64) -> Result<usize, GrantError>;
+
     /// The store's cache of compiled grant patterns, which [`find_covering`] matches through
     /// so a lookup does not parse every candidate's patterns again (default: none, each
     /// lookup parses them).
@@ -330,7 +340,7 @@ pub struct GrantRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
     /// Seconds until it expires; `None`: until revoked (a `session` grant also ends with its
-    /// session, whose id is never reused).
+    /// session: [`GrantStore::end_session`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_in_secs: Option<u64>,
 }

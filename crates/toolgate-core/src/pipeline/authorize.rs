@@ -8,24 +8,36 @@ use super::{CallState, Inner};
 use crate::approval::{ApprovalAnswer, ApprovalRequest};
 use crate::audit::{now_us, Approval};
 use crate::call::CallId;
+use crate::context::ToolContext;
 use crate::error::{ErrorKind, ToolError};
 use crate::grant::{find_covering, GrantRequest, GrantScope, GrantStore};
 use crate::policy::{Decision, PolicyInput};
 use crate::registry::Entry;
 use crate::session::Session;
-use crate::tool::ResolvedResource;
+use crate::tool::{Args, ResolvedResource};
+use std::panic::AssertUnwindSafe;
 use std::time::SystemTime;
 
 /// Decides, consulting grants and then the approver when the verdict is `ask`. The verdict,
 /// the answer, the grant and the scope are kept in `st` for the audit record.
 ///
+/// Before the approver is asked, the tool looks at what the call would act on
+/// ([`crate::Tool::preview`]): a call bound to fail ends here with the tool's error, and the
+/// question carries the change it would make (a diff for the file tools).
+///
 /// # Errors
-/// `permission_denied` (fatal) on deny; `approval_rejected` (fatal) or `approval_corrected`
-/// (recoverable, with the approver's feedback) when the approver does not approve;
-/// `input_required` when the question went to the client and the answer comes with a retry.
+/// `permission_denied` (fatal) on deny; `approval_rejected` (fatal; reason `not_approved`, or
+/// `nobody_to_ask` when nobody could answer) or `approval_corrected` (recoverable, with the
+/// approver's feedback) when the approver does not approve; `input_required` when the
+/// question went to the client and the answer comes with a retry. A rejection's message says
+/// plainly that nothing was changed and what to do next; the rule that asked is in the
+/// error's details (`rule`) and the audit record, not in the model's text.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn authorize(
     inner: &Inner,
     entry: &Entry,
+    args: &Args,
+    ctx: &ToolContext,
     resources: &[ResolvedResource],
     session: &Session,
     id: &CallId,
@@ -66,6 +78,8 @@ pub(crate) async fn authorize(
                     Err(e) => tracing::error!(error = %e, "looking up approval grants"),
                 }
             }
+            // a call bound to fail is not put to a person
+            let preview = preview(entry, args, ctx)?;
             let request = ApprovalRequest {
                 tool: spec,
                 call_id: id,
@@ -75,6 +89,7 @@ pub(crate) async fn authorize(
                 resources,
                 rule: &verdict.rule,
                 reason: &verdict.reason,
+                preview: preview.as_deref(),
             };
             let answer = inner.approver.approve(&request).await;
             match answer {
@@ -98,12 +113,20 @@ pub(crate) async fn authorize(
                     Err(ToolError::new(
                         ErrorKind::ApprovalRejected,
                         format!(
-                            "the call to {} needed approval and was not approved",
+                            "the user did not approve this call to {}, so it did not run and \
+                             nothing was changed. Stop here and ask the user how to go on; do \
+                             not send the call again or try to get the same result another way",
                             spec.name
                         ),
                     )
-                    .with_reason(verdict.rule.to_string())
-                    .with_details(serde_json::json!({ "reason": reason })))
+                    .with_reason("not_approved")
+                    .with_details(serde_json::json!({ "rule": &*verdict.rule, "reason": reason })))
+                }
+                ApprovalAnswer::NobodyToAsk { reason } => {
+                    st.approval = Some(Approval::Rejected);
+                    Err(nobody_to_ask(&spec.name, &reason).with_details(
+                        serde_json::json!({ "rule": &*verdict.rule, "reason": reason }),
+                    ))
                 }
                 ApprovalAnswer::Pending { reason } => {
                     st.approval = Some(Approval::Pending);
@@ -131,6 +154,32 @@ pub(crate) async fn authorize(
             }
         }
     }
+}
+
+/// The tool's look before the question ([`crate::Tool::preview`]): why the call would fail,
+/// or the change to show the approver.
+///
+/// # Errors
+/// The tool's; `internal` when it panics.
+fn preview(entry: &Entry, args: &Args, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.preview(args, ctx)))
+        .map_err(|_| ToolError::internal("the tool's preview panicked").with_reason("panic"))?
+}
+
+/// The rejection when nobody could answer the approval question: what happened, that nothing
+/// changed, and how the operator lets such calls run.
+fn nobody_to_ask(tool: &str, why: &str) -> ToolError {
+    ToolError::new(
+        ErrorKind::ApprovalRejected,
+        format!(
+            "{tool} needs the user's approval here, but nobody could be asked ({why}), so the \
+             call did not run and nothing was changed. Stop and tell the user. The operator can \
+             let such calls run without asking with an allow rule in toolgate.toml (for example \
+             [[rules]] decision = \"allow\", tool = \"{tool}\") or an approval grant \
+             (toolgate approvals grant --tool {tool})"
+        ),
+    )
+    .with_reason("nobody_to_ask")
 }
 
 /// `grant` with its expiry cut to `max` (a grant without one gets `max`); `once` is left as it
@@ -170,7 +219,15 @@ fn store_grant(
         .to_new_grant(&spec.name, &session.id, now, Some(granted_by))
         .and_then(|g| store.insert(&g));
     match stored {
-        Ok(g) => (Some(g.id), g.scope),
+        Ok(g) => {
+            if g.scope != GrantScope::Always {
+                // so the grant ends with the session
+                session
+                    .has_grants
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            (Some(g.id), g.scope)
+        }
         Err(e) => {
             tracing::error!(error = %e, "storing an approval grant; it approves this call only");
             (None, GrantScope::Once)

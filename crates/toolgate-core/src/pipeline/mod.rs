@@ -210,6 +210,32 @@ impl Pipeline {
         self.inner.registry.session(id)
     }
 
+    /// Ends `session`: the grants stored for it alone (`session` and `once` answers) stop
+    /// applying and are listed as expired ([`GrantStore::end_session`]). Call it when the
+    /// conversation is over (an MCP connection closed, a one-off command finished); a session
+    /// that stored no grant costs nothing. Returns how many grants ended; a store error is
+    /// logged, and the grants then end only by their expiry (the session's id is not used
+    /// again).
+    pub fn end_session(&self, session: &Session) -> usize {
+        let Some(grants) = &self.inner.grants else {
+            return 0;
+        };
+        if !session
+            .has_grants
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return 0;
+        }
+        let now = crate::audit::now_us(SystemTime::now());
+        match grants.end_session(&session.id, now) {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::error!(error = %e, session = %session.id, "ending the session's grants");
+                0
+            }
+        }
+    }
+
     /// Dispatches one call through every stage and returns its one result.
     pub async fn dispatch(&self, call: ToolCall, session: &Session) -> ToolResult {
         self.traced(call, session, CancellationToken::new(), None)
@@ -353,7 +379,7 @@ impl Pipeline {
         let args = decode::decode(&entry, &st.arguments)?;
         let ctx = self.context(&entry, session, id, control, started);
         let resources = guard::guard(&entry, &args, &ctx)?;
-        authorize::authorize(inner, &entry, &resources, session, id, st)
+        authorize::authorize(inner, &entry, &args, &ctx, &resources, session, id, st)
             .instrument(tracing::debug_span!("authorize"))
             .await?;
         budget::charge(session, spec)?;

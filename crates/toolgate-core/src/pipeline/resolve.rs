@@ -32,15 +32,48 @@ pub fn resolve(
     }
 }
 
+/// Tool names listed in an `unknown_tool` message, at most.
+pub const MAX_LISTED_TOOLS: usize = 50;
+
+/// `unknown_tool`, saying which tools the session can call: the closest name first when one
+/// is close (`did you mean read_file?`), then the names (at most [`MAX_LISTED_TOOLS`]); the
+/// details carry them too (`available`, `did_you_mean`).
 fn unknown(registry: &Registry, session: &Session, name: &str, version: Option<&str>) -> ToolError {
     let visible = registry
         .get_visible(name, None, session.profile_bit)
         .is_some();
-    let message = match version {
-        Some(v) if visible => format!(
-            "tool {name} has no version {v:?}; call it without a version or with one that exists"
-        ),
-        _ => format!("tool {name} is not available; call one of the listed tools"),
-    };
+    if let (Some(v), true) = (version, visible) {
+        return ToolError::new(
+            ErrorKind::UnknownTool,
+            format!(
+                "tool {name} has no version {v:?}; call it without a version or with one that \
+                 exists"
+            ),
+        );
+    }
+    let available: Vec<&str> = registry
+        .visible_names(session.profile_bit)
+        .take(MAX_LISTED_TOOLS + 1)
+        .collect();
+    let near = crate::suggest::closest(name, available.iter().copied());
+    let mut message = format!("there is no tool {name:?} here");
+    if let Some(near) = near {
+        message.push_str(&format!("; did you mean {near}?"));
+    }
+    let shown = &available[..available.len().min(MAX_LISTED_TOOLS)];
+    if shown.is_empty() {
+        message.push_str(" This session can call no tools.");
+    } else {
+        message.push_str(&format!(
+            " The tools you can call: {}{}",
+            shown.join(", "),
+            if available.len() > MAX_LISTED_TOOLS {
+                ", ... (tools/list has them all)"
+            } else {
+                ""
+            }
+        ));
+    }
     ToolError::new(ErrorKind::UnknownTool, message)
+        .with_details(serde_json::json!({ "available": shown, "did_you_mean": near }))
 }

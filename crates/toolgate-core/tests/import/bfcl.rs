@@ -1,4 +1,4 @@
-//! The shared BFCL data set: all 678 definitions import, compile and register together; all
+//! The BFCL data set (`tests/data/bfcl`): all 678 definitions import, compile and register together; all
 //! 899 recorded calls validate; mutated calls are refused at the exact pointer.
 
 use super::{bfcl_calls, bfcl_imported, bfcl_raw, Call};

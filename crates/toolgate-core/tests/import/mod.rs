@@ -1,5 +1,5 @@
-//! Importing foreign tool definitions: every BFCL definition and recorded call of the shared
-//! data set, each dialect's quirks, and bad input.
+//! Importing foreign tool definitions: every BFCL definition and recorded call of the data set
+//! in `tests/data/bfcl`, each dialect's quirks, and bad input.
 
 mod bad_input;
 mod bfcl;
@@ -10,8 +10,8 @@ use serde_json::Value;
 use std::sync::OnceLock;
 use toolgate_core::import::{import_definitions, Dialect, ImportOptions, Imported};
 
-/// The BFCL data set, read-only, beside the repository.
-pub const BFCL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/bfcl");
+/// The BFCL data set (Apache-2.0, its license and provenance beside it), in the repository.
+pub const BFCL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl");
 
 /// The text of a file of the BFCL data set.
 pub fn bfcl_file(name: &str) -> String {

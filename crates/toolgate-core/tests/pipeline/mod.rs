@@ -2,6 +2,7 @@
 //! retries, timeouts, cancellation, panics, output-schema violations, batches and the audit
 //! record.
 
+mod answers;
 mod authorize_budget;
 mod execute;
 mod finish_record;

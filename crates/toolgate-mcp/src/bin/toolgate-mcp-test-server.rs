@@ -8,6 +8,9 @@
 //! - `steps {count}`: read-only; reports its own progress, step `i` of `count`, 50 ms apart
 //! - `forbidden_echo {text}`: read-only, but the test server's policy denies it (the default
 //!   policy otherwise)
+//!
+//! and flags of its own: `--write-tools` adds write_file, edit_file and run_shell (the
+//! default policy asks about each); `--max-calls N` is every session's call budget.
 
 use clap::Parser;
 use schemars::JsonSchema;
@@ -27,6 +30,12 @@ use toolgate_test_support::tools::Echo;
 struct Cli {
     #[command(flatten)]
     serve: toolgate_mcp::cli::ServeArgs,
+    /// Also serve write_file, edit_file and run_shell.
+    #[arg(long)]
+    write_tools: bool,
+    /// Every session's budget of calls.
+    #[arg(long, value_name = "N")]
+    max_calls: Option<u64>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -137,8 +146,9 @@ const TEST_POLICY: DenyTool = DenyTool {
 };
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match serve(cli.serve) {
+    let mut cli = Cli::parse();
+    cli.serve.budgets.max_calls = cli.max_calls;
+    match serve(cli.serve, cli.write_tools) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("toolgate-mcp-test-server: {e}");
@@ -148,13 +158,19 @@ fn main() -> ExitCode {
 }
 
 /// Audit records go to `<workspace>/.toolgate/audit.jsonl`, where the tests read them.
-fn serve(args: toolgate_mcp::cli::ServeArgs) -> Result<(), toolgate_mcp::Error> {
-    let registry = toolgate_tools::register_read_only(Registry::builder())
+fn serve(args: toolgate_mcp::cli::ServeArgs, write_tools: bool) -> Result<(), toolgate_mcp::Error> {
+    let mut builder = toolgate_tools::register_read_only(Registry::builder())
         .tool(Slow)
         .tool(DESTRUCTIVE_ECHO)
         .tool(Steps)
-        .tool(FORBIDDEN_ECHO)
-        .build()?;
+        .tool(FORBIDDEN_ECHO);
+    if write_tools {
+        builder = toolgate_tools::register_shell(
+            toolgate_tools::register_write_tools(builder),
+            toolgate_tools::shell::ShellConfig::default(),
+        );
+    }
+    let registry = builder.build()?;
     let workspace = args.open_workspace()?;
     let log = workspace.root().join(".toolgate").join("audit.jsonl");
     let audit = JsonlAuditSink::open(&log)

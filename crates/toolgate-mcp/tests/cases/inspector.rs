@@ -34,6 +34,10 @@ fn inspector(t: &TestDir, method_args: &[&str]) -> Option<serde_json::Value> {
 }
 
 #[test]
+#[cfg_attr(
+    any(toolgate_no_node, toolgate_no_inspector),
+    ignore = "needs TOOLGATE_TEST_NODE and TOOLGATE_TEST_INSPECTOR (README: Prerequisites)"
+)]
 fn inspector_cli_lists_tools_over_stdio() {
     let t = TestDir::new();
     let Some(listed) = inspector(&t, &["--method", "tools/list"]) else {
@@ -58,6 +62,10 @@ fn inspector_cli_lists_tools_over_stdio() {
 }
 
 #[test]
+#[cfg_attr(
+    any(toolgate_no_node, toolgate_no_inspector),
+    ignore = "needs TOOLGATE_TEST_NODE and TOOLGATE_TEST_INSPECTOR (README: Prerequisites)"
+)]
 fn inspector_cli_calls_tools_over_stdio() {
     let t = TestDir::new();
     let Some(read) = inspector(

@@ -1,4 +1,5 @@
 mod conformance_fixture;
+mod first_hour;
 mod http_security;
 mod inspector;
 mod metrics;

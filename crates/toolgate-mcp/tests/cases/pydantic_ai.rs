@@ -5,6 +5,10 @@ use super::support::{clients_dir, python_script, run_ok, TestDir, SERVER};
 use std::time::Duration;
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn pydantic_ai_agent_calls_builtin_tools_through_toolgate() {
     let Some(mut cmd) = python_script(clients_dir().join("pydantic_ai_agent.py")) else {
         return;

@@ -45,21 +45,37 @@ fn over_http(mode: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn python_sdk_over_stdio_on_2025_11_25() {
     over_stdio("legacy");
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn python_sdk_over_stdio_on_2026_07_28() {
     over_stdio("2026-07-28");
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn python_sdk_over_http_on_2025_11_25() {
     over_http("legacy");
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn python_sdk_over_http_discovers_2026_07_28() {
     over_http("auto");
 }

@@ -17,7 +17,8 @@ Scenarios:
   no-elicit the client has no elicitation capability: the call is rejected (non-interactive)
   scoped    the approval form offers a scope: answered "session", the next call of the
             session is not asked and a fresh session is; a stateless 2026-07-28 HTTP request
-            is not offered "session" (its session ends with it), so "once" is asked each time
+            is not offered "session" (its calls run in the caller's session, shared by every client
+            with its token), so "once" is asked each time
 """
 
 from __future__ import annotations

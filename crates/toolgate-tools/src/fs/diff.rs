@@ -89,6 +89,13 @@ pub(crate) fn unified(shown: &str, old: &str, new: &str, changed: &[Range<usize>
     Diff { text, truncated }
 }
 
+/// The diff of the whole of `old` against `new` (empty `old`: a new file), for
+/// `write_file`'s approval question.
+pub(crate) fn whole(shown: &str, old: &str, new: &str) -> Diff {
+    let all = 0..old.len();
+    unified(shown, old, new, std::slice::from_ref(&all))
+}
+
 /// Appends `line` unless that takes `text` past [`MAX_DIFF_BYTES`].
 fn push_line(text: &mut String, line: &str) -> bool {
     if text.len() + line.len() > MAX_DIFF_BYTES {

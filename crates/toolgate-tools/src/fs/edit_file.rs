@@ -8,11 +8,16 @@
 //!    each string is at most 10 MiB; the path is resolved inside the workspace (a link inside
 //!    it is edited at its resolved target, one that leads out is refused with
 //!    `path_outside_workspace`), is not the root and is not protected
-//!    ([`super::protected`]); the call declares it as a write resource;
-//! 2. the handler checks the same again (a direct call is held to them too);
-//! 3. [`super::atomic`] opens the parent by a no-follow walk from the workspace root (it
-//!    must exist) and reads the file: a regular file with one link, at most
-//!    [`MAX_FILE_BYTES`];
+//!    ([`super::protected`]); and steps 3 and 4 run without writing, so a call that would
+//!    fail (`not_found`, `no_match`, `ambiguous_match`, `not_utf8`, `hard_link`, a file over
+//!    the limit) fails here, before anyone is asked to approve it; the call declares the path
+//!    as a write resource;
+//! 2. when the call is put to an approver, steps 3 to 5 run without writing and the diff is
+//!    the question's preview ([`toolgate_core::Tool::preview`]);
+//! 3. the handler checks everything again (the file may have changed while a person
+//!    thought; a direct call is held to the checks too): [`super::atomic`] opens the parent
+//!    by a no-follow walk from the workspace root (it must exist) and reads the file: a
+//!    regular file with one link, at most [`MAX_FILE_BYTES`];
 //! 4. the exact-match engine (`fs/replace.rs`) decodes it (UTF-8, or `tool_failed` /
 //!    `not_utf8`), finds `old_string` exactly (`no_match`, or `ambiguous_match` with the
 //!    count and lines when it is not unique and `replace_all` is not set) and builds the new
@@ -21,13 +26,14 @@
 //!    atomically, only if the file is still the one read (`file_changed` otherwise). A
 //!    failed edit changes nothing.
 
-use super::atomic::{Base, Parents, Target, WriteError};
+use super::atomic::{Base, Existing, Parents, Target, WriteError};
 use super::diff;
 use super::replace::{self, MatchError, Text};
 use super::write_file::{check_size, resolve_for_write};
 use crate::blocking;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
     ArgumentFault, Effects, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
@@ -155,8 +161,17 @@ impl TypedTool for EditFile {
 
     fn guard(&self, args: &EditFileArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         check_strings(args)?;
-        resolve_for_write(ctx, &args.path, self.allow_protected)?;
+        let path = resolve_for_write(ctx, &args.path, self.allow_protected)?;
+        // what would fail the call fails now, before anyone is asked; nothing is written
+        with_edit(ctx.require_workspace()?, &path, args, |_| Ok(()))?;
         Ok(vec![Resource::write(&args.path)])
+    }
+
+    fn preview(&self, args: &EditFileArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        let path = resolve_for_write(ctx, &args.path, self.allow_protected)?;
+        with_edit(ctx.require_workspace()?, &path, args, |e| {
+            Ok(Some(e.diff().text))
+        })
     }
 
     async fn call(
@@ -168,7 +183,7 @@ impl TypedTool for EditFile {
         let path = resolve_for_write(&ctx, &args.path, self.allow_protected)?;
         let ws = ctx.require_workspace()?.clone();
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
-        blocking::run(move || edit(&ws, &path, &args, &cancel)).await
+        blocking::run(move || with_edit(&ws, &path, &args, |e| e.commit(&cancel))).await
     }
 }
 
@@ -208,13 +223,60 @@ fn bad_argument(pointer: &str, message: &str) -> ToolError {
     )
 }
 
-/// Steps 3 to 5 of the module docs.
-fn edit(
+/// An edit worked out against the file as it is, not written yet: what [`with_edit`] hands on.
+struct Planned<'a> {
+    shown: &'a str,
+    target: &'a Target,
+    seen: &'a Existing,
+    text: &'a Text<'a>,
+    ranges: &'a [Range<usize>],
+    new_bytes: Vec<u8>,
+    new_view: String,
+}
+
+impl Planned<'_> {
+    /// The unified diff of the edit (step 5's diff).
+    fn diff(&self) -> diff::Diff {
+        diff::unified(self.shown, &self.text.view, &self.new_view, self.ranges)
+    }
+
+    /// Step 5: the diff, and the file replaced if it is still the one read.
+    fn commit(self, cancel: &CancellationToken) -> Result<EditFileOutput, ToolError> {
+        let diff = self.diff();
+        self.target
+            .replace(
+                &self.new_bytes,
+                Some(self.seen.permissions),
+                Base::Unchanged(self.seen),
+                cancel,
+            )
+            .map_err(|e| e.into_tool_error(self.shown))?;
+        Ok(EditFileOutput {
+            path: self.shown.to_string(),
+            replacements: self.ranges.len() as u64,
+            diff: diff.text,
+            diff_truncated: diff.truncated,
+            line_ending: match self.text.eol {
+                replace::Eol::Lf => LineEnding::Lf,
+                replace::Eol::Crlf => LineEnding::Crlf,
+            },
+            bom: self.text.bom,
+        })
+    }
+}
+
+/// Steps 3 and 4 of the module docs: the file opened and read, decoded, `old_string` found
+/// and the new content built; `f` gets the result. Nothing is written unless `f` commits.
+///
+/// # Errors
+/// What the steps fail with (`not_found`, `not_utf8`, `no_match`, `ambiguous_match`,
+/// `limit_exceeded`, `hard_link`, ...), and `f`'s.
+fn with_edit<R>(
     ws: &Workspace,
     path: &WsPath,
     args: &EditFileArgs,
-    cancel: &CancellationToken,
-) -> Result<EditFileOutput, ToolError> {
+    f: impl FnOnce(Planned<'_>) -> Result<R, ToolError>,
+) -> Result<R, ToolError> {
     let shown = path.display();
     let err = |e: WriteError| e.into_tool_error(&shown);
     let target = Target::open(ws.writable_dir()?, path, Parents::MustExist).map_err(err)?;
@@ -238,25 +300,14 @@ fn edit(
                 max: MAX_FILE_BYTES,
             })
         })?;
-    let diff = diff::unified(&shown, &text.view, &new_view, &ranges);
-    target
-        .replace(
-            &new_bytes,
-            Some(seen.permissions),
-            Base::Unchanged(&seen),
-            cancel,
-        )
-        .map_err(err)?;
-    Ok(EditFileOutput {
-        path: shown,
-        replacements: ranges.len() as u64,
-        diff: diff.text,
-        diff_truncated: diff.truncated,
-        line_ending: match text.eol {
-            replace::Eol::Lf => LineEnding::Lf,
-            replace::Eol::Crlf => LineEnding::Crlf,
-        },
-        bom: text.bom,
+    f(Planned {
+        shown: &shown,
+        target: &target,
+        seen: &seen,
+        text: &text,
+        ranges: &ranges,
+        new_bytes,
+        new_view,
     })
 }
 

@@ -8,6 +8,7 @@
 //! and each one's parent directory is resolved again through the workspace before it is shown,
 //! so a directory swapped for a link during the walk cannot put an outside name in the result.
 
+use super::lookup;
 use crate::blocking;
 use crate::text::rel_display;
 use crate::topk::TopK;
@@ -95,6 +96,14 @@ impl TypedTool for Glob {
     fn guard(&self, args: &GlobArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         check_pattern(&args.pattern)?;
         Ok(vec![Resource::read(args.path.as_deref().unwrap_or("."))])
+    }
+
+    /// Only when a policy asks: a pattern that does not compile, or a base that is missing
+    /// or not a directory, fails first.
+    fn preview(&self, args: &GlobArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        compile(&args.pattern)?;
+        let base = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        lookup::expect(ctx.require_workspace()?, &base, lookup::Kind::Dir).map(|()| None)
     }
 
     async fn call(&self, args: GlobArgs, ctx: ToolContext) -> Result<GlobOutput, ToolError> {

@@ -6,6 +6,7 @@
 //! only regular files among them are `lstat`ed for their size. A symlink is reported as
 //! `symlink`, with no size and nothing about its target.
 
+use super::lookup;
 use crate::blocking;
 use crate::topk::TopK;
 use schemars::JsonSchema;
@@ -101,6 +102,12 @@ impl TypedTool for ListDir {
 
     fn guard(&self, args: &ListDirArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         Ok(vec![Resource::read(args.path.as_deref().unwrap_or("."))])
+    }
+
+    /// Only when a policy asks: a path that is missing or not a directory fails first.
+    fn preview(&self, args: &ListDirArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        let path = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        lookup::expect(ctx.require_workspace()?, &path, lookup::Kind::Dir).map(|()| None)
     }
 
     async fn call(&self, args: ListDirArgs, ctx: ToolContext) -> Result<ListDirOutput, ToolError> {

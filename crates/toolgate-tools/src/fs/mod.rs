@@ -4,13 +4,15 @@
 //!
 //! The write tools share [`atomic`] (confined, atomic replacement of one file),
 //! [`protected`] (the paths no tool writes by default) and, for `edit_file`, the exact-match
-//! engine and the diff.
+//! engine and the diff. `lookup` checks what a path names before a call is put to an
+//! approver, and says which names are near when it names nothing.
 
 pub mod atomic;
 mod diff;
 pub mod edit_file;
 pub mod glob;
 pub mod list_dir;
+pub(crate) mod lookup;
 pub mod protected;
 pub mod read_file;
 mod replace;

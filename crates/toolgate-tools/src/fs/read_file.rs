@@ -7,6 +7,7 @@
 //! refused when its first [`BINARY_SNIFF_BYTES`] hold a NUL byte, and cut to the requested
 //! window of lines and to [`MAX_CONTENT_BYTES`] of content.
 
+use super::lookup;
 use crate::blocking;
 use crate::text::{push_cut, trim_eol};
 use crate::walk::read_options;
@@ -90,7 +91,7 @@ total_lines, truncated, next_offset}: content holds one line per row as the line
 and the text (`    12\\tlet x = 1;`); lines over 2000 characters are cut with a marker; a page \
 stops at about 48 KiB, with truncated true and next_offset set. Fails with reason \
 binary_file for binary files (a NUL byte in the first 8 KiB), is_a_directory for directories, \
-not_found for missing files, and unsafe_input/limit_exceeded for files over 10 MiB (use \
+not_found for missing files (naming near paths), and unsafe_input/limit_exceeded for files over 10 MiB (use \
 search_code to find lines in those).";
 
 impl TypedTool for ReadFile {
@@ -116,6 +117,13 @@ impl TypedTool for ReadFile {
 
     fn guard(&self, args: &ReadFileArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         Ok(vec![Resource::read(&args.path)])
+    }
+
+    /// Only when a policy asks about a read: a missing file or a directory fails before anyone
+    /// is asked (the guard does no I/O: reads are the hot path and rarely asked about).
+    fn preview(&self, args: &ReadFileArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        let path = ctx.resolve(&args.path)?;
+        lookup::expect(ctx.require_workspace()?, &path, lookup::Kind::File).map(|()| None)
     }
 
     async fn call(
@@ -144,7 +152,10 @@ fn read_bytes(ws: &Workspace, path: &WsPath) -> Result<Vec<u8>, ToolError> {
     let file = ws
         .dir()
         .open_with(path.as_path(), &read_options())
-        .map_err(|e| io_error(&shown, &e))?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => lookup::not_found(ws, path),
+            _ => io_error(&shown, &e),
+        })?;
     let meta = file.metadata().map_err(|e| io_error(&shown, &e))?;
     if meta.is_dir() {
         return Err(is_a_directory(&shown));

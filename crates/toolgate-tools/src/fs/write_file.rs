@@ -6,10 +6,15 @@
 //!    [`MAX_CONTENT_BYTES`]; the path is resolved inside the workspace (symbolic links
 //!    followed: a link inside the workspace is written *at its resolved target*, the link
 //!    itself is left as it is; one that leads out is refused with `path_outside_workspace`);
-//!    the resolved path is not the root and not protected ([`super::protected`]); the call
-//!    declares it as a write resource;
-//! 2. the handler resolves and checks the path again (a direct call is confined too);
-//! 3. [`super::atomic`] opens the parent by a no-follow walk from the workspace root,
+//!    the resolved path is not the root and not protected ([`super::protected`]); what the
+//!    write would find is looked at without changing anything (`probe`): a directory at the
+//!    path, a file on the way to it, a FIFO or device, a hard-linked file fail the call here,
+//!    before anyone is asked to approve it; the call declares the path as a write resource;
+//! 2. when the call is put to an approver, the question's preview is a unified diff of the
+//!    file as it is against `content` ([`toolgate_core::Tool::preview`]);
+//! 3. the handler resolves and checks the path again (a direct call is confined too, and
+//!    the tree may have changed while a person thought);
+//! 4. [`super::atomic`] opens the parent by a no-follow walk from the workspace root,
 //!    creating missing directories, refuses a target that is a directory, FIFO, socket,
 //!    device or hard-linked file, and replaces the target through a temporary file in the
 //!    same directory, renamed over it once written and synced. An existing file keeps its
@@ -20,6 +25,7 @@
 //! stage, and text that is not valid Unicode never parses as JSON).
 
 use super::atomic::{Base, Parents, Target, WriteError};
+use super::diff;
 use super::protected;
 use crate::blocking;
 use schemars::JsonSchema;
@@ -116,8 +122,20 @@ impl TypedTool for WriteFile {
 
     fn guard(&self, args: &WriteFileArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         check_size("content", args.content.len())?;
-        resolve_for_write(ctx, &args.path, self.allow_protected)?;
+        let path = resolve_for_write(ctx, &args.path, self.allow_protected)?;
+        probe(ctx.require_workspace()?, &path)?;
         Ok(vec![Resource::write(&args.path)])
+    }
+
+    fn preview(
+        &self,
+        args: &WriteFileArgs,
+        ctx: &ToolContext,
+    ) -> Result<Option<String>, ToolError> {
+        let path = resolve_for_write(ctx, &args.path, self.allow_protected)?;
+        let ws = ctx.require_workspace()?;
+        probe(ws, &path)?;
+        Ok(preview(ws, &path, &args.content))
     }
 
     async fn call(
@@ -133,7 +151,7 @@ impl TypedTool for WriteFile {
     }
 }
 
-/// Writes `content` to `path` (steps 3 of the module docs).
+/// Writes `content` to `path` (step 4 of the module docs).
 fn write(
     ws: &Workspace,
     path: &WsPath,
@@ -157,6 +175,66 @@ fn write(
         created: existing.is_none(),
         path: shown,
     })
+}
+
+/// What a write to `path` would find, looked at without changing anything: the parents that
+/// exist walked without following links, and the target, if there is one, checked as
+/// [`Target::existing`] does. Missing parents are fine (the write creates them).
+///
+/// # Errors
+/// `tool_failed` / `is_a_directory`, `not_a_directory` (a file on the way),
+/// `not_a_regular_file`; `unsafe_input` / `hard_link`, `path_outside_workspace` (a link on
+/// the way).
+pub(crate) fn probe(ws: &Workspace, path: &WsPath) -> Result<(), ToolError> {
+    let err = |e: WriteError| e.into_tool_error(&path.display());
+    match Target::open(ws.writable_dir()?, path, Parents::MustExist) {
+        Ok(target) => target.existing().map(drop).map_err(err),
+        Err(WriteError::NotFound) => Ok(()),
+        Err(e) => Err(err(e)),
+    }
+}
+
+/// The unified diff of the file at `path` as it is against `content` (a new file against
+/// nothing), for an approval question; a file that is not UTF-8 text, or too large to read,
+/// is summarised instead. `None` when the file cannot be looked at.
+fn preview(ws: &Workspace, path: &WsPath, content: &str) -> Option<String> {
+    let shown = path.display();
+    let target = match Target::open(ws.writable_dir().ok()?, path, Parents::MustExist) {
+        Ok(t) => Some(t),
+        Err(WriteError::NotFound) => None,
+        Err(_) => return None,
+    };
+    let old = match &target {
+        Some(t) => match t.read(MAX_CONTENT_BYTES) {
+            Ok((bytes, _)) => Some(bytes),
+            Err(WriteError::NotFound) => None,
+            Err(WriteError::TooLarge { len, .. }) => {
+                return Some(format!(
+                    "{shown}: the existing file ({len} bytes) would be replaced whole by {} bytes",
+                    content.len()
+                ))
+            }
+            Err(_) => return None,
+        },
+        None => None,
+    };
+    let Some(old) = old else {
+        let d = diff::whole(&shown, "", content);
+        return Some(
+            d.text
+                .replacen(&format!("--- a/{shown}\n"), "--- /dev/null\n", 1),
+        );
+    };
+    match std::str::from_utf8(&old) {
+        Ok(old) if old == content => Some(format!("{shown}: the content is the same as now")),
+        Ok(old) => Some(diff::whole(&shown, old, content).text),
+        Err(_) => Some(format!(
+            "{shown}: the existing file ({} bytes) is not UTF-8 text; it would be replaced whole \
+             by {} bytes",
+            old.len(),
+            content.len()
+        )),
+    }
 }
 
 /// Resolves a path argument of a write tool: inside the workspace, not the root or a path
@@ -193,11 +271,19 @@ pub(crate) fn resolve_for_write(
 /// `unsafe_input` / `limit_exceeded` naming the argument.
 pub(crate) fn check_size(argument: &str, len: usize) -> Result<(), ToolError> {
     if len as u64 > MAX_CONTENT_BYTES {
+        // no built-in tool appends, so "write it in parts" would be advice nobody can follow
+        let instead = if argument == "content" {
+            "no tool appends to a file, so a file this large cannot be written by write_file: \
+             write a smaller file, or generate a large one with a command if run_shell is \
+             available"
+        } else {
+            "send a shorter piece of text"
+        };
         return Err(ToolError::unsafe_input(
             "limit_exceeded",
             format!(
-                "`{argument}` is {len} bytes, more than the limit of {MAX_CONTENT_BYTES} bytes; \
-                 write large files in smaller parts"
+                "`{argument}` is {len} bytes, more than the {MAX_CONTENT_BYTES} bytes (10 MiB) \
+                 one call takes; {instead}"
             ),
         ));
     }

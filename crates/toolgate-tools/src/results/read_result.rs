@@ -77,8 +77,11 @@ impl TypedTool for ReadResult {
             .get(ctx.session_id(), &args.handle)?
             .ok_or_else(|| {
                 ToolError::not_found(format!(
-                    "no result with handle {:?} in this session (handles expire when the store is \
-                     full); send a handle from a truncated result of this session",
+                    "no result with handle {:?} for this session: a handle reads only in the \
+                     session that got it (over stateless HTTP, for the same caller), for 24 \
+                     hours, while the store has room for it; check the handle was copied whole \
+                     from a truncated result of this session, or call the tool again for a new \
+                     one",
                     args.handle
                 ))
             })?;

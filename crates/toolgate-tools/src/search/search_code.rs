@@ -16,6 +16,7 @@
 use super::collect::{FileSink, Found};
 use crate::blocking;
 use crate::fs::glob::names_hidden;
+use crate::fs::lookup;
 use crate::topk::TopK;
 use crate::walk::{host_path, read_options, Walk, WalkOptions};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -184,6 +185,17 @@ impl TypedTool for SearchCode {
         Ok(vec![Resource::read(args.path.as_deref().unwrap_or("."))])
     }
 
+    /// Only when a policy asks: a path that does not exist fails first. (The pattern is
+    /// compiled by the handler, off the runtime and under the timeout: some take seconds.)
+    fn preview(
+        &self,
+        args: &SearchCodeArgs,
+        ctx: &ToolContext,
+    ) -> Result<Option<String>, ToolError> {
+        let base = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        lookup::expect(ctx.require_workspace()?, &base, lookup::Kind::Any).map(|()| None)
+    }
+
     async fn call(
         &self,
         args: SearchCodeArgs,
@@ -215,20 +227,61 @@ fn compile(args: &SearchCodeArgs) -> Result<RegexMatcher, ToolError> {
         .line_terminator(Some(b'\n'))
         .build(&args.pattern)
         .map_err(|e| {
+            let why = regex_error(args, &e);
             let hint = if args.literal {
                 ""
             } else {
-                " (to search for the text as it is, set literal true)"
+                "; to search for the text as it is, set literal true"
             };
             ToolError::invalid_arguments(
-                format!("the pattern is not a valid regular expression{hint}: {e}"),
+                format!("the pattern is not a valid regular expression: {why}{hint}"),
                 vec![ArgumentFault {
                     pointer: "/pattern".into(),
-                    message: e.to_string(),
+                    message: why,
                 }],
             )
             .with_reason("invalid_regex")
         })
+}
+
+/// What is wrong with the pattern, about the pattern the model sent: grep-regex reports
+/// errors on the pattern it builds around it (`(?:...)`), so the pattern is parsed again on
+/// its own, with the same flags, for the error's kind and position; an error that is not a
+/// parse error (a size limit) is grep-regex's own, on one line.
+fn regex_error(args: &SearchCodeArgs, grep: &grep_regex::Error) -> String {
+    let parsed = regex_syntax::ParserBuilder::new()
+        .case_insensitive(!args.case_sensitive)
+        .multi_line(true)
+        .unicode(true)
+        .octal(false)
+        .build()
+        .parse(&args.pattern);
+    let at = |kind: &dyn std::fmt::Display, span: &regex_syntax::ast::Span| {
+        let excerpt: String = args.pattern.chars().take(80).collect();
+        let more = if args.pattern.chars().count() > 80 {
+            "..."
+        } else {
+            ""
+        };
+        format!(
+            "{kind} (at character {} of {excerpt:?}{more})",
+            args.pattern[..span.start.offset.min(args.pattern.len())]
+                .chars()
+                .count()
+                + 1
+        )
+    };
+    match parsed {
+        Err(regex_syntax::Error::Parse(e)) => at(e.kind(), e.span()),
+        Err(regex_syntax::Error::Translate(e)) => at(e.kind(), e.span()),
+        _ => grep
+            .to_string()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
 }
 
 /// The `glob` filter, relative to the base directory.

@@ -57,8 +57,13 @@ impl SandboxReport {
 
 /// Probes the kernel once per process (a few milliseconds) and returns the cached report.
 pub fn sandbox_report() -> SandboxReport {
+    cached_report().clone()
+}
+
+/// The report [`sandbox_report`] returns, borrowed.
+pub(crate) fn cached_report() -> &'static SandboxReport {
     static REPORT: OnceLock<SandboxReport> = OnceLock::new();
-    REPORT.get_or_init(probe).clone()
+    REPORT.get_or_init(probe)
 }
 
 fn probe() -> SandboxReport {

@@ -2,9 +2,13 @@
 //!
 //! The sequence of one call:
 //!
-//! 1. the working directory (`cwd`, default the root) is resolved inside the workspace;
+//! 1. the working directory (`cwd`, default the root) is resolved inside the workspace and
+//!    must be a directory;
 //! 2. the sandbox is checked against [`sandbox_report`]: a missing piece refuses the call
 //!    (`sandbox_unavailable`) unless the configuration allows unsandboxed runs;
+//!
+//!    both steps run first in the guard, so such a call fails before anyone is asked to
+//!    approve it, and again in the handler (the tree may change while a person thinks);
 //! 3. a private temporary directory is made, the protected paths are prepared (`.toolgate`
 //!    created when absent), and the Landlock ruleset is built;
 //! 4. `bash --noprofile --norc -c COMMAND` is spawned with the allowlisted environment, stdin
@@ -24,7 +28,7 @@
 
 use super::output::{Capture, CaptureLimits};
 use super::parse::analyze;
-use super::report::{sandbox_report, SandboxReport};
+use super::report::{cached_report, sandbox_report, SandboxReport};
 use super::sandbox::{self, ChildSetup, UserMaps};
 use super::stream::{OutputProgress, Stream};
 use super::{env, fs_rules, ShellConfig, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
@@ -187,8 +191,14 @@ impl TypedTool for RunShell {
     /// and the files its redirections touch: every written target (so `> ../x` is refused as outside the
     /// workspace before anything runs) and every read target given as a relative path. Reads
     /// elsewhere and targets only known at run time are left to the sandbox.
-    fn guard(&self, args: &RunShellArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+    fn guard(&self, args: &RunShellArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         check_command(&args.command)?;
+        // steps 1 and 2, so a call that cannot run fails before anyone is asked to approve it
+        working_dir(ctx, args.cwd.as_deref())?;
+        check_sandbox(
+            &self.config,
+            self.report.as_deref().unwrap_or_else(|| cached_report()),
+        )?;
         let analysis = analyze(&args.command);
         if !analysis.pinned.is_empty() {
             // refused before approval, whatever the policy: like a write to `.git`
@@ -236,19 +246,7 @@ impl TypedTool for RunShell {
         check_command(&args.command)?;
         let ws = ctx.require_workspace()?.clone();
         ws.writable_dir()?;
-        let cwd = ctx.resolve(args.cwd.as_deref().unwrap_or("."))?;
-        let cwd_host = ws.root().join(cwd.as_path());
-        match std::fs::metadata(&cwd_host) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                return Err(ToolError::failed(format!(
-                    "cwd {:?} is not a directory; send a directory relative to the workspace root",
-                    cwd.display()
-                ))
-                .with_reason("not_a_directory"))
-            }
-            Err(e) => return Err(toolgate_core::workspace::io_error(&cwd.display(), &e)),
-        }
+        let cwd_host = working_dir(&ctx, args.cwd.as_deref())?;
         let timeout = Duration::from_millis(
             args.timeout_ms
                 .unwrap_or(DEFAULT_TIMEOUT_MS)
@@ -265,6 +263,51 @@ impl TypedTool for RunShell {
         let run = Run::prepare(&config, &report, reads, ws.root(), &cwd_host, &args.command)?;
         run.execute(&config, &ctx, timeout).await
     }
+}
+
+/// The working directory on the host: `cwd` (default the root) resolved inside the
+/// workspace, which must be a directory.
+///
+/// # Errors
+/// What [`ToolContext::resolve`] returns; `tool_failed` / `not_found` (naming `list_dir` to
+/// look), `not_a_directory`, or another I/O reason.
+fn working_dir(ctx: &ToolContext, cwd: Option<&str>) -> Result<std::path::PathBuf, ToolError> {
+    let ws = ctx.require_workspace()?;
+    let cwd = ctx.resolve(cwd.unwrap_or("."))?;
+    let host = ws.root().join(cwd.as_path());
+    match std::fs::metadata(&host) {
+        Ok(m) if m.is_dir() => Ok(host),
+        Ok(_) => Err(ToolError::failed(format!(
+            "cwd {:?} is not a directory; send a directory relative to the workspace root",
+            cwd.display()
+        ))
+        .with_reason("not_a_directory")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolError::not_found(format!(
+            "cwd {:?} does not exist; send a directory that exists, relative to the workspace \
+             root (list_dir shows them), or leave cwd out to run at the root",
+            cwd.display()
+        ))),
+        Err(e) => Err(toolgate_core::workspace::io_error(&cwd.display(), &e)),
+    }
+}
+
+/// Refuses the run when the sandbox lacks a piece this configuration needs, unless the
+/// configuration allows unsandboxed runs.
+///
+/// # Errors
+/// `tool_failed` / `sandbox_unavailable`, with the report in the details.
+fn check_sandbox(config: &ShellConfig, report: &SandboxReport) -> Result<(), ToolError> {
+    let missing = report.missing_for(!config.allow_network);
+    if !missing.is_empty() && !config.allow_unsandboxed {
+        return Err(ToolError::failed(format!(
+            "run_shell cannot run here: the kernel lacks what its sandbox needs ({}); the \
+             operator can allow unsandboxed runs in the configuration, the model cannot",
+            missing.join("; ")
+        ))
+        .with_reason("sandbox_unavailable")
+        .with_details(serde_json::json!({ "sandbox": report })));
+    }
+    Ok(())
 }
 
 /// Refuses a command the schema would let through but the shell cannot take.
@@ -309,16 +352,8 @@ impl Run {
         cwd: &Path,
         script: &str,
     ) -> Result<Run, ToolError> {
+        check_sandbox(config, report)?;
         let missing = report.missing_for(!config.allow_network);
-        if !missing.is_empty() && !config.allow_unsandboxed {
-            return Err(ToolError::failed(format!(
-                "run_shell cannot run here: the kernel lacks what its sandbox needs ({}); the \
-                 operator can allow unsandboxed runs in the configuration, the model cannot",
-                missing.join("; ")
-            ))
-            .with_reason("sandbox_unavailable")
-            .with_details(serde_json::json!({ "sandbox": report })));
-        }
         if !missing.is_empty() {
             tracing::warn!(missing = ?missing, "run_shell runs without its full sandbox, as configured");
         }

@@ -1,8 +1,10 @@
+mod checks_first;
 mod edit_file;
 mod edit_props;
 mod glob;
 mod grammar_fuzz;
 mod list_dir;
+mod messages;
 mod parser_fuzz;
 mod policy;
 mod read_file;

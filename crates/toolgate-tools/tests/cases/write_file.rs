@@ -232,22 +232,26 @@ async fn a_rejected_approval_writes_nothing() {
         reason: "no".into(),
     });
     w.write("a.txt", "old");
-    let r = w
-        .call("write_file", json!({"path": "a.txt", "content": "new"}))
-        .await;
-    assert_err(
-        &r,
-        ErrorKind::ApprovalRejected,
-        Some("default.destructive_asks"),
-    );
-    let r = w
-        .call("write_file", json!({"path": "b.txt", "content": "new"}))
-        .await;
-    assert_err(
-        &r,
-        ErrorKind::ApprovalRejected,
-        Some("default.destructive_asks"),
-    );
+    for path in ["a.txt", "b.txt"] {
+        let r = w
+            .call("write_file", json!({"path": path, "content": "new"}))
+            .await;
+        // the model reads that nothing changed and to ask the user; the rule that asked is
+        // in the details, not in its text
+        assert_err(&r, ErrorKind::ApprovalRejected, Some("not_approved"));
+        let e = r.error.as_ref().unwrap();
+        assert!(e.message.contains("nothing was changed"), "{}", e.message);
+        assert!(
+            e.message.contains("ask the user how to go on"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("destructive"), "{}", e.message);
+        assert_eq!(
+            e.details.as_ref().unwrap()["rule"],
+            "default.destructive_asks"
+        );
+    }
     assert_eq!(w.read("a.txt").unwrap(), b"old");
     assert_eq!(list(&w.ws()), ["a.txt"]);
     let corrected = Ws::answering(ApprovalAnswer::Corrected {
