@@ -153,7 +153,7 @@ fn shell_find_exec_73_find_does_not_allow_what_it_executes() {
         let out = shell(&ws, command, false);
         let v = json(&out);
         assert!(
-            v["error"]["details"]["reason"]
+            v["error"]["details"]["asked"]
                 .as_str()
                 .is_some_and(|m| m.contains("`touch pwned")),
             "{command}: the question names what -exec runs: {v}"

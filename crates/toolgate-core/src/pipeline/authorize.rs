@@ -31,7 +31,7 @@ use std::time::SystemTime;
 /// approver's feedback) when the approver does not approve; `input_required` when the
 /// question went to the client and the answer comes with a retry. A rejection's message says
 /// plainly that nothing was changed and what to do next; the rule that asked is in the
-/// error's details (`rule`) and the audit record, not in the model's text.
+/// error's details (`rule`, `asked`, `reason`) and the audit record, not in the model's text.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn authorize(
     inner: &Inner,
@@ -120,13 +120,12 @@ pub(crate) async fn authorize(
                         ),
                     )
                     .with_reason("not_approved")
-                    .with_details(serde_json::json!({ "rule": &*verdict.rule, "reason": reason })))
+                    .with_details(rejection_details(&verdict, &reason)))
                 }
                 ApprovalAnswer::NobodyToAsk { reason } => {
                     st.approval = Some(Approval::Rejected);
-                    Err(nobody_to_ask(&spec.name, &reason).with_details(
-                        serde_json::json!({ "rule": &*verdict.rule, "reason": reason }),
-                    ))
+                    Err(nobody_to_ask(&spec.name, &reason)
+                        .with_details(rejection_details(&verdict, &reason)))
                 }
                 ApprovalAnswer::Pending { reason } => {
                     st.approval = Some(Approval::Pending);
@@ -164,6 +163,13 @@ pub(crate) async fn authorize(
 fn preview(entry: &Entry, args: &Args, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
     std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.preview(args, ctx)))
         .map_err(|_| ToolError::internal("the tool's preview panicked").with_reason("panic"))?
+}
+
+/// The details of a rejected call, for the operator and the audit: the policy rule that
+/// asked, what it asked about (the verdict's reason, e.g. the commands of a shell line) and
+/// the approver's own reason.
+fn rejection_details(verdict: &crate::policy::Verdict, reason: &str) -> serde_json::Value {
+    serde_json::json!({ "rule": &*verdict.rule, "asked": &*verdict.reason, "reason": reason })
 }
 
 /// The rejection when nobody could answer the approval question: what happened, that nothing

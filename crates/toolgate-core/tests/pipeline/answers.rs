@@ -63,7 +63,11 @@ async fn a_rejection_says_nothing_changed_and_keeps_the_rule_out_of_the_text() {
     );
     assert_eq!(
         e.details.as_deref(),
-        Some(&json!({"rule": "default.destructive_asks", "reason": "the user declined the call"}))
+        Some(&json!({
+            "rule": "default.destructive_asks",
+            "asked": "the tool is destructive",
+            "reason": "the user declined the call"
+        }))
     );
     let nobody = delete_all(&p, &s, "2").await;
     let e = err(&nobody);
