@@ -53,6 +53,8 @@ mod error;
 pub mod handler;
 pub mod http;
 pub mod inflight;
+pub mod jsonrpc;
+mod misread;
 pub mod mrtr;
 pub mod progress;
 pub mod prometheus;
