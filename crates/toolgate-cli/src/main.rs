@@ -46,13 +46,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::sigpipe(matches!(cli.command, Command::Serve(_)));
     #[cfg(not(feature = "otel"))]
     logging::init();
     // the same, with the OpenTelemetry export beside the stderr log; dropped when main
     // returns, after the command, it sends the spans still queued
     #[cfg(feature = "otel")]
     let _otel = otel::init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Tools(a) => commands::tools::run(a),
         Command::Call(a) => commands::call::run(a),
@@ -66,7 +67,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code.into(),
         Err(e) => {
-            eprintln!("toolgate: {e:#}");
+            logging::note(format_args!("toolgate: {e:#}"));
             exit::Exit::HostError.into()
         }
     }

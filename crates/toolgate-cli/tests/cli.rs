@@ -9,8 +9,12 @@ use std::process::{Command, Output};
 mod approvals;
 #[path = "cli/config.rs"]
 mod config;
+#[path = "cli/mcp.rs"]
+mod mcp;
 #[path = "cli/project.rs"]
 mod project;
+#[path = "cli/serve_pipes.rs"]
+mod serve_pipes;
 #[path = "cli/serve_project.rs"]
 mod serve_project;
 #[path = "cli/serve_sigterm.rs"]

@@ -204,16 +204,25 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
                 Err(e) => tracing::warn!(error = %e, "/metrics is off"),
             }
             let http = crate::serve_http(server, config).await?;
-            eprintln!("toolgate: serving MCP at {}", http.url());
+            note(format_args!("toolgate: serving MCP at {}", http.url()));
             if generated {
                 if let Some(t) = http.token() {
-                    eprintln!("toolgate: token: {t}");
-                    eprintln!("toolgate: send it on every request as: Authorization: Bearer TOKEN");
+                    note(format_args!("toolgate: token: {t}"));
+                    note(format_args!(
+                        "toolgate: send it on every request as: Authorization: Bearer TOKEN"
+                    ));
                 }
             }
             http.run_until(shutdown_signal()).await
         }
     }
+}
+
+/// Writes one line to stderr; a closed stderr drops it (`eprintln!` would panic, and a
+/// server must outlive the terminal or pipe it was started from).
+fn note(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// Completes on SIGINT or SIGTERM.

@@ -13,8 +13,9 @@
 //! Writing goes through one writer task, one message per line, batching what is queued.
 //! When a write fails (the reader of stdout went away: `EPIPE`, with SIGPIPE ignored), the
 //! transport ends the session as if input had closed, so the server shuts down cleanly:
-//! calls in flight are cancelled and their audit records written. [`LineTransport::close`]
-//! waits (a bounded time) for what was queued to be written.
+//! calls in flight get rmcp's drain time (5 s) to end, their answers dropped as they come,
+//! then the rest are cancelled, and every one is audited. [`LineTransport::close`] waits (a
+//! bounded time) for what was queued to be written.
 
 use crate::jsonrpc::{check, Frame, IdScan, Refusal};
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode};
@@ -250,13 +251,18 @@ impl<R: AsyncRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleServe
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         let out = self.out.clone();
+        let broken = self.broken.clone();
         async move {
-            match out {
-                Some(tx) => tx
-                    .send(Outgoing::Message(Box::new(item)))
-                    .await
-                    .map_err(|_| closed()),
-                None => Err(closed()),
+            let Some(tx) = out else {
+                return Err(closed());
+            };
+            match tx.send(Outgoing::Message(Box::new(item))).await {
+                Ok(()) => Ok(()),
+                // Nobody reads any more: what is still answered is dropped as sent, so rmcp
+                // keeps draining its calls (up to 5 s) instead of cancelling them at the
+                // first failed send, and their records say how they really ended.
+                Err(_) if broken.is_set() => Ok(()),
+                Err(_) => Err(closed()),
             }
         }
     }

@@ -122,13 +122,14 @@ async fn a_reader_that_goes_away_ends_the_session() {
         .await;
     let ended = tokio::time::timeout(Duration::from_secs(5), t.receive()).await;
     assert!(matches!(ended, Ok(None)), "the session did not end");
+    // answers still coming are dropped, not errors that would stop rmcp's drain
     assert!(t
         .send(JsonRpcMessage::error(
             rmcp::model::ErrorData::new(ErrorCode::INTERNAL_ERROR, "x", None),
             None,
         ))
         .await
-        .is_err());
+        .is_ok());
     t.close().await.unwrap();
     drop(input);
 }
