@@ -39,7 +39,7 @@ enum Command {
     /// List, revoke and make approval grants (`approvals list`, `revoke ID`, `grant`).
     Approvals(commands::approvals::Args),
     /// Serve the tools to MCP clients over stdio, or streamable HTTP with --http ADDR.
-    Serve(commands::serve::Args),
+    Serve(Box<commands::serve::Args>),
     /// Validate the configuration (toolgate.toml), show what the sandbox can enforce here
     /// and the effective profiles and rules.
     Check(commands::check::Args),
@@ -60,7 +60,7 @@ fn main() -> ExitCode {
         Command::Validate(a) => commands::validate::run(a),
         Command::Audit(a) => commands::audit::run(a),
         Command::Stats(a) => commands::stats::run(a),
-        Command::Serve(a) => commands::serve::run(a),
+        Command::Serve(a) => commands::serve::run(*a),
         Command::Check(a) => commands::check::run(a),
         Command::Approvals(a) => commands::approvals::run(a),
     };
