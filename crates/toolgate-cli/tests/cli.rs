@@ -13,6 +13,10 @@ mod config;
 mod mcp;
 #[path = "cli/project.rs"]
 mod project;
+#[path = "cli/serve_framing.rs"]
+mod serve_framing;
+#[path = "cli/serve_limits.rs"]
+mod serve_limits;
 #[path = "cli/serve_pipes.rs"]
 mod serve_pipes;
 #[path = "cli/serve_project.rs"]

@@ -14,7 +14,7 @@ pub const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 pub const ANSWER: Duration = Duration::from_secs(20);
 
 /// A temporary directory with a workspace `ws/` holding `ok.txt` and a `toolgate.toml` that
-/// allows `write_file` and `run_shell`'s `sleep` without asking.
+/// allows `write_file` and `run_shell`'s `sleep` and `echo` without asking.
 pub fn workspace() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     let ws = t.path().join("ws");
@@ -23,7 +23,8 @@ pub fn workspace() -> tempfile::TempDir {
     std::fs::write(
         ws.join("toolgate.toml"),
         "[[rules]]\ndecision = \"allow\"\ntool = \"write_file\"\n\n\
-         [[rules]]\ndecision = \"allow\"\nresource = \"command:sleep\"\n",
+         [[rules]]\ndecision = \"allow\"\nresource = \"command:sleep\"\n\n\
+         [[rules]]\ndecision = \"allow\"\nresource = \"command:echo\"\n",
     )
     .unwrap();
     t

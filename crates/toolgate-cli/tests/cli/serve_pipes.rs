@@ -117,6 +117,11 @@ fn a_closed_stderr_costs_log_lines_not_the_server_over_http() {
         assert_eq!(r.status, 200, "{r:?}");
         assert!(r.body.contains("\"isError\":true"), "{r:?}");
     }
+    // refused requests log too
+    for _ in 0..20 {
+        let r = server.post(b"{not json", &h);
+        assert_eq!(r.status, 400, "{r:?}");
+    }
     assert_eq!(server.child.try_wait().unwrap(), None, "the server died");
     let status = server.stop();
     assert!(status.success(), "{status:?}");
