@@ -1,5 +1,6 @@
 mod conformance_fixture;
 mod first_hour;
+mod framing;
 mod http_security;
 mod inspector;
 mod metrics;
