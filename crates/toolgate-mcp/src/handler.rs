@@ -18,7 +18,7 @@
 //!    input-required result; anything else is the call's result ([`crate::result`])
 //!
 //! A request for one of MCP's methods whose params rmcp could not read arrives as a custom
-//! request and is answered `-32602` ([`crate::misread`]).
+//! request and is answered `-32602` (`misread.rs`).
 
 // logging/setLevel and notifications/message: deprecated by SEP-2577, still what 2025-11-25
 // clients use.

@@ -14,7 +14,7 @@
 //! When a write fails (the reader of stdout went away: `EPIPE`, with SIGPIPE ignored), the
 //! transport ends the session as if input had closed, so the server shuts down cleanly:
 //! calls in flight get rmcp's drain time (5 s) to end, their answers dropped as they come,
-//! then the rest are cancelled, and every one is audited. [`LineTransport::close`] waits (a
+//! then the rest are cancelled, and every one is audited. Closing the transport waits (a
 //! bounded time) for what was queued to be written.
 
 use crate::jsonrpc::{check, Frame, IdScan, Refusal};
