@@ -250,9 +250,12 @@ impl ServerHandler for Connection {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(crate::misread::error(&request))
+        Err(crate::misread::error(
+            &request,
+            crate::mrtr::is_round_trip(&ctx),
+        ))
     }
 
     async fn set_level(

@@ -1,7 +1,10 @@
 //! A request for one of MCP's own methods that rmcp could not read with that method's params
 //! reaches the handler as a custom request (rmcp falls back to one rather than fail); it is
 //! answered `-32602` (invalid params) saying what did not fit, not `-32601` (method not
-//! found), since the method exists. Requests for methods MCP does not define stay `-32601`.
+//! found), since the method exists. Requests for methods the request's protocol revision does
+//! not define stay `-32601`: those MCP never had, and on 2026-07-28 those it removed
+//! (SEP-2575: `initialize`, `logging/setLevel`, `resources/subscribe`,
+//! `resources/unsubscribe`).
 
 // logging/setLevel: deprecated by SEP-2577, still what 2025-11-25 clients use.
 #![allow(deprecated)]
@@ -36,11 +39,19 @@ const MCP_METHODS: &[&str] = &[
     "tasks/result",
 ];
 
-/// The error for a custom request: `-32602` with serde's reason for one of MCP's methods,
-/// `-32601` otherwise.
-pub fn error(request: &CustomRequest) -> ErrorData {
+/// The methods revision 2026-07-28 removed (SEP-2575).
+const REMOVED_2026_07_28: &[&str] = &[
+    "initialize",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// The error for a custom request: `-32602` with serde's reason for one of MCP's methods in
+/// the request's revision (`stateless`: 2026-07-28 or later), `-32601` otherwise.
+pub fn error(request: &CustomRequest, stateless: bool) -> ErrorData {
     let method = request.method.as_str();
-    if !MCP_METHODS.contains(&method) {
+    if !MCP_METHODS.contains(&method) || (stateless && REMOVED_2026_07_28.contains(&method)) {
         return ErrorData::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!("method {method} is not served here"),
@@ -79,12 +90,25 @@ mod tests {
 
     #[test]
     fn mcp_methods_get_invalid_params_others_method_not_found() {
-        let e = error(&custom("logging/setLevel", json!({"level": "loud"})));
+        let e = error(&custom("logging/setLevel", json!({"level": "loud"})), false);
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
         assert!(e.message.contains("loud"), "{}", e.message);
-        let e = error(&custom("tools/call", json!({"name": 5})));
+        let e = error(&custom("tools/call", json!({"name": 5})), false);
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
-        let e = error(&custom("vendor/thing", json!({})));
+        let e = error(&custom("vendor/thing", json!({})), false);
         assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+        // 2026-07-28 removed these
+        for m in ["initialize", "logging/setLevel", "resources/subscribe"] {
+            assert_eq!(
+                error(&custom(m, json!({})), true).code,
+                ErrorCode::METHOD_NOT_FOUND
+            );
+            assert_eq!(
+                error(&custom(m, json!({})), false).code,
+                ErrorCode::INVALID_PARAMS
+            );
+        }
+        let e = error(&custom("tools/call", json!({"name": 5})), true);
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
     }
 }
