@@ -365,7 +365,8 @@ const SERVER_LIMITS: [(&str, u64, u64, &str); 8] = [
     ("max_connections_per_peer", 1, 1 << 20, "connections"),
     ("header_timeout_ms", 1, 86_400_000, "ms"),
     ("body_timeout_ms", 1, 86_400_000, "ms"),
-    ("idle_timeout_ms", 1, 86_400_000, "ms"),
+    // above rmcp's SSE keep-alive (15 s), so a stream waiting for a long call is never idle
+    ("idle_timeout_ms", 20_000, 86_400_000, "ms"),
     ("max_sessions", 1, 1 << 20, "sessions"),
     ("max_requests_in_flight", 1, 1 << 20, "requests"),
 ];

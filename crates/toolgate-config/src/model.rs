@@ -252,7 +252,8 @@ pub struct ServerConfig {
     /// Milliseconds a client has to send a request's body after its head (default 30000;
     /// 408 after).
     pub body_timeout_ms: Option<u64>,
-    /// Milliseconds an HTTP connection may go without a byte moving (default 120000).
+    /// Milliseconds an HTTP connection may go without a byte moving (default 120000; at
+    /// least 20000, above the SSE keep-alive of 15 s).
     pub idle_timeout_ms: Option<u64>,
     /// Live MCP sessions over HTTP one caller may hold: the holder of the token (each OAuth
     /// principal, once those are served; default 128; 429 past it).

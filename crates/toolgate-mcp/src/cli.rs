@@ -158,8 +158,9 @@ pub struct LimitArgs {
     /// Milliseconds a client has to send a request's body after its head (default 30000).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub body_timeout_ms: Option<u64>,
-    /// Milliseconds an HTTP connection may go without a byte moving (default 120000).
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    /// Milliseconds an HTTP connection may go without a byte moving (default 120000; at
+    /// least 20000, above the SSE keep-alive of 15 s).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(20_000..=86_400_000))]
     pub idle_timeout_ms: Option<u64>,
     /// Live MCP sessions over HTTP one caller (the token's holder) may hold (default 128).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]

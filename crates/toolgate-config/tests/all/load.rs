@@ -207,6 +207,11 @@ fn server_limits_out_of_range_are_located() {
         ),
         ("[server]\nidle_timeout_ms = -5\n", "2:19", ""),
         (
+            "[server]\nidle_timeout_ms = 5000\n",
+            "2:19: server.idle_timeout_ms:",
+            "20000 to",
+        ),
+        (
             "[server]\nmax_connections_per_peer = \"many\"\n",
             "2:28",
             "",

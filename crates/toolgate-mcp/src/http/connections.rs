@@ -10,10 +10,14 @@
 //!    it); HTTP/2: at most [`MAX_STREAMS_PER_CONNECTION`] streams at once
 //! 3. a watchdog that closes the connection when no request has been open for
 //!    [`Limits::header_timeout`] (a bare connect, an HTTP/2 client that never completes a
-//!    request) or when no byte moved either way for [`Limits::idle_timeout`]
+//!    request) or when no byte moved either way for [`Limits::idle_timeout`] while no request
+//!    waits for its response to start (a client that stopped reading a stream)
 //!
 //! A request counts as open from its head until its response body is done or dropped, so a
-//! long call streaming its answer keeps its connection.
+//! long call streaming its answer keeps its connection; and while a request waits for its
+//! response to start (its body being read, bounded by the body timeout; a long call answered
+//! as plain JSON, bounded by the tool's timeout), the silence is the server's, not the
+//! client's.
 
 use super::limits::{Limits, MAX_STREAMS_PER_CONNECTION};
 use super::listener::GateListener;
@@ -109,6 +113,8 @@ fn now_ms() -> u64 {
 pub(crate) struct ConnState {
     /// Requests open on the connection.
     open: AtomicUsize,
+    /// Requests whose response has not started.
+    waiting: AtomicUsize,
     /// When the last request ended (or the connection opened).
     quiet_since: AtomicU64,
     /// When a byte last moved.
@@ -120,6 +126,7 @@ impl ConnState {
         let now = now_ms();
         Arc::new(ConnState {
             open: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
             quiet_since: AtomicU64::new(now),
             last_io: AtomicU64::new(now),
         })
@@ -129,6 +136,12 @@ impl ConnState {
     fn enter(self: &Arc<Self>) -> OpenRequest {
         self.open.fetch_add(1, Ordering::AcqRel);
         OpenRequest(self.clone())
+    }
+
+    /// A request waits for its response to start until the guard drops.
+    fn wait(self: &Arc<Self>) -> Waiting {
+        self.waiting.fetch_add(1, Ordering::AcqRel);
+        Waiting(self.clone())
     }
 
     fn touch(&self) {
@@ -146,13 +159,29 @@ impl Drop for OpenRequest {
     }
 }
 
+/// Held while a request waits for its response to start.
+struct Waiting(Arc<ConnState>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        // the silence so far was the server's
+        self.0.touch();
+        self.0.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Completes when the connection should be closed.
 async fn watchdog(state: &ConnState, header: Duration, idle: Duration) {
     let header = header.as_millis() as u64;
     let idle = idle.as_millis() as u64;
     loop {
         let now = now_ms();
-        let mut deadline = state.last_io.load(Ordering::Relaxed).saturating_add(idle);
+        let mut deadline = if state.waiting.load(Ordering::Acquire) == 0 {
+            state.last_io.load(Ordering::Relaxed).saturating_add(idle)
+        } else {
+            // re-read once the response started
+            now.saturating_add(idle)
+        };
         if state.open.load(Ordering::Acquire) == 0 {
             let quiet = state.quiet_since.load(Ordering::Relaxed);
             deadline = deadline.min(quiet.saturating_add(header));
@@ -285,9 +314,11 @@ pub(crate) async fn serve(mut listener: GateListener, app: axum::Router, limits:
             let state = state.clone();
             move |req: http::Request<hyper::body::Incoming>| {
                 let open = state.enter();
+                let waiting = state.wait();
                 let app = app.clone();
                 async move {
                     let response = app.oneshot(req.map(Body::new)).await?;
+                    drop(waiting);
                     Ok::<_, std::convert::Infallible>(
                         response.map(|inner| Body::new(Open { inner, _open: open })),
                     )
@@ -315,6 +346,50 @@ pub(crate) async fn serve(mut listener: GateListener, app: axum::Router, limits:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether the watchdog fires within `limit`.
+    async fn fires(state: &Arc<ConnState>, limit: Duration) -> bool {
+        let header = Duration::from_millis(200);
+        let idle = Duration::from_millis(800);
+        tokio::time::timeout(limit, watchdog(state, header, idle))
+            .await
+            .is_ok()
+    }
+
+    #[tokio::test]
+    async fn the_watchdog_closes_quiet_or_stalled_connections_only() {
+        // nothing asked: closed at the head timeout
+        let state = ConnState::new();
+        let started = Instant::now();
+        assert!(fires(&state, Duration::from_secs(3)).await);
+        assert!(started.elapsed() >= Duration::from_millis(190));
+        // a request open, its answer streaming, nothing moving: closed at the idle timeout
+        let state = ConnState::new();
+        let open = state.enter();
+        assert!(!fires(&state, Duration::from_millis(400)).await);
+        assert!(fires(&state, Duration::from_secs(3)).await);
+        // the same with bytes moving: kept
+        state.touch();
+        let moving = tokio::spawn({
+            let state = state.clone();
+            async move {
+                for _ in 0..24 {
+                    state.touch();
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        });
+        assert!(!fires(&state, Duration::from_millis(1000)).await);
+        moving.await.unwrap();
+        // a request waiting for its answer to start: the silence is the server's
+        state.touch();
+        let waiting = state.wait();
+        assert!(!fires(&state, Duration::from_millis(1200)).await);
+        drop(waiting);
+        drop(open);
+        // answered and quiet again: the head timeout applies
+        assert!(fires(&state, Duration::from_secs(3)).await);
+    }
 
     #[test]
     fn caps_count_in_all_and_per_peer() {

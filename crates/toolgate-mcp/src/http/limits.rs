@@ -37,8 +37,10 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// A request's body must arrive in full within this long of its head (`408` otherwise).
     pub body_timeout: Duration,
-    /// A connection on which no byte moves either way for this long is closed (answers
-    /// streamed over SSE send a keep-alive every 15 s, so a live stream is never idle).
+    /// A connection on which no byte moves either way for this long is closed, unless a
+    /// request on it waits for its response to start (the server's own silence: a long call
+    /// answered as plain JSON). Answers streamed over SSE send a keep-alive every 15 s, so a
+    /// live stream is never idle; a client that stops reading one is.
     pub idle_timeout: Duration,
     /// Live MCP sessions (protocol revisions before 2026-07-28) one caller may hold; one more
     /// `initialize` gets `429` until a session ends (`DELETE`, or 5 minutes idle).
