@@ -1,5 +1,6 @@
 //! [`Caller`]: who sent a request, as the guard established it; what the limits per caller
-//! (live MCP sessions) count by.
+//! (live MCP sessions) count by, and what [`crate::caller::CallerKey`] (the session of a
+//! stateless request's caller) trusts the credential by.
 
 /// The caller of an HTTP request, put in the request's extensions by the guard once the
 /// request passed it.
