@@ -1,18 +1,34 @@
 //! Process setup shared by `toolgate` and the `serve_echo` example (which includes this file):
-//! the default SIGPIPE action and the stderr log.
+//! the SIGPIPE action, the stderr log, and notes on stderr that never fail.
+//!
+//! `serve` keeps SIGPIPE ignored (Rust's default), so a client that stops reading gets
+//! `EPIPE` on the next write, which ends its connection, never the process before its audit
+//! records are written; and a closed stderr costs log lines, never the process (the log
+//! drops what it cannot write, [`note`] too). Every other command is a Unix filter: a reader
+//! that goes away (`toolgate audit | head`) ends it quietly, as SIGPIPE does.
 
-/// Restores the default SIGPIPE action, so a reader that goes away (`toolgate call ... |
-/// head`) ends the process quietly, as it does any Unix filter, instead of a panic on the next
-/// print; then logs to stderr at the level `TOOLGATE_LOG` sets (`warn` when unset or invalid),
-/// in colour only when stderr is a terminal ([`colour`]).
+use std::io::Write;
+
+/// Restores the default SIGPIPE action unless the command is a server (`serving`): see the
+/// module documentation.
+#[allow(dead_code)] // the serve_echo example includes this file without using it
+pub fn sigpipe(serving: bool) {
+    if !serving {
+        sigpipe::reset();
+    }
+}
+
+/// Logs to stderr at the level `TOOLGATE_LOG` sets (`warn` when unset or invalid), in colour
+/// only when stderr is a terminal ([`colour`]); a log line that cannot be written (stderr
+/// closed) is dropped.
 // toolgate built with the `otel` feature calls `otel::init` instead, which does the same
 #[cfg_attr(feature = "otel", allow(dead_code))]
 pub fn init() {
-    sigpipe::reset();
     tracing_subscriber::fmt()
         .with_env_filter(filter())
         .with_writer(std::io::stderr)
         .with_ansi(colour())
+        .log_internal_errors(false)
         .init();
 }
 
@@ -29,4 +45,10 @@ pub fn colour() -> bool {
 pub fn filter() -> tracing_subscriber::EnvFilter {
     tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+}
+
+/// Writes one line to stderr, dropping it when stderr is closed (`eprintln!` would panic).
+#[allow(dead_code)] // the serve_echo example includes this file without using it
+pub fn note(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }

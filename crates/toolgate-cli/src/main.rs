@@ -39,34 +39,35 @@ enum Command {
     /// List, revoke and make approval grants (`approvals list`, `revoke ID`, `grant`).
     Approvals(commands::approvals::Args),
     /// Serve the tools to MCP clients over stdio, or streamable HTTP with --http ADDR.
-    Serve(commands::serve::Args),
+    Serve(Box<commands::serve::Args>),
     /// Validate the configuration (toolgate.toml), show what the sandbox can enforce here
     /// and the effective profiles and rules.
     Check(commands::check::Args),
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::sigpipe(matches!(cli.command, Command::Serve(_)));
     #[cfg(not(feature = "otel"))]
     logging::init();
     // the same, with the OpenTelemetry export beside the stderr log; dropped when main
     // returns, after the command, it sends the spans still queued
     #[cfg(feature = "otel")]
     let _otel = otel::init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Tools(a) => commands::tools::run(a),
         Command::Call(a) => commands::call::run(a),
         Command::Validate(a) => commands::validate::run(a),
         Command::Audit(a) => commands::audit::run(a),
         Command::Stats(a) => commands::stats::run(a),
-        Command::Serve(a) => commands::serve::run(a),
+        Command::Serve(a) => commands::serve::run(*a),
         Command::Check(a) => commands::check::run(a),
         Command::Approvals(a) => commands::approvals::run(a),
     };
     match result {
         Ok(code) => code.into(),
         Err(e) => {
-            eprintln!("toolgate: {e:#}");
+            logging::note(format_args!("toolgate: {e:#}"));
             exit::Exit::HostError.into()
         }
     }

@@ -48,21 +48,22 @@ pub struct Otel {
 impl Drop for Otel {
     fn drop(&mut self) {
         if let Err(e) = self.provider.shutdown_with_timeout(self.wait) {
-            eprintln!("toolgate: warning: sending the last OpenTelemetry spans: {e}");
+            crate::logging::note(format_args!(
+                "toolgate: warning: sending the last OpenTelemetry spans: {e}"
+            ));
         }
     }
 }
 
-/// [`crate::logging::init`] with the export: restores the default SIGPIPE action and installs
-/// the global tracing subscriber, the same stderr log ([`crate::logging::filter`]) and the
+/// [`crate::logging::init`] with the export: installs the global tracing subscriber, the same stderr log ([`crate::logging::filter`]) and the
 /// OpenTelemetry export when an endpoint variable is set and the settings are valid. Returns
 /// the export's guard, `None` when there is no export (a bad setting is reported on stderr,
 /// never an error).
 pub fn init() -> Option<Otel> {
-    sigpipe::reset();
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(crate::logging::colour())
+        .log_internal_errors(false)
         .with_filter(crate::logging::filter());
     let export = match Settings::from_env() {
         Ok(None) => None,
@@ -87,7 +88,9 @@ pub fn init() -> Option<Otel> {
 }
 
 fn warn_off(e: &str) {
-    eprintln!("toolgate: warning: OpenTelemetry export is off: {e}");
+    crate::logging::note(format_args!(
+        "toolgate: warning: OpenTelemetry export is off: {e}"
+    ));
 }
 
 /// The settings toolgate checks itself before the exporter reads the variables.
@@ -245,9 +248,9 @@ impl<E: SpanExporter> SpanExporter for Warned<E> {
             Ok(()) => self.failing.store(false, Ordering::Relaxed),
             Err(e) => {
                 if !self.failing.swap(true, Ordering::Relaxed) {
-                    eprintln!(
+                    crate::logging::note(format_args!(
                         "toolgate: warning: OpenTelemetry export failed ({n} spans lost): {e}"
-                    );
+                    ));
                 }
             }
         }

@@ -9,8 +9,16 @@ use std::process::{Command, Output};
 mod approvals;
 #[path = "cli/config.rs"]
 mod config;
+#[path = "cli/mcp.rs"]
+mod mcp;
 #[path = "cli/project.rs"]
 mod project;
+#[path = "cli/serve_framing.rs"]
+mod serve_framing;
+#[path = "cli/serve_limits.rs"]
+mod serve_limits;
+#[path = "cli/serve_pipes.rs"]
+mod serve_pipes;
 #[path = "cli/serve_project.rs"]
 mod serve_project;
 #[path = "cli/serve_sigterm.rs"]

@@ -346,6 +346,7 @@ impl Compiler<'_> {
             );
         }
         self.approvals();
+        self.server_limits();
         if let Some(p) = &raw.store.path {
             if p.trim().is_empty() || p.contains('\0') {
                 self.problem(
@@ -357,7 +358,45 @@ impl Compiler<'_> {
     }
 }
 
+/// The accepted range of each `[server]` limit: name, least, most, unit.
+const SERVER_LIMITS: [(&str, u64, u64, &str); 8] = [
+    ("max_body_bytes", 1024, 1 << 30, "bytes"),
+    ("max_connections", 1, 1 << 20, "connections"),
+    ("max_connections_per_peer", 1, 1 << 20, "connections"),
+    ("header_timeout_ms", 1, 86_400_000, "ms"),
+    ("body_timeout_ms", 1, 86_400_000, "ms"),
+    // above rmcp's SSE keep-alive (15 s), so a stream waiting for a long call is never idle
+    ("idle_timeout_ms", 20_000, 86_400_000, "ms"),
+    ("max_sessions", 1, 1 << 20, "sessions"),
+    ("max_requests_in_flight", 1, 1 << 20, "requests"),
+];
+
 impl Compiler<'_> {
+    /// `[server]`'s limits: each within its range.
+    fn server_limits(&mut self) {
+        let s = &self.raw.server;
+        let values = [
+            s.max_body_bytes,
+            s.max_connections,
+            s.max_connections_per_peer,
+            s.header_timeout_ms,
+            s.body_timeout_ms,
+            s.idle_timeout_ms,
+            s.max_sessions,
+            s.max_requests_in_flight,
+        ];
+        for ((name, least, most, unit), value) in SERVER_LIMITS.into_iter().zip(values) {
+            if let Some(v) = value {
+                if !(least..=most).contains(&v) {
+                    self.problem(
+                        &[key("server"), key(name)],
+                        format!("{v} is out of range: write {least} to {most} {unit}"),
+                    );
+                }
+            }
+        }
+    }
+
     /// `[approvals]`: each value a span or `never`, and the defaults written beside a cap
     /// within it.
     fn approvals(&mut self) {

@@ -232,13 +232,34 @@ pub struct ShellSettings {
     pub allow_unsandboxed: bool,
 }
 
-/// The MCP server's settings.
+/// The MCP server's settings. The limits bound what clients can hold (see the README's
+/// "Limits"); `toolgate serve`'s flags of the same names replace them.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServerConfig {
     /// The name of the environment variable holding the HTTP bearer token (never the token
     /// itself; default `TOOLGATE_TOKEN`).
     pub token_env: Option<String>,
+    /// The largest HTTP request body, in bytes (default 4194304, 4 MiB; 413 past it).
+    pub max_body_bytes: Option<u64>,
+    /// HTTP connections open at once (default 512); one more is closed when accepted.
+    pub max_connections: Option<u64>,
+    /// HTTP connections open at once from one peer IP address (default 128).
+    pub max_connections_per_peer: Option<u64>,
+    /// Milliseconds a client has to send a request's head, from connecting or from the
+    /// previous answer (default 10000); then the connection is closed.
+    pub header_timeout_ms: Option<u64>,
+    /// Milliseconds a client has to send a request's body after its head (default 30000;
+    /// 408 after).
+    pub body_timeout_ms: Option<u64>,
+    /// Milliseconds an HTTP connection may go without a byte moving (default 120000; at
+    /// least 20000, above the SSE keep-alive of 15 s).
+    pub idle_timeout_ms: Option<u64>,
+    /// Live MCP sessions over HTTP one caller may hold: the holder of the token (each OAuth
+    /// principal, once those are served; default 128; 429 past it).
+    pub max_sessions: Option<u64>,
+    /// Requests one MCP session may have in flight, stdio and HTTP (default 256).
+    pub max_requests_in_flight: Option<u64>,
 }
 
 /// How long approval grants hold. Each value is a span in humantime syntax (`90s`, `30m`,

@@ -60,6 +60,7 @@ pub mod result;
 pub mod results;
 pub mod sanitize;
 pub mod schema;
+mod seen_ids;
 pub mod session;
 pub mod spec;
 pub mod suggest;

@@ -3,18 +3,22 @@
 use crate::budget::Budgets;
 use crate::call::CallId;
 use crate::context::BudgetLeft;
+use crate::seen_ids::SeenIds;
 use crate::workspace::Workspace;
 use parking_lot::Mutex;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use crate::seen_ids::{MAX_SEEN_BYTES, MAX_SEEN_IDS};
+
 /// One agent session. Build it with [`crate::Pipeline::session`], which checks the profile.
 ///
-/// The session remembers every call id it has seen (a reused id is refused) and counts what
-/// the budget stage charges.
+/// The session remembers the call ids it has seen (a reused id is refused: the most recent
+/// [`MAX_SEEN_IDS`] ids, up to [`MAX_SEEN_BYTES`] of them, so its memory stays bounded) and
+/// counts what the budget stage charges.
 pub struct Session {
     pub(crate) id: Arc<str>,
     pub(crate) profile: Arc<str>,
@@ -26,7 +30,7 @@ pub struct Session {
     pub(crate) calls: AtomicU64,
     pub(crate) result_bytes: AtomicU64,
     pub(crate) per_tool: Mutex<HashMap<Arc<str>, u64>>,
-    pub(crate) seen: Mutex<HashSet<CallId>>,
+    pub(crate) seen: Mutex<SeenIds>,
     /// Whether a repeated call id is refused (see [`SessionBuilder::call_ids_repeat`]).
     pub(crate) unique_call_ids: bool,
     /// Set once a grant of this session alone (`session` or `once`) was stored, so ending the
@@ -98,10 +102,10 @@ impl Session {
         self.calls.load(Ordering::Relaxed)
     }
 
-    /// Records `id` as used; `false` when it was used before in this session (always `true`
-    /// for a session whose calls come from independent requests).
+    /// Records `id` as used; `false` when it is among the ids this session remembers (always
+    /// `true` for a session whose calls come from independent requests).
     pub(crate) fn claim(&self, id: &CallId) -> bool {
-        !self.unique_call_ids || self.seen.lock().insert(id.clone())
+        !self.unique_call_ids || self.seen.lock().insert(id)
     }
 
     /// Budgets left now.
@@ -190,7 +194,7 @@ impl SessionBuilder<'_> {
             calls: AtomicU64::new(0),
             result_bytes: AtomicU64::new(0),
             per_tool: Mutex::new(HashMap::new()),
-            seen: Mutex::new(HashSet::new()),
+            seen: Mutex::new(SeenIds::default()),
             unique_call_ids: self.unique_call_ids,
             has_grants: std::sync::atomic::AtomicBool::new(false),
             memo: Mutex::new(Vec::new()),

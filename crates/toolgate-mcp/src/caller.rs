@@ -37,15 +37,23 @@ impl CallerKey {
     /// The caller of a stateless HTTP request, from its head: `None` when the request belongs
     /// to an MCP session (it carries `Mcp-Session-Id`), whose connection has a session of its
     /// own.
+    ///
+    /// Where the HTTP guard let the request in without a credential to check (a server without
+    /// a token: [`crate::http::Caller::Anonymous`]), whatever `Authorization` it sends is not
+    /// a credential, so it is the one anonymous caller (otherwise a client could be as many
+    /// callers as headers it makes up).
     pub fn of(parts: &http::request::Parts) -> Option<CallerKey> {
         if parts.headers.contains_key("mcp-session-id") {
             return None;
         }
-        let credential = parts
-            .headers
-            .get(http::header::AUTHORIZATION)
-            .map(http::HeaderValue::as_bytes)
-            .unwrap_or_default();
+        let credential = match parts.extensions.get::<crate::http::Caller>() {
+            Some(crate::http::Caller::Anonymous) => &[][..],
+            _ => parts
+                .headers
+                .get(http::header::AUTHORIZATION)
+                .map(http::HeaderValue::as_bytes)
+                .unwrap_or_default(),
+        };
         Some(CallerKey(Sha256::digest(credential).into()))
     }
 }
@@ -150,6 +158,13 @@ mod tests {
             ])),
             None
         );
+        // let in without a token to check: one anonymous caller, whatever it sends
+        let mut made_up = head(&[("authorization", "Bearer made-up")]);
+        made_up.extensions.insert(crate::http::Caller::Anonymous);
+        assert_eq!(CallerKey::of(&made_up), Some(anonymous));
+        let mut checked = head(&[("authorization", "Bearer a")]);
+        checked.extensions.insert(crate::http::Caller::Token);
+        assert_eq!(CallerKey::of(&checked), Some(a));
     }
 
     #[test]

@@ -65,9 +65,9 @@ pub struct ServeArgs {
     /// Another browser Origin to accept (scheme://host:port).
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     pub allow_origins: Vec<String>,
-    /// The cap on an HTTP request body, in bytes.
-    #[arg(long, default_value_t = crate::http::DEFAULT_MAX_BODY_BYTES)]
-    pub max_body_bytes: usize,
+    /// What clients may hold: connections, timeouts, sessions, requests in flight.
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Hours an `always` approval given through the client's form holds when the answer does
     /// not say (1 to 8760; default: the configuration's `approvals.always_expires`, else 24).
     #[arg(long, value_name = "HOURS",
@@ -107,7 +107,12 @@ impl ServeArgs {
     /// [`HttpConfig::check`] refuses.
     pub fn http_config(&self, addr: SocketAddr) -> Result<(HttpConfig, bool), Error> {
         let mut config = HttpConfig::new(addr)
-            .max_body_bytes(self.max_body_bytes)
+            .max_body_bytes(
+                self.limits
+                    .max_body_bytes
+                    .map_or(crate::http::DEFAULT_MAX_BODY_BYTES, count),
+            )
+            .limits(self.limits.http())
             .grace(Duration::from_secs(self.grace));
         config.allowed_hosts = self.allow_hosts.clone();
         config.allowed_origins = self.allow_origins.clone();
@@ -130,6 +135,87 @@ impl ServeArgs {
         config.check()?;
         Ok((config, generated))
     }
+}
+
+/// `serve`'s limits (see [`crate::http::Limits`] and the README's "Limits"). Each flag not
+/// given falls back to the binary's configuration ([`LimitArgs::fill_from`]), then to the
+/// default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct LimitArgs {
+    /// The cap on an HTTP request body, in bytes (default 4194304; 413 past it).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1024..=1 << 30))]
+    pub max_body_bytes: Option<u64>,
+    /// HTTP connections open at once (default 512); one more is closed when accepted.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub max_connections: Option<u64>,
+    /// HTTP connections open at once from one peer IP address (default 128).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub max_connections_per_peer: Option<u64>,
+    /// Milliseconds a client has to send a request's head, from connecting or from the
+    /// previous answer (default 10000).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub header_timeout_ms: Option<u64>,
+    /// Milliseconds a client has to send a request's body after its head (default 30000).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub body_timeout_ms: Option<u64>,
+    /// Milliseconds an HTTP connection may go without a byte moving (default 120000; at
+    /// least 20000, above the SSE keep-alive of 15 s).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(20_000..=86_400_000))]
+    pub idle_timeout_ms: Option<u64>,
+    /// Live MCP sessions over HTTP one caller (the token's holder) may hold (default 128).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub max_sessions: Option<u64>,
+    /// Requests one MCP session may have in flight, over stdio or HTTP (default 256).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub max_requests_in_flight: Option<u64>,
+}
+
+impl LimitArgs {
+    /// Takes every value not given here from `fallback` (the configuration's).
+    pub fn fill_from(&mut self, fallback: &LimitArgs) {
+        let pairs = [
+            (&mut self.max_body_bytes, fallback.max_body_bytes),
+            (&mut self.max_connections, fallback.max_connections),
+            (
+                &mut self.max_connections_per_peer,
+                fallback.max_connections_per_peer,
+            ),
+            (&mut self.header_timeout_ms, fallback.header_timeout_ms),
+            (&mut self.body_timeout_ms, fallback.body_timeout_ms),
+            (&mut self.idle_timeout_ms, fallback.idle_timeout_ms),
+            (&mut self.max_sessions, fallback.max_sessions),
+            (
+                &mut self.max_requests_in_flight,
+                fallback.max_requests_in_flight,
+            ),
+        ];
+        for (mine, theirs) in pairs {
+            if mine.is_none() {
+                *mine = theirs;
+            }
+        }
+    }
+
+    /// The HTTP limits: these values over [`crate::http::Limits::default`].
+    pub fn http(&self) -> crate::http::Limits {
+        let d = crate::http::Limits::default();
+        let ms = |v: Option<u64>, d: Duration| v.map_or(d, Duration::from_millis);
+        let mut l = d;
+        l.max_connections = self.max_connections.map_or(d.max_connections, count);
+        l.max_connections_per_peer = self
+            .max_connections_per_peer
+            .map_or(d.max_connections_per_peer, count);
+        l.header_timeout = ms(self.header_timeout_ms, d.header_timeout);
+        l.body_timeout = ms(self.body_timeout_ms, d.body_timeout);
+        l.idle_timeout = ms(self.idle_timeout_ms, d.idle_timeout);
+        l.max_sessions_per_caller = self.max_sessions.map_or(d.max_sessions_per_caller, count);
+        l
+    }
+}
+
+/// A count from the command line or the configuration (ranges checked there) as a `usize`.
+fn count(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// How long the grants of answers given through the form hold (see
@@ -184,6 +270,9 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
         )
         .budgets(args.budgets)
         .workspace(workspace);
+    if let Some(n) = args.limits.max_requests_in_flight {
+        builder = builder.max_requests_in_flight(count(n));
+    }
     match (args.grant_expiry, args.always_expires_hours) {
         (Some(e), _) => builder = builder.grant_expiry(e.session, e.always, e.max),
         (None, Some(hours)) => builder = builder.always_expires_hours(hours),
@@ -204,16 +293,25 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
                 Err(e) => tracing::warn!(error = %e, "/metrics is off"),
             }
             let http = crate::serve_http(server, config).await?;
-            eprintln!("toolgate: serving MCP at {}", http.url());
+            note(format_args!("toolgate: serving MCP at {}", http.url()));
             if generated {
                 if let Some(t) = http.token() {
-                    eprintln!("toolgate: token: {t}");
-                    eprintln!("toolgate: send it on every request as: Authorization: Bearer TOKEN");
+                    note(format_args!("toolgate: token: {t}"));
+                    note(format_args!(
+                        "toolgate: send it on every request as: Authorization: Bearer TOKEN"
+                    ));
                 }
             }
             http.run_until(shutdown_signal()).await
         }
     }
+}
+
+/// Writes one line to stderr; a closed stderr drops it (`eprintln!` would panic, and a
+/// server must outlive the terminal or pipe it was started from).
+fn note(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// Completes on SIGINT or SIGTERM.
@@ -265,6 +363,29 @@ mod tests {
         assert_eq!(c.token.as_deref(), Some("abc"));
         let (c, _) = args(&["--no-token"]).http_config(addr).unwrap();
         assert_eq!(c.token, None);
+    }
+
+    #[test]
+    fn limits_come_from_flags_then_the_configuration_then_the_defaults() {
+        let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let mut a = args(&["--max-connections", "7", "--header-timeout-ms", "1500"]);
+        a.limits.fill_from(&LimitArgs {
+            max_connections: Some(99),
+            max_sessions: Some(3),
+            max_body_bytes: Some(2048),
+            ..LimitArgs::default()
+        });
+        let (c, _) = a.http_config(addr).unwrap();
+        assert_eq!(c.limits.max_connections, 7);
+        assert_eq!(c.limits.header_timeout, Duration::from_millis(1500));
+        assert_eq!(c.limits.max_sessions_per_caller, 3);
+        assert_eq!(c.max_body_bytes, 2048);
+        assert_eq!(
+            c.limits.idle_timeout,
+            crate::http::Limits::default().idle_timeout
+        );
+        assert!(Cli::try_parse_from(["serve", "--max-connections", "0"]).is_err());
+        assert!(Cli::try_parse_from(["serve", "--body-timeout-ms", "86400001"]).is_err());
     }
 
     #[test]

@@ -7,31 +7,39 @@
 //! 2. the call runs in the connection's toolgate session, or, for a stateless HTTP request
 //!    (no `Mcp-Session-Id`), in its caller's ([`crate::caller`]), so budgets and result
 //!    handles hold across a caller's requests
-//! 3. the call is dispatched with the request's cancellation token, which rmcp fires on
-//!    `notifications/cancelled` (and, for a stateless HTTP request, when its response stream
-//!    closes), inside the approval scope of this client ([`crate::approval`])
+//! 3. the call is dispatched with the request's cancellation token: the session's id gate's
+//!    [`ClientCancel`] (fired by `notifications/cancelled`) or, on a stateless HTTP request,
+//!    rmcp's own (fired when its response stream closes); rmcp's token, which also fires when
+//!    the session ends, cancels it too; inside the approval scope of this client
+//!    ([`crate::approval`])
 //! 4. with a `progressToken`, the tool's own progress reports, or "still running" progress
 //!    every interval until it sends one ([`crate::progress`])
 //! 5. an unknown tool is JSON-RPC `-32602`; a question for the client on 2026-07-28 is an
 //!    input-required result; anything else is the call's result ([`crate::result`])
+//!
+//! A request for one of MCP's methods whose params rmcp could not read arrives as a custom
+//! request and is answered `-32602` (`misread.rs`).
 
 // logging/setLevel and notifications/message: deprecated by SEP-2577, still what 2025-11-25
 // clients use.
 #![allow(deprecated)]
 
 use crate::approval::{in_call, CallClient};
+use crate::jsonrpc::ClientCancel;
 use crate::server::Shared;
 use parking_lot::Mutex;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, ListToolsResult, LoggingLevel,
-    LoggingMessageNotificationParam, NumberOrString, PaginatedRequestParams, ServerConfig,
-    SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
+    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, NumberOrString,
+    PaginatedRequestParams, ServerConfig, SetLevelRequestParams, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ServerHandler;
 use serde_json::{json, Value};
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 use toolgate_core::{Session, ToolCall, ToolResult};
 
 /// No `logging/setLevel` yet (no `logLevel` in a 2026-07-28 request's `_meta`): the server
@@ -95,7 +103,10 @@ impl Connection {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(id, request.name.into_owned(), arguments);
         let tool = call.name.clone();
-        let cancel = ctx.ct.clone();
+        // the client's cancellation, where the id gate gives one; the session's end too
+        let client_cancel = ctx.extensions.get::<ClientCancel>().map(|c| c.0.clone());
+        let session_end = ctx.ct.clone();
+        let cancel = client_cancel.clone().unwrap_or_else(|| ctx.ct.clone());
         let progress = ctx
             .meta
             .get_progress_token()
@@ -121,7 +132,7 @@ impl Connection {
         let (result, left) = match progress {
             None => {
                 let dispatch = shared.pipeline.dispatch_with(call, session, cancel);
-                in_call(client, dispatch).await
+                cancelled_with(session_end, client_cancel, in_call(client, dispatch)).await
             }
             Some((token, own)) => {
                 let (sink, reports) = crate::progress::channel();
@@ -136,7 +147,8 @@ impl Connection {
                     silenced: own,
                     reports,
                 };
-                ticks.around(in_call(client, dispatch)).await
+                let run = ticks.around(in_call(client, dispatch));
+                cancelled_with(session_end, client_cancel, run).await
             }
         };
         log_call(&peer, log_level, &result).await;
@@ -159,6 +171,27 @@ impl Drop for Connection {
     /// The session is over: its session grants end.
     fn drop(&mut self) {
         self.shared.pipeline.end_session(&self.session);
+    }
+}
+
+/// Runs `call`; when `session_end` fires first, fires `cancel` (the token the call was
+/// dispatched with) and lets the call end as cancelled.
+async fn cancelled_with<F: Future>(
+    session_end: CancellationToken,
+    cancel: Option<CancellationToken>,
+    call: F,
+) -> F::Output {
+    let Some(cancel) = cancel else {
+        return call.await;
+    };
+    tokio::pin!(call);
+    tokio::select! {
+        biased;
+        out = &mut call => out,
+        _ = session_end.cancelled() => {
+            cancel.cancel();
+            call.await
+        }
     }
 }
 
@@ -212,6 +245,17 @@ impl ServerHandler for Connection {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.dispatch(request, ctx).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(crate::misread::error(
+            &request,
+            crate::mrtr::is_round_trip(&ctx),
+        ))
     }
 
     async fn set_level(

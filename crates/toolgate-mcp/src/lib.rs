@@ -4,19 +4,22 @@
 //! Every `tools/call` goes through the same [`toolgate_core::Pipeline`] as library callers;
 //! nothing reaches around it. A request's life:
 //!
-//! 1. transport: stdio ([`serve_stdio`]), or streamable HTTP at `/mcp` ([`serve_http`]) behind
-//!    the HTTP guard (bearer token, then `Host`, then `Origin`; body size cap; TCP_NODELAY)
-//! 2. rmcp: JSON-RPC framing, `initialize` or the 2026-07-28 per-request metadata,
+//! 1. transport: stdio ([`serve_stdio`]), or streamable HTTP at `/mcp` ([`serve_http`]) on
+//!    connections within [`http::Limits`] and behind the HTTP guard (one `Host` and `Origin`,
+//!    bearer token, then `Host`, then `Origin`; body size cap and timeout; TCP_NODELAY)
+//! 2. [`jsonrpc`]: each message checked before rmcp reads it, so every request gets one
+//!    answer with the right code; one id in flight per session
+//! 3. rmcp: JSON-RPC framing, `initialize` or the 2026-07-28 per-request metadata,
 //!    `server/discover`, `ping`, cancellation tokens, sessions
-//! 3. [`handler`]: `tools/list` from the registry ([`tools`]), `tools/call` as a toolgate
+//! 4. [`handler`]: `tools/list` from the registry ([`tools`]), `tools/call` as a toolgate
 //!    `ToolCall` whose id is the JSON-RPC request id, dispatched with the request's
 //!    cancellation token, with "still running" progress while it runs ([`progress`]), in the
 //!    connection's toolgate session, or for a stateless HTTP request in its caller's
 //!    ([`caller`])
-//! 4. the pipeline; when its policy asks, [`ClientApprover`] asks the MCP client through
+//! 5. the pipeline; when its policy asks, [`ClientApprover`] asks the MCP client through
 //!    elicitation ([`approval`]), or, on 2026-07-28, answers with an input-required result
 //!    whose signed request state carries the question ([`mrtr`])
-//! 5. [`result`]: the `ToolResult` as a `CallToolResult` (`structuredContent` and its text;
+//! 6. [`result`]: the `ToolResult` as a `CallToolResult` (`structuredContent` and its text;
 //!    pipeline errors as `isError: true` results; an unknown tool as JSON-RPC `-32602`)
 //!
 //! A tool running inside such a call can reach its MCP request through [`request`] (report
@@ -53,6 +56,8 @@ mod error;
 pub mod handler;
 pub mod http;
 pub mod inflight;
+pub mod jsonrpc;
+mod misread;
 pub mod mrtr;
 pub mod progress;
 pub mod prometheus;

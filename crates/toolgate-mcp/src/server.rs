@@ -74,6 +74,8 @@ pub(crate) struct Shared {
     pub(crate) approvals: ApprovalStates,
     /// The sessions of the callers of stateless requests.
     pub(crate) callers: Callers,
+    /// The most requests in flight in one session ([`crate::jsonrpc::InFlightIds`]).
+    pub(crate) max_in_flight: usize,
 }
 
 impl Shared {
@@ -137,6 +139,7 @@ impl McpServer {
             name: "toolgate".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             instructions: None,
+            max_in_flight: crate::jsonrpc::DEFAULT_MAX_IN_FLIGHT,
         }
     }
 
@@ -191,6 +194,7 @@ pub struct McpServerBuilder {
     name: String,
     version: String,
     instructions: Option<String>,
+    max_in_flight: usize,
 }
 
 impl McpServerBuilder {
@@ -272,6 +276,14 @@ impl McpServerBuilder {
         self
     }
 
+    /// Sets the most requests one session may have in flight (default
+    /// [`crate::jsonrpc::DEFAULT_MAX_IN_FLIGHT`], at least 1); one more is answered with a
+    /// JSON-RPC error (`-32000`) and not run.
+    pub fn max_requests_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max.max(1);
+        self
+    }
+
     /// The server.
     ///
     /// # Errors
@@ -324,6 +336,7 @@ impl McpServerBuilder {
                 inflight: InFlight::default(),
                 approvals: ApprovalStates::new(),
                 callers: Callers::default(),
+                max_in_flight: self.max_in_flight,
             }),
         })
     }

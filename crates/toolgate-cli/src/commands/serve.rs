@@ -48,6 +48,17 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     args.serve.attributes = setup.attributes;
     args.serve.budgets = config.budgets();
     args.serve.token_env = Some(config.token_env().to_string());
+    let server = &config.raw().server;
+    args.serve.limits.fill_from(&toolgate_mcp::cli::LimitArgs {
+        max_body_bytes: server.max_body_bytes,
+        max_connections: server.max_connections,
+        max_connections_per_peer: server.max_connections_per_peer,
+        header_timeout_ms: server.header_timeout_ms,
+        body_timeout_ms: server.body_timeout_ms,
+        idle_timeout_ms: server.idle_timeout_ms,
+        max_sessions: server.max_sessions,
+        max_requests_in_flight: server.max_requests_in_flight,
+    });
     // flags over the configuration over the built-in defaults
     let always = args
         .serve

@@ -173,6 +173,63 @@ fn literal_secrets_are_refused() {
 }
 
 #[test]
+fn server_limits_out_of_range_are_located() {
+    for (text, at, says) in [
+        (
+            "[server]\nmax_connections = 0\n",
+            "2:19: server.max_connections:",
+            "write 1 to",
+        ),
+        (
+            "[server]\nheader_timeout_ms = 0\n",
+            "2:21: server.header_timeout_ms:",
+            "1 to 86400000 ms",
+        ),
+        (
+            "[server]\nbody_timeout_ms = 86400001\n",
+            "2:19: server.body_timeout_ms:",
+            "out of range",
+        ),
+        (
+            "[server]\nmax_body_bytes = 10\n",
+            "2:18: server.max_body_bytes:",
+            "1024 to",
+        ),
+        (
+            "[server]\nmax_sessions = 0\n",
+            "2:16: server.max_sessions:",
+            "sessions",
+        ),
+        (
+            "[server]\nmax_requests_in_flight = 0\n",
+            "2:26: server.max_requests_in_flight:",
+            "requests",
+        ),
+        ("[server]\nidle_timeout_ms = -5\n", "2:19", ""),
+        (
+            "[server]\nidle_timeout_ms = 5000\n",
+            "2:19: server.idle_timeout_ms:",
+            "20000 to",
+        ),
+        (
+            "[server]\nmax_connections_per_peer = \"many\"\n",
+            "2:28",
+            "",
+        ),
+    ] {
+        one(text, at, says);
+    }
+    let ws = TempWorkspace::new();
+    let c = load(
+        &ws,
+        "[server]\nmax_connections = 64\nheader_timeout_ms = 2000\nmax_sessions = 4\n",
+    )
+    .unwrap();
+    assert_eq!(c.raw().server.max_connections, Some(64));
+    assert_eq!(c.raw().server.header_timeout_ms, Some(2000));
+}
+
+#[test]
 fn unknown_profiles_and_roles_are_located() {
     one(
         "[roles.support]\nprofiles = [\"explore\", \"ordrs\"]\n",

@@ -120,12 +120,12 @@ pub(crate) async fn authorize(
                         ),
                     )
                     .with_reason("not_approved")
-                    .with_details(rejection_details(&verdict, &reason)))
+                    .with_details(rejection_details(verdict, &reason)))
                 }
                 ApprovalAnswer::NobodyToAsk { reason } => {
                     st.approval = Some(Approval::Rejected);
                     Err(nobody_to_ask(&spec.name, &reason)
-                        .with_details(rejection_details(&verdict, &reason)))
+                        .with_details(rejection_details(verdict, &reason)))
                 }
                 ApprovalAnswer::Pending { reason } => {
                     st.approval = Some(Approval::Pending);

@@ -1,5 +1,9 @@
 //! The HTTP guard in front of `/mcp`, in this order:
 //!
+//! 0. one request, one authority: a second `Host` or `Origin` header, or an absolute-form
+//!    request target (or HTTP/2 `:authority`) that names another host than `Host`, is `400`
+//!    (RFC 9112 §3.2: the target's authority wins over `Host`, so two that differ are two
+//!    answers to "which server?", and a guard must not check one while the other is served)
 //! 1. bearer token, when one is configured: `Authorization: Bearer TOKEN`, compared in constant
 //!    time; never taken from the query string (`401` with `WWW-Authenticate: Bearer`)
 //! 2. `Host` (or the HTTP/2 authority): one of the allowed authorities, against DNS rebinding
@@ -8,8 +12,10 @@
 //!    (every non-browser client) pass
 //!
 //! The token comes first so that a request without a credential learns nothing else
-//! (security case transport-auth-65: a foreign Origin without a token gets `401`).
+//! (security case transport-auth-65: a foreign Origin without a token gets `401`). A request
+//! that passes carries its [`Caller`] in its extensions.
 
+use super::caller::Caller;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -74,25 +80,44 @@ impl Guard {
         }
     }
 
-    /// Why a request with these headers is refused, if it is.
-    pub fn check(&self, headers: &HeaderMap, authority: Option<&str>) -> Result<(), StatusCode> {
-        if let Some(token) = &self.token {
-            let presented = headers
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(bearer);
-            match presented {
-                Some(p) if constant_time_eq(p.as_bytes(), token.as_bytes()) => {}
-                _ => return Err(StatusCode::UNAUTHORIZED),
-            }
+    /// Who sent a request with these headers and request-target `authority`, or why it is
+    /// refused.
+    ///
+    /// # Errors
+    /// `400`, `401` or `403`, as the module documentation orders them.
+    pub fn check(
+        &self,
+        headers: &HeaderMap,
+        authority: Option<&str>,
+    ) -> Result<Caller, StatusCode> {
+        let mut hosts = headers.get_all(header::HOST).iter();
+        let host = hosts.next();
+        if hosts.next().is_some() || headers.get_all(header::ORIGIN).iter().nth(1).is_some() {
+            return Err(StatusCode::BAD_REQUEST);
         }
+        let host = match (host, authority) {
+            (Some(h), Some(a)) => match h.to_str() {
+                Ok(h) if h.eq_ignore_ascii_case(a) => Some(a),
+                _ => return Err(StatusCode::BAD_REQUEST),
+            },
+            (Some(h), None) => Some(h.to_str().map_err(|_| StatusCode::BAD_REQUEST)?),
+            (None, a) => a,
+        };
+        let caller = match &self.token {
+            Some(token) => {
+                let presented = headers
+                    .get(header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(bearer);
+                match presented {
+                    Some(p) if constant_time_eq(p.as_bytes(), token.as_bytes()) => Caller::Token,
+                    _ => return Err(StatusCode::UNAUTHORIZED),
+                }
+            }
+            None => Caller::Anonymous,
+        };
         if !self.hosts.is_empty() {
-            let host = headers
-                .get(header::HOST)
-                .and_then(|v| v.to_str().ok())
-                .or(authority)
-                .map(str::to_ascii_lowercase);
-            match host {
+            match host.map(str::to_ascii_lowercase) {
                 Some(h) if self.hosts.contains(&h) => {}
                 _ => return Err(StatusCode::FORBIDDEN),
             }
@@ -106,7 +131,7 @@ impl Guard {
                 return Err(StatusCode::FORBIDDEN);
             }
         }
-        Ok(())
+        Ok(caller)
     }
 }
 
@@ -128,12 +153,15 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 /// The axum middleware.
 pub(crate) async fn middleware(
     State(guard): State<Arc<Guard>>,
-    req: Request,
+    mut req: Request,
     next: Next,
 ) -> Response {
-    let authority = req.uri().authority().map(|a| a.as_str().to_string());
-    if let Err(status) = guard.check(req.headers(), authority.as_deref()) {
-        return refuse(status);
+    let checked = guard.check(req.headers(), req.uri().authority().map(|a| a.as_str()));
+    match checked {
+        Ok(caller) => {
+            req.extensions_mut().insert(caller);
+        }
+        Err(status) => return refuse(status),
     }
     let delete = req.method() == http::Method::DELETE;
     let mut response = next.run(req).await;
@@ -150,6 +178,11 @@ fn refuse(status: StatusCode) -> Response {
         StatusCode::UNAUTHORIZED => (
             "unauthorized: send the server's token as Authorization: Bearer TOKEN\n",
             true,
+        ),
+        StatusCode::BAD_REQUEST => (
+            "bad request: send one Host header, at most one Origin header, and a request \
+             target naming no other host than Host\n",
+            false,
         ),
         _ => (
             "forbidden: Host or Origin is not one this server answers\n",
@@ -189,7 +222,7 @@ mod tests {
             ("host", "127.0.0.1:8123"),
             ("authorization", "Bearer s3cret"),
         ];
-        assert_eq!(g.check(&headers(&ok), None), Ok(()));
+        assert_eq!(g.check(&headers(&ok), None), Ok(Caller::Token));
         assert_eq!(
             g.check(
                 &headers(&[
@@ -232,13 +265,57 @@ mod tests {
         assert_eq!(g.check(&foreign, None), Err(StatusCode::FORBIDDEN));
         let mut local = headers(&ok);
         local.insert("origin", "http://localhost:8123".parse().unwrap());
-        assert_eq!(g.check(&local, None), Ok(()));
+        assert_eq!(g.check(&local, None), Ok(Caller::Token));
+    }
+
+    #[test]
+    fn a_second_host_or_origin_or_a_target_naming_another_host_is_400() {
+        let g = Guard::new(
+            "127.0.0.1:8123".parse().unwrap(),
+            Some("s3cret".into()),
+            &[],
+            &[],
+        );
+        let ok = [
+            ("host", "127.0.0.1:8123"),
+            ("authorization", "Bearer s3cret"),
+        ];
+        let mut two_hosts = headers(&ok);
+        two_hosts.append("host", "evil.example".parse().unwrap());
+        assert_eq!(g.check(&two_hosts, None), Err(StatusCode::BAD_REQUEST));
+        // before the token: malformed is malformed
+        let mut two_hosts = headers(&[("host", "127.0.0.1:8123")]);
+        two_hosts.append("host", "127.0.0.1:8123".parse().unwrap());
+        assert_eq!(g.check(&two_hosts, None), Err(StatusCode::BAD_REQUEST));
+        let mut two_origins = headers(&ok);
+        two_origins.append("origin", "http://127.0.0.1:8123".parse().unwrap());
+        two_origins.append("origin", "http://evil.example".parse().unwrap());
+        assert_eq!(g.check(&two_origins, None), Err(StatusCode::BAD_REQUEST));
+        // an absolute-form target naming another host than Host
+        assert_eq!(
+            g.check(&headers(&ok), Some("evil.example:8123")),
+            Err(StatusCode::BAD_REQUEST)
+        );
+        assert_eq!(
+            g.check(&headers(&ok), Some("127.0.0.1:8123")),
+            Ok(Caller::Token)
+        );
+        // HTTP/2: the authority alone is checked like Host
+        let no_host = headers(&[("authorization", "Bearer s3cret")]);
+        assert_eq!(g.check(&no_host, Some("127.0.0.1:8123")), Ok(Caller::Token));
+        assert_eq!(
+            g.check(&no_host, Some("evil.example:8123")),
+            Err(StatusCode::FORBIDDEN)
+        );
     }
 
     #[test]
     fn wildcard_bind_accepts_any_host_but_not_any_origin() {
         let g = Guard::new("0.0.0.0:80".parse().unwrap(), None, &[], &[]);
-        assert_eq!(g.check(&headers(&[("host", "box.lan")]), None), Ok(()));
+        assert_eq!(
+            g.check(&headers(&[("host", "box.lan")]), None),
+            Ok(Caller::Anonymous)
+        );
         assert_eq!(
             g.check(
                 &headers(&[("host", "box.lan"), ("origin", "http://evil.example")]),
@@ -252,7 +329,10 @@ mod tests {
             &["box.lan".into()],
             &[],
         );
-        assert_eq!(g.check(&headers(&[("host", "box.lan")]), None), Ok(()));
+        assert_eq!(
+            g.check(&headers(&[("host", "box.lan")]), None),
+            Ok(Caller::Anonymous)
+        );
         assert_eq!(
             g.check(&headers(&[("host", "other.lan")]), None),
             Err(StatusCode::FORBIDDEN)

@@ -1,25 +1,46 @@
-//! MCP over streamable HTTP at `/mcp`: rmcp's `StreamableHttpService` on axum, behind the
-//! [`guard`], on a listener that sets TCP_NODELAY on every accepted connection
-//! ([`listener`]). With [`HttpConfig::metrics`] set, `GET /metrics` serves the Prometheus text
-//! exposition ([`crate::prometheus`]) behind the same guard.
+//! MCP over streamable HTTP at `/mcp`: rmcp's `StreamableHttpService` on axum, on hyper's
+//! connections within [`Limits`] (`connections`), behind, in this order:
+//!
+//! 1. the [`guard`] (one `Host`, one `Origin`; bearer token; `Host` and `Origin` allowed)
+//! 2. the count of requests in flight a shutdown waits for
+//! 3. the body of a JSON `POST` read within the cap and the body timeout and checked as one
+//!    JSON-RPC message before rmcp reads it (`body`; [`crate::jsonrpc`])
+//! 4. rmcp, whose sessions live in `sessions`: per session the ids in flight
+//!    ([`crate::jsonrpc::InFlightIds`]), per [`Caller`] the live sessions
+//!
+//! The listener sets TCP_NODELAY on every accepted connection ([`listener`]). With
+//! [`HttpConfig::metrics`] set, `GET /metrics` serves the Prometheus text exposition
+//! ([`crate::prometheus`]) behind the same guard.
 //!
 //! - loopback by default; a non-loopback address without a bearer token is refused before
 //!   anything is bound ([`Error::TokenRequired`])
-//! - request bodies over [`HttpConfig::max_body_bytes`] get `413`
+//! - request bodies over [`HttpConfig::max_body_bytes`] get `413` (at once when
+//!   `Content-Length` says so)
 //! - sessions (protocol revisions before 2026-07-28) get rmcp's ids: UUID v4, 122 random bits
 //! - 2026-07-28 requests are served statelessly, one connection per request (rmcp, SEP-2567);
 //!   a stateless request whose response stream closes is cancelled
 //! - [`HttpServer::shutdown`]: stop accepting, let calls in flight finish within the grace
 //!   period, then close every session
 
+mod body;
+mod caller;
+mod connections;
 pub mod guard;
+mod limits;
 pub mod listener;
+mod sessions;
 mod tracked;
+
+pub use caller::Caller;
+pub use limits::{
+    Limits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER, DEFAULT_MAX_SESSIONS_PER_CALLER,
+    MAX_STREAMS_PER_CONNECTION,
+};
 
 use crate::inflight::InFlight;
 use crate::prometheus::PrometheusHandle;
 use crate::{Error, McpServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -57,6 +78,8 @@ pub struct HttpConfig {
     pub json_response: bool,
     /// Serve the metrics this handle renders at `GET /metrics` (default none: `404`).
     pub metrics: Option<PrometheusHandle>,
+    /// Connections, timeouts and sessions per caller ([`Limits::default`]).
+    pub limits: Limits,
 }
 
 impl HttpConfig {
@@ -73,6 +96,7 @@ impl HttpConfig {
             legacy_sessions: true,
             json_response: false,
             metrics: None,
+            limits: Limits::default(),
         }
     }
 
@@ -118,6 +142,12 @@ impl HttpConfig {
         self
     }
 
+    /// Sets the connection, timeout and session limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Serves `handle`'s metrics at `GET /metrics`, behind the same guard as `/mcp`.
     pub fn metrics(mut self, handle: PrometheusHandle) -> Self {
         self.metrics = Some(handle);
@@ -149,7 +179,7 @@ pub struct HttpServer {
     stop_accepting: CancellationToken,
     close_sessions: CancellationToken,
     requests: Arc<InFlight>,
-    task: JoinHandle<std::io::Result<()>>,
+    task: JoinHandle<()>,
 }
 
 impl HttpServer {
@@ -190,7 +220,7 @@ impl HttpServer {
     /// Serves until `signal` completes, then shuts down as [`HttpServer::shutdown`] does.
     ///
     /// # Errors
-    /// The server's I/O error, if it stopped on its own.
+    /// [`Error::Io`] if the server stopped on its own (its task failed).
     pub async fn run_until(
         mut self,
         signal: impl std::future::Future<Output = ()>,
@@ -198,8 +228,7 @@ impl HttpServer {
         tokio::select! {
             r = &mut self.task => {
                 return match r {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(e)) => Err(Error::io("serving HTTP", e)),
+                    Ok(()) => Ok(()),
                     Err(e) => Err(Error::io("serving HTTP", std::io::Error::other(e))),
                 };
             }
@@ -246,13 +275,23 @@ pub async fn serve_http(server: McpServer, config: HttpConfig) -> Result<HttpSer
         // refuse the extra hosts a non-loopback deployment names.
         .disable_allowed_hosts()
         .disable_allowed_origins();
+    let limits = config.limits.sane();
     let factory_server = server.clone();
-    let service: StreamableHttpService<crate::handler::Connection, LocalSessionManager> =
+    let sessions = Arc::new(sessions::Sessions::new(
+        server.shared.max_in_flight,
+        limits.max_sessions_per_caller,
+    ));
+    let service: StreamableHttpService<crate::handler::Connection, sessions::Sessions> =
         StreamableHttpService::new(
             move || Ok(factory_server.connection()),
-            Arc::new(LocalSessionManager::default()),
+            sessions.clone(),
             rmcp_config,
         );
+    let body_gate = Arc::new(body::BodyGate {
+        max_bytes: config.max_body_bytes,
+        timeout: limits.body_timeout,
+        sessions,
+    });
     let guard = Arc::new(guard::Guard::new(
         local_addr,
         config.token.clone(),
@@ -260,7 +299,11 @@ pub async fn serve_http(server: McpServer, config: HttpConfig) -> Result<HttpSer
         &config.allowed_origins,
     ));
     let requests = Arc::new(InFlight::default());
-    let mut app = axum::Router::new().nest_service("/mcp", service);
+    let mcp = tower::Layer::layer(
+        &axum::middleware::from_fn_with_state(body_gate, body::middleware),
+        service,
+    );
+    let mut app = axum::Router::new().nest_service("/mcp", mcp);
     if let Some(handle) = config.metrics.clone() {
         app = app.route(
             "/metrics",
@@ -280,8 +323,7 @@ pub async fn serve_http(server: McpServer, config: HttpConfig) -> Result<HttpSer
     let stop_accepting = CancellationToken::new();
     let listener = listener::GateListener::new(tcp, stop_accepting.clone())
         .map_err(|e| Error::io("reading the bound address", e))?;
-    let serve = axum::serve(listener, app);
-    let task = tokio::spawn(async move { serve.await });
+    let task = tokio::spawn(connections::serve(listener, app, limits));
     Ok(HttpServer {
         local_addr,
         token: config.token,

@@ -91,6 +91,45 @@ fn transport_auth_65_default_start_wants_a_per_start_token() {
 }
 
 #[test]
+fn session_token_95_a_session_id_is_not_a_credential() {
+    // Security case session-token-95: requests carrying a valid Mcp-Session-Id but no or a
+    // wrong token get 401, a DELETE of the session included, and the session stays usable by
+    // its owner.
+    let t = TestDir::new();
+    std::fs::write(t.ws().join("ok.txt"), "ok\n").unwrap();
+    let s = InProc::start(&t.ws(), |a| HttpConfig::new(a).token(TOKEN));
+    let host = s.addr.clone();
+    let init = post_mcp(&s.addr, &host, &[&bearer()], &initialize());
+    assert_eq!(init.status, 200, "{init:?}");
+    let session = format!("Mcp-Session-Id: {}", init.header("mcp-session-id").unwrap());
+    let version = "MCP-Protocol-Version: 2025-11-25";
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"path": "ok.txt"}}});
+    for credential in [
+        None,
+        Some("Authorization: Bearer wrong-token-0123456789"),
+        Some("Authorization: Basic dXNlcjpwYXNz"),
+        Some("Authorization: Bearer"),
+    ] {
+        let mut headers = vec![session.as_str(), version];
+        headers.extend(credential);
+        let r = post_mcp(&s.addr, &host, &headers, &call);
+        assert_eq!(r.status, 401, "{credential:?}: {r:?}");
+        assert!(!r.body.contains("ok\\n"), "{r:?}");
+        let mut head = format!("DELETE /mcp HTTP/1.1\r\nHost: {host}\r\n{session}\r\n");
+        if let Some(c) = credential {
+            head.push_str(c);
+            head.push_str("\r\n");
+        }
+        let r = super::support::raw_http(&s.addr, &head, b"");
+        assert_eq!(r.status, 401, "DELETE with {credential:?}: {r:?}");
+    }
+    let r = post_mcp(&s.addr, &host, &[&bearer(), &session, version], &call);
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(r.body.contains("\"isError\":false"), "{r:?}");
+}
+
+#[test]
 fn missing_or_wrong_token_is_401() {
     let t = TestDir::new();
     let s = InProc::start(&t.ws(), |a| HttpConfig::new(a).token(TOKEN));

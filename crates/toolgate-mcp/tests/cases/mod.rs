@@ -1,7 +1,9 @@
 mod conformance_fixture;
 mod first_hour;
+mod framing;
 mod http_security;
 mod inspector;
+mod jsonrpc_fuzz;
 mod metrics;
 mod pydantic_ai;
 mod python_sdk;
