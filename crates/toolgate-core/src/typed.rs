@@ -81,17 +81,49 @@ pub trait TypedTool: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 }
 
-/// The JSON Schema (2020-12) of `T`, with subschemas inlined and no root `title`, as tool
-/// schemas are written.
+/// The JSON Schema (2020-12) of `T`, with subschemas inlined, no root `title`, and only
+/// standard keywords, as tool schemas are written: schemars's own integer and float formats
+/// (`uint64`, `uint32`, `uint`, `int32`, `double`, ...) are not JSON Schema formats, and
+/// clients warn about them or carry them into strict converters, so they become the bounds
+/// they stand for (`minimum: 0`, and `maximum` for types of 32 bits or less).
 pub fn schema_for<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.inline_subschemas = true)
+        .with_transform(schemars::transform::RecursiveTransform(standard_formats))
         .into_generator();
     let mut v = generator.into_root_schema_for::<T>().to_value();
     if let Some(obj) = v.as_object_mut() {
         obj.remove("title");
     }
     v
+}
+
+/// Replaces a numeric `format` schemars writes with the bounds it stands for.
+fn standard_formats(schema: &mut schemars::Schema) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    let Some(format) = obj.get("format").and_then(Value::as_str) else {
+        return;
+    };
+    let bounds: Option<(i64, Option<i64>)> = match format {
+        "uint8" => Some((0, Some(u8::MAX.into()))),
+        "uint16" => Some((0, Some(u16::MAX.into()))),
+        "uint32" => Some((0, Some(u32::MAX.into()))),
+        "uint64" | "uint128" | "uint" => Some((0, None)),
+        "int8" => Some((i8::MIN.into(), Some(i8::MAX.into()))),
+        "int16" => Some((i16::MIN.into(), Some(i16::MAX.into()))),
+        "int32" => Some((i32::MIN.into(), Some(i32::MAX.into()))),
+        "int64" | "int128" | "int" | "float" | "double" => None,
+        _ => return,
+    };
+    obj.remove("format");
+    if let Some((min, max)) = bounds {
+        obj.entry("minimum").or_insert(min.into());
+        if let Some(max) = max {
+            obj.entry("maximum").or_insert(max.into());
+        }
+    }
 }
 
 /// Adapts a [`TypedTool`] to [`Tool`]: the spec gets derived schemas once, here.
