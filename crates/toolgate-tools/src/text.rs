@@ -26,6 +26,29 @@ pub(crate) fn push_cut(out: &mut String, bytes: &[u8], max_chars: usize) {
     }
 }
 
+/// Appends a line of `total` bytes of which only the first ones, `kept`, are at hand (at least
+/// `4 * max_chars + 4` of them when the line is longer): decoded and cut as [`push_cut`] does,
+/// the marker counting the bytes never read too.
+pub(crate) fn push_cut_of(out: &mut String, kept: &[u8], total: usize, max_chars: usize) {
+    if kept.len() >= total {
+        push_cut(out, kept, max_chars);
+        return;
+    }
+    let text = String::from_utf8_lossy(kept);
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => {
+            out.push_str(&text[..cut]);
+            // the cut falls inside `kept`, so `cut` bytes of the line are shown (counted on
+            // the decoded text when the line is not valid UTF-8)
+            out.push_str(&cut_marker(total.saturating_sub(cut)));
+        }
+        None => {
+            out.push_str(&text);
+            out.push_str(&cut_marker(total.saturating_sub(kept.len())));
+        }
+    }
+}
+
 /// `bytes` decoded and cut as [`push_cut`] does.
 pub(crate) fn cut(bytes: &[u8], max_chars: usize) -> String {
     let mut out = String::with_capacity(bytes.len().min(max_chars + 48));
