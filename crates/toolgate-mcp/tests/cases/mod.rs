@@ -4,6 +4,7 @@ mod framing;
 mod http_security;
 mod inspector;
 mod jsonrpc_fuzz;
+mod large_results;
 mod metrics;
 mod pydantic_ai;
 mod python_sdk;
