@@ -2,6 +2,7 @@ mod conformance_fixture;
 mod first_hour;
 mod framing;
 mod http_security;
+mod input_required;
 mod inspector;
 mod jsonrpc_fuzz;
 mod large_results;
