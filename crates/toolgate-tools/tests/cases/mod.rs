@@ -21,6 +21,7 @@ mod shell_progress;
 mod shell_sandbox;
 mod shell_stop;
 mod shell_support;
+mod stale_edit;
 mod support;
 mod write_file;
 mod write_security;
