@@ -9,6 +9,8 @@ use std::process::{Command, Output};
 mod approvals;
 #[path = "cli/config.rs"]
 mod config;
+#[path = "cli/dup_keys.rs"]
+mod dup_keys;
 #[path = "cli/mcp.rs"]
 mod mcp;
 #[path = "cli/project.rs"]

@@ -85,7 +85,7 @@ pub trait TypedTool: Send + Sync + 'static {
 /// standard keywords, as tool schemas are written: schemars's own integer and float formats
 /// (`uint64`, `uint32`, `uint`, `int32`, `double`, ...) are not JSON Schema formats, and
 /// clients warn about them or carry them into strict converters, so they become the bounds
-/// they stand for (`minimum: 0`, and `maximum` for types of 32 bits or less).
+/// they stand for (`minimum: 0` and `maximum: 18446744073709551615` for a `u64`).
 pub fn schema_for<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.inline_subschemas = true)
@@ -98,7 +98,9 @@ pub fn schema_for<T: JsonSchema>() -> Value {
     v
 }
 
-/// Replaces a numeric `format` schemars writes with the bounds it stands for.
+/// Replaces a numeric `format` schemars writes with the bounds it stands for. A number past
+/// them (`2^64` for a `u64`, which JSON parses as a float) is then refused by the schema, at
+/// its own pointer, rather than by the decoder.
 fn standard_formats(schema: &mut schemars::Schema) {
     let Some(obj) = schema.as_object_mut() else {
         return;
@@ -106,24 +108,24 @@ fn standard_formats(schema: &mut schemars::Schema) {
     let Some(format) = obj.get("format").and_then(Value::as_str) else {
         return;
     };
-    let bounds: Option<(i64, Option<i64>)> = match format {
-        "uint8" => Some((0, Some(u8::MAX.into()))),
-        "uint16" => Some((0, Some(u16::MAX.into()))),
-        "uint32" => Some((0, Some(u32::MAX.into()))),
-        "uint64" | "uint128" | "uint" => Some((0, None)),
-        "int8" => Some((i8::MIN.into(), Some(i8::MAX.into()))),
-        "int16" => Some((i16::MIN.into(), Some(i16::MAX.into()))),
-        "int32" => Some((i32::MIN.into(), Some(i32::MAX.into()))),
-        "int64" | "int128" | "int" | "float" | "double" => None,
+    let (min, max): (Value, Value) = match format {
+        "uint8" => (0.into(), u8::MAX.into()),
+        "uint16" => (0.into(), u16::MAX.into()),
+        "uint32" => (0.into(), u32::MAX.into()),
+        "uint64" | "uint" => (0.into(), u64::MAX.into()),
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
+        "float" | "double" | "uint128" | "int128" => {
+            obj.remove("format");
+            return;
+        }
         _ => return,
     };
     obj.remove("format");
-    if let Some((min, max)) = bounds {
-        obj.entry("minimum").or_insert(min.into());
-        if let Some(max) = max {
-            obj.entry("maximum").or_insert(max.into());
-        }
-    }
+    obj.entry("minimum").or_insert(min);
+    obj.entry("maximum").or_insert(max);
 }
 
 /// Adapts a [`TypedTool`] to [`Tool`]: the spec gets derived schemas once, here.

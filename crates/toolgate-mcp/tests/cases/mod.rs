@@ -1,4 +1,5 @@
 mod conformance_fixture;
+mod dup_keys;
 mod first_hour;
 mod framing;
 mod http_security;

@@ -14,6 +14,7 @@ mod resolver_fuzz;
 mod run_shell;
 mod search_code;
 mod security;
+mod security_limits;
 mod security_trees;
 mod shell_output;
 mod shell_policy;
