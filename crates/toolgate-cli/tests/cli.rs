@@ -25,6 +25,8 @@ mod serve_pipes;
 mod serve_project;
 #[path = "cli/serve_sigterm.rs"]
 mod serve_sigterm;
+#[path = "cli/serve_ts_sdk.rs"]
+mod serve_ts_sdk;
 #[path = "cli/shell_rules.rs"]
 mod shell_rules;
 #[path = "cli/store.rs"]
