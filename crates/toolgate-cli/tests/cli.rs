@@ -15,6 +15,8 @@ mod dup_keys;
 mod mcp;
 #[path = "cli/project.rs"]
 mod project;
+#[path = "cli/serve_agent.rs"]
+mod serve_agent;
 #[path = "cli/serve_framing.rs"]
 mod serve_framing;
 #[path = "cli/serve_limits.rs"]
