@@ -56,7 +56,10 @@ pub fn finish(
     for c in &mut output.content {
         clean_content(c);
     }
-    let size = rendered_len(&output);
+    // the text a model reads: the content blocks, else the structured content's JSON
+    let texts = texts_len(&output.content);
+    let json = output.structured.as_ref().map_or(0, json_len);
+    let size = if texts > 0 { texts } else { json };
     *result_bytes = size;
     session
         .result_bytes
@@ -64,14 +67,12 @@ pub fn finish(
     let max = spec.max_result_bytes;
     let keep = |text: String| results.put(&session.id, text);
     let mut truncation = None;
-    if let Some(value) = output.structured.take() {
-        if json_len(&value) <= max {
-            output.structured = Some(value);
-        } else {
+    if json > max {
+        if let Some(value) = output.structured.take() {
             truncation = Some(shorten(entry, value, &mut output, keep)?);
         }
     }
-    if texts_len(&output.content) > max {
+    if texts > max && texts_len(&output.content) > max {
         let full = render_texts(&output.content);
         let handle = keep(full.clone())?;
         let (preview, shown) = crate::truncate::preview(&full, max, &handle);
@@ -180,15 +181,6 @@ fn mismatch(message: &str, faults: Vec<crate::ArgumentFault>) -> ToolError {
     .with_reason("output_schema_mismatch");
     e.faults = faults;
     e
-}
-
-/// The size of the text a model reads, without building it: the content blocks, else the
-/// structured content's JSON.
-fn rendered_len(output: &ToolOutput) -> usize {
-    match texts_len(&output.content) {
-        0 => output.structured.as_ref().map_or(0, json_len),
-        texts => texts,
-    }
 }
 
 /// The size of the content blocks, one line break between each two.
