@@ -160,10 +160,12 @@ Narrow the search with `path` (a file or directory) and `glob` (a file filter su
 or `!*.min.js` to exclude). Files ignored by .gitignore or .ignore, hidden files (unless `glob` \
 names one) and binary files are skipped; symbolic links are not followed. Returns {matches, \
 total_matches, truncated, files_searched, files_with_matches}: one match per matching line as \
-{path, line, column, text} (line and byte column 1-based, text cut to 500 characters around the match), \
-with `before`/`after` context lines when `context` is set, sorted by path and line; at most \
-`max_matches` (default 200), truncated true when more lines matched. An invalid regular \
-expression fails with invalid_arguments at /pattern: fix it, or set literal true.";
+{path, line, column, text} (line and byte column 1-based, text cut to 500 characters around \
+the match), with `before`/`after` context lines when `context` is set, sorted by path and \
+line; at most `max_matches` (default 200), truncated true when more lines matched. A result \
+past the result size limit keeps its first matches and adds a `truncation` member naming the \
+read_result handle and offset that read the rest. An invalid regular expression fails with \
+invalid_arguments at /pattern: fix it, or set literal true.";
 
 impl TypedTool for SearchCode {
     type Args = SearchCodeArgs;
