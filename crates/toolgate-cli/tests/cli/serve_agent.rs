@@ -37,6 +37,10 @@ fn client(ws: &Path, server: &[&str]) -> Option<Command> {
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn an_agent_session_shows_the_model_what_it_needs_at_each_step() {
     let t = tempfile::tempdir().unwrap();
     let ws = t.path().join("ws");

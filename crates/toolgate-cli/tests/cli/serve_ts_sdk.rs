@@ -66,6 +66,10 @@ fn check_after(ws: &Path) {
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_node,
+    ignore = "needs TOOLGATE_TEST_NODE with the TypeScript SDK beside it (README: Prerequisites)"
+)]
 fn the_typescript_sdk_drives_toolgate_serve_over_stdio() {
     let (_t, ws) = workspace();
     let argv = serde_json::json!([TOOLGATE, "serve", "--profile", "default", "--workspace", ws])
@@ -79,6 +83,10 @@ fn the_typescript_sdk_drives_toolgate_serve_over_stdio() {
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_node,
+    ignore = "needs TOOLGATE_TEST_NODE with the TypeScript SDK beside it (README: Prerequisites)"
+)]
 fn the_typescript_sdk_drives_toolgate_serve_over_http() {
     let (_t, ws) = workspace();
     let server = HttpServe::start(&ws);

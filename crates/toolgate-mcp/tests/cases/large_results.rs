@@ -59,20 +59,24 @@ fn over_stdio(mode: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn large_results_reach_the_python_sdk_over_stdio_on_2025_11_25() {
     over_stdio("legacy");
 }
 
 #[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
 fn large_results_reach_the_python_sdk_over_stdio_on_2026_07_28() {
     over_stdio("2026-07-28");
 }
 
-/// Over HTTP with sessions (2025-11-25): a stateless 2026-07-28 request is its own session,
-/// so a handle would not outlive it (binding results to the caller is another item of the
-/// issue, not this test's).
-#[test]
-fn large_results_reach_the_python_sdk_over_http() {
+fn over_http(mode: &str) {
     let t = TestDir::new();
     prepare(&t.ws());
     let server = HttpChild::start(&t.ws(), &["--write-tools"]);
@@ -82,10 +86,30 @@ fn large_results_reach_the_python_sdk_over_http() {
         .expect("a token is made for this start");
     let Some(cmd) = client(
         &t.ws(),
-        &["--mode", "legacy", "--url", &server.url, "--token", &token],
+        &["--mode", mode, "--url", &server.url, "--token", &token],
     ) else {
         return;
     };
     let out = run_ok(cmd, Duration::from_secs(300));
     assert!(String::from_utf8_lossy(&out.stdout).contains("passed: large"));
+}
+
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn large_results_reach_the_python_sdk_over_http_on_2025_11_25() {
+    over_http("legacy");
+}
+
+/// Each 2026-07-28 request is stateless: the handles of one are read by the next, as the
+/// caller's.
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn large_results_reach_the_python_sdk_over_http_on_2026_07_28() {
+    over_http("2026-07-28");
 }
