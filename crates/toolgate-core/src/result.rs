@@ -299,7 +299,8 @@ pub struct Omission {
     pub pointer: String,
     /// What `shown` and `total` count: `items` of an array (its first ones are shown),
     /// `bytes` of a string (its start and its end are shown, with a marker between naming
-    /// the same handle and offset), `members` of an object (its first ones in key order).
+    /// the same handle and offset), `members` of an object (its first ones, in the object's
+    /// order).
     pub unit: OmissionUnit,
     /// How many are shown.
     pub shown: u64,

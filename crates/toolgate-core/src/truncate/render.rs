@@ -199,15 +199,17 @@ mod tests {
 
     #[test]
     fn small_values_stay_on_one_line_and_the_text_is_the_same_json() {
+        // keys in sorted order: the same text whether or not serde_json keeps insertion order
+        // (its `preserve_order`, which cedar-policy turns on in the workspace's build)
         let v = json!({
-            "path": ".",
             "entries": [
                 {"kind": "file", "name": "a\"b", "size": 3},
                 {"kind": "dir", "name": "c"},
                 {"kind": "file", "name": "a much longer name than the others", "size": 1000}
             ],
             "long": "x".repeat(200),
-            "n": 2
+            "n": 2,
+            "path": "."
         });
         let (text, offsets) = render(&v, &[]);
         assert!(offsets.is_empty());

@@ -106,7 +106,7 @@ struct Cut {
 enum CutKind {
     /// The first `keep` of `total` items.
     Items { keep: usize, total: usize },
-    /// The first `keep` of `total` members, in key order.
+    /// The first `keep` of `total` members, in the object's order.
     Members { keep: usize, total: usize },
     /// Bytes `..head` and `tail..` of a string of `total` bytes.
     Bytes {
@@ -231,8 +231,10 @@ impl Plan {
                 }
                 (CutKind::Members { keep, total }, Value::Object(members)) => {
                     let drop: Vec<String> = members.keys().skip(keep).cloned().collect();
-                    for k in drop {
-                        members.remove(&k);
+                    // last first: with serde_json's `preserve_order` a removal swaps the last
+                    // member into the hole, which keeps the order only when it is the last
+                    for k in drop.iter().rev() {
+                        members.remove(k);
                     }
                     (OmissionUnit::Members, keep, total)
                 }
