@@ -2,7 +2,7 @@
 //! over streamable HTTP (`clients/large_client.py`, the test server with `--write-tools` for
 //! run_shell): every built-in whose output can
 //! pass the cap (list_dir of 1,200 entries, glob of 1,200 paths, search_code of 1,000 matches,
-//! read_file of escaped controls, run_shell) returns structured content the SDK accepts, the
+//! read_file of escaped controls, run_shell, edit_file's diff of escaped controls) returns structured content the SDK accepts, the
 //! rest readable by read_result; run_shell keeps the end of its output and stops at its
 //! timeout before its script's next step; a read_result page is a bounded message.
 
@@ -39,6 +39,10 @@ fn prepare(ws: &Path) {
         .map(|_| format!("{}\n", "\u{1}".repeat(100)))
         .collect();
     std::fs::write(ws.join("controls.txt"), controls).unwrap();
+    let edit: String = (0..10)
+        .map(|_| format!("{}x\n", "\u{2}".repeat(3000)))
+        .collect();
+    std::fs::write(ws.join("edit.txt"), edit).unwrap();
 }
 
 fn client(ws: &Path, server: &[&str]) -> Option<Command> {

@@ -5,12 +5,12 @@ conforms to the listed outputSchema, which the SDK checks), and the model can re
 Run by crates/toolgate-mcp/tests/cases/large_results.rs on a workspace it prepared:
 `many/` holds 1,200 files with long names, `deep/` 1,200 files under long directory names,
 `matches.txt` 1,000 lines with a needle, `controls.txt` lines of control characters (which
-grow fourfold once escaped). Exits 0 when every check holds, printing `ok: ...` per check.
+grow fourfold once escaped), `edit.txt` 10 lines of 3,000 control characters ending in `x`. Exits 0 when every check holds, printing `ok: ...` per check.
 
   large_client.py --mode legacy|2026-07-28|auto --workspace DIR
                   (--stdio JSON_ARGV | --url URL [--token TOKEN])
 
-Checks, per tool (list_dir, glob, search_code, read_file, run_shell): the call succeeds
+Checks, per tool (list_dir, glob, search_code, read_file, run_shell, edit_file): the call succeeds
 (the SDK raised nothing), the text block is the JSON of the structured content, within the
 cap, with a `truncation` record whose handle and offset `read_result` reads on from, and the
 pages put together are the whole result. run_shell's long output keeps its end and names its
@@ -101,6 +101,12 @@ async def large(args: argparse.Namespace) -> None:
         full = await cut_to_cap(client, "run_shell", {"command": "head -c 30000 /dev/zero | tr '\\0' '\\1'; echo; echo END"}, "/stdout")
         check(full["stdout"].endswith("END\n"), "run_shell: the stored result keeps the end of the output", full["stdout"][-40:])
         check(len(asked) == 1 and "run_shell" in asked[0], "run_shell was approved through elicitation", asked)
+
+        # edit_file: a diff of long lines of control characters passes the cap once escaped
+        old = (ws / "edit.txt").read_text()
+        full = await cut_to_cap(client, "edit_file", {"path": "edit.txt", "old_string": old, "new_string": old.replace("x", "y")}, "/diff")
+        check(full["diff"].startswith("--- a/edit.txt") and len(full["diff"]) > 30000 and full["replacements"] == 1, "edit_file: the stored result is the whole diff", full["diff"][:40])
+        check((ws / "edit.txt").read_text() == old.replace("x", "y"), "edit_file: the edit was made")
 
         # run_shell keeps the tail of long output, and its marker names a handle and offset
         tests = "for i in $(seq 150); do echo \"FAIL: test_$i (tests.Case)\"; printf '%0400d\\n' 0; done; echo 'FAILED (failures=150)'"
