@@ -5,8 +5,8 @@
 //! whose command is stopped before its next step.
 //!
 //! The client comes from `.ci/run`: `TOOLGATE_TEST_NODE`, the Node 22 installed with the SDK
-//! in the same `node_modules`. Without it the tests are skipped with a note, except under CI
-//! (`CI` set), where they fail.
+//! in the same `node_modules`. Without it `cargo test` lists the tests as ignored (the build
+//! script's `toolgate_no_node`), except under CI (`CI` set), where they fail.
 
 use super::serve_project::{audit, HttpServe};
 use std::path::{Path, PathBuf};
