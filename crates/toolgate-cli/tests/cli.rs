@@ -9,10 +9,14 @@ use std::process::{Command, Output};
 mod approvals;
 #[path = "cli/config.rs"]
 mod config;
+#[path = "cli/dup_keys.rs"]
+mod dup_keys;
 #[path = "cli/mcp.rs"]
 mod mcp;
 #[path = "cli/project.rs"]
 mod project;
+#[path = "cli/serve_agent.rs"]
+mod serve_agent;
 #[path = "cli/serve_framing.rs"]
 mod serve_framing;
 #[path = "cli/serve_limits.rs"]
@@ -23,6 +27,8 @@ mod serve_pipes;
 mod serve_project;
 #[path = "cli/serve_sigterm.rs"]
 mod serve_sigterm;
+#[path = "cli/serve_ts_sdk.rs"]
+mod serve_ts_sdk;
 #[path = "cli/shell_rules.rs"]
 mod shell_rules;
 #[path = "cli/store.rs"]

@@ -89,7 +89,10 @@ pub use pipeline::{Pipeline, PipelineBuilder, RetryPolicy};
 pub use policy::{Decision, DefaultPolicy, Policy, PolicyInput, Verdict};
 pub use progress::{ProgressReport, ProgressSink};
 pub use registry::{Entry, IntoTool, Profile, Registry, RegistryBuilder, Selector};
-pub use result::{Content, ResourceContents, ResourceLink, ToolOutput, ToolResult, Truncation};
+pub use result::{
+    Content, Omission, OmissionUnit, ResourceContents, ResourceLink, ToolOutput, ToolResult,
+    Truncation,
+};
 pub use results::{MemoryResultStore, ResultStore};
 pub use session::{Session, SessionBuilder};
 pub use spec::{Effects, Example, Risk, ToolSpec, ToolSpecBuilder};

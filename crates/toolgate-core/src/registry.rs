@@ -178,6 +178,9 @@ impl IntoTool for Arc<dyn Tool> {
 pub struct Entry {
     /// The tool.
     pub tool: Arc<dyn Tool>,
+    /// The tool's contract as served: its own, with the `outputSchema` widened to admit a
+    /// result shortened to the byte limit ([`crate::truncate::widen_output_schema`]).
+    spec: ToolSpec,
     pub(crate) input: CompiledSchema,
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) profiles: u64,
@@ -186,9 +189,10 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The contract.
+    /// The contract, as served: the tool's own, its `outputSchema` widened with the optional
+    /// `truncation` record of a result cut to the byte limit.
     pub fn spec(&self) -> &ToolSpec {
-        self.tool.spec()
+        &self.spec
     }
 
     /// The compiled input schema.
@@ -449,17 +453,21 @@ impl RegistryBuilder {
         }
         let mut by_name: HashMap<Arc<str>, Vec<Arc<Entry>>> = HashMap::new();
         for tool in self.tools {
-            let spec = tool.spec();
+            let mut spec = tool.spec().clone();
             crate::spec::validate_name(&spec.name)?;
             let input = CompiledSchema::compile(&spec.name, "inputSchema", &spec.input_schema)?;
-            let output = spec
-                .output_schema
-                .as_ref()
-                .map(|s| CompiledSchema::compile(&spec.name, "outputSchema", s))
-                .transpose()?;
+            // widening adds one root property: a fault's pointer is the same as in the
+            // schema the tool wrote
+            let output = match &mut spec.output_schema {
+                Some(schema) => {
+                    crate::truncate::widen_output_schema(schema);
+                    Some(CompiledSchema::compile(&spec.name, "outputSchema", schema)?)
+                }
+                None => None,
+            };
             let mut mask = 0u64;
             for (i, p) in profiles.iter().enumerate() {
-                if p.includes(spec) {
+                if p.includes(&spec) {
                     mask |= 1 << i;
                 }
             }
@@ -472,6 +480,7 @@ impl RegistryBuilder {
             }
             versions.push(Arc::new(Entry {
                 tool,
+                spec,
                 input,
                 output,
                 profiles: mask,

@@ -269,14 +269,58 @@ impl ToolOutput {
 }
 
 /// How a result was cut to the tool's byte limit; the full result stays behind `handle`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// On a result with structured content this record is also the `truncation` member of the
+/// shortened structured content, which every output schema admits (see
+/// [`crate::truncate::widen_output_schema`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Truncation {
-    /// Size of the full rendered result, in bytes.
+    /// Size of the full result behind `handle`, in bytes (for structured content, its JSON
+    /// text).
     pub original_bytes: usize,
-    /// Bytes of the full result shown in the preview (head plus tail).
+    /// Bytes shown: of a text, the head and the tail; of structured content, the size of the
+    /// shortened value's JSON.
     pub shown_bytes: usize,
-    /// Handle for `read_result`, which pages through the full result.
+    /// Handle for `read_result`, which pages through the full result by byte offset.
     pub handle: String,
+    /// What the structured content leaves out, in document order (absent for text).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub omitted: Vec<Omission>,
+    /// What was cut and how to read the rest, for the model.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// One part of a structured result that was left out to fit the byte limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Omission {
+    /// The JSON pointer of the array, string or object that was shortened (RFC 6901; `""` is
+    /// the whole result).
+    pub pointer: String,
+    /// What `shown` and `total` count: `items` of an array (its first ones are shown),
+    /// `bytes` of a string (its start and its end are shown, with a marker between naming
+    /// the same handle and offset), `members` of an object (its first ones, in the object's
+    /// order).
+    pub unit: OmissionUnit,
+    /// How many are shown.
+    pub shown: u64,
+    /// How many there are.
+    pub total: u64,
+    /// The byte offset in the full result behind the handle where the first part left out
+    /// begins: `read_result {"handle": ..., "offset": offset}` reads on from there.
+    pub offset: u64,
+}
+
+/// What an [`Omission`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OmissionUnit {
+    /// Array items.
+    Items,
+    /// Bytes of a string (UTF-8).
+    Bytes,
+    /// Object members.
+    Members,
 }
 
 /// The result of one call: the envelope every caller and every provider format is built from.

@@ -104,7 +104,10 @@ pub struct Page {
 }
 
 /// Cuts the page `[offset, offset + limit)` (bytes) out of `text`, moving both ends back to
-/// UTF-8 character boundaries so no character is split.
+/// UTF-8 character boundaries so no character is split, and ending it sooner when its text
+/// escaped as a JSON string would be longer than `limit` bytes (quotes, backslashes and line
+/// breaks take two bytes there): a page is sent as JSON, so `limit` bounds what goes on the
+/// wire, not only what is read. A page always holds at least one character.
 ///
 /// # Errors
 /// `invalid_arguments` when `offset` is past the end.
@@ -112,7 +115,9 @@ pub fn page(text: &str, offset: usize, limit: usize) -> Result<Page, ToolError> 
     if offset > text.len() {
         return Err(ToolError::invalid_arguments(
             format!(
-                "offset {offset} is past the end of the result ({} bytes)",
+                "offset {offset} is past the end of the result ({} bytes); send an offset from \
+                 0 to {}",
+                text.len(),
                 text.len()
             ),
             vec![crate::ArgumentFault {
@@ -123,6 +128,16 @@ pub fn page(text: &str, offset: usize, limit: usize) -> Result<Page, ToolError> 
     }
     let start = floor_char_boundary(text, offset);
     let mut end = floor_char_boundary(text, start.saturating_add(limit).min(text.len()));
+    let escaped = crate::truncate::escaped_len(&text[start..end]);
+    if escaped > limit {
+        // give back bytes from the end until the escaped text fits
+        let mut over = escaped - limit;
+        while over > 0 && end > start {
+            let c = floor_char_boundary(text, end - 1);
+            over = over.saturating_sub(crate::truncate::escaped_len(&text[c..end]));
+            end = c;
+        }
+    }
     if end == start && start < text.len() {
         // a limit smaller than one character still makes progress
         end = ceil_char_boundary(text, start + 1);
@@ -192,5 +207,25 @@ mod tests {
         assert_eq!(all, text);
         assert!(page(text, 100, 1).is_err());
         assert_eq!(page(text, 2, 1).unwrap().offset, 1);
+    }
+
+    /// A page's JSON text is at most `limit` bytes whatever it holds, and paging still reads
+    /// everything.
+    #[test]
+    fn a_page_is_bounded_once_escaped() {
+        let text = "\"quoted\"\n\\ and \u{1b}[0m é\n".repeat(5000);
+        let mut offset = 0;
+        let mut all = String::new();
+        loop {
+            let p = page(&text, offset, 4096).unwrap();
+            assert!(p.text.len() <= 4096);
+            assert!(serde_json::to_string(&p.text).unwrap().len() <= 4096 + 2);
+            all.push_str(&p.text);
+            match p.next_offset {
+                Some(n) => offset = n,
+                None => break,
+            }
+        }
+        assert_eq!(all, text);
     }
 }

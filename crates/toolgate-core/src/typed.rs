@@ -81,17 +81,51 @@ pub trait TypedTool: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 }
 
-/// The JSON Schema (2020-12) of `T`, with subschemas inlined and no root `title`, as tool
-/// schemas are written.
+/// The JSON Schema (2020-12) of `T`, with subschemas inlined, no root `title`, and only
+/// standard keywords, as tool schemas are written: schemars's own integer and float formats
+/// (`uint64`, `uint32`, `uint`, `int32`, `double`, ...) are not JSON Schema formats, and
+/// clients warn about them or carry them into strict converters, so they become the bounds
+/// they stand for (`minimum: 0` and `maximum: 18446744073709551615` for a `u64`).
 pub fn schema_for<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.inline_subschemas = true)
+        .with_transform(schemars::transform::RecursiveTransform(standard_formats))
         .into_generator();
     let mut v = generator.into_root_schema_for::<T>().to_value();
     if let Some(obj) = v.as_object_mut() {
         obj.remove("title");
     }
     v
+}
+
+/// Replaces a numeric `format` schemars writes with the bounds it stands for. A number past
+/// them (`2^64` for a `u64`, which JSON parses as a float) is then refused by the schema, at
+/// its own pointer, rather than by the decoder.
+fn standard_formats(schema: &mut schemars::Schema) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    let Some(format) = obj.get("format").and_then(Value::as_str) else {
+        return;
+    };
+    let (min, max): (Value, Value) = match format {
+        "uint8" => (0.into(), u8::MAX.into()),
+        "uint16" => (0.into(), u16::MAX.into()),
+        "uint32" => (0.into(), u32::MAX.into()),
+        "uint64" | "uint" => (0.into(), u64::MAX.into()),
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
+        "float" | "double" | "uint128" | "int128" => {
+            obj.remove("format");
+            return;
+        }
+        _ => return,
+    };
+    obj.remove("format");
+    obj.entry("minimum").or_insert(min);
+    obj.entry("maximum").or_insert(max);
 }
 
 /// Adapts a [`TypedTool`] to [`Tool`]: the spec gets derived schemas once, here.

@@ -151,7 +151,7 @@ impl Connection {
                 cancelled_with(session_end, client_cancel, run).await
             }
         };
-        log_call(&peer, log_level, &result).await;
+        log_call(&peer, log_level, &result, left.question.is_some()).await;
         if let Some(error) = crate::result::unknown_tool(&result) {
             return Err(error);
         }
@@ -196,9 +196,16 @@ async fn cancelled_with<F: Future>(
 }
 
 /// Once the client asked for log messages: a `debug` message per call, `warning` for failed
-/// ones.
-async fn log_call(peer: &rmcp::service::Peer<RoleServer>, threshold: u8, result: &ToolResult) {
-    let level = if result.is_error {
+/// ones. A call that asked its client for input (the first round of a 2026-07-28 approval) has
+/// not failed: it is logged at `debug` with `input_required`, never as an error.
+async fn log_call(
+    peer: &rmcp::service::Peer<RoleServer>,
+    threshold: u8,
+    result: &ToolResult,
+    asked: bool,
+) {
+    let failed = result.is_error && !asked;
+    let level = if failed {
         LoggingLevel::Warning
     } else {
         LoggingLevel::Debug
@@ -206,13 +213,17 @@ async fn log_call(peer: &rmcp::service::Peer<RoleServer>, threshold: u8, result:
     if threshold == LEVEL_UNSET || (level as u8) < threshold {
         return;
     }
-    let data = json!({
+    let mut data = json!({
         "tool": &*result.tool,
         "call_id": result.call_id,
-        "is_error": result.is_error,
-        "error": result.error.as_ref().map(|e| e.kind),
+        "is_error": failed,
         "duration_us": result.duration.as_micros() as u64,
     });
+    if asked {
+        data["input_required"] = true.into();
+    } else if let Some(e) = &result.error {
+        data["error"] = json!(e.kind);
+    }
     let mut message = LoggingMessageNotificationParam::new(level, data);
     message.logger = Some("toolgate".into());
     if let Err(e) = peer.notify_logging_message(message).await {

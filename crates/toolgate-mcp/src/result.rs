@@ -4,8 +4,11 @@
 //!   blocks ([`to_block`]: text, image, audio, embedded resource, resource link), or the JSON
 //!   text of the structured output when the tool gave none (the specification asks for a text
 //!   rendering next to `structuredContent`);
-//! - a truncated result: the preview text, with `_meta["toolgate/truncation"]` naming the
-//!   handle that `read_result` pages through;
+//! - a result cut to the byte limit ([`toolgate_core::truncate`]): structured content stays
+//!   structured, shortened inside the value and conforming to the listed `outputSchema` (its
+//!   `truncation` member names the handle that `read_result` pages through), with its JSON as
+//!   the text; text past the limit is a preview whose marker names the handle; either way
+//!   `_meta["toolgate/truncation"]` carries the record;
 //! - a pipeline error, argument validation included: `isError: true`, the error rendered for
 //!   the model (`kind (reason): message` and one line per argument fault, saying what to send
 //!   instead) and `_meta["toolgate/error"]` with the kind, reason, whether the model may go

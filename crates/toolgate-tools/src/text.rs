@@ -26,6 +26,47 @@ pub(crate) fn push_cut(out: &mut String, bytes: &[u8], max_chars: usize) {
     }
 }
 
+/// Appends a line of `total` bytes of which only the first ones, `kept`, are at hand (at least
+/// `4 * max_chars + 4` of them when the line is longer): decoded and cut as [`push_cut`] does,
+/// the marker counting the bytes never read too.
+pub(crate) fn push_cut_of(out: &mut String, kept: &[u8], total: usize, max_chars: usize) {
+    if kept.len() >= total {
+        push_cut(out, kept, max_chars);
+        return;
+    }
+    let text = String::from_utf8_lossy(kept);
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => {
+            out.push_str(&text[..cut]);
+            // the cut falls inside `kept`, so `cut` bytes of the line are shown (counted on
+            // the decoded text when the line is not valid UTF-8)
+            out.push_str(&cut_marker(total.saturating_sub(cut)));
+        }
+        None => {
+            out.push_str(&text);
+            out.push_str(&cut_marker(total.saturating_sub(kept.len())));
+        }
+    }
+}
+
+/// A line shown around byte `at` (where a match starts): as [`cut`] gives it when `at` lies
+/// well within its first `max_chars` characters; otherwise from a little before `at`, after a
+/// marker saying how many bytes were left out before, so the match is in what is shown.
+pub(crate) fn excerpt(bytes: &[u8], at: usize, max_chars: usize) -> String {
+    const LEAD: usize = 100;
+    if at.saturating_add(LEAD) <= max_chars || at >= bytes.len() {
+        return cut(bytes, max_chars);
+    }
+    let mut start = at - LEAD.min(at);
+    // not inside a UTF-8 sequence
+    while start < at && bytes[start] & 0xC0 == 0x80 {
+        start += 1;
+    }
+    let mut out = format!("[... {start} bytes before ...] ");
+    push_cut(&mut out, &bytes[start..], max_chars);
+    out
+}
+
 /// `bytes` decoded and cut as [`push_cut`] does.
 pub(crate) fn cut(bytes: &[u8], max_chars: usize) -> String {
     let mut out = String::with_capacity(bytes.len().min(max_chars + 48));
@@ -66,5 +107,21 @@ mod tests {
         // exactly at the limit in characters, longer in bytes: not cut
         assert_eq!(cut("é".repeat(10).as_bytes(), 10), "é".repeat(10));
         assert_eq!(cut(b"a\xffb", 10), "a\u{fffd}b");
+    }
+
+    #[test]
+    fn an_excerpt_shows_a_match_far_into_a_long_line() {
+        let line = format!("{}NEEDLE{}", "é".repeat(3000), "b".repeat(1000));
+        let at = line.find("NEEDLE").unwrap();
+        let e = excerpt(line.as_bytes(), at, 500);
+        assert!(
+            e.starts_with("[... 5900 bytes before ...] éé"),
+            "{}",
+            &e[..40]
+        );
+        assert!(e.contains("NEEDLE") && e.ends_with(" more bytes]"), "{e}");
+        // a match near the start: the line as cut
+        assert_eq!(excerpt(b"NEEDLE and more", 0, 500), "NEEDLE and more");
+        assert_eq!(excerpt(line.as_bytes(), 10, 500), cut(line.as_bytes(), 500));
     }
 }

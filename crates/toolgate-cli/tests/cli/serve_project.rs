@@ -29,14 +29,14 @@ fn client(name: &str, args: &[&str]) -> Option<Command> {
 
 /// `toolgate serve --http 127.0.0.1:0` in `ws`, with its URL and token read from stderr;
 /// killed when dropped.
-struct HttpServe {
+pub(super) struct HttpServe {
     child: Child,
-    url: String,
-    token: String,
+    pub(super) url: String,
+    pub(super) token: String,
 }
 
 impl HttpServe {
-    fn start(ws: &Path) -> HttpServe {
+    pub(super) fn start(ws: &Path) -> HttpServe {
         let mut child = Command::new(TOOLGATE)
             .args([
                 "serve",
@@ -75,7 +75,7 @@ impl HttpServe {
 
 impl HttpServe {
     /// SIGTERM, as a user stopping it would: calls in flight finish, records are committed.
-    fn stop(mut self) {
+    pub(super) fn stop(mut self) {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
@@ -108,7 +108,7 @@ fn project() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// The audit records of the workspace's store, oldest first.
-fn audit(ws: &Path) -> Vec<Value> {
+pub(super) fn audit(ws: &Path) -> Vec<Value> {
     let out = toolgate(
         &[
             "audit",

@@ -245,7 +245,7 @@ fn read_result_pages_in_a_later_call_of_the_same_session() {
     let total = v["truncation"]["original_bytes"].as_u64().unwrap();
     let read = |session: &str, offset: u64| {
         let args =
-            serde_json::json!({"handle": handle, "offset": offset, "limit": 1048576}).to_string();
+            serde_json::json!({"handle": handle, "offset": offset, "limit": 262144}).to_string();
         json(&toolgate(
             &[
                 "call",

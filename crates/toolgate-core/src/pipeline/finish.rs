@@ -1,6 +1,14 @@
 //! Stage 8, finish: the output is checked against `outputSchema` (a mismatch is an error, never
-//! an optimistic success), its strings are made safe to show, and a result past the tool's
-//! byte limit is cut to a head-and-tail preview with the full result kept behind a handle.
+//! an optimistic success), its strings are made safe to show, and each part past the tool's
+//! byte limit is cut with the full part kept behind a handle ([`crate::truncate`]):
+//!
+//! - structured content is shortened inside the value (arrays lose their last items, strings
+//!   their middle, a `truncation` record names what was left out and the handle), so it still
+//!   conforms to the tool's `outputSchema`, which the registry widened to admit that record;
+//!   its JSON text, which clients show beside it, is then short too. A value the schema
+//!   rejects once shortened is sent whole, and the text blocks are a preview of its JSON;
+//! - text blocks past the limit become one head-and-tail preview whose marker names the
+//!   handle and the offset to read on from.
 
 use crate::error::ToolError;
 use crate::registry::Entry;
@@ -8,6 +16,7 @@ use crate::result::{Content, ResourceContents, ToolOutput, ToolResult, Truncatio
 use crate::results::ResultStore;
 use crate::sanitize::{clean_output, clean_output_value};
 use crate::session::Session;
+use serde_json::Value;
 use std::borrow::Cow;
 use std::io::Write;
 use std::sync::atomic::Ordering;
@@ -47,23 +56,34 @@ pub fn finish(
     for c in &mut output.content {
         clean_content(c);
     }
-    let size = rendered_len(&output);
+    // the text a model reads: the content blocks, else the structured content's JSON
+    let texts = texts_len(&output.content);
+    let json = output.structured.as_ref().map_or(0, json_len);
+    let size = if texts > 0 { texts } else { json };
     *result_bytes = size;
     session
         .result_bytes
         .fetch_add(size as u64, Ordering::Relaxed);
+    let max = spec.max_result_bytes;
+    let keep = |text: String| results.put(&session.id, text);
     let mut truncation = None;
-    if size > spec.max_result_bytes {
-        let full = render(&output);
-        let handle = results.put(&session.id, full.clone())?;
-        let (preview, shown) = crate::truncate::preview(&full, spec.max_result_bytes, &handle);
-        truncation = Some(Truncation {
+    if json > max {
+        if let Some(value) = output.structured.take() {
+            truncation = Some(shorten(entry, value, &mut output, keep)?);
+        }
+    }
+    if texts > max && texts_len(&output.content) > max {
+        let full = render_texts(&output.content);
+        let handle = keep(full.clone())?;
+        let (preview, shown) = crate::truncate::preview(&full, max, &handle);
+        output.content = vec![Content::text(preview)];
+        truncation.get_or_insert(Truncation {
             original_bytes: full.len(),
             shown_bytes: shown,
             handle,
+            omitted: Vec::new(),
+            message: String::new(),
         });
-        output.structured = None;
-        output.content = vec![Content::text(preview)];
     }
     Ok(ToolResult {
         call_id: "".into(),
@@ -74,6 +94,57 @@ pub fn finish(
         error: None,
         truncation,
         duration: Duration::ZERO,
+    })
+}
+
+/// Cuts structured content past the limit into `output`, returning the record.
+fn shorten(
+    entry: &Entry,
+    value: Value,
+    output: &mut ToolOutput,
+    keep: impl Fn(String) -> Result<String, ToolError>,
+) -> Result<Truncation, ToolError> {
+    let spec = entry.spec();
+    let max = spec.max_result_bytes;
+    // a schema may reject the shortened value (a `minItems`, a `pattern` on a cut string):
+    // then the whole value is sent, as the schema demands
+    let whole = entry.output.is_some().then(|| value.clone());
+    let (fallback, stored) = match crate::truncate::shorten(value, max, &keep)? {
+        Ok(short)
+            if entry
+                .output
+                .as_ref()
+                .is_none_or(|s| s.is_valid(&short.value)) =>
+        {
+            output.structured = Some(short.value);
+            return Ok(short.truncation);
+        }
+        Ok(short) => (whole.unwrap_or_default(), Some(short.truncation.handle)),
+        Err(value) => (value, None),
+    };
+    // the same text as the one stored (or to store): the value's JSON, a short item a line
+    let full = crate::truncate::full_text(&fallback);
+    let handle = match stored {
+        Some(handle) => handle,
+        None => keep(full.clone())?,
+    };
+    let (preview, shown) = crate::truncate::preview(&full, max, &handle);
+    output.content = vec![Content::text(preview)];
+    if entry.output.is_some() {
+        tracing::warn!(
+            tool = %spec.name,
+            bytes = full.len(),
+            "a structured result past the byte limit cannot be shortened within the tool's \
+             outputSchema: it is sent whole, and only its text is cut"
+        );
+        output.structured = Some(fallback);
+    }
+    Ok(Truncation {
+        original_bytes: full.len(),
+        shown_bytes: shown,
+        handle,
+        omitted: Vec::new(),
+        message: String::new(),
     })
 }
 
@@ -112,39 +183,32 @@ fn mismatch(message: &str, faults: Vec<crate::ArgumentFault>) -> ToolError {
     e
 }
 
-/// The size of the text a model reads, without building it.
-fn rendered_len(output: &ToolOutput) -> usize {
-    let texts: usize = output.content.iter().map(|c| c.byte_len() + 1).sum();
-    if texts > 0 {
-        return texts - 1;
-    }
-    match &output.structured {
-        Some(v) => {
-            let mut counter = Counter(0);
-            let _ = serde_json::to_writer(&mut counter, v);
-            counter.0
-        }
-        None => 0,
-    }
+/// The size of the content blocks, one line break between each two.
+fn texts_len(content: &[Content]) -> usize {
+    content
+        .iter()
+        .map(|c| c.byte_len() + 1)
+        .sum::<usize>()
+        .saturating_sub(1)
 }
 
-fn render(output: &ToolOutput) -> String {
-    let texts: Vec<&str> = output
-        .content
+/// The size of `v`'s compact JSON, without building it.
+pub(crate) fn json_len(v: &Value) -> usize {
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, v);
+    counter.0
+}
+
+/// The text blocks, one a line.
+fn render_texts(content: &[Content]) -> String {
+    let texts: Vec<&str> = content
         .iter()
         .filter_map(|c| match c {
             Content::Text { text } => Some(text.as_str()),
             _ => None,
         })
         .collect();
-    if !texts.is_empty() {
-        return texts.join("\n");
-    }
-    output
-        .structured
-        .as_ref()
-        .map(|v| serde_json::to_string_pretty(v).unwrap_or_default())
-        .unwrap_or_default()
+    texts.join("\n")
 }
 
 struct Counter(usize);

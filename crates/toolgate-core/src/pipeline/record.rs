@@ -36,6 +36,9 @@ pub(crate) fn record(
     span.record("outcome", outcome.as_str());
     match &result.error {
         None => tracing::debug!(duration_us, bytes = st.result_bytes, "tool call succeeded"),
+        Some(_) if outcome == Outcome::InputRequired => {
+            tracing::debug!(duration_us, "tool call waits for its client's input")
+        }
         Some(e) => {
             span.record("error_kind", e.kind.as_str());
             tracing::info!(duration_us, kind = %e.kind, reason = e.reason.as_deref().unwrap_or(""), "tool call failed")

@@ -10,6 +10,7 @@ mod grants;
 mod hardening;
 mod metrics;
 mod resolve_decode;
+mod truncation;
 
 use std::sync::Arc;
 use toolgate_core::*;

@@ -3,7 +3,7 @@
 //! request with a JSON-RPC error, log at the level the request asked for), and bad answers
 //! from the client. The whole official suite runs against it in `.ci/conformance`.
 
-use super::support::{post_mcp, HttpChild, RawResponse};
+use super::support::{messages, post_mcp, response, HttpChild, RawResponse};
 use serde_json::{json, Value};
 use std::process::Command;
 
@@ -48,29 +48,6 @@ fn call(server: &HttpChild, tool: &str, meta: Value, extra: Value) -> (RawRespon
     );
     let messages = messages(&r.body);
     (r, messages)
-}
-
-/// The JSON-RPC messages in a body: SSE `data:` lines, or the body itself.
-fn messages(body: &str) -> Vec<Value> {
-    let events: Vec<Value> = body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str(d.trim()).ok())
-        .collect();
-    if !events.is_empty() {
-        return events;
-    }
-    body.lines()
-        .filter_map(|l| serde_json::from_str(l.trim()).ok())
-        .filter(Value::is_object)
-        .collect()
-}
-
-fn response(messages: &[Value]) -> &Value {
-    messages
-        .iter()
-        .find(|m| m.get("id").is_some() && m.get("method").is_none())
-        .unwrap_or_else(|| panic!("no response in {messages:?}"))
 }
 
 #[test]

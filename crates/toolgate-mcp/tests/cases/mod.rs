@@ -1,9 +1,12 @@
 mod conformance_fixture;
+mod dup_keys;
 mod first_hour;
 mod framing;
 mod http_security;
+mod input_required;
 mod inspector;
 mod jsonrpc_fuzz;
+mod large_results;
 mod metrics;
 mod pydantic_ai;
 mod python_sdk;

@@ -196,3 +196,27 @@ pub fn initialize() -> serde_json::Value {
         }
     })
 }
+
+/// The JSON-RPC messages in a body: SSE `data:` lines, or the body itself.
+pub fn messages(body: &str) -> Vec<serde_json::Value> {
+    let events: Vec<serde_json::Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect();
+    if !events.is_empty() {
+        return events;
+    }
+    body.lines()
+        .filter_map(|l| serde_json::from_str(l.trim()).ok())
+        .filter(serde_json::Value::is_object)
+        .collect()
+}
+
+/// The response among `messages` (the one with an id and no method).
+pub fn response(messages: &[serde_json::Value]) -> &serde_json::Value {
+    messages
+        .iter()
+        .find(|m| m.get("id").is_some() && m.get("method").is_none())
+        .unwrap_or_else(|| panic!("no response in {messages:?}"))
+}

@@ -23,11 +23,19 @@
 //!    whole, gives it the permission bits of the file it replaces (`mode & 0o777`: set-id and
 //!    sticky bits are dropped; owner and group are the writer's) or `0o666` less the umask
 //!    for a new file, and `fsync`s it.
-//! 4. **Commit.** Unless the call was cancelled, or the target changed since the caller read
-//!    it ([`Base::Unchanged`]), or it is now something [`Target::existing`] refuses, the
-//!    temporary file is renamed over the target with `renameat` relative to the parent's
-//!    handle (a rename replaces the name itself, never writes through it), and the parent is
-//!    `fsync`ed so the rename survives a crash.
+//! 4. **Commit.** Unless the call was cancelled, or the target is now something
+//!    [`Target::existing`] refuses: with [`Base::Current`] (write_file) the temporary file is
+//!    renamed over the target with `renameat` relative to the parent's handle (a rename
+//!    replaces the name itself, never writes through it). With [`Base::Unchanged`]
+//!    (edit_file) the target is opened and checked to be the file the caller read (its inode
+//!    pinned), then swapped with the temporary file at once (`renameat2(RENAME_EXCHANGE)`);
+//!    the old file must still begin with the content read (a change in place, even one that
+//!    keeps size and timestamp, swaps it back, with what was appended to the new file
+//!    meanwhile, and fails with [`WriteError::Changed`]), and what was appended to it since it
+//!    was read, by a writer that opened it before the swap and wrote after, is carried into
+//!    the new file until the old one has stayed the same for 5 ms (200 ms at most); the old
+//!    file is then removed. A file system without `RENAME_EXCHANGE` gets the check and a
+//!    plain rename. Either way the parent is `fsync`ed so the commit survives a crash.
 //!
 //! Any failure before the rename removes the temporary file. The target is either untouched
 //! or wholly replaced, never partly written; concurrent writers each rename a whole file, so
@@ -37,7 +45,10 @@
 //! after step 1 takes the write with it (the handle follows the directory); moving it there
 //! needs write access outside the workspace, which the sandboxed tools do not have. Between
 //! the last check and the rename (microseconds), a hard link made to the target keeps the
-//! old content under its other name; nothing is written through it.
+//! old content under its other name; nothing is written through it. A writer that keeps the
+//! old file open and writes to it later than the few milliseconds the commit watches it (a
+//! logger that never reopens its file) writes into a removed file, as with any tool that
+//! replaces files; a line appended at the very moment of the swap can land one line late.
 
 use cap_std::fs::Dir;
 use rand::Rng;
@@ -71,8 +82,10 @@ pub enum Base<'a> {
     /// Whatever the target is just before the rename, if [`Target::existing`] accepts it (or
     /// no file at all).
     Current,
-    /// Only the file the caller read: same device, inode, size and modification time.
-    Unchanged(&'a Existing),
+    /// Only the file the caller read (same device, inode, size and modification time), whose
+    /// content was `.1`: the commit swaps the new file in, and what was appended to the old
+    /// one meanwhile is carried over (see the module docs, step 4).
+    Unchanged(&'a Existing, &'a [u8]),
 }
 
 /// A regular file found at the target, as `fstatat` saw it.
@@ -350,23 +363,31 @@ impl Target {
         }
         file.sync_all()
             .map_err(|e| WriteError::io("sync the temporary file", e))?;
-        drop(file);
         if cancel.is_cancelled() {
             return Err(WriteError::Cancelled);
         }
-        let now = self.existing()?;
-        if let Base::Unchanged(read) = base {
-            if now.as_ref() != Some(read) {
-                return Err(WriteError::Changed);
+        match base {
+            Base::Current => {
+                self.existing()?;
+                self.rename_over(&temp.name)?;
+                temp.armed = false;
+            }
+            Base::Unchanged(read, was) => {
+                let old = self.pin(read)?;
+                if !self.exchange(&temp.name)? {
+                    // a file system without RENAME_EXCHANGE: the check above, then a rename
+                    self.rename_over(&temp.name)?;
+                    temp.armed = false;
+                } else if let Err(e) = carry_appends(&old, &file, read, was) {
+                    // the old file was changed, not only appended to: it goes back, with what
+                    // was appended to the new one meanwhile, and the caller reads again
+                    self.exchange(&temp.name)?;
+                    self.carry_back(&file, &old, content.len() as u64);
+                    return Err(e);
+                }
+                // else the old file has the temporary name now, which the guard removes
             }
         }
-        rustix::fs::renameat(&self.parent, &temp.name, &self.parent, &self.name).map_err(|e| {
-            match e {
-                Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST => WriteError::IsADirectory,
-                e => WriteError::io("rename the temporary file over the target", e),
-            }
-        })?;
-        temp.armed = false;
         // the content is in place; a failed directory sync only weakens durability
         let synced = rustix::fs::openat(
             &self.parent,
@@ -381,9 +402,84 @@ impl Target {
         Ok(())
     }
 
+    /// Opens the target and checks it is still the file the caller read: its inode, pinned
+    /// for the commit.
+    fn pin(&self, read: &Existing) -> Result<std::fs::File, WriteError> {
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.parent, &self.name, flags, Mode::empty()).map_err(
+            |e| match e {
+                Errno::LOOP => WriteError::LinkOnTheWay,
+                Errno::NOENT => WriteError::Changed,
+                e => WriteError::io("open the file", e),
+            },
+        )?;
+        let now = check_regular(
+            &rustix::fs::fstat(&fd).map_err(|e| WriteError::io("look at the file", e))?,
+        )?;
+        if now != *read {
+            return Err(WriteError::Changed);
+        }
+        Ok(std::fs::File::from(fd))
+    }
+
+    /// Swaps the temporary file and the target at once (`renameat2(RENAME_EXCHANGE)`);
+    /// `false` (and nothing done) when the file system cannot.
+    fn exchange(&self, temp: &OsStr) -> Result<bool, WriteError> {
+        match rustix::fs::renameat_with(
+            &self.parent,
+            temp,
+            &self.parent,
+            &self.name,
+            rustix::fs::RenameFlags::EXCHANGE,
+        ) {
+            Ok(()) => Ok(true),
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => Ok(false),
+            Err(e) => Err(WriteError::io("swap the new file in", e)),
+        }
+    }
+
+    /// Renames the temporary file over the target.
+    fn rename_over(&self, temp: &OsStr) -> Result<(), WriteError> {
+        rustix::fs::renameat(&self.parent, temp, &self.parent, &self.name).map_err(|e| match e {
+            Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST => WriteError::IsADirectory,
+            e => WriteError::io("rename the temporary file over the target", e),
+        })
+    }
+
+    /// After the old file was swapped back in: what others appended to the new one (past its
+    /// own `new_len` bytes) is appended to the old one, which is the target again. Best
+    /// effort: a failure is logged.
+    fn carry_back(&self, new: &std::fs::File, old: &std::fs::File, new_len: u64) {
+        use std::os::unix::fs::FileExt;
+        let result = (|| -> io::Result<()> {
+            let len = new.metadata()?.len();
+            if len <= new_len {
+                return Ok(());
+            }
+            let mut tail = vec![0; (len - new_len) as usize];
+            new.read_exact_at(&mut tail, new_len)?;
+            let flags = OFlags::WRONLY
+                | OFlags::APPEND
+                | OFlags::NOFOLLOW
+                | OFlags::NONBLOCK
+                | OFlags::CLOEXEC;
+            let fd = rustix::fs::openat(&self.parent, &self.name, flags, Mode::empty())?;
+            let (a, b) = (rustix::fs::fstat(&fd)?, rustix::fs::fstat(old)?);
+            if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino) {
+                return Err(io::Error::other("the target changed again"));
+            }
+            std::fs::File::from(fd).write_all(&tail)
+        })();
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "bytes appended during a refused edit could not be carried back");
+        }
+    }
+
     /// Creates the temporary file beside the target under a fresh random name.
     fn create_temp(&self, permissions: Option<u32>) -> Result<(OwnedFd, OsString), WriteError> {
-        let flags = OFlags::WRONLY
+        // read-write: after a refused commit what was appended to it is read back
+        let flags = OFlags::RDWR
             | OFlags::CREATE
             | OFlags::EXCL
             | OFlags::NOFOLLOW
@@ -404,6 +500,66 @@ impl Target {
         }
         Err(WriteError::io("create a temporary file", last))
     }
+}
+
+/// How often [`carry_appends`] looks at the old file, how many looks in a row must find it
+/// unchanged before the commit is done, and the longest it follows an old file that keeps
+/// growing.
+const CARRY_POLL: std::time::Duration = std::time::Duration::from_millis(1);
+const CARRY_QUIET: u32 = 5;
+const CARRY_MAX: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// After the new file was swapped in: the old one must still begin with `was`, the content
+/// read, and what was appended to it since (by a writer that opened it before the swap and
+/// wrote after) is appended to the new one, until the old file has stayed the same for a few
+/// milliseconds.
+///
+/// # Errors
+/// [`WriteError::Changed`] (before anything is carried) when the old file was changed other
+/// than by appending: shorter, or its first bytes differ from `was`.
+fn carry_appends(
+    old: &std::fs::File,
+    new: &std::fs::File,
+    read: &Existing,
+    was: &[u8],
+) -> Result<(), WriteError> {
+    use std::os::unix::fs::FileExt;
+    let mut carried = read.size;
+    let mut checked = false;
+    let mut quiet = 0;
+    let until = std::time::Instant::now() + CARRY_MAX;
+    let flags =
+        rustix::fs::fcntl_getfl(new).map_err(|e| WriteError::io("append to the new file", e))?;
+    rustix::fs::fcntl_setfl(new, flags | OFlags::APPEND)
+        .map_err(|e| WriteError::io("append to the new file", e))?;
+    while quiet < CARRY_QUIET && std::time::Instant::now() < until {
+        let now = check_regular(
+            &rustix::fs::fstat(old).map_err(|e| WriteError::io("look at the old file", e))?,
+        )?;
+        if !checked {
+            // still what was read, or only appended to? (by content: a change in place within
+            // the file system's timestamp granularity keeps size and modification time)
+            let mut first = vec![0; was.len()];
+            if now.size < read.size || old.read_exact_at(&mut first, 0).is_err() || first != was {
+                return Err(WriteError::Changed);
+            }
+            checked = true;
+        }
+        if now.size > carried {
+            let mut tail = vec![0; (now.size - carried) as usize];
+            old.read_exact_at(&mut tail, carried)
+                .map_err(|e| WriteError::io("read what was appended", e))?;
+            (&*new)
+                .write_all(&tail)
+                .map_err(|e| WriteError::io("append to the new file", e))?;
+            carried = now.size;
+            quiet = 0;
+        } else {
+            quiet += 1;
+        }
+        std::thread::sleep(CARRY_POLL);
+    }
+    Ok(())
 }
 
 /// Removes the temporary file when dropped, unless it was renamed (`armed` cleared).
@@ -514,8 +670,13 @@ mod tests {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
         let e = t.existing().unwrap().unwrap();
         assert_eq!((e.permissions, e.size), (0o640, 3));
-        t.replace(b"two!", Some(e.permissions), Base::Unchanged(&e), &never)
-            .unwrap();
+        t.replace(
+            b"two!",
+            Some(e.permissions),
+            Base::Unchanged(&e, b"one"),
+            &never,
+        )
+        .unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two!");
         let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);
@@ -611,7 +772,7 @@ mod tests {
         assert_eq!(bytes, b"hello");
         std::fs::write(&p, "hello, changed").unwrap();
         assert!(matches!(
-            t.replace(b"edited", None, Base::Unchanged(&seen), &never),
+            t.replace(b"edited", None, Base::Unchanged(&seen, &bytes), &never),
             Err(WriteError::Changed)
         ));
         assert_eq!(std::fs::read(&p).unwrap(), b"hello, changed");
@@ -625,6 +786,43 @@ mod tests {
         assert_eq!(entries(dir.path()), ["f.txt"]);
         let missing = target(&ws, "missing.txt", Parents::MustExist).unwrap();
         assert!(matches!(missing.read(10), Err(WriteError::NotFound)));
+    }
+
+    /// What another process appends to the old file after it was read reaches the new one;
+    /// a change that is not an append refuses the commit.
+    #[test]
+    fn appends_to_the_old_file_are_carried_and_changes_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old_path, new_path) = (dir.path().join("old"), dir.path().join("new"));
+        std::fs::write(&old_path, "HEADER 0\nline 1\n").unwrap();
+        let (ws, t) = (toolgate_core::Workspace::open(dir.path()).unwrap(), "old");
+        let target = target(&ws, t, Parents::MustExist).unwrap();
+        let (was, read) = target.read(1 << 20).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&old_path)
+            .unwrap()
+            .write_all(b"line 2\n")
+            .unwrap();
+        std::fs::write(&new_path, "HEADER 1\nline 1\n").unwrap();
+        let old = std::fs::File::open(&old_path).unwrap();
+        let new = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&new_path)
+            .unwrap();
+        carry_appends(&old, &new, &read, &was).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&new_path).unwrap(),
+            "HEADER 1\nline 1\nline 2\n"
+        );
+        // changed in place, even at the same size: refused
+        std::fs::write(&old_path, "HEADER X\nline 1\n").unwrap();
+        let old = std::fs::File::open(&old_path).unwrap();
+        assert!(matches!(
+            carry_appends(&old, &new, &read, &was),
+            Err(WriteError::Changed)
+        ));
     }
 
     #[test]

@@ -228,6 +228,8 @@ struct Planned<'a> {
     shown: &'a str,
     target: &'a Target,
     seen: &'a Existing,
+    /// The content read, which the commit checks the file still begins with.
+    was: &'a [u8],
     text: &'a Text<'a>,
     ranges: &'a [Range<usize>],
     new_bytes: Vec<u8>,
@@ -247,7 +249,7 @@ impl Planned<'_> {
             .replace(
                 &self.new_bytes,
                 Some(self.seen.permissions),
-                Base::Unchanged(self.seen),
+                Base::Unchanged(self.seen, self.was),
                 cancel,
             )
             .map_err(|e| e.into_tool_error(self.shown))?;
@@ -304,6 +306,7 @@ fn with_edit<R>(
         shown: &shown,
         target: &target,
         seen: &seen,
+        was: &bytes,
         text: &text,
         ranges: &ranges,
         new_bytes,

@@ -73,7 +73,8 @@ included when the pattern names one (a component starting with `.`, such as `.gi
 Directories are not listed, symbolic links are listed but not followed. Returns {paths, \
 total_matches, truncated, warnings}: paths relative to the workspace root, sorted, at most \
 1000. Absolute patterns and patterns with `..` are refused with \
-unsafe_input/path_outside_workspace.";
+unsafe_input/path_outside_workspace. A result past the result size limit keeps its first paths \
+and adds a `truncation` member naming the read_result handle and offset that read the rest.";
 
 impl TypedTool for Glob {
     type Args = GlobArgs;

@@ -83,7 +83,8 @@ to find text use search_code. Hidden entries and ignored files are listed too. S
 are listed as kind symlink and never followed. Returns {path, entries, total_entries, \
 truncated}, entries sorted by name; at most 1000 entries, with truncated true when the \
 directory has more. Fails with reason not_a_directory for a file and not_found for a missing \
-path.";
+path. A result past the result size limit keeps its first entries and adds a `truncation` \
+member naming the read_result handle and offset that read the rest.";
 
 impl TypedTool for ListDir {
     type Args = ListDirArgs;

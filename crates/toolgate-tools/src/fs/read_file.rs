@@ -3,26 +3,30 @@
 //! The sequence: the path is resolved inside the workspace (the guard stage did it once for
 //! the policy; the handler does it again, so a direct call is confined too), the file is
 //! opened relative to the workspace's directory handle (non-blocking, so a FIFO cannot hang
-//! the call), refused unless it is a regular file of at most [`MAX_FILE_BYTES`], read whole,
-//! refused when its first [`BINARY_SNIFF_BYTES`] hold a NUL byte, and cut to the requested
-//! window of lines and to [`MAX_CONTENT_BYTES`] of content.
+//! the call) and refused unless it is a regular file; its first [`BINARY_SNIFF_BYTES`] are
+//! read and a NUL byte among them refuses it as binary; then it is read once, from start to
+//! end in 64 KiB chunks, as it was when opened (a file growing meanwhile is read to its size
+//! then): the lines before the window are only counted, the window's lines are kept (each one
+//! at most [`MAX_LINE_CHARS`] characters, so a line of megabytes costs a few KiB) until
+//! `limit` lines or [`MAX_CONTENT_BYTES`] of content, and the rest is only counted for
+//! `total_lines`. A file of any size can be read by windows; only the window is held in
+//! memory. A cancelled call (or one past its deadline) stops between chunks.
 
 use super::lookup;
 use crate::blocking;
-use crate::text::{push_cut, trim_eol};
+use crate::text::push_cut_of;
 use crate::walk::read_options;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
+use tokio_util::sync::CancellationToken;
 use toolgate_core::workspace::io_error;
 use toolgate_core::{
-    ArgumentFault, Effects, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
-    TypedTool, Workspace, WsPath,
+    ArgumentFault, Effects, ErrorKind, Resource, Risk, ToolContext, ToolError, ToolSpec,
+    ToolSpecBuilder, TypedTool, Workspace, WsPath,
 };
 
-/// Files larger than this are refused with `unsafe_input` / `limit_exceeded` (10 MiB).
-pub const MAX_FILE_BYTES: u64 = 10 << 20;
 /// A NUL byte in this many first bytes marks a file as binary (8 KiB).
 pub const BINARY_SNIFF_BYTES: usize = 8 << 10;
 /// Lines longer than this many characters are cut with a marker.
@@ -34,6 +38,10 @@ pub const MAX_LIMIT: u32 = 10_000;
 /// The content of one result stops at the first line past this many bytes (48 KiB), with
 /// `truncated` and `next_offset` set, so a page fits the default result cap of 64 KiB.
 pub const MAX_CONTENT_BYTES: usize = 48 << 10;
+/// Bytes of a line kept to show its first [`MAX_LINE_CHARS`] characters (each at most 4).
+const LINE_KEEP: usize = MAX_LINE_CHARS * 4 + 4;
+/// The size of one read.
+const CHUNK: usize = 64 << 10;
 
 /// Arguments of `read_file`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -84,15 +92,16 @@ pub struct ReadFile;
 
 const DESCRIPTION: &str = "Read a text file in the workspace and return its lines with line \
 numbers. Use it to look at a file whose path you know; for a long file, read a window with \
-`offset` (1-based first line) and `limit` (lines, default 2000) and go on with `next_offset`. \
-Do not use it to list a directory (use list_dir), to find files by name (use glob) or to find \
-text across files (use search_code). Returns {path, content, start_line, lines_returned, \
-total_lines, truncated, next_offset}: content holds one line per row as the line number, a tab \
-and the text (`    12\\tlet x = 1;`); lines over 2000 characters are cut with a marker; a page \
-stops at about 48 KiB, with truncated true and next_offset set. Fails with reason \
-binary_file for binary files (a NUL byte in the first 8 KiB), is_a_directory for directories, \
-not_found for missing files (naming near paths), and unsafe_input/limit_exceeded for files over 10 MiB (use \
-search_code to find lines in those).";
+`offset` (1-based first line) and `limit` (lines, default 2000) and go on with `next_offset`: \
+a file of any size can be read this way. Do not use it to list a directory (use list_dir), to \
+find files by name (use glob) or to find text across files (use search_code, which also finds \
+the line numbers to read around in a large file). Returns {path, content, start_line, \
+lines_returned, total_lines, truncated, next_offset}: content holds one line per row as the \
+line number, a tab and the text (`    12\\tlet x = 1;`); lines over 2000 characters are cut \
+with a marker; a page stops at about 48 KiB, with truncated true and next_offset set. Fails \
+with reason binary_file for binary files (a NUL byte in the first 8 KiB), is_a_directory for \
+directories, not_a_regular_file for FIFOs and devices, and not_found for missing files \
+(naming near paths).";
 
 impl TypedTool for ReadFile {
     type Args = ReadFileArgs;
@@ -135,16 +144,20 @@ impl TypedTool for ReadFile {
         let ws = ctx.require_workspace()?.clone();
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+        let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
         blocking::run(move || {
-            let bytes = read_bytes(&ws, &path)?;
-            window(&path.display(), &bytes, offset, limit)
+            let reader = open_text(&ws, &path)?;
+            let mut window = Window::new(offset, limit);
+            window.read(reader, &cancel, &path.display())?;
+            window.finish(&path.display())
         })
         .await
     }
 }
 
-/// The whole content of a regular file of at most [`MAX_FILE_BYTES`], refused when binary.
-fn read_bytes(ws: &Workspace, path: &WsPath) -> Result<Vec<u8>, ToolError> {
+/// The file as a reader of its bytes (as many as it had when opened), refused unless it is a
+/// regular file whose first [`BINARY_SNIFF_BYTES`] hold no NUL byte.
+fn open_text(ws: &Workspace, path: &WsPath) -> Result<impl BufRead, ToolError> {
     let shown = path.display();
     if path.is_root() {
         return Err(is_a_directory(&shown));
@@ -166,25 +179,23 @@ fn read_bytes(ws: &Workspace, path: &WsPath) -> Result<Vec<u8>, ToolError> {
         ))
         .with_reason("not_a_regular_file"));
     }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(too_large(&shown, meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
+    let mut file = file.into_std().take(meta.len());
+    let mut sniff = Vec::with_capacity(BINARY_SNIFF_BYTES);
+    (&mut file)
+        .take(BINARY_SNIFF_BYTES as u64)
+        .read_to_end(&mut sniff)
         .map_err(|e| io_error(&shown, &e))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(&shown, bytes.len() as u64));
-    }
-    let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
-    if let Some(at) = memchr::memchr(0, sniff) {
+    if let Some(at) = memchr::memchr(0, &sniff) {
         return Err(ToolError::failed(format!(
             "{shown:?} looks like a binary file (a NUL byte at offset {at}); read_file shows text \
              files only"
         ))
         .with_reason("binary_file"));
     }
-    Ok(bytes)
+    Ok(BufReader::with_capacity(
+        CHUNK,
+        std::io::Cursor::new(sniff).chain(file),
+    ))
 }
 
 fn is_a_directory(shown: &str) -> ToolError {
@@ -194,67 +205,161 @@ fn is_a_directory(shown: &str) -> ToolError {
     .with_reason("is_a_directory")
 }
 
-fn too_large(shown: &str, len: u64) -> ToolError {
-    ToolError::unsafe_input(
-        "limit_exceeded",
-        format!(
-            "{shown:?} is {len} bytes, more than read_file reads ({MAX_FILE_BYTES} bytes); use \
-             search_code with `path` set to this file to find the lines you need"
-        ),
-    )
+/// Lines `offset..offset + limit` (1-based) of a file read once from start to end.
+struct Window {
+    offset: u64,
+    limit: u32,
+    /// Line breaks read so far: the current line is number `newlines + 1`.
+    newlines: u64,
+    /// Whether the current line has bytes (a last line without a break counts then).
+    in_line: bool,
+    /// The current line's first [`LINE_KEEP`] bytes, while it is in the window.
+    line: Vec<u8>,
+    /// The current line's length without its line break.
+    line_len: usize,
+    /// Whether the current line's last byte so far is `\r`.
+    ends_cr: bool,
+    content: String,
+    returned: u64,
+    /// The window is complete: the rest is only counted.
+    full: bool,
 }
 
-/// Cuts lines `offset..offset + limit` (1-based) out of `bytes` and numbers them.
-///
-/// # Errors
-/// `invalid_arguments` at `/offset` when the offset is past the last line.
-fn window(shown: &str, bytes: &[u8], offset: u64, limit: u32) -> Result<ReadFileOutput, ToolError> {
-    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
-    let total_lines = newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
-    if offset > total_lines.max(1) {
-        return Err(ToolError::invalid_arguments(
-            format!(
-                "offset {offset} is past the end of {shown:?}, which has {total_lines} lines; \
-                 send an offset from 1 to {}",
-                total_lines.max(1)
-            ),
-            vec![ArgumentFault {
-                pointer: "/offset".into(),
-                message: format!("must be at most {}", total_lines.max(1)),
-            }],
-        ));
+impl Window {
+    fn new(offset: u64, limit: u32) -> Window {
+        Window {
+            offset,
+            limit,
+            newlines: 0,
+            in_line: false,
+            line: Vec::new(),
+            line_len: 0,
+            ends_cr: false,
+            content: String::new(),
+            returned: 0,
+            full: false,
+        }
     }
-    let mut content = String::new();
-    let mut returned = 0u64;
-    let mut number = 0u64;
-    let mut start = 0usize;
-    while start < bytes.len() && returned < u64::from(limit) {
-        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i + 1);
-        number += 1;
-        if number >= offset {
-            if returned > 0 && content.len() >= MAX_CONTENT_BYTES {
+
+    /// Whether the current line belongs in the window.
+    fn collecting(&self) -> bool {
+        !self.full && self.newlines + 1 >= self.offset
+    }
+
+    /// Reads `reader` to its end.
+    fn read(
+        &mut self,
+        mut reader: impl BufRead,
+        cancel: &CancellationToken,
+        shown: &str,
+    ) -> Result<(), ToolError> {
+        loop {
+            if cancel.is_cancelled() {
+                return Err(ToolError::new(
+                    ErrorKind::Cancelled,
+                    "the call was cancelled before it finished",
+                ));
+            }
+            let chunk = reader.fill_buf().map_err(|e| io_error(shown, &e))?;
+            if chunk.is_empty() {
                 break;
             }
-            if returned > 0 {
-                content.push('\n');
-            }
-            let _ = write!(content, "{number:>6}\t");
-            push_cut(&mut content, trim_eol(&bytes[start..end]), MAX_LINE_CHARS);
-            returned += 1;
+            let n = chunk.len();
+            self.take(chunk);
+            reader.consume(n);
         }
-        start = end;
+        if self.in_line && self.collecting() {
+            self.end_line();
+        }
+        Ok(())
     }
-    let last = offset + returned.saturating_sub(1);
-    let truncated = returned > 0 && last < total_lines;
-    Ok(ReadFileOutput {
-        path: shown.to_string(),
-        content,
-        start_line: offset,
-        lines_returned: returned,
-        total_lines,
-        truncated,
-        next_offset: truncated.then_some(last + 1),
-    })
+
+    fn take(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.full {
+                self.newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
+                self.in_line = !bytes.ends_with(b"\n");
+                return;
+            }
+            let end = memchr::memchr(b'\n', bytes);
+            let part = &bytes[..end.unwrap_or(bytes.len())];
+            if self.collecting() {
+                if !self.in_line && self.returned > 0 && self.content.len() >= MAX_CONTENT_BYTES {
+                    // the page is full at a line's start: the rest is only counted
+                    self.full = true;
+                    continue;
+                }
+                let room = LINE_KEEP.saturating_sub(self.line.len());
+                self.line.extend_from_slice(&part[..part.len().min(room)]);
+                self.line_len += part.len();
+                if let Some(&b) = part.last() {
+                    self.ends_cr = b == b'\r';
+                }
+            }
+            self.in_line |= !part.is_empty();
+            match end {
+                Some(i) => {
+                    if self.collecting() {
+                        self.end_line();
+                    }
+                    self.newlines += 1;
+                    self.in_line = false;
+                    bytes = &bytes[i + 1..];
+                }
+                None => bytes = &[],
+            }
+        }
+    }
+
+    /// Adds the current line to the content.
+    fn end_line(&mut self) {
+        let number = self.newlines + 1;
+        // a `\r` before the break (or the end) belongs to the line ending
+        let len = self.line_len - usize::from(self.ends_cr);
+        if self.returned > 0 {
+            self.content.push('\n');
+        }
+        let _ = write!(self.content, "{number:>6}\t");
+        let kept = &self.line[..self.line.len().min(len)];
+        push_cut_of(&mut self.content, kept, len, MAX_LINE_CHARS);
+        self.returned += 1;
+        self.line.clear();
+        self.line_len = 0;
+        self.ends_cr = false;
+        if self.returned >= u64::from(self.limit) {
+            self.full = true;
+        }
+    }
+
+    /// The result, or the error of an offset past the last line.
+    fn finish(self, shown: &str) -> Result<ReadFileOutput, ToolError> {
+        let total_lines = self.newlines + u64::from(self.in_line);
+        if self.offset > total_lines.max(1) {
+            return Err(ToolError::invalid_arguments(
+                format!(
+                    "offset {} is past the end of {shown:?}, which has {total_lines} lines; \
+                     send an offset from 1 to {}",
+                    self.offset,
+                    total_lines.max(1)
+                ),
+                vec![ArgumentFault {
+                    pointer: "/offset".into(),
+                    message: format!("must be at most {}", total_lines.max(1)),
+                }],
+            ));
+        }
+        let last = self.offset + self.returned.saturating_sub(1);
+        let truncated = self.returned > 0 && last < total_lines;
+        Ok(ReadFileOutput {
+            path: shown.to_string(),
+            content: self.content,
+            start_line: self.offset,
+            lines_returned: self.returned,
+            total_lines,
+            truncated,
+            next_offset: truncated.then_some(last + 1),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -280,43 +385,111 @@ mod tests {
         }
     }
 
+    /// The window of `bytes`, read in chunks of `chunk` bytes.
+    fn window_in(
+        bytes: &[u8],
+        offset: u64,
+        limit: u32,
+        chunk: usize,
+    ) -> Result<ReadFileOutput, ToolError> {
+        let mut w = Window::new(offset, limit);
+        for c in bytes.chunks(chunk.max(1)) {
+            w.take(c);
+        }
+        if w.in_line && w.collecting() {
+            w.end_line();
+        }
+        w.finish("f")
+    }
+
+    /// The window, the same whatever the chunks.
+    fn window(bytes: &[u8], offset: u64, limit: u32) -> Result<ReadFileOutput, ToolError> {
+        let whole = window_in(bytes, offset, limit, bytes.len().max(1));
+        for chunk in [1, 2, 3, 7, 64] {
+            let pieces = window_in(bytes, offset, limit, chunk);
+            match (&whole, &pieces) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "chunks of {chunk}"),
+                (Err(a), Err(b)) => assert_eq!(a.message, b.message),
+                _ => panic!("chunks of {chunk} differ"),
+            }
+        }
+        whole
+    }
+
     #[test]
     fn windows_are_numbered_and_report_what_is_left() {
         let text = b"a\r\nb\nc";
         assert_eq!(
-            window("f", text, 1, 10).unwrap(),
+            window(text, 1, 10).unwrap(),
             out("     1\ta\n     2\tb\n     3\tc", 1, 3, 3, None)
         );
         assert_eq!(
-            window("f", text, 2, 1).unwrap(),
+            window(text, 2, 1).unwrap(),
             out("     2\tb", 2, 1, 3, Some(3))
         );
+        assert_eq!(window(text, 3, 5).unwrap(), out("     3\tc", 3, 1, 3, None));
+        assert_eq!(window(b"", 1, 5).unwrap(), out("", 1, 0, 0, None));
         assert_eq!(
-            window("f", text, 3, 5).unwrap(),
-            out("     3\tc", 3, 1, 3, None)
-        );
-        assert_eq!(window("f", b"", 1, 5).unwrap(), out("", 1, 0, 0, None));
-        assert_eq!(
-            window("f", b"x\n\n", 2, 5).unwrap(),
+            window(b"x\n\n", 2, 5).unwrap(),
             out("     2\t", 2, 1, 2, None)
+        );
+        assert_eq!(
+            window(b"x\r", 1, 5).unwrap(),
+            out("     1\tx", 1, 1, 1, None)
+        );
+        assert_eq!(
+            window(b"\n\n\n", 3, 5).unwrap(),
+            out("     3\t", 3, 1, 3, None)
         );
     }
 
     #[test]
     fn offset_past_the_end_points_at_offset() {
-        let e = window("f", b"a\nb\n", 3, 5).unwrap_err();
+        let e = window(b"a\nb\n", 3, 5).unwrap_err();
         assert_eq!(e.kind, toolgate_core::ErrorKind::InvalidArguments);
         assert_eq!(e.faults[0].pointer, "/offset");
-        assert!(window("f", b"", 2, 5).is_err());
+        assert!(e.message.contains("from 1 to 2"), "{}", e.message);
+        assert!(window(b"", 2, 5).is_err());
+        assert!(window(b"a", u64::MAX, 5).is_err());
     }
 
     #[test]
     fn content_stops_near_its_byte_budget() {
         let line = "x".repeat(1000);
         let text = format!("{line}\n").repeat(200);
-        let o = window("f", text.as_bytes(), 1, 10_000).unwrap();
+        let o = window(text.as_bytes(), 1, 10_000).unwrap();
         assert!(o.truncated);
         assert!(o.content.len() < MAX_CONTENT_BYTES + 2000);
         assert_eq!(o.next_offset, Some(o.lines_returned + 1));
+        assert_eq!(o.total_lines, 200);
+    }
+
+    /// A line of megabytes is cut to its first 2000 characters, counting the bytes left out,
+    /// its line break included or not.
+    #[test]
+    fn a_huge_line_keeps_its_start_and_counts_the_rest() {
+        for (eol, next) in [("", ""), ("\n", "next\n"), ("\r\n", "next")] {
+            let text = format!(
+                "{}NEEDLE{}{eol}{next}",
+                "A".repeat(5_000_000),
+                "B".repeat(100)
+            );
+            let o = window_in(text.as_bytes(), 1, 1, CHUNK).unwrap();
+            assert_eq!(o, window_in(text.as_bytes(), 1, 1, 4097).unwrap());
+            let more = 5_000_000 + 6 + 100 - MAX_LINE_CHARS;
+            assert_eq!(
+                o.content,
+                format!(
+                    "     1\t{} [... line cut: {more} more bytes]",
+                    "A".repeat(MAX_LINE_CHARS)
+                ),
+                "{eol:?}"
+            );
+            let lines = if next.is_empty() { 1 } else { 2 };
+            assert_eq!(
+                (o.total_lines, o.next_offset),
+                (lines, (lines == 2).then_some(2))
+            );
+        }
     }
 }

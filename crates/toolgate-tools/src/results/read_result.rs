@@ -11,11 +11,14 @@ use toolgate_core::{Effects, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBui
 
 /// Bytes returned when the call does not say (16 KiB).
 pub const DEFAULT_LIMIT: usize = 16 << 10;
-/// The most bytes one call may ask for (1 MiB).
-pub const MAX_LIMIT: usize = 1 << 20;
-/// The tool's result cap (8 MiB): above any page it can return, even with every byte
-/// escaped, so a page is never truncated behind another handle.
-const MAX_RESULT_BYTES: usize = 8 << 20;
+/// The most bytes one call may ask for (256 KiB). A page is bounded once escaped as JSON too
+/// ([`toolgate_core::results::page`]), and a result carries it twice (structured content and
+/// its JSON text), so the whole message stays near 512 KiB: under the 1 MiB that clients and
+/// proxies commonly allow for one message or event.
+pub const MAX_LIMIT: usize = 256 << 10;
+/// The tool's result cap (1 MiB): above any page's JSON (at most [`MAX_LIMIT`] bytes once
+/// escaped, plus its few fields), so a page is never truncated behind another handle.
+const MAX_RESULT_BYTES: usize = 1 << 20;
 
 /// Arguments of `read_result`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -29,10 +32,11 @@ pub struct ReadResultArgs {
     /// previous page, or the offset named in the truncation marker.
     #[serde(default)]
     pub offset: usize,
-    /// The most bytes to return (default 16384, at most 1048576); a page ends on a character
-    /// boundary, so it can be a few bytes shorter.
+    /// The most bytes to return (default 16384, at most 262144); a page ends on a character
+    /// boundary and is counted as its JSON text (a quote or a line break takes two bytes), so
+    /// it can be shorter: go on from `next_offset`.
     #[serde(default = "default_limit")]
-    #[schemars(range(min = 1, max = 1048576))]
+    #[schemars(range(min = 1, max = 262144))]
     pub limit: usize,
 }
 
@@ -45,13 +49,16 @@ fn default_limit() -> usize {
 pub struct ReadResult;
 
 const DESCRIPTION: &str = "Read part of an earlier tool result that was too long and was \
-truncated. A truncated result shows its head and tail with a marker such as `[... N of M bytes \
-truncated; read them with read_result {\"handle\":\"res_...\",\"offset\":1234} ...]`: call this \
-tool with that handle and offset to read the part that was left out, then go on with \
-`next_offset` until it is absent. Only for handles of this session; not for files (use \
-read_file). Returns {text, offset, next_offset, total_bytes} (byte offsets into the full \
-result). An unknown or expired handle fails with reason not_found; an offset past the end \
-with invalid_arguments at /offset.";
+truncated. A truncated text shows its head and tail with a marker such as `[... N of M bytes \
+truncated; read them with read_result {\"handle\":\"res_...\",\"offset\":1234} ...]`; a \
+truncated structured result (JSON) has a `truncation` member whose `omitted` list names each \
+shortened array or string and the `offset` where what it leaves out begins, and `handle`. Call \
+this tool with that handle and offset to read the part that was left out (of a structured \
+result, its JSON text), then go on with `next_offset` until it is absent. Only for handles of \
+this session; not for files (use read_file). Returns {text, offset, next_offset, total_bytes} \
+(byte offsets into the full result); a page holds at most `limit` bytes (default 16384, at \
+most 262144) counted as JSON, so quotes and line breaks count twice. An unknown or expired \
+handle fails with reason not_found; an offset past the end with invalid_arguments at /offset.";
 
 impl TypedTool for ReadResult {
     type Args = ReadResultArgs;

@@ -7,7 +7,7 @@
 //! is only counted.
 
 use super::search_code::{CodeMatch, ContextLine};
-use crate::text::{cut, trim_eol};
+use crate::text::{cut, excerpt, trim_eol};
 use crate::topk::TopK;
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
@@ -176,16 +176,17 @@ impl Sink for FileSink<'_> {
             return Ok(true);
         }
         let bytes = trim_eol(mat.lines().next().unwrap_or(mat.bytes()));
-        let column = match self.matcher.find(bytes) {
-            Ok(Some(m)) => m.start() as u64 + 1,
-            _ => 1,
+        let start = match self.matcher.find(bytes) {
+            Ok(Some(m)) => m.start(),
+            _ => 0,
         };
         let path = self.path.get_or_insert_with(|| Arc::from(self.rel)).clone();
         self.current = Some(Hit {
             path,
             line,
-            column,
-            text: cut(bytes, MAX_LINE_CHARS),
+            column: start as u64 + 1,
+            // a long line is shown around its match, so the match is in what is shown
+            text: excerpt(bytes, start, MAX_LINE_CHARS),
             before: std::mem::take(&mut self.before),
             after: Vec::new(),
         });

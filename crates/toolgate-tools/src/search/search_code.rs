@@ -42,6 +42,10 @@ pub const MAX_CONTEXT: u32 = 10;
 /// A line longer than this many bytes stops the search of its file (64 MiB), bounding the
 /// searcher's buffer.
 const HEAP_LIMIT: usize = 64 << 20;
+/// The most a compiled pattern may take (10 MiB, as ripgrep's `--regex-size-limit`): a
+/// pattern past it (`\w{5000}`, `(\w{1000}){1000}`) is refused as soon as its compilation
+/// passes it, instead of after seconds of building 100 MiB.
+const REGEX_SIZE_LIMIT: usize = 10 << 20;
 
 /// Arguments of `search_code`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -107,7 +111,8 @@ pub struct CodeMatch {
     /// The 1-based byte column where the first match on the line starts.
     pub column: u64,
     /// The line without its line ending; lines over 500 characters are cut with
-    /// `[... line cut: N more bytes]`.
+    /// `[... line cut: N more bytes]`, and shown from a little before the match (after
+    /// `[... N bytes before ...]`) when it lies past their start.
     pub text: String,
     /// Context lines before the match (only when `context` was set). A line between two
     /// close matches is given once, as after-context of the first.
@@ -155,10 +160,12 @@ Narrow the search with `path` (a file or directory) and `glob` (a file filter su
 or `!*.min.js` to exclude). Files ignored by .gitignore or .ignore, hidden files (unless `glob` \
 names one) and binary files are skipped; symbolic links are not followed. Returns {matches, \
 total_matches, truncated, files_searched, files_with_matches}: one match per matching line as \
-{path, line, column, text} (line and byte column 1-based, text cut after 500 characters), \
-with `before`/`after` context lines when `context` is set, sorted by path and line; at most \
-`max_matches` (default 200), truncated true when more lines matched. An invalid regular \
-expression fails with invalid_arguments at /pattern: fix it, or set literal true.";
+{path, line, column, text} (line and byte column 1-based, text cut to 500 characters around \
+the match), with `before`/`after` context lines when `context` is set, sorted by path and \
+line; at most `max_matches` (default 200), truncated true when more lines matched. A result \
+past the result size limit keeps its first matches and adds a `truncation` member naming the \
+read_result handle and offset that read the rest. An invalid regular expression fails with \
+invalid_arguments at /pattern: fix it, or set literal true.";
 
 impl TypedTool for SearchCode {
     type Args = SearchCodeArgs;
@@ -225,6 +232,8 @@ fn compile(args: &SearchCodeArgs) -> Result<RegexMatcher, ToolError> {
         .octal(false)
         .fixed_strings(args.literal)
         .line_terminator(Some(b'\n'))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
         .build(&args.pattern)
         .map_err(|e| {
             let why = regex_error(args, &e);

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`run_shell`] | the tool: arguments, the run's sequence, its structured result |
 //! | `sandbox.rs` | what the child does between fork and exec (the crate's only unsafe code) |
+//! | `stop.rs` | stopping a run at its timeout or cancellation before its script takes another step |
 //! | `fs_rules.rs` | the Landlock ruleset: read everywhere but denied paths, write in the workspace |
 //! | [`env`](mod@env) | the environment allowlist and git's hardening variables |
 //! | [`output`] | capturing stdout and stderr in bounded memory |
@@ -28,6 +29,7 @@ pub mod policy;
 pub mod report;
 pub mod run_shell;
 mod sandbox;
+mod stop;
 pub mod stream;
 pub mod vars;
 
@@ -113,7 +115,8 @@ pub struct ShellConfig {
     pub protected: Vec<String>,
     /// Resource limits.
     pub limits: ShellLimits,
-    /// After the timeout, how long the process group has between SIGTERM and SIGKILL.
+    /// After the timeout or a cancel, how long the commands of the run (never the script
+    /// itself, which is stopped at once) have between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
     /// How stdout is kept and shown.
     pub stdout: CaptureLimits,

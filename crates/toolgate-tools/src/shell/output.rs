@@ -3,13 +3,18 @@
 //! A [`Capture`] keeps the first [`CaptureLimits::keep_head`] bytes and the last
 //! [`CaptureLimits::keep_tail`] bytes of a stream (a ring buffer) and counts the rest, so
 //! `yes | head -c 50000000` costs at most `keep_head + keep_tail` bytes however much it
-//! prints. When the stream ends, [`Capture::finish`] gives the text the model sees (at most
-//! [`CaptureLimits::preview`] bytes: head, a marker saying how many bytes were dropped, tail)
-//! and, when that text is not the whole stream, the longer text kept for the result store
-//! (everything kept: head, marker, tail). Cuts never split a UTF-8 character; invalid UTF-8 is
-//! shown as U+FFFD.
+//! prints. When the stream ends, [`Capture::finish`] gives everything that was kept as text
+//! ([`Captured::kept`]: the whole stream, or its head, a line naming the bytes dropped between,
+//! and its tail), which goes to the result store when it does not fit the preview, and
+//! [`Captured::preview`] cuts the text the model sees from it: at most
+//! [`CaptureLimits::preview`] bytes, a third from the start of the stream and two thirds from
+//! its end (the end of a build or a test run is where its verdict is), with a marker between
+//! them naming the `read_result` handle and the offset in the kept text to read on from. Cuts
+//! never split a UTF-8 character and prefer line breaks; invalid UTF-8 is shown as U+FFFD.
 
 use std::collections::VecDeque;
+use std::ops::Range;
+use toolgate_core::results::{ceil_char_boundary, floor_char_boundary};
 
 /// How much of one stream is kept and shown, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,18 +50,19 @@ pub struct Capture {
     total: u64,
 }
 
-/// A finished stream.
+/// A finished stream: everything that was kept, as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Captured {
-    /// The text for the model: the whole stream, or head, marker and tail within
-    /// [`CaptureLimits::preview`] bytes.
-    pub preview: String,
-    /// Whether `preview` is not the whole stream.
-    pub truncated: bool,
+    /// The kept text: the whole stream, or its head, a marker line naming the bytes dropped
+    /// between, and its tail. This is what the result store keeps when the stream does not fit
+    /// its preview, so offsets named in a preview's marker are offsets into it.
+    pub kept: String,
     /// Bytes the stream carried in all.
     pub total_bytes: u64,
-    /// When truncated: everything that was kept (head, marker, tail), for the result store.
-    pub kept: Option<String>,
+    /// Where the marker line of the dropped bytes lies in `kept`, when bytes were dropped.
+    gap: Option<Range<usize>>,
+    /// [`CaptureLimits::preview`].
+    limit: usize,
 }
 
 impl Capture {
@@ -104,63 +110,116 @@ impl Capture {
         self.tail.extend(bytes);
     }
 
-    /// The stream as text: see the module docs.
+    /// Everything kept, as text: see the module docs.
     pub fn finish(self) -> Captured {
         let total = self.total;
         let dropped = total - (self.head.len() + self.tail.len()) as u64;
-        if dropped == 0 && self.head.len() + self.tail.len() <= self.limits.preview {
-            let mut all = self.head;
-            all.extend(self.tail);
-            return Captured {
-                preview: String::from_utf8_lossy(&all).into_owned(),
-                truncated: false,
-                total_bytes: total,
-                kept: None,
-            };
-        }
         let tail: Vec<u8> = self.tail.into();
-        let kept = join(&self.head, &tail, dropped, total);
-        // the preview: about two thirds head, one third tail, within `preview` bytes
-        let marker_room = marker(total, total).len() + 2;
-        let budget = self.limits.preview.saturating_sub(marker_room);
-        let head_part = utf8_prefix(&self.head[..(budget * 2 / 3).min(self.head.len())]);
-        let tail_budget = budget - head_part.len();
-        let tail_part = if tail.len() > tail_budget {
-            utf8_suffix(&tail[tail.len() - tail_budget..])
+        let head = utf8_prefix(&self.head);
+        let tail = if dropped > 0 {
+            utf8_suffix(&tail)
         } else {
             &tail[..]
         };
-        let shown = (head_part.len() + tail_part.len()) as u64;
-        let preview = join(head_part, tail_part, total - shown, total);
-        let kept = (dropped > 0 || kept.len() > preview.len()).then_some(kept);
+        let mut kept = String::with_capacity(head.len() + tail.len() + 64);
+        let mut gap = None;
+        if dropped == 0 {
+            let mut all = self.head;
+            all.extend_from_slice(tail);
+            kept.push_str(&String::from_utf8_lossy(&all));
+        } else {
+            kept.push_str(&String::from_utf8_lossy(head));
+            if !kept.is_empty() && !kept.ends_with('\n') {
+                kept.push('\n');
+            }
+            let start = kept.len();
+            kept.push_str(&format!(
+                "[... {dropped} of {total} bytes of output were not kept ...]"
+            ));
+            kept.push('\n');
+            gap = Some(start..kept.len());
+            kept.push_str(&String::from_utf8_lossy(tail));
+        }
         Captured {
-            preview,
-            truncated: true,
-            total_bytes: total,
             kept,
+            total_bytes: total,
+            gap,
+            limit: self.limits.preview,
         }
     }
 }
 
-fn marker(dropped: u64, total: u64) -> String {
-    format!("[... {dropped} of {total} bytes of output left out here ...]")
-}
+impl Captured {
+    /// Whether the preview leaves part of the stream out (then [`Captured::kept`] belongs in
+    /// the result store, and its handle in [`Captured::preview`]).
+    pub fn truncated(&self) -> bool {
+        self.gap.is_some() || self.kept.len() > self.limit
+    }
 
-/// `head`, a marker line naming the `dropped` bytes, and `tail`, as text.
-fn join(head: &[u8], tail: &[u8], dropped: u64, total: u64) -> String {
-    let head = utf8_prefix(head);
-    let tail = utf8_suffix(tail);
-    let mut out = String::with_capacity(head.len() + tail.len() + 64);
-    out.push_str(&String::from_utf8_lossy(head));
-    if dropped > 0 {
+    /// The text the model sees: the whole stream when it fits, else at most
+    /// [`CaptureLimits::preview`] bytes of [`Captured::kept`], a third from its start and two
+    /// thirds from its end, with a marker line between them saying how many bytes of output
+    /// it leaves out and, with `handle`, the `read_result` call that reads on from the first
+    /// of them (`{"handle":"res_...","offset":N}`, `N` a byte offset into the kept text).
+    pub fn preview(&self, handle: Option<&str>) -> String {
+        if !self.truncated() {
+            return self.kept.clone();
+        }
+        let text = self.kept.as_str();
+        let widest = marker(self.total_bytes, self.total_bytes, handle, text.len());
+        let budget = self.limit.saturating_sub(widest.len() + 2);
+        let head_len = prefer_newline_back(text, floor_char_boundary(text, budget / 3));
+        let tail_room = budget - head_len;
+        let tail_start = prefer_newline_forward(
+            text,
+            ceil_char_boundary(text, text.len() - tail_room.min(text.len() - head_len)),
+        );
+        // stream bytes shown: the head and the tail, without the kept text's own marker
+        let marker_shown = self
+            .gap
+            .as_ref()
+            .map_or(0, |g| g.end.saturating_sub(g.start.max(tail_start)));
+        let shown = (head_len + text.len() - tail_start - marker_shown) as u64;
+        let left_out = self.total_bytes.saturating_sub(shown);
+        let mut out = String::with_capacity(self.limit);
+        out.push_str(&text[..head_len]);
         if !out.is_empty() && !out.ends_with('\n') {
             out.push('\n');
         }
-        out.push_str(&marker(dropped, total));
+        out.push_str(&marker(left_out, self.total_bytes, handle, head_len));
         out.push('\n');
+        out.push_str(&text[tail_start..]);
+        out
     }
-    out.push_str(&String::from_utf8_lossy(tail));
-    out
+}
+
+/// The marker line of a preview (without its line break).
+fn marker(left_out: u64, total: u64, handle: Option<&str>, offset: usize) -> String {
+    match handle {
+        Some(h) => format!(
+            "[... {left_out} of {total} bytes of output left out here; read them with read_result \
+             {{\"handle\":\"{h}\",\"offset\":{offset}}} ...]"
+        ),
+        None => format!("[... {left_out} of {total} bytes of output left out here ...]"),
+    }
+}
+
+/// Moves a head cut back to just after a line break when one lies within 256 bytes.
+fn prefer_newline_back(text: &str, cut: usize) -> usize {
+    let from = floor_char_boundary(text, cut.saturating_sub(256));
+    match text[from..cut].rfind('\n') {
+        Some(i) => from + i + 1,
+        None => cut,
+    }
+}
+
+/// Moves a tail cut forward to just after a line break when one lies within 256 bytes.
+fn prefer_newline_forward(text: &str, cut: usize) -> usize {
+    let to = floor_char_boundary(text, cut.saturating_add(256));
+    match text[cut..to].find('\n') {
+        Some(i) if cut + i + 1 < text.len() => cut + i + 1,
+        _ => cut,
+    }
 }
 
 /// `bytes` without an incomplete UTF-8 sequence cut off at its end.
@@ -199,15 +258,11 @@ mod tests {
         let mut c = Capture::new(limits(1024, 1024, 1024));
         c.push(b"hello ");
         c.push(b"world\n");
-        assert_eq!(
-            c.finish(),
-            Captured {
-                preview: "hello world\n".into(),
-                truncated: false,
-                total_bytes: 12,
-                kept: None
-            }
-        );
+        let got = c.finish();
+        assert!(!got.truncated());
+        assert_eq!(got.kept, "hello world\n");
+        assert_eq!(got.total_bytes, 12);
+        assert_eq!(got.preview(Some("res_x")), "hello world\n");
     }
 
     #[test]
@@ -222,15 +277,81 @@ mod tests {
         c.push(b"LAST\n");
         let total = 6 + 100_000 * line.len() as u64 + 5;
         let got = c.finish();
-        assert!(got.truncated);
+        assert!(got.truncated());
         assert_eq!(got.total_bytes, total);
-        assert!(got.preview.len() <= 1024, "{}", got.preview.len());
-        assert!(got.preview.starts_with("FIRST\n"));
-        assert!(got.preview.ends_with("LAST\n"));
-        assert!(got.preview.contains("bytes of output left out here"));
-        let kept = got.kept.unwrap();
-        assert!(kept.starts_with("FIRST\n") && kept.ends_with("LAST\n"));
-        assert!(kept.len() > got.preview.len() && kept.len() <= 4096 + 2048 + 100);
+        let preview = got.preview(Some("res_0123"));
+        assert!(preview.len() <= 1024, "{}", preview.len());
+        assert!(preview.starts_with("FIRST\n"));
+        assert!(preview.ends_with("LAST\n"));
+        assert!(preview.contains("bytes of output left out here; read them with read_result"));
+        assert!(got.kept.starts_with("FIRST\n") && got.kept.ends_with("LAST\n"));
+        assert!(got.kept.contains("bytes of output were not kept"));
+        assert!(got.kept.len() > preview.len() && got.kept.len() <= 4096 + 2048 + 100);
+    }
+
+    /// Between the preview and the head kept in memory the stream is whole, and its end is
+    /// still what the preview ends with (the tail was lost there once).
+    #[test]
+    fn a_stream_longer_than_the_preview_keeps_its_tail() {
+        let mut c = Capture::new(limits(2 << 20, 256 << 10, 24 << 10));
+        let mut all = String::new();
+        for i in 0..150 {
+            all.push_str(&format!(
+                "FAIL: test_{i} (tests.Case)\n{}\n",
+                "-".repeat(400)
+            ));
+        }
+        all.push_str("FAILED (failures=150)\n");
+        assert!(all.len() > 24 << 10 && all.len() < 2 << 20);
+        c.push(all.as_bytes());
+        let got = c.finish();
+        assert!(got.truncated());
+        assert_eq!(got.kept, all, "the whole stream was kept");
+        let preview = got.preview(Some("res_0123"));
+        assert!(preview.len() <= 24 << 10, "{}", preview.len());
+        assert!(preview.starts_with("FAIL: test_0 "));
+        assert!(preview.ends_with("FAILED (failures=150)\n"), "{preview}");
+        // the tail gets two thirds of the room
+        let (head, rest) = preview.split_once("[... ").unwrap();
+        let tail = rest.split_once("...]\n").unwrap().1;
+        assert!(
+            tail.len() > head.len() * 3 / 2,
+            "{} {}",
+            head.len(),
+            tail.len()
+        );
+    }
+
+    /// The marker names the handle and the offset in the kept text where what it leaves out
+    /// begins: reading from there gives the bytes after the head, and the count is exact.
+    #[test]
+    fn the_marker_names_where_to_read_on() {
+        let mut c = Capture::new(limits(1 << 20, 1 << 16, 2000));
+        let text: String = (0..3000).map(|i| format!("{i}\n")).collect();
+        c.push(text.as_bytes());
+        let got = c.finish();
+        let preview = got.preview(Some("res_abc"));
+        let (head, rest) = preview.split_once("[... ").unwrap();
+        let offset: usize = rest
+            .split_once("\"offset\":")
+            .unwrap()
+            .1
+            .split_once('}')
+            .unwrap()
+            .0
+            .parse()
+            .unwrap();
+        assert_eq!(offset, head.len());
+        assert!(got.kept[offset..].starts_with(&text[head.len()..head.len() + 20]));
+        let left_out: usize = rest.split_once(' ').unwrap().0.parse().unwrap();
+        let tail = rest.split_once("...]\n").unwrap().1;
+        assert_eq!(head.len() + left_out + tail.len(), text.len());
+        assert!(rest.contains("\"handle\":\"res_abc\""));
+        // without a handle (the store failed) the marker still counts what is left out
+        let bare = got.preview(None);
+        assert!(
+            bare.contains(" bytes of output left out here ...]") && !bare.contains("read_result")
+        );
     }
 
     #[test]
@@ -241,21 +362,24 @@ mod tests {
         big.extend_from_slice(b"END");
         c.push(&big);
         let got = c.finish();
-        assert!(got.preview.ends_with("END"));
-        assert!(got.kept.unwrap().ends_with("bbbEND"));
+        assert!(got.preview(None).ends_with("END"));
+        assert!(got.kept.ends_with("bbbEND"));
     }
 
     #[test]
     fn cuts_never_split_characters() {
-        for (head, tail) in [(256, 256), (257, 258), (259, 257), (300, 301)] {
+        for (head, tail) in [(256, 256), (257, 258), (259, 257), (300, 301), (8000, 256)] {
             let mut c = Capture::new(limits(head, tail, 400));
             let text = "€😀é".repeat(2000);
             for chunk in text.as_bytes().chunks(7) {
                 c.push(chunk);
             }
             let got = c.finish();
-            assert!(!got.preview.contains('\u{FFFD}'), "{head} {tail}");
-            assert!(!got.kept.unwrap().contains('\u{FFFD}'), "{head} {tail}");
+            assert!(
+                !got.preview(Some("h")).contains('\u{FFFD}'),
+                "{head} {tail}"
+            );
+            assert!(!got.kept.contains('\u{FFFD}'), "{head} {tail}");
         }
     }
 
@@ -263,7 +387,7 @@ mod tests {
     fn invalid_utf8_is_replaced_not_refused() {
         let mut c = Capture::new(limits(1024, 1024, 1024));
         c.push(&[0xff, b'a', 0xc3]);
-        assert_eq!(c.finish().preview, "\u{FFFD}a\u{FFFD}");
+        assert_eq!(c.finish().preview(None), "\u{FFFD}a\u{FFFD}");
     }
 
     #[test]

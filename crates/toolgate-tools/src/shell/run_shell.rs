@@ -18,18 +18,24 @@
 //!    for the shell, its timeout (`timeout_ms`, capped by the call's own deadline) or its
 //!    cancellation; when the caller listens to progress, their lines are streamed to it
 //!    meanwhile, rate-limited, cleaned and capped ([`super::stream`]);
-//! 6. at the timeout or cancellation the process group gets SIGTERM, then after
-//!    [`ShellConfig::kill_grace`] SIGKILL, as does the shell itself (PID 1 of its namespace,
-//!    whose death takes every process of the run with it); after a normal exit, whatever is
-//!    left of the group gets SIGKILL. If the call's future is dropped, the same SIGKILL runs;
-//! 7. the streams become the result: each within its preview cap, the rest kept behind a
-//!    result handle. A non-zero exit is an ordinary result; a timeout is `outcome_unknown`
-//!    (reason `timeout`) with the end of the output in the message.
+//! 6. at the timeout or cancellation the run is stopped as `stop.rs` says: the whole group
+//!    frozen at once (SIGSTOP), so the script starts no further step; what ignores SIGTERM
+//!    killed; the rest sent SIGTERM and continued, the script itself staying stopped; after
+//!    [`ShellConfig::kill_grace`] at most, SIGKILL to the shell (PID 1 of its namespace, whose
+//!    death takes every process of the run with it) and the group. After a normal exit,
+//!    whatever is left of the group gets SIGKILL. If the call's future is dropped, the same
+//!    SIGKILL runs;
+//! 7. the streams become the result: each within its preview cap (a third head, two thirds
+//!    tail), the rest kept behind a result handle that the preview's marker names with the
+//!    offset to read on from. A non-zero exit is an ordinary result; a timeout is
+//!    `outcome_unknown` (reason `timeout`) saying how the command was stopped, with the end of
+//!    the output in the message.
 
-use super::output::{Capture, CaptureLimits};
+use super::output::{Capture, CaptureLimits, Captured};
 use super::parse::analyze;
 use super::report::{cached_report, sandbox_report, SandboxReport};
 use super::sandbox::{self, ChildSetup, UserMaps};
+use super::stop;
 use super::stream::{OutputProgress, Stream};
 use super::{env, fs_rules, ShellConfig, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 use rustix::process::{Pid, Resource as Rlim, Signal};
@@ -86,9 +92,11 @@ pub struct RunShellOutput {
     pub signal: Option<i32>,
     /// Wall time from spawn to exit, in milliseconds.
     pub duration_ms: u64,
-    /// Standard output (at most 24 KiB by default: head, a marker, tail).
+    /// Standard output: all of it, or at most 24 KiB by default: its first third, a marker
+    /// line naming the bytes left out and the `read_result` call (handle and offset) that
+    /// reads them, and its last two thirds.
     pub stdout: String,
-    /// Standard error (at most 12 KiB by default: head, a marker, tail).
+    /// Standard error, as `stdout` (at most 12 KiB by default).
     pub stderr: String,
     /// Whether `stdout` leaves bytes out.
     pub stdout_truncated: bool,
@@ -98,8 +106,8 @@ pub struct RunShellOutput {
     pub stdout_bytes: u64,
     /// Bytes written to standard error in all.
     pub stderr_bytes: u64,
-    /// When `stdout` is truncated: a handle for `read_result` holding more of it (its first
-    /// 2 MiB and last 256 KiB by default).
+    /// When `stdout` is truncated: a handle for `read_result` holding more of it (all of it
+    /// up to 2 MiB; past that its first 2 MiB and last 256 KiB by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdout_handle: Option<String>,
     /// When `stderr` is truncated: a handle for `read_result` holding more of it.
@@ -153,9 +161,12 @@ privileges, and every process it starts is killed at the timeout (`timeout_ms`, 
 120000, at most 600000) or when it ends. `cwd` is a directory relative to the workspace root. \
 Returns {exit_code, signal, duration_ms, stdout, stderr, stdout_truncated, stderr_truncated, \
 stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed}; a non-zero exit code is \
-a normal result. Long output keeps its head and tail with a marker, and the handle pages \
-through more of it with read_result. A command that runs past its timeout fails with \
-outcome_unknown (reason timeout): check its effects before running it again.";
+a normal result. Long output shows its first third and its last two thirds (the end, where a \
+build's or a test run's verdict is, is always shown) with a marker between them naming the \
+read_result handle and offset that read the part left out. At the timeout the script is \
+stopped at once, before it starts another step, and every process it started is ended; the \
+call fails with outcome_unknown (reason timeout) and the end of the output: check its effects \
+before running it again.";
 
 impl TypedTool for RunShell {
     type Args = RunShellArgs;
@@ -477,25 +488,13 @@ impl Run {
             status = child.wait() => (Ended::Exited, Some(status)),
             _ = tokio::time::sleep_until(deadline.into()) => (Ended::TimedOut, None),
         };
-        let status = match status {
+        let (status, stopped) = match status {
             Some(status) => {
                 // whatever is left of the group (without a PID namespace) goes too
                 group.kill(Signal::KILL);
-                status
+                (status, String::new())
             }
-            None => {
-                group.kill(Signal::TERM);
-                let status = match tokio::time::timeout(config.kill_grace, child.wait()).await {
-                    Ok(status) => status,
-                    Err(_) => {
-                        group.kill(Signal::KILL);
-                        let _ = child.start_kill();
-                        child.wait().await
-                    }
-                };
-                group.kill(Signal::KILL);
-                status
-            }
+            None => stop::stop(&mut child, group.pid, config.kill_grace, new_pid).await,
         };
         group.disarm();
         let duration = started.elapsed();
@@ -531,10 +530,10 @@ impl Run {
         match ended {
             Ended::Cancelled => Err(ToolError::new(
                 ErrorKind::Cancelled,
-                "the call was cancelled; the command and every process it started were killed",
+                format!("the call was cancelled and the command was stopped: {stopped}"),
             )
             .with_reason("effect_unknown")),
-            Ended::TimedOut => Err(timed_out(timeout, out, err)),
+            Ended::TimedOut => Err(timed_out(ctx, timeout, &stopped, out, err)),
             Ended::Exited => {
                 let stdout = stream_result(ctx, out);
                 let stderr = stream_result(ctx, err);
@@ -668,40 +667,61 @@ struct StreamResult {
     handle: Option<String>,
 }
 
-/// The capture as the model sees it; what was kept beyond the preview goes to the result
-/// store.
+/// The capture as the model sees it: what was kept goes to the result store when the preview
+/// leaves part of it out, and the preview's marker names its handle.
 fn stream_result(ctx: &ToolContext, capture: Capture) -> StreamResult {
     let captured = capture.finish();
-    let handle = captured.kept.and_then(|kept| {
-        ctx.results()
-            .put(ctx.session_id(), kept)
-            .map_err(|e| tracing::warn!(error = %e, "run_shell could not keep its full output"))
-            .ok()
-    });
+    let truncated = captured.truncated();
+    let handle = truncated.then(|| keep(ctx, &captured)).flatten();
     StreamResult {
-        text: captured.preview,
-        truncated: captured.truncated,
+        text: captured.preview(handle.as_deref()),
+        truncated,
         bytes: captured.total_bytes,
         handle,
     }
 }
 
-/// The error of a run past its timeout, with the end of both streams for the model.
-fn timed_out(timeout: Duration, out: Capture, err: Capture) -> ToolError {
-    let tail = |c: Capture| {
-        let text = c.finish().preview;
+/// Puts what was kept of a stream in the result store, for `read_result`.
+fn keep(ctx: &ToolContext, captured: &Captured) -> Option<String> {
+    ctx.results()
+        .put(ctx.session_id(), captured.kept.clone())
+        .map_err(|e| tracing::warn!(error = %e, "run_shell could not keep its full output"))
+        .ok()
+}
+
+/// The error of a run stopped at its timeout: what was done to it, and the end of both
+/// streams for the model (the rest kept behind a handle, as for a finished run).
+fn timed_out(
+    ctx: &ToolContext,
+    timeout: Duration,
+    stopped: &str,
+    out: Capture,
+    err: Capture,
+) -> ToolError {
+    let end = |c: Capture, name: &str| {
+        let captured = c.finish();
+        let text = &captured.kept;
         let start =
-            toolgate_core::results::floor_char_boundary(&text, text.len().saturating_sub(2000));
-        clean_output(&text[start..]).into_owned()
+            toolgate_core::results::floor_char_boundary(text, text.len().saturating_sub(2000));
+        let mut shown = format!("--- end of {name} ({} bytes) ---\n", captured.total_bytes);
+        if start > 0 {
+            if let Some(h) = keep(ctx, &captured) {
+                shown.push_str(&format!(
+                    "[... the {start} bytes before this are left out here; read them with \
+                     read_result {{\"handle\":\"{h}\",\"offset\":0}} ...]\n"
+                ));
+            }
+        }
+        shown.push_str(&clean_output(&text[start..]));
+        shown
     };
-    let (out, err) = (tail(out), tail(err));
+    let (out, err) = (end(out, "stdout"), end(err, "stderr"));
     ToolError::new(
         ErrorKind::OutcomeUnknown,
         format!(
-            "the command did not finish within its timeout of {} ms; it and every process it \
-             started were killed, so its effects may be partial: check before running it again, \
-             with a longer timeout_ms or in smaller steps.\n--- end of stdout ---\n{out}\n--- end \
-             of stderr ---\n{err}",
+            "the command did not finish within its timeout of {} ms and was stopped: {stopped}. \
+             Its effects may be partial: check them before running it again, with a longer \
+             timeout_ms or in smaller steps.\n{out}\n{err}",
             timeout.as_millis()
         ),
     )

@@ -152,12 +152,63 @@ async fn refuses_what_is_not_a_readable_text_file() {
     assert_err(&r, ErrorKind::ToolFailed, Some("is_a_directory"));
     assert_not_found(&f.call("read_file", json!({"path": "missing.txt"})).await);
     assert_not_found(&f.call("read_file", json!({"path": "dir/x.txt/y"})).await);
-    // a sparse file past the byte cap is refused before it is read
-    let big = std::fs::File::create(f.ws().join("huge.log")).unwrap();
-    big.set_len(toolgate_tools::fs::read_file::MAX_FILE_BYTES + 1)
-        .unwrap();
-    let r = f.call("read_file", json!({"path": "huge.log"})).await;
-    assert_err(&r, ErrorKind::UnsafeInput, Some("limit_exceeded"));
+    // a file of zeros is binary however large
+    let big = std::fs::File::create(f.ws().join("zeros.log")).unwrap();
+    big.set_len(64 << 20).unwrap();
+    let r = f.call("read_file", json!({"path": "zeros.log"})).await;
+    assert_err(&r, ErrorKind::ToolFailed, Some("binary_file"));
+}
+
+/// A file past what used to be read_file's limit (10 MiB), here 48 MiB with a sparse middle,
+/// is read by windows at its start, in its middle and at its end; each result holds only its
+/// window, and an offset past the end names the valid range.
+#[tokio::test]
+async fn a_file_of_any_size_is_read_by_windows() {
+    use std::io::{Seek, SeekFrom, Write};
+    let f = Fixture::new();
+    let path = f.ws().join("big.log");
+    let mut file = std::fs::File::create(&path).unwrap();
+    let head: String = (1..=100_000).map(|i| format!("line {i}\n")).collect();
+    file.write_all(head.as_bytes()).unwrap();
+    // 48 MiB of spaces and line breaks would take long to write: a sparse hole of NUL bytes
+    // (past the first 8 KiB, so the file is text) holds the middle, as one long line
+    file.seek(SeekFrom::Start(48 << 20)).unwrap();
+    file.write_all(b"\nTAIL 1\nTAIL 2\n").unwrap();
+    drop(file);
+    assert!(std::fs::metadata(&path).unwrap().len() > 10 << 20);
+    let o: ReadFileOutput = out(&f
+        .call("read_file", json!({"path": "big.log", "limit": 2}))
+        .await);
+    assert_eq!(o.content, "     1\tline 1\n     2\tline 2");
+    assert_eq!((o.total_lines, o.next_offset), (100_003, Some(3)));
+    let o: ReadFileOutput = out(&f
+        .call(
+            "read_file",
+            json!({"path": "big.log", "offset": 99_999, "limit": 3}),
+        )
+        .await);
+    assert!(
+        o.content
+            .starts_with(" 99999\tline 99999\n100000\tline 100000\n100001\t\\x00\\x00"),
+        "{}",
+        &o.content[..80]
+    );
+    assert!(
+        o.content.ends_with(" more bytes]"),
+        "the sparse line is cut"
+    );
+    assert!(o.content.len() < 16 << 10, "{}", o.content.len());
+    let o: ReadFileOutput = out(&f
+        .call("read_file", json!({"path": "big.log", "offset": 100_002}))
+        .await);
+    assert_eq!(o.content, "100002\tTAIL 1\n100003\tTAIL 2");
+    assert!(!o.truncated);
+    let r = f
+        .call("read_file", json!({"path": "big.log", "offset": 100_004}))
+        .await;
+    let e = r.error.as_ref().unwrap();
+    assert_eq!(e.kind, ErrorKind::InvalidArguments);
+    assert!(e.message.contains("from 1 to 100003"), "{e}");
 }
 
 #[tokio::test]

@@ -71,3 +71,79 @@ fn the_tool_list_matches_the_registered_names() {
     let names: Vec<&str> = tools.iter().map(|t| &*t.spec().name).collect();
     assert_eq!(names, READ_ONLY_TOOLS);
 }
+
+/// Every built-in's schemas, as served (output schemas widened), use standard JSON Schema only:
+/// no `format` schemars invents for integers and floats (`uint64`, `uint32`, `uint`, `int32`,
+/// `double`, ...), unsigned integers bounded by `minimum: 0`; every output schema admits the
+/// truncation record.
+#[test]
+fn every_built_in_schema_is_standard_json_schema() {
+    let registry = toolgate_tools::register_shell(
+        toolgate_tools::register_write_tools(register_read_only(Registry::builder())),
+        toolgate_tools::shell::ShellConfig::default(),
+    )
+    .build()
+    .unwrap();
+    const STANDARD_FORMATS: [&str; 19] = [
+        "date-time",
+        "date",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
+    ];
+    fn walk(v: &Value, at: &str, found: &mut Vec<String>) {
+        match v {
+            Value::Object(o) => {
+                if let Some(f) = o.get("format").and_then(Value::as_str) {
+                    if !STANDARD_FORMATS.contains(&f) {
+                        found.push(format!("{at}: format {f}"));
+                    }
+                }
+                if o.get("type") == Some(&Value::from("integer")) && o.get("minimum").is_none() {
+                    found.push(format!("{at}: an integer without minimum"));
+                }
+                for (k, v) in o {
+                    walk(v, &format!("{at}/{k}"), found);
+                }
+            }
+            Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    walk(v, &format!("{at}/{i}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+    let specs = registry.list(None).unwrap();
+    assert_eq!(specs.len(), 8);
+    let mut found = Vec::new();
+    for spec in specs {
+        walk(
+            &spec.input_schema,
+            &format!("{}.inputSchema", spec.name),
+            &mut found,
+        );
+        let output = spec.output_schema.as_ref().unwrap();
+        walk(output, &format!("{}.outputSchema", spec.name), &mut found);
+        assert!(
+            output["properties"]["truncation"]["properties"]["handle"].is_object(),
+            "{}",
+            spec.name
+        );
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}

@@ -184,7 +184,12 @@ async fn binary_ignored_and_long_lines() {
         format!("{}needle{}\n", "a".repeat(600), "b".repeat(10)),
     );
     let o: SearchCodeOutput = out(&f.call("search_code", json!({"pattern": "needle"})).await);
-    let want_text = format!("{} [... line cut: 116 more bytes]", "a".repeat(500));
+    // a long line is shown around its match
+    let want_text = format!(
+        "[... 500 bytes before ...] {}needle{}",
+        "a".repeat(100),
+        "b".repeat(10)
+    );
     assert_eq!(o.matches, vec![m("long.txt", 1, 601, &want_text)]);
     assert_eq!(o.binary_files_skipped, 1);
     // a glob naming a hidden component searches hidden entries; a glob with `/` is relative

@@ -1,4 +1,4 @@
-//! Cutting a result to its byte limit: a head-and-tail preview with a marker naming the handle.
+//! A text past its byte limit: a head-and-tail preview with a marker naming the handle.
 
 use crate::results::{ceil_char_boundary, floor_char_boundary};
 
