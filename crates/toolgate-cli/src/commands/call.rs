@@ -86,7 +86,7 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
-    let config = super::load_config(&workspace, args.config.as_deref())?;
+    let config = super::load_config(&workspace, args.config.as_deref(), super::ConfigUse::Run)?;
     let setup = super::session_setup(
         &config,
         args.role.as_deref(),

@@ -1,6 +1,8 @@
 //! `toolgate check [--config F] [--workspace DIR]`: validates the configuration, printing each
-//! problem at `file:line:column`, then what the sandbox can enforce here and the effective
-//! profiles and rules. `--print-schema` prints the configuration's JSON Schema instead.
+//! problem at `file:line:column`; a valid one is recorded as the configuration in force in the
+//! workspace (see [`super::in_force`]). Then what the sandbox can enforce here and the
+//! effective profiles and rules. `--print-schema` prints the configuration's JSON Schema
+//! instead.
 
 use crate::exit::Exit;
 use std::io::Write;
@@ -30,7 +32,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
     let tools = super::builtin_tools(&toolgate_config::Config::default())?;
     let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-    let config = match toolgate_config::load(workspace.root(), args.config.as_deref(), &specs) {
+    let loaded = toolgate_config::locate(workspace.root(), args.config.as_deref())
+        .map_err(|p| vec![p])
+        .and_then(|located| {
+            toolgate_config::load(workspace.root(), args.config.as_deref(), &specs)
+                .map(|c| (located, c))
+        });
+    let (located, config) = match loaded {
         Ok(c) => c,
         Err(problems) => {
             for p in &problems {
@@ -54,6 +62,15 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             workspace.root().display()
         )?,
     }
+    super::in_force::record(&workspace, args.config.as_deref(), &located)?;
+    writeln!(
+        out,
+        "in force: calls in this workspace run under {} from now on",
+        match config.file() {
+            Some(f) => f.display().to_string(),
+            None => "toolgate's defaults".to_string(),
+        }
+    )?;
     let report = toolgate_tools::shell::sandbox_report();
     let shell = config.shell_config();
     let missing = report.missing_for(!shell.allow_network);

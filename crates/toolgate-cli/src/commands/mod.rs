@@ -4,6 +4,7 @@ pub mod approvals;
 pub mod audit;
 pub mod call;
 pub mod check;
+pub mod in_force;
 pub mod recording;
 pub mod serve;
 pub mod stats;
@@ -41,24 +42,45 @@ pub fn builtin_registry(config: &toolgate_config::Config) -> anyhow::Result<Regi
     builder.build().context("registering the built-in tools")
 }
 
+/// What a command does with the configuration it loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigUse {
+    /// Runs calls under it (`call`, `serve`): it must be the one in force, and is recorded as
+    /// in force ([`in_force`]).
+    Run,
+    /// Only shows what it gives (`tools`): it must be the one in force; nothing is recorded.
+    Show,
+}
+
 /// Loads the configuration of `workspace` (`--config FILE`, else `toolgate.toml` in its root,
-/// else the defaults), checked against the built-in tools.
+/// else the defaults), checked against the built-in tools, refusing one that is not the
+/// configuration in force ([`in_force`]).
 ///
 /// # Errors
-/// Every problem, one a line, located at `file:line:column`.
+/// Every problem, one a line, located at `file:line:column`; a configuration that changed
+/// since calls last ran.
 pub fn load_config(
     workspace: &Workspace,
     explicit: Option<&Path>,
+    used: ConfigUse,
 ) -> anyhow::Result<toolgate_config::Config> {
-    let tools = builtin_tools(&toolgate_config::Config::default())?;
-    let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-    toolgate_config::load(workspace.root(), explicit, &specs).map_err(|problems| {
+    let problems = |problems: Vec<toolgate_config::Problem>| {
         let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
         anyhow::anyhow!(
             "the configuration has problems (see `toolgate check`):\n{}",
             lines.join("\n")
         )
-    })
+    };
+    let located =
+        toolgate_config::locate(workspace.root(), explicit).map_err(|p| problems(vec![p]))?;
+    in_force::check(workspace, explicit, &located)?;
+    let tools = builtin_tools(&toolgate_config::Config::default())?;
+    let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    let config = toolgate_config::load(workspace.root(), explicit, &specs).map_err(problems)?;
+    if used == ConfigUse::Run {
+        in_force::record(workspace, explicit, &located)?;
+    }
+    Ok(config)
 }
 
 /// The session setup from `--role`, `--profile` and `--attr`.

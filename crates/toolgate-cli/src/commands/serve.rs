@@ -37,7 +37,11 @@ pub struct Args {
 /// call are committed before it returns.
 pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     let workspace = args.serve.open_workspace()?;
-    let config = super::load_config(&workspace, args.serve.config.as_deref())?;
+    let config = super::load_config(
+        &workspace,
+        args.serve.config.as_deref(),
+        super::ConfigUse::Run,
+    )?;
     let setup = super::session_setup(
         &config,
         args.serve.role.as_deref(),
