@@ -250,7 +250,30 @@ fn a_resource_pattern_grant_covers_only_matching_calls() {
         "a.txt is outside"
     );
     let listed = lines(&approvals(&ws, &["list", "--json"]));
-    assert_eq!(listed[0]["resource_pattern"], "path:src/**");
+    assert_eq!(
+        listed[0]["resource_patterns"],
+        serde_json::json!(["path:src/**"])
+    );
+    // several patterns: a call is covered when each path matches one of them
+    let out = approvals(
+        &ws,
+        &[
+            "grant",
+            "--tool",
+            "write_file",
+            "--resource",
+            "path:a.txt",
+            "--resource",
+            "path:docs/**",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(call(&ws, "s1", WRITE).status.code(), Some(0));
+    let listed = lines(&approvals(&ws, &["list", "--json"]));
+    assert_eq!(
+        listed[1]["resource_patterns"],
+        serde_json::json!(["path:a.txt", "path:docs/**"])
+    );
 }
 
 #[test]
@@ -528,8 +551,9 @@ fn arguments_cannot_forge_the_prompt() {
 
 /// `toolgate serve` over stdio with the official Python SDK answering the approval form with
 /// a scope (`tests/clients/approvals_client.py`): a session grant spares the session's next
-/// call, a fresh session is asked, an always grant spares every later session. The grants
-/// and the audit records are in the workspace's store; the session grant holds for the
+/// call on the same path and not one on another path, a fresh session is asked, an always
+/// grant spares every later session on that path. The grants (each naming the path asked
+/// about) and the audit records are in the workspace's store; the session grant holds for the
 /// configuration's `approvals.session_expires`.
 fn serve_answers_with_scopes(mode: &str) {
     let t = tree();
@@ -556,7 +580,7 @@ fn serve_answers_with_scopes(mode: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
     let grants = lines(&approvals(&ws, &["list", "--all", "--json"]));
-    let summary: Vec<(Value, Value, bool, Value)> = grants
+    let summary: Vec<(Value, Value, bool, Value, Value)> = grants
         .iter()
         .map(|g| {
             (
@@ -564,6 +588,7 @@ fn serve_answers_with_scopes(mode: &str) {
                 g["granted_by"].clone(),
                 g["session"].is_null(),
                 g["state"].clone(),
+                g["resource_patterns"].clone(),
             )
         })
         .collect();
@@ -575,9 +600,16 @@ fn serve_answers_with_scopes(mode: &str) {
                 "session".into(),
                 "mcp-client".into(),
                 false,
-                "expired".into()
+                "expired".into(),
+                serde_json::json!(["path:/a.txt"])
             ),
-            ("always".into(), "mcp-client".into(), true, "active".into()),
+            (
+                "always".into(),
+                "mcp-client".into(),
+                true,
+                "active".into(),
+                serde_json::json!(["path:/c.txt"])
+            ),
         ]
     );
     let lasts = |g: &Value| g["expires_us"].as_u64().unwrap() - g["created_us"].as_u64().unwrap();
@@ -593,9 +625,12 @@ fn serve_answers_with_scopes(mode: &str) {
     let granted = |id: i64, scope: &str| -> (Value, Value, Value, Value) {
         (w.into(), "granted".into(), id.into(), scope.into())
     };
+    let once: (Value, Value, Value, Value) =
+        (w.into(), "approved".into(), Value::Null, "once".into());
     let mut want = vec![
         approved(1, "session"),
         granted(1, "session"),
+        once,
         approved(2, "always"),
         granted(2, "always"),
     ];
@@ -604,6 +639,7 @@ fn serve_answers_with_scopes(mode: &str) {
         // question went to the client, the retry carries the answer
         let asked: (Value, Value, Value, Value) =
             (w.into(), "pending".into(), Value::Null, Value::Null);
+        want.insert(3, asked.clone());
         want.insert(2, asked.clone());
         want.insert(0, asked);
     }
@@ -617,7 +653,7 @@ fn serve_answers_with_scopes(mode: &str) {
         ))
     };
     let waiting = by_outcome("input_required");
-    assert_eq!(waiting.len(), if mode == "legacy" { 0 } else { 2 });
+    assert_eq!(waiting.len(), if mode == "legacy" { 0 } else { 3 });
     for r in &waiting {
         assert_eq!(
             (&r["approval"], &r["decision"], &r["error_kind"]),
@@ -629,7 +665,7 @@ fn serve_answers_with_scopes(mode: &str) {
     assert!(by_outcome("recoverable_error").is_empty());
     let stats = lines(&toolgate(&["stats", "--json", "-w", dir], &ws));
     let s = stats.iter().find(|s| s["tool"] == w).unwrap();
-    let calls = if mode == "legacy" { 4 } else { 6 };
+    let calls = if mode == "legacy" { 5 } else { 8 };
     assert_eq!(
         (
             &s["calls"],
@@ -642,8 +678,8 @@ fn serve_answers_with_scopes(mode: &str) {
             &Value::from(calls),
             &serde_json::json!({}),
             &Value::from(0),
-            &Value::from(2),
-            &Value::from(2)
+            &Value::from(3),
+            &Value::from(3)
         ),
         "{s}"
     );

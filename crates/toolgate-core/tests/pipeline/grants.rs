@@ -143,7 +143,7 @@ async fn an_expired_grant_stops_applying() {
     let now = now();
     let grant = |created_us: u64, expires_us: u64| NewGrant {
         tool_pattern: "delete_all".into(),
-        resource_pattern: None,
+        resource_patterns: Vec::new(),
         scope: GrantScope::Always,
         session: None,
         created_us,
@@ -251,7 +251,7 @@ async fn a_once_grant_is_spent_by_exactly_one_of_concurrent_calls() {
         .grants
         .insert(&NewGrant {
             tool_pattern: "delete_all".into(),
-            resource_pattern: None,
+            resource_patterns: Vec::new(),
             scope: GrantScope::Once,
             session: Some("s".into()),
             created_us: now(),
@@ -297,7 +297,7 @@ async fn a_grant_never_overrides_a_deny() {
     for tool in ["wipe_disk", "*"] {
         let _ = t.grants.insert(&NewGrant {
             tool_pattern: tool.into(),
-            resource_pattern: None,
+            resource_patterns: Vec::new(),
             scope: GrantScope::Always,
             session: None,
             created_us: now(),
@@ -386,7 +386,7 @@ fn answers_round_trip_as_json() {
         grant: GrantRequest {
             scope: GrantScope::Always,
             tool: Some("write_file".into()),
-            resource: None,
+            resources: Vec::new(),
             expires_in_secs: Some(3600),
         },
     };
