@@ -34,14 +34,14 @@ fn kind(out: &Output) -> Value {
     json(out)["error"]["kind"].clone()
 }
 
-fn approvals(ws: &Path, args: &[&str]) -> Output {
+pub(super) fn approvals(ws: &Path, args: &[&str]) -> Output {
     let mut all = vec!["approvals"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["-w", ws.to_str().unwrap()]);
     toolgate(&all, ws)
 }
 
-fn lines(out: &Output) -> Vec<Value> {
+pub(super) fn lines(out: &Output) -> Vec<Value> {
     assert!(
         out.status.success(),
         "{}",
@@ -324,16 +324,27 @@ fn bad_grants_are_refused_with_the_reason() {
 }
 
 /// What one `toolgate call` at a terminal ended with.
-struct AtTerminal {
-    exit: i64,
-    transcript: String,
-    result: Value,
+pub(super) struct AtTerminal {
+    pub exit: i64,
+    pub transcript: String,
+    pub result: Value,
 }
 
 /// Runs `toolgate call write_file ARGS --session SESSION` on a pseudo-terminal, answering
 /// with `steps` (see tty_driver.py). Its stdin carries `y` lines, which must not be taken as
 /// an answer.
 fn at_terminal(ws: &Path, session: &str, args: &str, steps: Value) -> Option<AtTerminal> {
+    at_terminal_calling(ws, "write_file", session, args, steps)
+}
+
+/// [`at_terminal`] of a call of `tool`.
+pub(super) fn at_terminal_calling(
+    ws: &Path,
+    tool: &str,
+    session: &str,
+    args: &str,
+    steps: Value,
+) -> Option<AtTerminal> {
     let mut driver =
         python_script(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/tty_driver.py"))?;
     let dir = tempfile::tempdir().unwrap();
@@ -349,7 +360,7 @@ fn at_terminal(ws: &Path, session: &str, args: &str, steps: Value) -> Option<AtT
         .arg(&stdout)
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["call", "write_file", args, "-w"])
+        .args(["call", tool, args, "-w"])
         .arg(ws)
         .args(["--session", session])
         .current_dir(ws)
@@ -372,7 +383,7 @@ fn at_terminal(ws: &Path, session: &str, args: &str, steps: Value) -> Option<AtT
     })
 }
 
-const ASK: &str = "[f]eedback: ";
+pub(super) const ASK: &str = "[f]eedback: ";
 
 fn answer(text: &str) -> Value {
     serde_json::json!([{"expect": ASK, "send": text}])

@@ -143,8 +143,34 @@ impl std::fmt::Display for PlanError {
     }
 }
 
+/// What run_shell's sandbox covers in a workspace now: the paths a run starting now would
+/// hide and bind read-only (workspace-relative), as [`covered`] finds them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Covered {
+    /// Files and directories covered by an empty read-only one (the command cannot read them).
+    pub hidden: Vec<PathBuf>,
+    /// Files and directories bound read-only (the command cannot change them, nor move them
+    /// or the directories above a protected path away).
+    pub read_only: Vec<PathBuf>,
+}
+
+/// What a run of `config` in the workspace at `root` would cover if it started now (for
+/// `toolgate check`), without creating anything.
+///
+/// # Errors
+/// Why a run could not be confined as `config` asks (too many entries or paths).
+pub fn covered(root: &Path, config: &ShellConfig) -> Result<Covered, String> {
+    let root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
+    let plan = plan(&root, config, &PathRules::new(config), false).map_err(|e| e.to_string())?;
+    Ok(Covered {
+        hidden: plan.hidden,
+        read_only: plan.read_only,
+    })
+}
+
 /// The plan for a run in the workspace at `root` (canonical) under `config` and `rules`
-/// (see the module docs).
+/// (see the module docs); `create` makes the protected directories that must exist first.
 ///
 /// # Errors
 /// [`PlanError`] when the walk or the mounts would pass their bounds.
@@ -152,6 +178,7 @@ pub(crate) fn plan(
     root: &Path,
     config: &ShellConfig,
     rules: &PathRules,
+    create: bool,
 ) -> Result<Plan, PlanError> {
     let mut pins: Vec<(PathBuf, bool)> = Vec::new();
     let mut read_only: Vec<(PathBuf, bool)> = Vec::new();
@@ -160,7 +187,9 @@ pub(crate) fn plan(
         if !is_plain(rel) {
             continue;
         }
-        create_when_absent(root, rel);
+        if create {
+            create_when_absent(root, rel);
+        }
         let mut above = PathBuf::new();
         let mut reachable = true;
         for c in rel.parent().into_iter().flat_map(Path::components) {
@@ -348,7 +377,7 @@ mod tests {
         config.hidden.push(pattern("secrets"));
         config.read_only.push(pattern("docs"));
         let rules = PathRules::new(&config);
-        let plan = plan(root, &config, &rules).unwrap();
+        let plan = plan(root, &config, &rules, true).unwrap();
         let mut hidden = plan.hidden.clone();
         hidden.sort();
         assert_eq!(
@@ -373,7 +402,7 @@ mod tests {
         // a `.git` file (a linked worktree's pointer) is bound read-only, not walked through
         std::fs::remove_dir_all(root.join(".git")).unwrap();
         std::fs::write(root.join(".git"), "gitdir: /elsewhere\n").unwrap();
-        let plan = super::plan(root, &config, &rules).unwrap();
+        let plan = super::plan(root, &config, &rules, true).unwrap();
         assert!(
             plan.read_only.contains(&PathBuf::from(".git")),
             "{:?}",
@@ -391,7 +420,7 @@ mod tests {
         config.hidden.push(pattern("*.pem"));
         let rules = PathRules::new(&config);
         assert!(matches!(
-            plan(t.path(), &config, &rules),
+            plan(t.path(), &config, &rules, true),
             Err(PlanError::TooManyBinds)
         ));
     }

@@ -37,7 +37,7 @@ mod stop;
 pub mod stream;
 pub mod vars;
 
-pub use binds::{MAX_BINDS, MAX_WALK_ENTRIES};
+pub use binds::{covered, Covered, MAX_BINDS, MAX_WALK_ENTRIES};
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;
 pub use parse::{analyze, CommandAnalysis, Redirect, SimpleCommand};

@@ -417,7 +417,7 @@ impl Run {
         };
         let new_mount = report.mount_namespace;
         let plan = if new_mount {
-            binds::plan(root, config, rules.paths).map_err(|e| {
+            binds::plan(root, config, rules.paths, true).map_err(|e| {
                 ToolError::failed(format!(
                     "the sandbox cannot confine this run as the configuration asks ({e}); the \
                      command did not run"
