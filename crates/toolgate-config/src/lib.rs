@@ -3,7 +3,7 @@
 //! A configuration is found at `<workspace>/toolgate.toml` or given with `--config`; without
 //! one, everything is toolgate's defaults. A file that is not a regular file in reach (a
 //! dangling link, a link out of the workspace, a directory, a FIFO) is refused, never taken
-//! for the defaults ([`locate`]). [`load`] reads it, checks it and compiles it once:
+//! for the defaults ([`locate()`]). [`load`] reads it, checks it and compiles it once:
 //! every problem comes back as a [`Problem`] located at `file:line:column`. The compiled
 //! [`Config`] then gives what the commands build from it:
 //!

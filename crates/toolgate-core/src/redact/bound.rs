@@ -24,7 +24,7 @@ pub const MAX_ARGUMENT_BYTES: usize = 64 * 1024;
 /// The longest JSON the arguments keep in all, in bytes.
 pub const MAX_ARGUMENTS_BYTES: usize = 256 * 1024;
 
-/// The arguments as the audit stores them: secrets redacted (as [`redact`] does), each
+/// The arguments as the audit stores them: secrets redacted (as [`super::redact`] does), each
 /// string and each argument bounded (see the module docs). `arguments` itself is not changed:
 /// the copy shares nothing with it, and a string past the bound is only copied in part.
 pub fn for_audit(arguments: &Value) -> Value {
