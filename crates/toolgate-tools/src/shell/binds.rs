@@ -70,24 +70,33 @@ impl PathRules {
 
     /// What `rel` gets, if anything: hidden wins over read-only.
     fn decide(&self, rel: &Path) -> Option<BindKind> {
-        if self.patterns.is_empty() {
+        let n = self.patterns.len();
+        if n == 0 {
             return None;
         }
-        let matched: Vec<usize> = match &self.set {
-            Some(set) => {
-                let mut hits = vec![0u64; self.patterns.len().div_ceil(64)];
-                set.matches_into(rel, &mut hits);
-                (0..self.patterns.len())
-                    .filter(|i| hits[i / 64] >> (i % 64) & 1 == 1)
-                    .collect()
-            }
-            None => (0..self.patterns.len())
-                .filter(|&i| self.patterns[i].matches(rel))
-                .collect(),
+        // on the stack for up to 256 patterns (one call per workspace entry)
+        let mut inline = [0u64; 4];
+        let mut heap = Vec::new();
+        let hits: &mut [u64] = if n <= 256 {
+            &mut inline[..n.div_ceil(64)]
+        } else {
+            heap.resize(n.div_ceil(64), 0);
+            &mut heap
         };
-        if matched.iter().any(|&i| i >= self.read_only) {
+        match &self.set {
+            Some(set) => set.matches_into(rel, hits),
+            None => {
+                for (i, p) in self.patterns.iter().enumerate() {
+                    if p.matches(rel) {
+                        hits[i / 64] |= 1 << (i % 64);
+                    }
+                }
+            }
+        }
+        let hit = |i: usize| hits[i / 64] >> (i % 64) & 1 == 1;
+        if (self.read_only..n).any(hit) {
             Some(BindKind::Hide)
-        } else if !matched.is_empty() {
+        } else if (0..self.read_only).any(hit) {
             Some(BindKind::ReadOnly)
         } else {
             None
