@@ -112,7 +112,7 @@ impl Question {
     /// The question about `request`.
     pub fn new(request: &ApprovalRequest<'_>, expiry: GrantExpiry) -> Self {
         let tool = &request.tool.name;
-        let asked = Asked::of(request.resources);
+        let asked = Asked::of_request(request);
         let mut text = String::from("\ntoolgate: a tool call needs your approval\n");
         text.push_str(&format!("  tool:      {}", escape(tool, 80)));
         if let Some(t) = &request.tool.title {

@@ -210,6 +210,7 @@ fn the_question_shows_the_change_escaped_and_bounded() {
         rule: "risk.destructive",
         reason: "the tool is destructive",
         preview,
+        grantable: true,
     };
     let q = Question::new(&request(Some(&diff)), GrantExpiry::default());
     assert!(
@@ -260,6 +261,7 @@ fn ask(resources: &[ResolvedResource], arguments: &Value) -> Question {
         rule: "shell.unlisted",
         reason: "no rule allows them",
         preview: None,
+        grantable: true,
     };
     Question::new(&request, GrantExpiry::default())
 }

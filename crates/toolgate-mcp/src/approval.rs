@@ -170,7 +170,7 @@ impl CallClient {
         if !client_can_elicit(&self.ctx.peer) {
             return Decided::Now(cannot_answer(request));
         }
-        let asked = Asked::of(request.resources);
+        let asked = Asked::of_request(request);
         Decided::Elicit {
             peer: self.ctx.peer.clone(),
             timeout: self.shared.approval_timeout,
@@ -849,6 +849,7 @@ mod tests {
             rule: "shell.unlisted",
             reason: "no rule allows them",
             preview: None,
+            grantable: true,
         }
     }
 

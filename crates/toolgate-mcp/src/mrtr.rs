@@ -108,7 +108,7 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
         .extensions
         .get::<http::request::Parts>()
         .is_some();
-    let asked = toolgate_core::grant::Asked::of(request.resources);
+    let asked = toolgate_core::grant::Asked::of_request(request);
     let offer = client.offer(stateless, &asked);
     let question = Question {
         binding: &binding,

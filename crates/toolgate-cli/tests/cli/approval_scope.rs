@@ -111,6 +111,10 @@ fn a_question_that_cannot_show_or_name_everything_offers_only_this_call() {
     for (line, says) in [
         ("T=victim; rm -rf $T".to_string(), "cannot name exactly"),
         (many.join("; "), "NOT SHOWN: 1 more resource is not shown"),
+        (
+            "bash <<EOF\ntouch pwned\nEOF".to_string(),
+            "the policy cannot name what this call does (shell.uncertain)",
+        ),
     ] {
         let steps = j!([
             {"expect": ASK, "send": "s\n"},
@@ -125,4 +129,21 @@ fn a_question_that_cannot_show_or_name_everything_offers_only_this_call() {
         assert_eq!(r.result["error"]["kind"], "approval_rejected");
     }
     assert!(lines(&approvals(&ws, &["list", "--json"])).is_empty());
+    // a grant over the command a line names does not answer a line read without certainty;
+    // only the whole tool, granted on purpose, does
+    let grant = |extra: &[&str]| {
+        let mut argv = vec!["grant", "--tool", "run_shell"];
+        argv.extend_from_slice(extra);
+        assert!(approvals(&ws, &argv).status.success());
+    };
+    grant(&["--resource", "command:bash"]);
+    let line = "bash <<EOF\ntouch pwned\nEOF";
+    assert_eq!(
+        unattended(&ws, "s2", line)["error"]["kind"],
+        "approval_rejected"
+    );
+    assert!(!ws.join("pwned").exists());
+    grant(&[]);
+    assert_eq!(unattended(&ws, "s2", line)["is_error"], false);
+    assert!(ws.join("pwned").exists());
 }

@@ -43,6 +43,21 @@ pub struct Asked {
 }
 
 impl Asked {
+    /// What the question `request` shows and may grant: [`Asked::of`] its resources, granting
+    /// nothing beyond the call when the request is not grantable
+    /// ([`crate::ApprovalRequest::grantable`]).
+    pub fn of_request(request: &crate::ApprovalRequest<'_>) -> Asked {
+        let mut asked = Asked::of(request.resources);
+        if !request.grantable && asked.patterns.is_ok() {
+            asked.patterns = Err(format!(
+                "the policy cannot name what this call does ({}), so only this call can be \
+                 approved",
+                request.rule
+            ));
+        }
+        asked
+    }
+
     /// What a question about a call touching `resources` shows and may grant.
     pub fn of(resources: &[ResolvedResource]) -> Asked {
         let mut lines = Vec::new();
