@@ -541,6 +541,37 @@ fn command_rules(rules: &[CompiledRule]) -> CommandRules {
     out
 }
 
+/// Keeps `file` (toolgate's own, in the workspace at `root` or outside it) out of run_shell's
+/// reach in `c` (see [`Config::shell_config_storing`]).
+fn keep_out(c: &mut ShellConfig, root: &Path, file: &Path) {
+    let canonical_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let abs = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        root.join(file)
+    };
+    let resolved = match (abs.parent(), abs.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|d| d.join(name))
+            .unwrap_or_else(|_| abs.clone()),
+        _ => abs.clone(),
+    };
+    match resolved.strip_prefix(&canonical_root) {
+        Ok(rel) => {
+            if let Some(p) = Protected::pattern(rel) {
+                c.hidden.push(p);
+            }
+        }
+        Err(_) => {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut p = resolved.as_os_str().to_owned();
+                p.push(suffix);
+                c.deny_read.push(PathBuf::from(p));
+            }
+        }
+    }
+}
+
 /// toolgate's own files in the workspace at `root`: the configuration file (when inside it)
 /// and the store.
 fn protected(root: &Path, file: Option<&Path>, raw: &ConfigFile) -> Protected {
@@ -680,6 +711,20 @@ impl Config {
                 SandboxEnforces::ReadOnly => c.read_only.push(r.pattern.clone()),
                 SandboxEnforces::Nothing(_) => {}
             }
+        }
+        c
+    }
+
+    /// [`Config::shell_config`] for calls that record to `files` (the store, given with
+    /// `--store` or by the configuration, and a JSON-lines audit log) in the workspace at
+    /// `root`: run_shell also keeps each out of reach. Inside the workspace one is hidden like
+    /// `.toolgate`; outside it, the file and its `-wal`, `-shm` and `-journal` companions are
+    /// left out of what Landlock lets the command read (those that exist when the first run
+    /// starts).
+    pub fn shell_config_storing(&self, root: &Path, files: &[&Path]) -> ShellConfig {
+        let mut c = self.shell_config();
+        for file in files {
+            keep_out(&mut c, root, file);
         }
         c
     }

@@ -117,12 +117,16 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         Arc::new(NobodyApprover)
     };
-    let mut builder = Pipeline::builder(super::shared(super::builtin_registry(&config)?))
-        .policy(config.policy())
-        .audit(recording.audit.clone())
-        .results(recording.results.clone())
-        .approver(approver)
-        .grant_max_expiry(expiry.max);
+    let mut builder = Pipeline::builder(super::shared(super::builtin_registry_storing(
+        &config,
+        &workspace,
+        &recording.files(),
+    )?))
+    .policy(config.policy())
+    .audit(recording.audit.clone())
+    .results(recording.results.clone())
+    .approver(approver)
+    .grant_max_expiry(expiry.max);
     if let Some(grants) = recording.grants() {
         builder = builder.grants(grants);
     }

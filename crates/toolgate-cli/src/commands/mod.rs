@@ -21,10 +21,17 @@ use toolgate_core::{IntoTool, Registry, Tool, Workspace};
 /// edit_file, and run_shell with the configuration's shell settings (by default it refuses to
 /// run where the kernel lacks its sandbox), each under the configuration's per-call limits.
 pub fn builtin_tools(config: &toolgate_config::Config) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
+    tools_with_shell(config, config.shell_config())
+}
+
+fn tools_with_shell(
+    config: &toolgate_config::Config,
+    shell: toolgate_tools::shell::ShellConfig,
+) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
     let mut tools = toolgate_tools::read_only_tools().context("the read-only tools")?;
     tools.extend(toolgate_tools::write_tools().context("the write tools")?);
     tools.push(
-        toolgate_tools::shell::RunShell::new(config.shell_config())
+        toolgate_tools::shell::RunShell::new(shell)
             .into_tool()
             .context("run_shell")?,
     );
@@ -35,7 +42,25 @@ pub fn builtin_tools(config: &toolgate_config::Config) -> anyhow::Result<Vec<Arc
 /// The write tools and run_shell are destructive: the default policy asks, and `call --yes`
 /// is the operator's approval.
 pub fn builtin_registry(config: &toolgate_config::Config) -> anyhow::Result<Registry> {
-    let mut builder = Registry::builder().tools(builtin_tools(config)?);
+    registry_with_shell(config, config.shell_config())
+}
+
+/// [`builtin_registry`] for calls that record to `files` (the store, a JSON-lines audit log)
+/// in `workspace`: run_shell keeps them out of reach wherever they are
+/// ([`toolgate_config::Config::shell_config_storing`]).
+pub fn builtin_registry_storing(
+    config: &toolgate_config::Config,
+    workspace: &Workspace,
+    files: &[&Path],
+) -> anyhow::Result<Registry> {
+    registry_with_shell(config, config.shell_config_storing(workspace.root(), files))
+}
+
+fn registry_with_shell(
+    config: &toolgate_config::Config,
+    shell: toolgate_tools::shell::ShellConfig,
+) -> anyhow::Result<Registry> {
+    let mut builder = Registry::builder().tools(tools_with_shell(config, shell)?);
     for p in config.profiles() {
         builder = builder.profile(p.clone());
     }

@@ -324,3 +324,61 @@ fn no_process_the_command_sees_shows_toolgates_environment() {
         assert!(!v.to_string().contains("CANARY-ENV"));
     }
 }
+
+/// The store and a JSON-lines audit log are out of run_shell's reach wherever they are: a
+/// `--store` inside the workspace (hidden) or outside it (left out of what Landlock lets the
+/// command read), an `--audit` file in the workspace.
+#[test]
+fn the_store_and_the_audit_log_are_out_of_reach_wherever_they_are() {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(ws.join("state")).unwrap();
+    std::fs::create_dir_all(t.path().join("elsewhere")).unwrap();
+    let inside = ws.join("state/tg.db");
+    let outside = t.path().join("elsewhere/tg.db");
+    let log = ws.join("audit.jsonl");
+    let dir = ws.to_str().unwrap();
+    for (flag, path) in [
+        ("--store", &inside),
+        ("--store", &outside),
+        ("--audit", &log),
+    ] {
+        let p = path.to_str().unwrap();
+        // a first call leaves a canary in the arguments it records
+        let seed = toolgate(
+            &[
+                "call",
+                "read_file",
+                r#"{"path":"CANARY-REC-9.txt"}"#,
+                "-w",
+                dir,
+                flag,
+                p,
+            ],
+            &ws,
+        );
+        assert_eq!(json(&seed)["error"]["reason"], "not_found");
+        let bytes = std::fs::read(path).unwrap();
+        assert!(
+            bytes.windows(11).any(|w| w == b"CANARY-REC-"),
+            "{p} holds the canary"
+        );
+        let command = format!("cat {p} {p}-wal 2>&1; strings {p}* 2>&1 | grep -c CANARY-REC");
+        let out = toolgate(
+            &[
+                "call",
+                "run_shell",
+                &serde_json::json!({"command": command}).to_string(),
+                "-w",
+                dir,
+                "--yes",
+                flag,
+                p,
+            ],
+            &ws,
+        );
+        let v = json(&out);
+        assert_eq!(v["structured_content"]["sandboxed"], true, "{v}");
+        assert!(!v.to_string().contains("CANARY-REC-9"), "{flag} {p}: {v}");
+    }
+}
