@@ -276,11 +276,28 @@ impl TypedTool for RunShell {
         let reads = self
             .reads
             .get_or_init(|| fs_rules::ReadGrants::new(&config.deny_read));
-        let paths = self.paths.get_or_init(|| PathRules::new(&config));
+        // walking the workspace for the path rules is blocking work
+        let plan = if report.mount_namespace {
+            let (config, paths, root) =
+                (config.clone(), self.paths.clone(), ws.root().to_path_buf());
+            crate::blocking::run(move || {
+                let rules = paths.get_or_init(|| PathRules::new(&config));
+                binds::plan(&root, &config, rules, true).map_err(|e| {
+                    ToolError::failed(format!(
+                        "the sandbox cannot confine this run as the configuration asks ({e}); \
+                         the command did not run"
+                    ))
+                    .with_reason("sandbox_failed")
+                })
+            })
+            .await?
+        } else {
+            binds::Plan::default()
+        };
         let run = Run::prepare(
             &config,
             &report,
-            Rules { reads, paths },
+            Rules { reads, plan },
             ws.root(),
             &cwd_host,
             &args.command,
@@ -358,11 +375,11 @@ fn check_command(command: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// The rules of a run, compiled once per tool: Landlock's read grants and the workspace's
-/// path patterns.
+/// The rules of a run: Landlock's read grants (opened once per tool) and the mounts over
+/// workspace paths planned for it.
 struct Rules<'a> {
     reads: &'a fs_rules::ReadGrants,
-    paths: &'a PathRules,
+    plan: binds::Plan,
 }
 
 /// One prepared run: the command to spawn and what the sandbox lacks.
@@ -416,17 +433,7 @@ impl Run {
             None
         };
         let new_mount = report.mount_namespace;
-        let plan = if new_mount {
-            binds::plan(root, config, rules.paths, true).map_err(|e| {
-                ToolError::failed(format!(
-                    "the sandbox cannot confine this run as the configuration asks ({e}); the \
-                     command did not run"
-                ))
-                .with_reason("sandbox_failed")
-            })?
-        } else {
-            binds::Plan::default()
-        };
+        let plan = rules.plan;
         let cover = if plan.binds.iter().any(|b| b.kind == BindKind::Hide) {
             Some(
                 cover_sources()

@@ -270,9 +270,12 @@ impl ChildSetup {
             }
             let clone = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC;
             let tree = match b.kind {
-                BindKind::Pin | BindKind::ReadOnly => {
-                    rustix::mount::open_tree(&target, c"", clone | OpenTreeFlags::AT_EMPTY_PATH)?
-                }
+                // with the mounts below it, so nothing under the path changes but its flags
+                BindKind::Pin | BindKind::ReadOnly => rustix::mount::open_tree(
+                    &target,
+                    c"",
+                    clone | OpenTreeFlags::AT_EMPTY_PATH | OpenTreeFlags::AT_RECURSIVE,
+                )?,
                 BindKind::Hide => {
                     let Some((file, dir)) = &self.hide_sources else {
                         return Err(rustix::io::Errno::INVAL);
@@ -331,7 +334,8 @@ fn open_beneath(root: BorrowedFd<'_>, components: &[CString]) -> rustix::io::Res
     )
 }
 
-/// `mount_setattr(tree, "", AT_EMPTY_PATH, {attr_set: attr})` on a detached mount.
+/// `mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, {attr_set: attr})` on a detached
+/// mount tree.
 fn set_mount_attr(tree: BorrowedFd<'_>, attr: u64) -> rustix::io::Result<()> {
     #[repr(C)]
     struct MountAttr {
@@ -346,6 +350,7 @@ fn set_mount_attr(tree: BorrowedFd<'_>, attr: u64) -> rustix::io::Result<()> {
         propagation: 0,
         userns_fd: 0,
     };
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
     // SAFETY: `attr` is a valid `struct mount_attr` of the size passed, alive for the call;
     // the path is a NUL-terminated empty string and `tree` an open descriptor.
     let r = unsafe {
@@ -353,7 +358,7 @@ fn set_mount_attr(tree: BorrowedFd<'_>, attr: u64) -> rustix::io::Result<()> {
             libc::SYS_mount_setattr,
             tree.as_raw_fd(),
             c"".as_ptr(),
-            libc::AT_EMPTY_PATH as libc::c_uint,
+            libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE,
             std::ptr::addr_of!(attr),
             std::mem::size_of::<MountAttr>(),
         )
