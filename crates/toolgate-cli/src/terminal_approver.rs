@@ -2,7 +2,9 @@
 //! controlling terminal (`/dev/tty`), never stdin, which may carry data.
 //!
 //! The question shows the tool, the rule that asked and why, every resource the call touches
-//! (every command a shell line runs, every path: [`Asked`], secrets redacted), what a
+//! (every command a shell line runs, every path: [`Asked`], secrets redacted), for a call the
+//! policy cannot name (a shell line it cannot read with certainty) the call's arguments in
+//! full, one `call:` line per line ([`Asked::text`]), what a
 //! `session` or `always` answer would cover, a summary of its arguments (secrets redacted,
 //! each value cut to [`MAX_VALUE_CHARS`], at most [`MAX_ARGUMENT_LINES`] lines) and, when the
 //! tool gives one, what the call would change (a unified diff for `write_file` and
@@ -123,6 +125,9 @@ impl Question {
         text.push_str(&format!("  reason:    {}\n", escape(request.reason, 200)));
         for line in &asked.lines {
             text.push_str(&format!("  resource:  {}\n", shown(line)));
+        }
+        for line in &asked.text {
+            text.push_str(&format!("  call:      {}\n", shown(line)));
         }
         if let Some(left_out) = asked.left_out() {
             text.push_str(&format!("  NOT SHOWN: {left_out}\n"));

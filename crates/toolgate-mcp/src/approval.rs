@@ -8,7 +8,9 @@
 //!    result (see [`crate::mrtr`]), or the answer the client sent with its retry applies;
 //! 2. the client declared form elicitation: `elicitation/create` with a confirmation form
 //!    naming the tool, every resource the call touches (every command a shell line runs,
-//!    every path: [`Asked`], secrets redacted), what a scoped answer covers, a summary of the
+//!    every path: [`Asked`], secrets redacted; for a call the policy cannot name, such as a
+//!    shell line it cannot read with certainty, the call's arguments in full: [`Asked::text`]),
+//!    what a scoped answer covers, a summary of the
 //!    arguments and the change (a diff for the file tools; [`confirmation_message`],
 //!    [`confirmation_form`]); accept with `approve: true`
 //!    runs the call, `approve: false` with feedback is a correction for the model, `approve:
@@ -526,6 +528,18 @@ pub fn confirmation_message(request: &ApprovalRequest<'_>, asked: &Asked) -> Str
                 .unwrap_or(line),
         );
         touches.push('\n');
+    }
+    if !asked.text.is_empty() {
+        touches.push_str("The call in full (the policy cannot name everything it runs):\n");
+        for line in &asked.text {
+            touches.push_str("  | ");
+            touches.push_str(
+                toolgate_core::redact::redact_str(line)
+                    .as_deref()
+                    .unwrap_or(line),
+            );
+            touches.push('\n');
+        }
     }
     if let Some(left_out) = asked.left_out() {
         touches.push_str(&format!("  NOT SHOWN: {left_out}\n"));

@@ -3,13 +3,17 @@
 //! `TOOLGATE_TEST_PYTHON`, failing under CI): a line of 21 harmless commands and `touch x`
 //! shows `touch x`; approving `python3 -m unittest` for the session lets that command run
 //! again without a question, and `rm -rf` still asks (here nobody answers: rejected, nothing
-//! removed); a line the question cannot show whole, or name in a grant, offers only this call.
+//! removed); a line the question cannot show whole, or name in a grant, offers only this call,
+//! and a line read without certainty is shown whole. The same over MCP, with the official
+//! Python SDK answering the form (`tests/clients/approval_scope_client.py`), on 2025-11-25
+//! (elicitation) and 2026-07-28 (input-required).
 
 use super::approvals::{approvals, at_terminal_calling, lines, ASK};
 use super::{json, toolgate};
 use pretty_assertions::assert_eq;
 use serde_json::{json as j, Value};
 use std::path::Path;
+use toolgate_test_support::clients::python_script;
 
 fn shell(command: &str) -> String {
     j!({ "command": command }).to_string()
@@ -108,7 +112,13 @@ fn a_question_that_cannot_show_or_name_everything_offers_only_this_call() {
     std::fs::create_dir_all(&ws).unwrap();
     // a variable whose value is only known when it runs, and a line past what is shown
     let many: Vec<String> = (0..201).map(|i| format!("echo {i}")).collect();
+    // a heredoc whose command lies far past what an argument summary shows
+    let padding: Vec<String> = (0..12)
+        .map(|i| format!("echo {i} padding the line past what a summary shows"))
+        .collect();
+    let heredoc = format!("bash <<EOF\n{}\ntouch pwned\nEOF", padding.join("\n"));
     for (line, says) in [
+        (heredoc, "  call:      touch pwned"),
         ("T=victim; rm -rf $T".to_string(), "cannot name exactly"),
         (many.join("; "), "NOT SHOWN: 1 more resource is not shown"),
         (
@@ -146,4 +156,86 @@ fn a_question_that_cannot_show_or_name_everything_offers_only_this_call() {
     grant(&[]);
     assert_eq!(unattended(&ws, "s2", line)["is_error"], false);
     assert!(ws.join("pwned").exists());
+}
+
+/// A workspace for the MCP client: a test module for `python3 -m unittest`, a directory
+/// `rm -rf` would remove.
+fn over_mcp(mode: &str) {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(ws.join("victim")).unwrap();
+    std::fs::write(ws.join("victim/keep.txt"), "keep\n").unwrap();
+    std::fs::write(
+        ws.join("test_a.py"),
+        "import unittest\nclass T(unittest.TestCase):\n    def test_ok(self):\n        pass\n",
+    )
+    .unwrap();
+    let Some(mut client) = python_script(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/approval_scope_client.py"),
+    ) else {
+        return;
+    };
+    let argv = j!([env!("CARGO_BIN_EXE_toolgate"), "serve", "--workspace", ws]);
+    let out = client
+        .args(["--mode", mode, "--stdio", &argv.to_string()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("passed: approval scope"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for planted in ["x", "pwned"] {
+        assert!(!ws.join(planted).exists(), "{planted} was created");
+    }
+    assert!(ws.join("victim/keep.txt").exists());
+    // the session grant, ended with the session
+    let grants = lines(&approvals(&ws, &["list", "--all", "--json"]));
+    assert_eq!(grants.len(), 1, "{grants:?}");
+    assert_eq!(
+        (&grants[0]["resource_patterns"], &grants[0]["scope"]),
+        (
+            &j!(["command:python3 -m unittest -q"]),
+            &Value::from("session")
+        )
+    );
+    // the audit names the rule that decided each call the person declined
+    let audit = toolgate(
+        &[
+            "audit",
+            "--json",
+            "--limit",
+            "0",
+            "-w",
+            ws.to_str().unwrap(),
+        ],
+        &ws,
+    );
+    let rejected: Vec<Value> = String::from_utf8_lossy(&audit.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["approval"] == "rejected")
+        .map(|r| r["rule"].clone())
+        .collect();
+    assert_eq!(
+        rejected,
+        [
+            "shell.unlisted",
+            "shell.uncertain",
+            "shell.unlisted",
+            "shell.unlisted",
+            "shell.unlisted"
+        ]
+    );
+}
+
+#[test]
+fn over_mcp_a_question_shows_what_it_approves_on_2025_11_25() {
+    over_mcp("legacy");
+}
+
+#[test]
+fn over_mcp_a_question_shows_what_it_approves_on_2026_07_28() {
+    over_mcp("2026-07-28");
 }

@@ -15,6 +15,11 @@
 //! not granted beyond this call: a command word whose value is only known when it runs (`$X`,
 //! `*.py`, `~`, `{a,b}`), a word with white space, the workspace root itself. A call that
 //! touches no resource is granted as the whole tool, and the question says so.
+//!
+//! A call the policy cannot name (a shell line it cannot read with certainty: not
+//! [`crate::ApprovalRequest::grantable`]) may run more than its resources show (`bash <<EOF`
+//! shows only `bash`), so its question also shows the call's arguments in full
+//! ([`Asked::text`]), within the same bounds, saying what is left out.
 
 use crate::tool::ResolvedResource;
 
@@ -40,6 +45,15 @@ pub struct Asked {
     /// The resource patterns a `session` or `always` answer grants (empty: the call touches
     /// no resource, and the whole tool is granted), or why no such answer can be offered.
     pub patterns: Result<Vec<String>, String>,
+    /// For a call the policy cannot name ([`Asked::of_request`] of a request that is not
+    /// grantable): its arguments in full, one line per line of text, each top-level argument
+    /// starting `name: ` (`command: bash <<EOF`, `touch pwned`, `EOF`); at most [`MAX_SHOWN`]
+    /// lines, each cut to [`MAX_LINE_CHARS`] characters (ending `...`, counted in
+    /// [`Asked::cut`]). Empty otherwise. As the call has it: redact and escape it for the
+    /// medium it is shown in.
+    pub text: Vec<String>,
+    /// Lines of the arguments past [`MAX_SHOWN`], not shown in [`Asked::text`].
+    pub text_not_shown: usize,
 }
 
 impl Asked {
@@ -48,14 +62,58 @@ impl Asked {
     /// ([`crate::ApprovalRequest::grantable`]).
     pub fn of_request(request: &crate::ApprovalRequest<'_>) -> Asked {
         let mut asked = Asked::of(request.resources);
-        if !request.grantable && asked.patterns.is_ok() {
+        if request.grantable {
+            return asked;
+        }
+        if asked.patterns.is_ok() {
             asked.patterns = Err(format!(
                 "the policy cannot name what this call does ({}), so only this call can be \
                  approved",
                 request.rule
             ));
         }
+        asked.show_text(request.arguments);
         asked
+    }
+
+    /// Fills [`Asked::text`] with `arguments` in full (see there).
+    fn show_text(&mut self, arguments: &serde_json::Value) {
+        let mut push = |line: String| {
+            if self.text.len() == MAX_SHOWN {
+                self.text_not_shown += 1;
+            } else if line.chars().count() > MAX_LINE_CHARS {
+                self.cut += 1;
+                let mut short: String = line.chars().take(MAX_LINE_CHARS).collect();
+                short.push_str("...");
+                self.text.push(short);
+            } else {
+                self.text.push(line);
+            }
+        };
+        let mut argument = |name: Option<&str>, v: &serde_json::Value| {
+            let whole;
+            let text = match v {
+                serde_json::Value::String(s) => s.as_str(),
+                other => {
+                    whole = other.to_string();
+                    whole.as_str()
+                }
+            };
+            for (i, line) in text.split('\n').enumerate() {
+                match name {
+                    Some(name) if i == 0 => push(format!("{name}: {line}")),
+                    _ => push(line.to_string()),
+                }
+            }
+        };
+        match arguments {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    argument(Some(k), v);
+                }
+            }
+            other => argument(None, other),
+        }
     }
 
     /// What a question about a call touching `resources` shows and may grant.
@@ -88,12 +146,14 @@ impl Asked {
             not_shown,
             cut,
             patterns,
+            text: Vec::new(),
+            text_not_shown: 0,
         }
     }
 
-    /// Whether every resource is shown in full.
+    /// Whether every resource (and every line of [`Asked::text`]) is shown in full.
     pub fn is_complete(&self) -> bool {
-        self.not_shown == 0 && self.cut == 0
+        self.not_shown == 0 && self.cut == 0 && self.text_not_shown == 0
     }
 
     /// The patterns a scoped answer grants, when one may be offered.
@@ -104,7 +164,26 @@ impl Asked {
     /// A sentence saying what is not shown (`3 more resources are not shown`), when anything
     /// is left out.
     pub fn left_out(&self) -> Option<String> {
-        (!self.is_complete()).then(|| left_out(self.not_shown, self.cut))
+        if self.is_complete() {
+            return None;
+        }
+        let mut said = if self.not_shown > 0 || self.cut > 0 {
+            left_out(self.not_shown, self.cut)
+        } else {
+            String::new()
+        };
+        if self.text_not_shown > 0 {
+            if !said.is_empty() {
+                said.push_str(", and ");
+            }
+            let n = self.text_not_shown;
+            said.push_str(&format!(
+                "{n} more {} of the call's arguments {} not shown",
+                if n == 1 { "line" } else { "lines" },
+                if n == 1 { "is" } else { "are" }
+            ));
+        }
+        Some(said)
     }
 
     /// A sentence saying what a `session` or `always` answer covers for `tool`, or why it is
@@ -317,6 +396,59 @@ mod tests {
             "https://api.example.com/v1?x=1".into(),
         )]);
         assert_eq!(a.scopable().unwrap(), ["host:api.example.com"]);
+    }
+
+    /// A call the policy cannot name shows its arguments in full, line by line, so what the
+    /// resources do not show (the body of `bash <<EOF`) is in the question; past the bounds
+    /// the question says how many lines are left out. A nameable call shows only resources.
+    #[test]
+    fn a_call_the_policy_cannot_name_shows_its_arguments_in_full() {
+        let spec = crate::ToolSpec::builder("run_shell").build().unwrap();
+        let id = crate::CallId::from("c1");
+        let mut body: Vec<String> = (0..40).map(|i| format!("echo {i}")).collect();
+        body.push("touch pwned".into());
+        let command = format!("bash <<EOF\n{}\nEOF", body.join("\n"));
+        let args = serde_json::json!({"command": command, "timeout_ms": 5000});
+        let resources = [cmd("bash")];
+        let request = |arguments, grantable| crate::ApprovalRequest {
+            tool: &spec,
+            call_id: &id,
+            session_id: "s1",
+            profile: "default",
+            arguments,
+            resources: &resources,
+            rule: "shell.uncertain",
+            reason: "the command cannot be read with certainty",
+            preview: None,
+            grantable,
+        };
+        let a = Asked::of_request(&request(&args, false));
+        assert_eq!(a.lines, ["command bash"]);
+        assert_eq!(a.text.len(), 44, "{:?}", a.text);
+        assert_eq!(a.text[0], "command: bash <<EOF");
+        assert_eq!(a.text[41], "touch pwned");
+        assert_eq!(a.text[42], "EOF");
+        assert_eq!(a.text[43], "timeout_ms: 5000");
+        assert!(a.is_complete() && a.scopable().is_none());
+        assert!(a.coverage("run_shell").contains("shell.uncertain"));
+        // a nameable call: its resources say everything
+        let a = Asked::of_request(&request(&args, true));
+        assert!(a.text.is_empty() && a.scopable().is_some());
+        // past the bounds: every line up to the bound, each cut, and what is left out said
+        let huge = format!(
+            "{}\n{}",
+            "y".repeat(MAX_LINE_CHARS + 1),
+            "x\n".repeat(MAX_SHOWN + 5)
+        );
+        let args = serde_json::json!({ "command": huge });
+        let a = Asked::of_request(&request(&args, false));
+        assert_eq!(a.text.len(), MAX_SHOWN);
+        assert!(a.text[0].ends_with("...") && a.cut == 1);
+        assert_eq!(a.text_not_shown, 7);
+        assert_eq!(
+            a.left_out().unwrap(),
+            "1 line is cut short, and 7 more lines of the call's arguments are not shown"
+        );
     }
 
     /// A line of 21 harmless commands and `touch x` shows all 22; past the bounds the
