@@ -1,17 +1,24 @@
 //! The approver of `toolgate call` at a terminal: the question and the answer go through the
 //! controlling terminal (`/dev/tty`), never stdin, which may carry data.
 //!
-//! The question shows the tool, the rule that asked and why, the resources the call touches,
-//! a summary of its arguments (secrets redacted, each value cut to [`MAX_VALUE_CHARS`], at
-//! most [`MAX_ARGUMENT_LINES`] lines) and, when the tool gives one, what the call would change
-//! (a unified diff for `write_file` and `edit_file`, at most [`MAX_PREVIEW_LINES`] lines). Everything that came from the model is escaped
-//! ([`escape`]): control characters, ANSI escape sequences and bidirectional overrides are
-//! shown as `\u{..}`, so arguments cannot redraw or forge the prompt. The answers:
+//! The question shows the tool, the rule that asked and why, every resource the call touches
+//! (every command a shell line runs, every path: [`Asked`], secrets redacted), for a call the
+//! policy cannot name (a shell line it cannot read with certainty) the call's arguments in
+//! full, one `call:` line per line ([`Asked::text`]), what a
+//! `session` or `always` answer would cover, a summary of its arguments (secrets redacted,
+//! each value cut to [`MAX_VALUE_CHARS`], at most [`MAX_ARGUMENT_LINES`] lines) and, when the
+//! tool gives one, what the call would change (a unified diff for `write_file` and
+//! `edit_file`, at most [`MAX_PREVIEW_LINES`] lines). Everything that came from the model is
+//! escaped ([`escape`]): control characters, ANSI escape sequences and bidirectional overrides
+//! are shown as `\u{..}`, so arguments cannot redraw or forge the prompt. The answers:
 //!
-//! - `y` approves this call (once), `s` this call and the rest of the session's calls of the
-//!   tool (for the configured session expiry), `a` always (asking for the tool pattern, a
-//!   resource pattern and an expiry, offering the configured one and refusing one past the
-//!   configured maximum: [`GrantExpiry`]);
+//! - `y` approves this call (once); `s` this call and the rest of the session's calls of the
+//!   tool on the same commands and paths (for the configured session expiry); `a` always
+//!   (asking for the tool pattern, the resource patterns, offering the call's own, and an
+//!   expiry, offering the configured one and refusing one past the configured maximum:
+//!   [`GrantExpiry`]). `s` and `a` are offered only when the question shows everything the
+//!   call touches and each can be named in a grant ([`Asked::scopable`]); the whole tool is
+//!   granted only when the call touches nothing, or the person types `*` for the resources;
 //! - `n` rejects it (fatal `approval_rejected`), `f` rejects it with feedback for the model
 //!   (recoverable `approval_corrected`);
 //! - anything else is asked again, up to [`MAX_TRIES`] times; end of input (Ctrl-D) or no
@@ -24,10 +31,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
 use std::sync::Arc;
 use toolgate_config::{span_text, GrantExpiry};
-use toolgate_core::grant::check_patterns;
-use toolgate_core::{
-    ApprovalAnswer, ApprovalRequest, Approver, GrantRequest, GrantScope, ResolvedResource,
-};
+use toolgate_core::grant::{check_patterns, Asked};
+use toolgate_core::{ApprovalAnswer, ApprovalRequest, Approver, GrantRequest, GrantScope};
 
 /// Longest argument value shown, in characters.
 pub const MAX_VALUE_CHARS: usize = 160;
@@ -101,12 +106,15 @@ pub struct Question {
     text: String,
     tool: String,
     expiry: GrantExpiry,
+    /// The resource patterns a scoped answer grants, when one is offered.
+    scoped: Option<Vec<String>>,
 }
 
 impl Question {
     /// The question about `request`.
     pub fn new(request: &ApprovalRequest<'_>, expiry: GrantExpiry) -> Self {
         let tool = &request.tool.name;
+        let asked = Asked::of_request(request);
         let mut text = String::from("\ntoolgate: a tool call needs your approval\n");
         text.push_str(&format!("  tool:      {}", escape(tool, 80)));
         if let Some(t) = &request.tool.title {
@@ -115,9 +123,16 @@ impl Question {
         text.push('\n');
         text.push_str(&format!("  rule:      {}\n", escape(request.rule, 120)));
         text.push_str(&format!("  reason:    {}\n", escape(request.reason, 200)));
-        for r in request.resources.iter().take(MAX_ARGUMENT_LINES) {
-            text.push_str(&format!("  resource:  {}\n", resource_line(r)));
+        for line in &asked.lines {
+            text.push_str(&format!("  resource:  {}\n", shown(line)));
         }
+        for line in &asked.text {
+            text.push_str(&format!("  call:      {}\n", shown(line)));
+        }
+        if let Some(left_out) = asked.left_out() {
+            text.push_str(&format!("  NOT SHOWN: {left_out}\n"));
+        }
+        text.push_str(&format!("  scope:     {}\n", shown(&asked.coverage(tool))));
         text.push_str("  arguments:\n");
         text.push_str(&summarize(request.arguments));
         if let Some(preview) = request.preview {
@@ -134,24 +149,19 @@ impl Question {
             text,
             tool: tool.to_string(),
             expiry,
+            scoped: asked.scopable().map(<[String]>::to_vec),
         }
     }
 }
 
-fn resource_line(r: &ResolvedResource) -> String {
-    match r {
-        ResolvedResource::Path { path, access } => format!(
-            "{} {}",
-            match access {
-                toolgate_core::Access::Read => "read",
-                toolgate_core::Access::Write => "write",
-            },
-            escape(&path.display(), MAX_VALUE_CHARS)
-        ),
-        ResolvedResource::Url(u) => format!("url {}", escape(u, MAX_VALUE_CHARS)),
-        ResolvedResource::Command(c) => format!("command {}", escape(c, MAX_VALUE_CHARS)),
-        other => escape(&format!("{other:?}"), MAX_VALUE_CHARS),
-    }
+/// A line of the question from the call's resources: secrets redacted, escaped, whole
+/// ([`Asked`] bounds it).
+fn shown(line: &str) -> String {
+    let redacted = toolgate_core::redact::redact_str(line);
+    escape(
+        redacted.as_deref().unwrap_or(line),
+        toolgate_core::grant::MAX_LINE_CHARS + 3,
+    )
 }
 
 /// One line per top-level argument, `name: value`, secrets redacted, everything escaped.
@@ -232,7 +242,11 @@ pub fn converse<R: BufRead, W: Write + ?Sized>(
     while tries < MAX_TRIES {
         say(
             out,
-            "Allow? [y]es once / [s]ession / [a]lways / [n]o / [f]eedback: ",
+            if q.scoped.is_some() {
+                "Allow? [y]es once / [s]ession / [a]lways / [n]o / [f]eedback: "
+            } else {
+                "Allow? [y]es once / [n]o / [f]eedback: "
+            },
         );
         let Some(line) = read_line(input) else {
             say(out, "\n");
@@ -240,11 +254,19 @@ pub fn converse<R: BufRead, W: Write + ?Sized>(
         };
         match line.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => return ApprovalAnswer::Approved,
+            "s" | "session" | "a" | "always" if q.scoped.is_none() => {
+                tries += 1;
+                say(
+                    out,
+                    "  only this call can be approved (see scope above): type y, n or f and \
+                     press Enter\n",
+                );
+            }
             "s" | "session" => {
                 return ApprovalAnswer::ApprovedFor {
                     grant: GrantRequest {
                         expires_in_secs: q.expiry.session.map(|d| d.as_secs().max(1)),
-                        ..GrantRequest::new(GrantScope::Session)
+                        ..GrantRequest::on(GrantScope::Session, q.scoped.as_deref().unwrap_or(&[]))
                     },
                 }
             }
@@ -309,11 +331,29 @@ fn always<R: BufRead, W: Write + ?Sized>(
     } else {
         tool
     };
-    let Some(resource) = ask(out, "  Resource pattern (empty: any resource): ") else {
+    let asked = q.scoped.clone().unwrap_or_default();
+    let prompt = if asked.is_empty() {
+        "  Resource pattern (empty or *: any resource): ".to_string()
+    } else {
+        format!(
+            "  Resource pattern [{}] (Enter: these; *: any resource): ",
+            escape(&asked.join(", "), 400)
+        )
+    };
+    let Some(resource) = ask(out, &prompt) else {
         return Some(end_of_input());
     };
-    let resource = (!resource.is_empty()).then_some(resource);
-    if let Err(e) = check_patterns(&tool, resource.as_deref()) {
+    let resources = match resource.as_str() {
+        "" => asked,
+        "*" => Vec::new(),
+        one => vec![one.to_string()],
+    };
+    let checked = check_patterns(&tool, None).and_then(|()| {
+        resources
+            .iter()
+            .try_for_each(|r| check_patterns(&tool, Some(r)))
+    });
+    if let Err(e) = checked {
         *tries += 1;
         let _ = writeln!(out, "  {}", escape(&e.to_string(), 200));
         return None;
@@ -354,7 +394,7 @@ fn always<R: BufRead, W: Write + ?Sized>(
         grant: GrantRequest {
             scope: GrantScope::Always,
             tool: Some(tool),
-            resource,
+            resources,
             expires_in_secs: expires.map(|d| d.as_secs().max(1)),
         },
     })

@@ -2,6 +2,7 @@ use super::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use std::io::Cursor;
+use toolgate_core::ResolvedResource;
 
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ fn question(expiry: GrantExpiry) -> Question {
         text: "question\n".into(),
         tool: "write_file".into(),
         expiry,
+        scoped: Some(vec!["path:/a.txt".into()]),
     }
 }
 
@@ -29,7 +31,7 @@ fn answer(input: &[u8]) -> (ApprovalAnswer, String) {
 
 fn scoped(scope: GrantScope) -> ApprovalAnswer {
     ApprovalAnswer::ApprovedFor {
-        grant: GrantRequest::new(scope),
+        grant: GrantRequest::on(scope, &["path:/a.txt".into()]),
     }
 }
 
@@ -57,19 +59,31 @@ fn always_asks_for_patterns_and_expiry_with_defaults() {
             grant: GrantRequest {
                 scope: GrantScope::Always,
                 tool: Some("write_file".into()),
-                resource: None,
+                resources: vec!["path:/a.txt".into()],
                 expires_in_secs: Some(86_400),
             }
         }
     );
+    // `*` is the person's explicit choice of any resource; one pattern replaces the call's
     assert_eq!(
-        answer(b"always\nwrite_file\n\n90m\n").0,
+        answer(b"always\nwrite_file\n*\n90m\n").0,
         ApprovalAnswer::ApprovedFor {
             grant: GrantRequest {
                 scope: GrantScope::Always,
                 tool: Some("write_file".into()),
-                resource: None,
+                resources: Vec::new(),
                 expires_in_secs: Some(5400),
+            }
+        }
+    );
+    assert_eq!(
+        answer(b"a\n*_file\npath:src/**\n1h\n").0,
+        ApprovalAnswer::ApprovedFor {
+            grant: GrantRequest {
+                scope: GrantScope::Always,
+                tool: Some("*_file".into()),
+                resources: vec!["path:src/**".into()],
+                expires_in_secs: Some(3600),
             }
         }
     );
@@ -112,12 +126,7 @@ fn configured_expiries_apply_and_the_cap_holds() {
         assert!(out.contains("at most 8h) [2h]"), "{out}");
     }
     // without a configuration a session grant holds until its session ends
-    assert_eq!(
-        answer(b"s\n").0,
-        ApprovalAnswer::ApprovedFor {
-            grant: GrantRequest::new(GrantScope::Session)
-        }
-    );
+    assert_eq!(answer(b"s\n").0, scoped(GrantScope::Session));
 }
 
 #[test]
@@ -201,6 +210,7 @@ fn the_question_shows_the_change_escaped_and_bounded() {
         rule: "risk.destructive",
         reason: "the tool is destructive",
         preview,
+        grantable: true,
     };
     let q = Question::new(&request(Some(&diff)), GrantExpiry::default());
     assert!(
@@ -227,4 +237,116 @@ fn the_question_shows_the_change_escaped_and_bounded() {
     assert_eq!(shown, MAX_PREVIEW_LINES - 5, "{}", q.text);
     let plain = Question::new(&request(None), GrantExpiry::default());
     assert!(!plain.text.contains("change:"), "{}", plain.text);
+}
+
+fn run_shell_spec() -> toolgate_core::ToolSpec {
+    use toolgate_core::IntoTool;
+    toolgate_tools::shell::RunShell::default()
+        .into_tool()
+        .unwrap()
+        .spec()
+        .clone()
+}
+
+fn ask(resources: &[ResolvedResource], arguments: &Value) -> Question {
+    let spec = run_shell_spec();
+    let id = toolgate_core::CallId::from("c1");
+    let request = ApprovalRequest {
+        tool: &spec,
+        call_id: &id,
+        session_id: "s1",
+        profile: "default",
+        arguments,
+        resources,
+        rule: "shell.unlisted",
+        reason: "no rule allows them",
+        preview: None,
+        grantable: true,
+    };
+    Question::new(&request, GrantExpiry::default())
+}
+
+fn commands(n: usize, last: &str) -> Vec<ResolvedResource> {
+    let mut r: Vec<ResolvedResource> = (0..n)
+        .map(|i| ResolvedResource::Command(format!("echo {i}")))
+        .collect();
+    r.push(ResolvedResource::Command(last.into()));
+    r
+}
+
+/// A line of 21 harmless commands and `touch x`: the question shows every command, `touch x`
+/// included, and a session answer grants those commands, not run_shell.
+#[test]
+fn the_question_shows_every_command_and_a_session_grants_only_those() {
+    let resources = commands(21, "touch x");
+    let line: Vec<String> = (0..21).map(|i| format!("echo {i}")).collect();
+    let command = format!("{} && touch x", line.join(" && "));
+    let q = ask(&resources, &json!({ "command": command }));
+    assert_eq!(
+        q.text.matches("  resource:  command ").count(),
+        22,
+        "{}",
+        q.text
+    );
+    assert!(
+        q.text.contains("  resource:  command touch x\n"),
+        "{}",
+        q.text
+    );
+    assert!(
+        q.text
+            .contains("covers run_shell on command:echo 0, command:echo 1,"),
+        "{}",
+        q.text
+    );
+    let (a, out) = {
+        let mut out = Vec::new();
+        let a = converse(&mut Cursor::new(b"s\n".to_vec()), &mut out, &q);
+        (a, String::from_utf8(out).unwrap())
+    };
+    assert!(out.contains("[s]ession / [a]lways"), "{out}");
+    let ApprovalAnswer::ApprovedFor { grant } = a else {
+        panic!("{a:?}")
+    };
+    assert_eq!(grant.resources.len(), 22);
+    assert_eq!(grant.resources[21], "command:touch x");
+    assert!(grant.tool.is_none());
+}
+
+/// Past what the question can show, or with a command a grant cannot name, it says so and
+/// offers this call only: `s` and `a` are not answers.
+#[test]
+fn an_incomplete_question_offers_only_this_call() {
+    let long = format!("echo {}", "x".repeat(toolgate_core::grant::MAX_LINE_CHARS));
+    for (resources, says) in [
+        (
+            commands(toolgate_core::grant::MAX_SHOWN, "touch x"),
+            "NOT SHOWN: 1 more resource is not shown",
+        ),
+        (commands(0, &long), "NOT SHOWN: 1 line is cut short"),
+        (commands(2, "rm $TARGET"), "has a word a grant cannot name"),
+    ] {
+        let q = ask(&resources, &json!({"command": "..."}));
+        assert!(q.text.contains(says), "{says}: {}", q.text);
+        assert!(q.text.contains("is not offered"), "{}", q.text);
+        let mut out = Vec::new();
+        let a = converse(&mut Cursor::new(b"s\na\ny\n".to_vec()), &mut out, &q);
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(a, ApprovalAnswer::Approved, "{out}");
+        assert_eq!(out.matches("(see scope above)").count(), 2, "{out}");
+        assert!(!out.contains("[s]ession"), "{out}");
+    }
+}
+
+/// Secrets in a command are redacted in the question too.
+#[test]
+fn resource_lines_are_redacted() {
+    let q = ask(
+        &[ResolvedResource::Command(
+            "curl -H 'Authorization: Bearer ghp_0123456789abcdefABCDEF' x".into(),
+        )],
+        &json!({}),
+    );
+    assert!(!q.text.contains("ghp_0123"), "{}", q.text);
+    assert!(q.text.contains("Bearer [REDACTED]"), "{}", q.text);
 }

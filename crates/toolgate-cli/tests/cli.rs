@@ -5,14 +5,20 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "cli/approval_scope.rs"]
+mod approval_scope;
 #[path = "cli/approvals.rs"]
 mod approvals;
+#[path = "cli/audit_secrets.rs"]
+mod audit_secrets;
 #[path = "cli/config.rs"]
 mod config;
 #[path = "cli/dup_keys.rs"]
 mod dup_keys;
 #[path = "cli/mcp.rs"]
 mod mcp;
+#[path = "cli/policy_file.rs"]
+mod policy_file;
 #[path = "cli/project.rs"]
 mod project;
 #[path = "cli/serve_agent.rs"]
@@ -29,8 +35,12 @@ mod serve_project;
 mod serve_sigterm;
 #[path = "cli/serve_ts_sdk.rs"]
 mod serve_ts_sdk;
+#[path = "cli/shell_paths.rs"]
+mod shell_paths;
 #[path = "cli/shell_rules.rs"]
 mod shell_rules;
+#[path = "cli/stdio.rs"]
+mod stdio;
 #[path = "cli/store.rs"]
 mod store;
 #[path = "cli/usage.rs"]

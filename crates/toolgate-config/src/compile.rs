@@ -2,6 +2,7 @@
 
 use crate::approvals::GrantExpiry;
 use crate::cedar::Condition;
+use crate::locate::Located;
 use crate::model::{
     AccessConfig, ConfigFile, DecisionConfig, EffectSelector, ProfileConfig, RiskClass,
 };
@@ -14,13 +15,36 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use toolgate_core::pattern::{MatchMode, ResourcePattern, ToolPattern};
+use toolgate_core::pattern::{MatchMode, PathPattern, ResourcePattern, ToolPattern};
 use toolgate_core::registry::{DEFAULT_PROFILE, EXPLORE_PROFILE};
 use toolgate_core::{Access, Budgets, Decision, Policy, Profile, Risk, Selector, Tool, ToolSpec};
 use toolgate_tools::shell::{CommandRules, ShellConfig, ShellPolicy};
 
 /// The configuration's file name in a workspace root.
 pub const CONFIG_FILE: &str = "toolgate.toml";
+
+/// What run_shell's sandbox does about one path rule ([`Config::sandbox_rules`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxRule<'a> {
+    /// The rule's name, or `rules[N]`.
+    pub rule: &'a str,
+    /// Its path pattern.
+    pub pattern: &'a PathPattern,
+    /// What the sandbox does.
+    pub enforced: SandboxEnforces,
+}
+
+/// What run_shell's sandbox does about a path rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxEnforces {
+    /// Each file or directory it matches when a run starts is covered by an empty read-only
+    /// one: the command cannot read it (nor write it).
+    Hidden,
+    /// Each file or directory it matches when a run starts is bound read-only.
+    ReadOnly,
+    /// Nothing, for this reason.
+    Nothing(&'static str),
+}
 
 /// A checked, compiled configuration. [`Config::default`] is toolgate's defaults (no file).
 #[derive(Debug, Clone, Default)]
@@ -31,31 +55,32 @@ pub struct Config {
     rules: Vec<CompiledRule>,
     protected: Protected,
     command_rules: CommandRules,
+    /// Where the file read lies in the workspace (relative to the root), when it does.
+    in_workspace: Option<PathBuf>,
 }
 
 /// Finds and loads the configuration of the workspace at `root`: `explicit` (`--config`)
-/// when given, else `<root>/toolgate.toml` when it exists, else the defaults. `tools` are
-/// the tools the configuration may name (profiles and rules naming another tool are refused).
+/// when given, else `<root>/toolgate.toml` when there is one, else the defaults (see
+/// [`crate::locate()`] for what is refused). `tools` are the tools the configuration may name
+/// (profiles and rules naming another tool are refused).
 ///
 /// # Errors
-/// Every problem found, each located in the file; a file that cannot be read is one problem
-/// at 1:1.
+/// Every problem found, each located in the file; a file that cannot be read, or is not a
+/// regular file in reach, is one problem at 1:1.
 pub fn load(
     root: &Path,
     explicit: Option<&Path>,
     tools: &[&ToolSpec],
 ) -> Result<Config, Vec<Problem>> {
-    let file = match explicit {
-        Some(p) => p.to_path_buf(),
-        None => {
-            let p = root.join(CONFIG_FILE);
-            if !p.exists() {
-                let mut c = Config::default();
-                c.protected = protected(root, None, &c.raw);
-                return Ok(c);
-            }
-            p
+    let (file, in_workspace) = match crate::locate(root, explicit).map_err(|p| vec![p])? {
+        Located::Absent => {
+            let mut c = Config::default();
+            c.protected = protected(root, None, &c.raw);
+            return Ok(c);
         }
+        Located::File {
+            path, in_workspace, ..
+        } => (path, in_workspace),
     };
     let source = std::fs::read_to_string(&file).map_err(|e| {
         vec![Problem {
@@ -66,7 +91,16 @@ pub fn load(
             message: format!("cannot read the configuration: {e}"),
         }]
     })?;
-    load_str(root, &file, &source, tools)
+    let mut c = load_str(root, &file, &source, tools)?;
+    c.in_workspace = in_workspace;
+    Ok(c)
+}
+
+/// Where `file` leads, relative to the canonical `root`, when it lies inside it.
+fn in_workspace(root: &Path, file: &Path) -> Option<PathBuf> {
+    let root = std::fs::canonicalize(root).ok()?;
+    let target = std::fs::canonicalize(file).ok()?;
+    target.strip_prefix(&root).ok().map(Path::to_path_buf)
 }
 
 /// Loads a configuration from its text `source`, as read from `file` (for locations).
@@ -124,6 +158,7 @@ pub fn load_str(
         profiles,
         rules,
         command_rules,
+        in_workspace: in_workspace(root, file),
     })
 }
 
@@ -506,6 +541,37 @@ fn command_rules(rules: &[CompiledRule]) -> CommandRules {
     out
 }
 
+/// Keeps `file` (toolgate's own, in the workspace at `root` or outside it) out of run_shell's
+/// reach in `c` (see [`Config::shell_config_storing`]).
+fn keep_out(c: &mut ShellConfig, root: &Path, file: &Path) {
+    let canonical_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let abs = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        root.join(file)
+    };
+    let resolved = match (abs.parent(), abs.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|d| d.join(name))
+            .unwrap_or_else(|_| abs.clone()),
+        _ => abs.clone(),
+    };
+    match resolved.strip_prefix(&canonical_root) {
+        Ok(rel) => {
+            if let Some(p) = Protected::pattern(rel) {
+                c.hidden.push(p);
+            }
+        }
+        Err(_) => {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut p = resolved.as_os_str().to_owned();
+                p.push(suffix);
+                c.deny_read.push(PathBuf::from(p));
+            }
+        }
+    }
+}
+
 /// toolgate's own files in the workspace at `root`: the configuration file (when inside it)
 /// and the store.
 fn protected(root: &Path, file: Option<&Path>, raw: &ConfigFile) -> Protected {
@@ -622,12 +688,84 @@ impl Config {
         self.raw.store.path.as_ref().map(|p| root.join(p))
     }
 
-    /// `run_shell`'s configuration: the defaults with the file's network and sandbox settings.
+    /// `run_shell`'s configuration: the defaults with the file's network and sandbox settings,
+    /// and what its sandbox enforces of the policy ([`Config::sandbox_rules`]): this
+    /// configuration file among the paths the command may not change (read-only, the directory
+    /// entry included) when it lies inside the workspace, the store and the paths deny rules
+    /// keep from reading hidden, those they keep from writing read-only.
     pub fn shell_config(&self) -> ShellConfig {
         let mut c = ShellConfig::default();
         c.allow_network = self.raw.shell.network;
         c.allow_unsandboxed = self.raw.shell.allow_unsandboxed;
+        if let Some(rel) = self.in_workspace.as_deref().and_then(Path::to_str) {
+            if !c.protected.iter().any(|p| p == rel) {
+                c.protected.push(rel.to_string());
+            }
+        }
+        if let Some(store) = &self.protected.store {
+            c.hidden.push(store.clone());
+        }
+        for r in self.sandbox_rules() {
+            match r.enforced {
+                SandboxEnforces::Hidden => c.hidden.push(r.pattern.clone()),
+                SandboxEnforces::ReadOnly => c.read_only.push(r.pattern.clone()),
+                SandboxEnforces::Nothing(_) => {}
+            }
+        }
         c
+    }
+
+    /// [`Config::shell_config`] for calls that record to `files` (the store, given with
+    /// `--store` or by the configuration, and a JSON-lines audit log) in the workspace at
+    /// `root`: run_shell also keeps each out of reach. Inside the workspace one is hidden like
+    /// `.toolgate`; outside it, the file and its `-wal`, `-shm` and `-journal` companions are
+    /// left out of what Landlock lets the command read (those that exist when the first run
+    /// starts).
+    pub fn shell_config_storing(&self, root: &Path, files: &[&Path]) -> ShellConfig {
+        let mut c = self.shell_config();
+        for file in files {
+            keep_out(&mut c, root, file);
+        }
+        c
+    }
+
+    /// What run_shell's sandbox does about each rule over paths (`toolgate check` shows it):
+    /// a deny rule that keeps the path from reading (any access, or `access = "read"`) hides
+    /// what it matches, one over writes binds it read-only; a rule for other tools, an ask
+    /// rule and an allow rule are not the sandbox's to enforce. A rule limited to roles or
+    /// with a condition is enforced for every run (the sandbox cannot tell calls apart; hiding
+    /// too much is the safe side).
+    pub fn sandbox_rules(&self) -> Vec<SandboxRule<'_>> {
+        let mut out = Vec::new();
+        for r in &self.rules {
+            let Some(ResourcePattern::Path(pattern)) = &r.resource else {
+                continue;
+            };
+            let for_shell = r.tool.as_ref().is_none_or(|t| t.matches("run_shell"));
+            let enforced = match (r.decision, for_shell, r.access) {
+                (_, false, _) => SandboxEnforces::Nothing("the rule is for other tools"),
+                (Decision::Allow, ..) => {
+                    SandboxEnforces::Nothing("an allow rule restricts nothing")
+                }
+                (Decision::Ask, ..) => SandboxEnforces::Nothing(
+                    "the sandbox cannot ask: an approved run_shell reaches these paths",
+                ),
+                (Decision::Deny, true, Some(Access::Write)) => SandboxEnforces::ReadOnly,
+                (Decision::Deny, true, _) => SandboxEnforces::Hidden,
+            };
+            out.push(SandboxRule {
+                rule: &r.label,
+                pattern,
+                enforced,
+            });
+        }
+        out
+    }
+
+    /// Where the configuration file read lies in the workspace (relative to its root, links
+    /// followed), when it does.
+    pub fn file_in_workspace(&self) -> Option<&Path> {
+        self.in_workspace.as_deref()
     }
 
     /// How long approval grants hold: the `[approvals]` table over the built-in defaults

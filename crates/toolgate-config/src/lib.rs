@@ -1,7 +1,9 @@
 //! toolgate-config: `toolgate.toml`, the operator's configuration.
 //!
 //! A configuration is found at `<workspace>/toolgate.toml` or given with `--config`; without
-//! one, everything is toolgate's defaults. [`load`] reads it, checks it and compiles it once:
+//! one, everything is toolgate's defaults. A file that is not a regular file in reach (a
+//! dangling link, a link out of the workspace, a directory, a FIFO) is refused, never taken
+//! for the defaults ([`locate()`]). [`load`] reads it, checks it and compiles it once:
 //! every problem comes back as a [`Problem`] located at `file:line:column`. The compiled
 //! [`Config`] then gives what the commands build from it:
 //!
@@ -22,6 +24,7 @@ mod approvals;
 pub mod cedar;
 mod compile;
 mod limits;
+pub mod locate;
 pub mod model;
 mod parse;
 pub mod policy;
@@ -32,8 +35,9 @@ mod secrets;
 mod session;
 
 pub use approvals::{parse_expiry, span_text, GrantExpiry, Override, DEFAULT_ALWAYS_EXPIRES};
-pub use compile::{load, load_str, Config, CONFIG_FILE};
+pub use compile::{load, load_str, Config, SandboxEnforces, SandboxRule, CONFIG_FILE};
 pub use limits::Limited;
+pub use locate::{locate, Located};
 pub use policy::{ConfigPolicy, RiskDefaults, ROLE_ATTRIBUTE};
 pub use problem::Problem;
 pub use session::{parse_attr, SessionError, SessionSetup};

@@ -122,6 +122,7 @@ impl ConfigPolicy {
                     decision,
                     rule: Cow::Borrowed(rule),
                     reason: Cow::Borrowed(reason),
+                    grantable: true,
                 };
             }
         };

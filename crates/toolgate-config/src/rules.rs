@@ -62,6 +62,7 @@ impl CompiledRule {
             decision: self.decision,
             rule: self.label.clone(),
             reason: self.reason.clone(),
+            grantable: true,
         }
     }
 }

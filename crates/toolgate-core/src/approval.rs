@@ -33,6 +33,10 @@ pub struct ApprovalRequest<'a> {
     /// (bounded by the tool, about 32 KiB at most). It is text the model chose: an approver
     /// shows it escaped and cut to what its display holds. `None` when the tool gives none.
     pub preview: Option<&'a str>,
+    /// Whether a scoped answer may be given ([`crate::Verdict::grantable`]); false: only this
+    /// call can be approved, and an approver must not offer `session` or `always` (an
+    /// [`ApprovalAnswer::ApprovedFor`] is taken as approving this call only).
+    pub grantable: bool,
 }
 
 /// The approver's answer.

@@ -124,7 +124,8 @@ pub struct AuditRecord {
     /// The scope of the approval: `once` for a plain approval, or the grant's scope.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<GrantScope>,
-    /// The arguments; secrets are redacted before the record is written.
+    /// The arguments; the writer keeps them as [`crate::redact::for_audit`] gives them
+    /// (secrets redacted, long strings and arguments cut to a head and a tail).
     pub arguments: Value,
     /// Size of the rendered result in bytes.
     pub result_bytes: usize,
@@ -185,7 +186,7 @@ impl MemoryAuditSink {
 
 impl AuditSink for MemoryAuditSink {
     fn record(&self, mut record: AuditRecord) {
-        crate::redact::redact(&mut record.arguments);
+        record.arguments = crate::redact::for_audit(&record.arguments);
         self.records.lock().push(record);
     }
 }
@@ -251,7 +252,7 @@ fn writer_loop<W: Write>(rx: Receiver<Msg>, mut out: BufWriter<W>) -> io::Result
         while let Some(msg) = next.take() {
             match msg {
                 Msg::Record(mut r) => {
-                    crate::redact::redact(&mut r.arguments);
+                    r.arguments = crate::redact::for_audit(&r.arguments);
                     if failed.is_none() {
                         let res = serde_json::to_writer(&mut out, &*r)
                             .map_err(io::Error::from)

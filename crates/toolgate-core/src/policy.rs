@@ -29,6 +29,21 @@ pub struct Verdict {
     pub rule: Cow<'static, str>,
     /// Why, in words for the operator and the approver.
     pub reason: Cow<'static, str>,
+    /// For an ask: whether an approval grant over resources may answer it, and a scoped answer
+    /// may leave one behind (default true). False when the policy cannot name what the call
+    /// does (a shell line it cannot read with certainty): only a grant of the whole tool (no
+    /// resource patterns: an operator's explicit choice) answers it, the approver is asked
+    /// otherwise, and only this one call can be approved ([`Verdict::ask_each_time`]).
+    #[serde(default = "grantable", skip_serializing_if = "is_grantable")]
+    pub grantable: bool,
+}
+
+fn grantable() -> bool {
+    true
+}
+
+fn is_grantable(g: &bool) -> bool {
+    *g
 }
 
 impl Verdict {
@@ -38,6 +53,7 @@ impl Verdict {
             decision: Decision::Allow,
             rule: rule.into(),
             reason: reason.into(),
+            grantable: true,
         }
     }
     /// Ask by `rule`.
@@ -46,6 +62,7 @@ impl Verdict {
             decision: Decision::Ask,
             rule: rule.into(),
             reason: reason.into(),
+            grantable: true,
         }
     }
     /// Deny by `rule`.
@@ -54,6 +71,19 @@ impl Verdict {
             decision: Decision::Deny,
             rule: rule.into(),
             reason: reason.into(),
+            grantable: true,
+        }
+    }
+
+    /// Ask by `rule`, every time: no grant answers it and no answer grants more than this
+    /// call (see [`Verdict::grantable`]).
+    pub fn ask_each_time(
+        rule: impl Into<Cow<'static, str>>,
+        reason: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Verdict {
+            grantable: false,
+            ..Verdict::ask(rule, reason)
         }
     }
 }

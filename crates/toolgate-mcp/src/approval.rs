@@ -7,8 +7,12 @@
 //! 1. the call came in on a 2026-07-28 request: the question goes back as an input-required
 //!    result (see [`crate::mrtr`]), or the answer the client sent with its retry applies;
 //! 2. the client declared form elicitation: `elicitation/create` with a confirmation form
-//!    naming the tool, summarising the arguments and showing the change (a diff for the file
-//!    tools; [`confirmation_message`], [`confirmation_form`]); accept with `approve: true`
+//!    naming the tool, every resource the call touches (every command a shell line runs,
+//!    every path: [`Asked`], secrets redacted; for a call the policy cannot name, such as a
+//!    shell line it cannot read with certainty, the call's arguments in full: [`Asked::text`]),
+//!    what a scoped answer covers, a summary of the
+//!    arguments and the change (a diff for the file tools; [`confirmation_message`],
+//!    [`confirmation_form`]); accept with `approve: true`
 //!    runs the call, `approve: false` with feedback is a correction for the model, `approve:
 //!    false` alone, decline and cancel reject it; an answer the form does not allow (a scope
 //!    not offered, an expiry out of range, no `approve`) is not taken as a rejection: the
@@ -16,11 +20,14 @@
 //!    answer in time means nobody could answer;
 //!
 //!    when the pipeline has a grant store, the form also offers a `scope` ([`ScopeOffer`]):
-//!    `once` (the default), `session` (the rest of this connection's calls of the tool; not
-//!    offered to a stateless 2026-07-28 HTTP request, whose calls run in the session of its
-//!    caller, shared by every client sending the same credential until the server stops:
-//!    more than a person answering about "this session" means) and `always` (every session,
-//!    for `expires_hours`);
+//!    `once` (the default), `session` (the rest of this connection's calls of the tool on the
+//!    same commands and paths; not offered to a stateless 2026-07-28 HTTP request, whose
+//!    calls run in the session of its caller, shared by every client sending the same
+//!    credential until the server stops: more than a person answering about "this session"
+//!    means) and `always` (every session, for `expires_hours`). A scoped answer grants the
+//!    call's own resources ([`Asked::patterns`]), never the whole tool unless the call
+//!    touches none; neither is offered when the message cannot show everything the call
+//!    touches or a command cannot be named in a grant;
 //! 3. otherwise nobody can answer ([`ApprovalAnswer::NobodyToAsk`]): the call does not run,
 //!    and the model's message says so and how the operator allows such calls.
 
@@ -38,6 +45,7 @@ use std::future::Future;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+use toolgate_core::grant::Asked;
 use toolgate_core::{ApprovalAnswer, ApprovalRequest, Approver, GrantRequest, GrantScope};
 
 /// Who can answer for the call running in this task: the request it came in on, and for a
@@ -94,6 +102,7 @@ enum Decided {
         peer: Peer<RoleServer>,
         timeout: Duration,
         offer: ScopeOffer,
+        asked: Asked,
     },
 }
 
@@ -143,9 +152,10 @@ impl ScopeOffer {
 
 impl CallClient {
     /// What this call's form offers; `stateless` for a stateless HTTP request (no `session`:
-    /// see the module documentation).
-    pub(crate) fn offer(&self, stateless: bool) -> ScopeOffer {
-        let grants = self.shared.pipeline.grants().is_some();
+    /// see the module documentation); scopes beyond `once` only when `asked` can be granted
+    /// ([`Asked::scopable`]).
+    pub(crate) fn offer(&self, stateless: bool, asked: &Asked) -> ScopeOffer {
+        let grants = self.shared.pipeline.grants().is_some() && asked.scopable().is_some();
         ScopeOffer {
             session: grants && !stateless,
             always: grants,
@@ -162,10 +172,12 @@ impl CallClient {
         if !client_can_elicit(&self.ctx.peer) {
             return Decided::Now(cannot_answer(request));
         }
+        let asked = Asked::of_request(request);
         Decided::Elicit {
             peer: self.ctx.peer.clone(),
             timeout: self.shared.approval_timeout,
-            offer: self.offer(false),
+            offer: self.offer(false, &asked),
+            asked,
         }
     }
 }
@@ -242,7 +254,8 @@ impl Approver for ClientApprover {
                 peer,
                 timeout,
                 offer,
-            }) => Box::pin(elicit(peer, timeout, offer, request)),
+                asked,
+            }) => Box::pin(elicit(peer, timeout, offer, asked, request)),
         }
     }
 
@@ -261,16 +274,17 @@ async fn elicit(
     peer: Peer<RoleServer>,
     timeout: Duration,
     offer: ScopeOffer,
+    asked: Asked,
     request: &ApprovalRequest<'_>,
 ) -> ApprovalAnswer {
-    let question = confirmation_message(request);
+    let question = confirmation_message(request, &asked);
     let mut message = question.clone();
     let mut tries = 0;
     loop {
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
-            requested_schema: confirmation_form(&offer),
+            requested_schema: confirmation_form(&offer, &asked),
         };
         let result = match peer
             .create_elicitation_with_timeout(params, Some(timeout))
@@ -283,7 +297,7 @@ async fn elicit(
                 }
             }
         };
-        match read_elicit_result(&result, &offer) {
+        match read_elicit_result(&result, &offer, &asked) {
             Ok(answer) => return answer,
             Err(why) => {
                 tries += 1;
@@ -297,16 +311,21 @@ async fn elicit(
     }
 }
 
-/// The answer an elicitation result gives, for a form that made `offer`; an answer the form
-/// does not allow is a rejection (see [`read_elicit_result`] to tell the person instead).
+/// The answer an elicitation result gives, for a form that made `offer` about `asked`; an
+/// answer the form does not allow is a rejection (see [`read_elicit_result`] to tell the
+/// person instead).
 #[cfg(test)]
-pub(crate) fn from_elicit_result(result: &ElicitResult, offer: &ScopeOffer) -> ApprovalAnswer {
-    read_elicit_result(result, offer).unwrap_or_else(|why| ApprovalAnswer::Rejected {
+pub(crate) fn from_elicit_result(
+    result: &ElicitResult,
+    offer: &ScopeOffer,
+    asked: &Asked,
+) -> ApprovalAnswer {
+    read_elicit_result(result, offer, asked).unwrap_or_else(|why| ApprovalAnswer::Rejected {
         reason: format!("the approval answer is not one the form allowed: {}", why.0),
     })
 }
 
-/// The answer an elicitation result gives, for a form that made `offer`.
+/// The answer an elicitation result gives, for a form that made `offer` about `asked`.
 ///
 /// # Errors
 /// [`InvalidAnswer`] for an accepted form the person filled in wrong: `approve` missing or
@@ -315,6 +334,7 @@ pub(crate) fn from_elicit_result(result: &ElicitResult, offer: &ScopeOffer) -> A
 pub fn read_elicit_result(
     result: &ElicitResult,
     offer: &ScopeOffer,
+    asked: &Asked,
 ) -> Result<ApprovalAnswer, InvalidAnswer> {
     Ok(match result.action {
         ElicitationAction::Accept => {
@@ -326,7 +346,7 @@ pub fn read_elicit_result(
                 .map(str::trim)
                 .filter(|f| !f.is_empty());
             match (approve, feedback) {
-                (Some(Value::Bool(true)), _) => scoped(content, offer)?,
+                (Some(Value::Bool(true)), _) => scoped(content, offer, asked)?,
                 (_, Some(feedback)) => ApprovalAnswer::Corrected {
                     feedback: feedback.to_string(),
                 },
@@ -359,14 +379,19 @@ pub fn read_elicit_result(
 }
 
 /// An approval with the scope the answer chose: no `scope` (a client that ignores the field)
-/// or `once` approves this call; an offered `session` or `always` asks for a grant (`session`
-/// for [`ScopeOffer::session_secs`], `always` for `expires_hours`, default
+/// or `once` approves this call; an offered `session` or `always` asks for a grant of the
+/// tool on what was asked about ([`Asked::patterns`]; `session` for
+/// [`ScopeOffer::session_secs`], `always` for `expires_hours`, default
 /// [`ScopeOffer::always_secs`]).
 ///
 /// # Errors
 /// [`InvalidAnswer`] for a scope that was not offered, or an expiry outside 1 hour to
 /// [`ScopeOffer::max_secs`]: the answer is not one the form allowed.
-fn scoped(content: Option<&Value>, offer: &ScopeOffer) -> Result<ApprovalAnswer, InvalidAnswer> {
+fn scoped(
+    content: Option<&Value>,
+    offer: &ScopeOffer,
+    asked: &Asked,
+) -> Result<ApprovalAnswer, InvalidAnswer> {
     let bad = |why: String| Err(InvalidAnswer(why));
     let scope = match content.and_then(|c| c.get("scope")) {
         None | Some(Value::Null) => GrantScope::Once,
@@ -390,27 +415,32 @@ fn scoped(content: Option<&Value>, offer: &ScopeOffer) -> Result<ApprovalAnswer,
             }
         },
     };
-    Ok(match scope {
-        GrantScope::Once => ApprovalAnswer::Approved,
-        GrantScope::Session => ApprovalAnswer::ApprovedFor {
-            grant: GrantRequest {
-                expires_in_secs: offer.session_secs,
-                ..GrantRequest::new(GrantScope::Session)
+    let resources = match (scope, asked.scopable()) {
+        (GrantScope::Once, _) => return Ok(ApprovalAnswer::Approved),
+        (_, Some(patterns)) => patterns,
+        (_, None) => return bad(format!("scope {scope} was not offered here")),
+    };
+    Ok(ApprovalAnswer::ApprovedFor {
+        grant: GrantRequest {
+            expires_in_secs: match scope {
+                GrantScope::Session => offer.session_secs,
+                _ => Some(always_secs),
             },
-        },
-        GrantScope::Always => ApprovalAnswer::ApprovedFor {
-            grant: GrantRequest {
-                expires_in_secs: Some(always_secs),
-                ..GrantRequest::new(GrantScope::Always)
-            },
+            ..GrantRequest::on(scope, resources)
         },
     })
 }
 
 /// The confirmation form: a required boolean `approve`, an optional `feedback` string, and,
-/// when `offer` offers more than `once`, a single-select `scope` (default `once`) and, with
-/// `always`, an integer `expires_hours`.
-pub fn confirmation_form(offer: &ScopeOffer) -> ElicitationSchema {
+/// when `offer` offers more than `once`, a single-select `scope` (default `once`; its choices
+/// say they cover the call's commands and paths, or every call of the tool when `asked`
+/// names none) and, with `always`, an integer `expires_hours`.
+pub fn confirmation_form(offer: &ScopeOffer, asked: &Asked) -> ElicitationSchema {
+    let what = if asked.scopable().is_some_and(<[String]>::is_empty) {
+        "Every call of this tool"
+    } else {
+        "These commands and paths"
+    };
     let mut properties = json!({
         "approve": {
             "type": "boolean",
@@ -429,13 +459,13 @@ pub fn confirmation_form(offer: &ScopeOffer) -> ElicitationSchema {
         if offer.session {
             choices.push(json!({
                 "const": "session",
-                "title": "This tool for the rest of this session"
+                "title": format!("{what} for the rest of this session")
             }));
         }
         if offer.always {
             choices.push(json!({
                 "const": "always",
-                "title": "This tool in every session, until it expires"
+                "title": format!("{what} in every session, until it expires")
             }));
             let max = offer.max_hours();
             if max >= 1 {
@@ -476,11 +506,12 @@ pub const MAX_PREVIEW_LINES: usize = 80;
 /// Bytes of a preview shown in the question, about.
 pub const MAX_PREVIEW_BYTES: usize = 6 << 10;
 
-/// The question: the tool, why it asks, the arguments summarised (secrets redacted, long
-/// strings cut) and, when the tool gives one, what the call would change (a unified diff for
-/// `write_file` and `edit_file`), escaped and cut to [`MAX_PREVIEW_LINES`] and
-/// [`MAX_PREVIEW_BYTES`] ([`toolgate_core::show_preview`]).
-pub fn confirmation_message(request: &ApprovalRequest<'_>) -> String {
+/// The question: the tool, why it asks, every resource the call touches (each whole, secrets
+/// redacted; or how many are not shown), what a scoped answer covers, the arguments
+/// summarised (secrets redacted, long strings cut) and, when the tool gives one, what the call
+/// would change (a unified diff for `write_file` and `edit_file`), escaped and cut to
+/// [`MAX_PREVIEW_LINES`] and [`MAX_PREVIEW_BYTES`] ([`toolgate_core::show_preview`]).
+pub fn confirmation_message(request: &ApprovalRequest<'_>, asked: &Asked) -> String {
     let tool = &request.tool.name;
     let title = request
         .tool
@@ -488,9 +519,40 @@ pub fn confirmation_message(request: &ApprovalRequest<'_>) -> String {
         .as_deref()
         .map(|t| format!(" ({t})"))
         .unwrap_or_default();
+    let mut touches = String::new();
+    for line in &asked.lines {
+        touches.push_str("  ");
+        touches.push_str(
+            toolgate_core::redact::redact_str(line)
+                .as_deref()
+                .unwrap_or(line),
+        );
+        touches.push('\n');
+    }
+    if !asked.text.is_empty() {
+        touches.push_str("The call in full (the policy cannot name everything it runs):\n");
+        for line in &asked.text {
+            touches.push_str("  | ");
+            touches.push_str(
+                toolgate_core::redact::redact_str(line)
+                    .as_deref()
+                    .unwrap_or(line),
+            );
+            touches.push('\n');
+        }
+    }
+    if let Some(left_out) = asked.left_out() {
+        touches.push_str(&format!("  NOT SHOWN: {left_out}\n"));
+    }
+    if asked.lines.is_empty() && asked.is_complete() {
+        touches.push_str("  (nothing a grant could name)\n");
+    }
+    let coverage = asked.coverage(tool);
     let mut message = format!(
-        "Allow the agent to run the tool {tool}{title}?\nWhy this asks: {}\nArguments:\n{}",
+        "Allow the agent to run the tool {tool}{title}?\nWhy this asks: {}\nIt touches:\n{touches}\
+         Scope: {}\nArguments:\n{}",
         request.reason,
+        toolgate_core::redact::redact_str(&coverage).unwrap_or(coverage),
         summarize_arguments(request.arguments)
     );
     if let Some(preview) = request.preview {
@@ -562,6 +624,17 @@ mod tests {
         serde_json::from_value(json!({"action": "accept", "content": content})).unwrap()
     }
 
+    /// What the tests' calls touch: one command.
+    fn asked() -> Asked {
+        Asked::of(&[toolgate_core::ResolvedResource::Command(
+            "cargo test".into(),
+        )])
+    }
+
+    fn on(scope: GrantScope) -> GrantRequest {
+        GrantRequest::on(scope, &["command:cargo test".to_string()])
+    }
+
     const ALL: ScopeOffer = ScopeOffer {
         session: true,
         always: true,
@@ -572,26 +645,27 @@ mod tests {
     fn answers_map_onto_approval() {
         for offer in [ScopeOffer::ONCE, ALL] {
             assert_eq!(
-                from_elicit_result(&accept(json!({"approve": true})), &offer),
+                from_elicit_result(&accept(json!({"approve": true})), &offer, &asked()),
                 ApprovalAnswer::Approved
             );
             assert_eq!(
                 from_elicit_result(
                     &accept(json!({"approve": false, "feedback": " use b.txt "})),
-                    &offer
+                    &offer,
+                    &asked()
                 ),
                 ApprovalAnswer::Corrected {
                     feedback: "use b.txt".into()
                 }
             );
             assert!(matches!(
-                from_elicit_result(&accept(json!({"approve": false})), &offer),
+                from_elicit_result(&accept(json!({"approve": false})), &offer, &asked()),
                 ApprovalAnswer::Rejected { .. }
             ));
             let decline: ElicitResult =
                 serde_json::from_value(json!({"action": "decline"})).unwrap();
             assert!(matches!(
-                from_elicit_result(&decline, &offer),
+                from_elicit_result(&decline, &offer, &asked()),
                 ApprovalAnswer::Rejected { .. }
             ));
         }
@@ -599,8 +673,9 @@ mod tests {
 
     #[test]
     fn scopes_map_onto_grant_requests() {
-        let answer =
-            |content: Value, offer: &ScopeOffer| from_elicit_result(&accept(content), offer);
+        let answer = |content: Value, offer: &ScopeOffer| {
+            from_elicit_result(&accept(content), offer, &asked())
+        };
         assert_eq!(
             answer(json!({"approve": true, "scope": "once"}), &ALL),
             ApprovalAnswer::Approved
@@ -608,13 +683,13 @@ mod tests {
         assert_eq!(
             answer(json!({"approve": true, "scope": "session"}), &ALL),
             ApprovalAnswer::ApprovedFor {
-                grant: GrantRequest::new(GrantScope::Session)
+                grant: on(GrantScope::Session)
             }
         );
         let always = |secs| ApprovalAnswer::ApprovedFor {
             grant: GrantRequest {
                 expires_in_secs: Some(secs),
-                ..GrantRequest::new(GrantScope::Always)
+                ..on(GrantScope::Always)
             },
         };
         assert_eq!(
@@ -686,11 +761,11 @@ mod tests {
 
     #[test]
     fn the_form_serializes_as_a_flat_object_schema() {
-        let v = serde_json::to_value(confirmation_form(&ScopeOffer::ONCE)).unwrap();
+        let v = serde_json::to_value(confirmation_form(&ScopeOffer::ONCE, &asked())).unwrap();
         assert_eq!(v["properties"]["approve"]["type"], "boolean");
         assert_eq!(v["required"], json!(["approve"]));
         assert!(v["properties"].get("scope").is_none(), "{v}");
-        let v = serde_json::to_value(confirmation_form(&ALL)).unwrap();
+        let v = serde_json::to_value(confirmation_form(&ALL, &asked())).unwrap();
         assert_eq!(
             v["properties"]["scope"],
             json!({
@@ -699,17 +774,20 @@ mod tests {
                 "description": "How long the approval holds",
                 "oneOf": [
                     {"const": "once", "title": "This call only"},
-                    {"const": "session", "title": "This tool for the rest of this session"},
-                    {"const": "always", "title": "This tool in every session, until it expires"}
+                    {"const": "session", "title": "These commands and paths for the rest of this session"},
+                    {"const": "always", "title": "These commands and paths in every session, until it expires"}
                 ],
                 "default": "once"
             })
         );
         assert_eq!(v["properties"]["expires_hours"]["default"], 24);
-        let v = serde_json::to_value(confirmation_form(&ScopeOffer {
-            session: false,
-            ..ALL
-        }))
+        let v = serde_json::to_value(confirmation_form(
+            &ScopeOffer {
+                session: false,
+                ..ALL
+            },
+            &asked(),
+        ))
         .unwrap();
         let offered: Vec<&Value> = v["properties"]["scope"]["oneOf"]
             .as_array()
@@ -730,7 +808,7 @@ mod tests {
             max_secs: 3 * 3600 + 59,
             ..ALL
         };
-        let answer = |content: Value| from_elicit_result(&accept(content), &offer);
+        let answer = |content: Value| from_elicit_result(&accept(content), &offer, &asked());
         let expiry = |a: ApprovalAnswer| match a {
             ApprovalAnswer::ApprovedFor { grant } => Ok(grant.expires_in_secs),
             other => Err(other),
@@ -745,7 +823,7 @@ mod tests {
             answer(four),
             ApprovalAnswer::Rejected { reason } if reason.contains("from 1 to 3")
         ));
-        let form = serde_json::to_value(confirmation_form(&offer)).unwrap();
+        let form = serde_json::to_value(confirmation_form(&offer, &asked())).unwrap();
         let hours = &form["properties"]["expires_hours"];
         assert_eq!(
             (&hours["maximum"], &hours["default"]),
@@ -757,14 +835,110 @@ mod tests {
             always_secs: 1800,
             ..offer
         };
-        let form = serde_json::to_value(confirmation_form(&short)).unwrap();
+        let form = serde_json::to_value(confirmation_form(&short, &asked())).unwrap();
         assert!(form["properties"].get("expires_hours").is_none(), "{form}");
         assert!(matches!(
             from_elicit_result(
                 &accept(json!({"approve": true, "scope": "always", "expires_hours": 1})),
-                &short
+                &short,
+                &asked()
             ),
             ApprovalAnswer::Rejected { .. }
         ));
+    }
+
+    fn request_of<'a>(
+        spec: &'a toolgate_core::ToolSpec,
+        id: &'a toolgate_core::CallId,
+        arguments: &'a Value,
+        resources: &'a [toolgate_core::ResolvedResource],
+    ) -> ApprovalRequest<'a> {
+        ApprovalRequest {
+            tool: spec,
+            call_id: id,
+            session_id: "s1",
+            profile: "default",
+            arguments,
+            resources,
+            rule: "shell.unlisted",
+            reason: "no rule allows them",
+            preview: None,
+            grantable: true,
+        }
+    }
+
+    /// A line of 21 harmless commands and `touch x` over MCP: the message names every command
+    /// (not the first 120 characters of the line), secrets redacted, and says what a scoped
+    /// answer covers; an answer takes exactly those commands.
+    #[test]
+    fn the_message_shows_every_command_and_scoped_answers_take_only_those() {
+        let spec = toolgate_core::ToolSpec::builder("run_shell")
+            .build()
+            .unwrap();
+        let id = toolgate_core::CallId::from("c1");
+        let mut resources: Vec<toolgate_core::ResolvedResource> = (0..21)
+            .map(|i| toolgate_core::ResolvedResource::Command(format!("echo {i}")))
+            .collect();
+        resources.push(toolgate_core::ResolvedResource::Command("touch x".into()));
+        let command = json!({"command": "echo 0 && ... && touch x"});
+        let request = request_of(&spec, &id, &command, &resources);
+        let asked = Asked::of(&resources);
+        let message = confirmation_message(&request, &asked);
+        assert!(message.contains("\n  command touch x\n"), "{message}");
+        assert!(message.contains("\n  command echo 20\n"), "{message}");
+        assert!(
+            message.contains(
+                "Scope: a session or always approval covers run_shell on command:echo 0,"
+            ),
+            "{message}"
+        );
+        let a = from_elicit_result(
+            &accept(json!({"approve": true, "scope": "session"})),
+            &ALL,
+            &asked,
+        );
+        let ApprovalAnswer::ApprovedFor { grant } = a else {
+            panic!("{a:?}")
+        };
+        assert_eq!(grant.resources.len(), 22);
+        assert_eq!(grant.resources.last().unwrap(), "command:touch x");
+    }
+
+    /// What the message cannot show in full, or a command a grant cannot name, leaves only
+    /// `once`: a client answering `session` or `always` anyway is refused.
+    #[test]
+    fn an_incomplete_question_grants_nothing_beyond_the_call() {
+        let spec = toolgate_core::ToolSpec::builder("run_shell")
+            .build()
+            .unwrap();
+        let id = toolgate_core::CallId::from("c1");
+        let many: Vec<toolgate_core::ResolvedResource> = (0..toolgate_core::grant::MAX_SHOWN + 2)
+            .map(|i| toolgate_core::ResolvedResource::Command(format!("echo {i}")))
+            .collect();
+        let unnamed = vec![toolgate_core::ResolvedResource::Command(
+            "rm -rf $DIR".into(),
+        )];
+        let secret = vec![toolgate_core::ResolvedResource::Command(
+            "curl -H 'Authorization: Bearer ghp_0123456789abcdefABCDEF' x".into(),
+        )];
+        for resources in [many, unnamed, secret] {
+            let args = json!({});
+            let request = request_of(&spec, &id, &args, &resources);
+            let asked = Asked::of(&resources);
+            let message = confirmation_message(&request, &asked);
+            assert!(message.contains("is not offered"), "{message}");
+            assert!(!message.contains("ghp_0123"), "{message}");
+            for scope in ["session", "always"] {
+                let a = from_elicit_result(
+                    &accept(json!({"approve": true, "scope": scope})),
+                    &ALL,
+                    &asked,
+                );
+                assert!(
+                    matches!(&a, ApprovalAnswer::Rejected { reason } if reason.contains("not one the form allowed")),
+                    "{a:?}"
+                );
+            }
+        }
     }
 }

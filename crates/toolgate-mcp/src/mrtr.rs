@@ -108,12 +108,18 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
         .extensions
         .get::<http::request::Parts>()
         .is_some();
-    let offer = client.offer(stateless);
+    let asked = toolgate_core::grant::Asked::of_request(request);
+    let offer = client.offer(stateless, &asked);
+    let question = Question {
+        binding: &binding,
+        offer: &offer,
+        asked: &asked,
+    };
     match (&client.request_state, response) {
-        (Some(state), Some(response)) => match redeem(states, state, response, &binding, &offer) {
+        (Some(state), Some(response)) => match redeem(states, state, response, &question) {
             Redeemed::Answer(answer) => answer,
             Redeemed::Invalid { why, tries } if tries < MAX_ANSWER_TRIES => {
-                ask(client, request, &binding, &offer, Some(&why), tries)
+                ask(client, request, &question, Some(&why), tries)
             }
             Redeemed::Invalid { why, .. } => no_valid_answer(&why),
         },
@@ -131,9 +137,19 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
             if !can_elicit {
                 return cannot_answer(request);
             }
-            ask(client, request, &binding, &offer, None, 0)
+            ask(client, request, &question, None, 0)
         }
     }
+}
+
+/// What one call's question is bound to and offers.
+struct Question<'a> {
+    /// The binding of its sealed state.
+    binding: &'a [u8],
+    /// The scopes its form offers.
+    offer: &'a ScopeOffer,
+    /// What it shows and may grant.
+    asked: &'a toolgate_core::grant::Asked,
 }
 
 /// Leaves the approval question behind as this round's input-required result (after `tries`
@@ -141,8 +157,7 @@ pub(crate) fn answer(client: &CallClient, request: &ApprovalRequest<'_>) -> Appr
 fn ask(
     client: &CallClient,
     request: &ApprovalRequest<'_>,
-    binding: &[u8],
-    offer: &ScopeOffer,
+    q: &Question<'_>,
     why: Option<&InvalidAnswer>,
     tries: u8,
 ) -> ApprovalAnswer {
@@ -151,7 +166,7 @@ fn ask(
         t: request.tool.name.to_string(),
         a: tries,
     };
-    let options = SealOptions::new().associated_data(binding).ttl(STATE_TTL);
+    let options = SealOptions::new().associated_data(q.binding).ttl(STATE_TTL);
     let Ok(sealed) = client
         .shared
         .approvals
@@ -162,14 +177,14 @@ fn ask(
             reason: "the approval question could not be sealed".into(),
         };
     };
-    let question = confirmation_message(request);
+    let question = confirmation_message(request, q.asked);
     let ask = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: match why {
             Some(why) => ask_again(why, &question),
             None => question,
         },
-        requested_schema: confirmation_form(offer),
+        requested_schema: confirmation_form(q.offer, q.asked),
     });
     let mut requests = InputRequests::new();
     requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ask));
@@ -191,8 +206,7 @@ fn redeem(
     states: &ApprovalStates,
     state: &str,
     response: &serde_json::Value,
-    binding: &[u8],
-    offer: &ScopeOffer,
+    q: &Question<'_>,
 ) -> Redeemed {
     let invalid = || {
         Redeemed::Answer(ApprovalAnswer::Rejected {
@@ -200,14 +214,14 @@ fn redeem(
                 .into(),
         })
     };
-    let Ok(sealed) = states.codec.open_json_with::<Sealed>(state, binding) else {
+    let Ok(sealed) = states.codec.open_json_with::<Sealed>(state, q.binding) else {
         return invalid();
     };
     if !states.spend(&sealed.n) {
         return invalid();
     }
     match serde_json::from_value::<ElicitResult>(response.clone()) {
-        Ok(result) => match read_elicit_result(&result, offer) {
+        Ok(result) => match read_elicit_result(&result, q.offer, q.asked) {
             Ok(answer) => Redeemed::Answer(answer),
             Err(why) => Redeemed::Invalid {
                 why,

@@ -29,7 +29,7 @@ use toolgate_test_support::ScriptedApprover;
 fn grant(tool: &str, resource: Option<&str>, scope: GrantScope) -> NewGrant {
     NewGrant {
         tool_pattern: tool.into(),
-        resource_pattern: resource.map(Into::into),
+        resource_patterns: resource.into_iter().map(Into::into).collect(),
         scope,
         session: (scope != GrantScope::Always).then(|| "s".to_string()),
         created_us: now_us(std::time::SystemTime::now()),

@@ -1,7 +1,7 @@
 //! Approval grants: an approver's answer that outlives one call, in the `grants` table.
 //!
-//! A grant approves calls of the tools matching `tool_pattern` (and, when set, touching a
-//! resource matching `resource_pattern`) with a scope:
+//! A grant approves calls of the tools matching `tool_pattern` (and, when it has resource
+//! patterns, touching only resources each matching one of them) with a scope:
 //!
 //! - [`GrantScope::Once`]: one call of `session`; [`Store::use_once_grant`] spends it
 //!   atomically, so two concurrent calls cannot both use it;
@@ -9,7 +9,9 @@
 //! - [`GrantScope::Always`]: every call of every session.
 //!
 //! A grant is active while it is not revoked, not expired (`expires_us` absent or in the
-//! future) and, for `Once`, not used. The store keeps patterns as text ([`Store::active_grants`]
+//! future) and, for `Once`, not used. The store keeps patterns as text, the resource patterns
+//! one per line in the `resource_pattern` column (NULL for none: a grant of one pattern is
+//! stored as that pattern, as before grants had several; [`Store::active_grants`]
 //! returns the candidates of a session, and [`toolgate_core::grant::find_covering`] matches
 //! their patterns against the call), and keeps each grant's patterns compiled in memory, by
 //! grant id, once looked up ([`GrantPatternCache`]), so a call does not parse them again. The
@@ -40,10 +42,13 @@ fn decode(r: &Row<'_>) -> Result<Grant> {
             .transpose()
     };
     let scope: String = r.get(3)?;
+    let resources: Option<String> = r.get(2)?;
     Ok(Grant {
         id,
         tool_pattern: r.get(1)?,
-        resource_pattern: r.get(2)?,
+        resource_patterns: resources
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default(),
         scope: scope
             .parse::<GrantScope>()
             .map_err(|_| bad(format!("scope {scope:?}")))?,
@@ -78,7 +83,7 @@ impl Store {
                  expires_us, granted_by, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 rusqlite::params![
                     g.tool_pattern,
-                    g.resource_pattern,
+                    (!g.resource_patterns.is_empty()).then(|| g.resource_patterns.join("\n")),
                     g.scope.as_str(),
                     g.session,
                     to_i64(g.created_us),

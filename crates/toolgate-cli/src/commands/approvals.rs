@@ -3,7 +3,7 @@
 //! - `list [--session S] [--all] [--json]`: active grants (of a session and every `always`
 //!   grant with `--session`); `--all` adds revoked, expired and spent ones
 //! - `revoke ID`: the grant stops applying at once, in every process using the store
-//! - `grant --tool PATTERN [--resource PATTERN] [--scope always|session|once] [--session S]
+//! - `grant --tool PATTERN [--resource PATTERN]... [--scope always|session|once] [--session S]
 //!   [--expires SPAN] [--note TEXT]`: an operator's grant made in advance
 
 use super::store::{clip, format_time, StoreArgs};
@@ -61,9 +61,10 @@ struct GrantArgs {
     #[arg(long, value_name = "PATTERN")]
     tool: String,
     /// The resources it covers (`path:<glob>`, `host:<pattern>`, `command:<prefix>`);
+    /// repeat it for several (a call is covered when each resource it touches matches one);
     /// default any resource.
-    #[arg(long, value_name = "PATTERN")]
-    resource: Option<String>,
+    #[arg(long = "resource", value_name = "PATTERN")]
+    resources: Vec<String>,
     /// How long it holds: `always` (every session), `session` or `once` (one call) of
     /// --session.
     #[arg(long, default_value = "always", value_parser = parse_scope)]
@@ -144,7 +145,10 @@ fn revoke(a: RevokeArgs) -> anyhow::Result<Exit> {
 }
 
 fn grant(a: GrantArgs) -> anyhow::Result<Exit> {
-    check_patterns(&a.tool, a.resource.as_deref())?;
+    check_patterns(&a.tool, None)?;
+    for r in &a.resources {
+        check_patterns(&a.tool, Some(r))?;
+    }
     match (a.scope, &a.session) {
         (GrantScope::Always, Some(_)) => {
             bail!("an always grant holds for every session: leave --session out")
@@ -164,7 +168,7 @@ fn grant(a: GrantArgs) -> anyhow::Result<Exit> {
         .map(|d| now.saturating_add(u64::try_from(d.as_micros()).unwrap_or(u64::MAX)));
     let g = store.insert_grant(&NewGrant {
         tool_pattern: a.tool,
-        resource_pattern: a.resource,
+        resource_patterns: a.resources,
         scope: a.scope,
         session: a.session,
         created_us: now,
@@ -198,7 +202,7 @@ fn warn_if_no_tool_matches(pattern: &str, workspace: Option<&std::path::Path>) {
     };
     let config = super::open_workspace(workspace)
         .ok()
-        .and_then(|ws| super::load_config(&ws, None).ok())
+        .and_then(|ws| super::load_config(&ws, None, super::ConfigUse::Show).ok())
         .unwrap_or_default();
     let Ok(tools) = super::builtin_tools(&config) else {
         return;
@@ -256,7 +260,14 @@ fn table(out: &mut dyn Write, rows: &[Row]) -> std::io::Result<()> {
             r.state,
             g.scope.as_str(),
             clip(&g.tool_pattern, 24),
-            clip(g.resource_pattern.as_deref().unwrap_or("*"), 24),
+            clip(
+                &if g.resource_patterns.is_empty() {
+                    "*".to_string()
+                } else {
+                    g.resource_patterns.join(", ")
+                },
+                24
+            ),
             clip(g.session.as_deref().unwrap_or("(every)"), 20),
             g.expires_us
                 .map(format_time)

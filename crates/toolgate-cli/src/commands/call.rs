@@ -86,7 +86,7 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
-    let config = super::load_config(&workspace, args.config.as_deref())?;
+    let config = super::load_config(&workspace, args.config.as_deref(), super::ConfigUse::Run)?;
     let setup = super::session_setup(
         &config,
         args.role.as_deref(),
@@ -117,12 +117,16 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         Arc::new(NobodyApprover)
     };
-    let mut builder = Pipeline::builder(super::shared(super::builtin_registry(&config)?))
-        .policy(config.policy())
-        .audit(recording.audit.clone())
-        .results(recording.results.clone())
-        .approver(approver)
-        .grant_max_expiry(expiry.max);
+    let mut builder = Pipeline::builder(super::shared(super::builtin_registry_storing(
+        &config,
+        &workspace,
+        &recording.files(),
+    )?))
+    .policy(config.policy())
+    .audit(recording.audit.clone())
+    .results(recording.results.clone())
+    .approver(approver)
+    .grant_max_expiry(expiry.max);
     if let Some(grants) = recording.grants() {
         builder = builder.grants(grants);
     }

@@ -1,6 +1,8 @@
 //! `toolgate check [--config F] [--workspace DIR]`: validates the configuration, printing each
-//! problem at `file:line:column`, then what the sandbox can enforce here and the effective
-//! profiles and rules. `--print-schema` prints the configuration's JSON Schema instead.
+//! problem at `file:line:column`; a valid one is recorded as the configuration in force in the
+//! workspace (see [`super::in_force`]). Then what the sandbox can enforce here and the
+//! effective profiles and rules. `--print-schema` prints the configuration's JSON Schema
+//! instead.
 
 use crate::exit::Exit;
 use std::io::Write;
@@ -30,7 +32,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
     let tools = super::builtin_tools(&toolgate_config::Config::default())?;
     let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-    let config = match toolgate_config::load(workspace.root(), args.config.as_deref(), &specs) {
+    let loaded = toolgate_config::locate(workspace.root(), args.config.as_deref())
+        .map_err(|p| vec![p])
+        .and_then(|located| {
+            toolgate_config::load(workspace.root(), args.config.as_deref(), &specs)
+                .map(|c| (located, c))
+        });
+    let (located, config) = match loaded {
         Ok(c) => c,
         Err(problems) => {
             for p in &problems {
@@ -54,6 +62,15 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             workspace.root().display()
         )?,
     }
+    super::in_force::record(&workspace, args.config.as_deref(), &located)?;
+    writeln!(
+        out,
+        "in force: calls in this workspace run under {} from now on",
+        match config.file() {
+            Some(f) => f.display().to_string(),
+            None => "toolgate's defaults".to_string(),
+        }
+    )?;
     let report = toolgate_tools::shell::sandbox_report();
     let shell = config.shell_config();
     let missing = report.missing_for(!shell.allow_network);
@@ -87,10 +104,92 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         "shell: network {}",
         if shell.allow_network { "on" } else { "off" }
     )?;
+    sandbox_paths(
+        &mut out,
+        &workspace,
+        &config,
+        &shell,
+        report.mount_namespace,
+    )?;
     for line in config.summary(&specs) {
         writeln!(out, "{line}")?;
     }
     Ok(Exit::Success)
+}
+
+/// What run_shell's sandbox enforces of the path rules, the store and the configuration file
+/// in this workspace, and what it cannot.
+fn sandbox_paths(
+    out: &mut dyn Write,
+    workspace: &toolgate_core::Workspace,
+    config: &toolgate_config::Config,
+    shell: &toolgate_tools::shell::ShellConfig,
+    mount_namespace: bool,
+) -> anyhow::Result<()> {
+    use toolgate_config::SandboxEnforces;
+    if !mount_namespace {
+        writeln!(
+            out,
+            "sandbox: without a mount namespace run_shell cannot hide the store nor the paths \
+             deny rules cover, nor keep the configuration from being changed"
+        )?;
+        return Ok(());
+    }
+    let covered = match toolgate_tools::shell::covered(workspace.root(), shell) {
+        Ok(c) => c,
+        Err(e) => {
+            writeln!(out, "sandbox: run_shell refuses to run here: {e}")?;
+            return Ok(());
+        }
+    };
+    writeln!(
+        out,
+        "sandbox: the store (.toolgate{}) is hidden from run_shell",
+        match config.store_path(workspace.root()) {
+            Some(p) => format!(", {}", p.display()),
+            None => String::new(),
+        }
+    )?;
+    if let Some(rel) = config.file_in_workspace() {
+        writeln!(
+            out,
+            "sandbox: the configuration {} is read-only in run_shell: it cannot be changed, \
+             removed, renamed or replaced, nor the directories above it moved",
+            rel.display()
+        )?;
+    }
+    let count = |paths: &[std::path::PathBuf], p: &toolgate_core::pattern::PathPattern| {
+        paths.iter().filter(|x| p.matches(x)).count()
+    };
+    for r in config.sandbox_rules() {
+        let head = format!("sandbox: rule {} (path:{})", r.rule, r.pattern);
+        let (n, verb, how) = match r.enforced {
+            SandboxEnforces::Hidden => (count(&covered.hidden, r.pattern), "read", "hidden"),
+            SandboxEnforces::ReadOnly => {
+                (count(&covered.read_only, r.pattern), "write", "read-only")
+            }
+            SandboxEnforces::Nothing(why) => {
+                writeln!(out, "{head}: not enforced in run_shell: {why}")?;
+                continue;
+            }
+        };
+        if n == 0 {
+            writeln!(
+                out,
+                "{head}: matches nothing in the workspace now, so run_shell is kept from \
+                 nothing; a file created later is covered only in runs that start after it \
+                 exists"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{head}: run_shell cannot {verb} the {n} path{} it matches now ({how} in its \
+                 mount namespace); what it matches later is covered from the next run on",
+                if n == 1 { "" } else { "s" },
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn yes(b: bool) -> &'static str {

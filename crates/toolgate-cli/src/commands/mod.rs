@@ -4,6 +4,7 @@ pub mod approvals;
 pub mod audit;
 pub mod call;
 pub mod check;
+pub mod in_force;
 pub mod recording;
 pub mod serve;
 pub mod stats;
@@ -20,10 +21,17 @@ use toolgate_core::{IntoTool, Registry, Tool, Workspace};
 /// edit_file, and run_shell with the configuration's shell settings (by default it refuses to
 /// run where the kernel lacks its sandbox), each under the configuration's per-call limits.
 pub fn builtin_tools(config: &toolgate_config::Config) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
+    tools_with_shell(config, config.shell_config())
+}
+
+fn tools_with_shell(
+    config: &toolgate_config::Config,
+    shell: toolgate_tools::shell::ShellConfig,
+) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
     let mut tools = toolgate_tools::read_only_tools().context("the read-only tools")?;
     tools.extend(toolgate_tools::write_tools().context("the write tools")?);
     tools.push(
-        toolgate_tools::shell::RunShell::new(config.shell_config())
+        toolgate_tools::shell::RunShell::new(shell)
             .into_tool()
             .context("run_shell")?,
     );
@@ -34,31 +42,70 @@ pub fn builtin_tools(config: &toolgate_config::Config) -> anyhow::Result<Vec<Arc
 /// The write tools and run_shell are destructive: the default policy asks, and `call --yes`
 /// is the operator's approval.
 pub fn builtin_registry(config: &toolgate_config::Config) -> anyhow::Result<Registry> {
-    let mut builder = Registry::builder().tools(builtin_tools(config)?);
+    registry_with_shell(config, config.shell_config())
+}
+
+/// [`builtin_registry`] for calls that record to `files` (the store, a JSON-lines audit log)
+/// in `workspace`: run_shell keeps them out of reach wherever they are
+/// ([`toolgate_config::Config::shell_config_storing`]).
+pub fn builtin_registry_storing(
+    config: &toolgate_config::Config,
+    workspace: &Workspace,
+    files: &[&Path],
+) -> anyhow::Result<Registry> {
+    registry_with_shell(config, config.shell_config_storing(workspace.root(), files))
+}
+
+fn registry_with_shell(
+    config: &toolgate_config::Config,
+    shell: toolgate_tools::shell::ShellConfig,
+) -> anyhow::Result<Registry> {
+    let mut builder = Registry::builder().tools(tools_with_shell(config, shell)?);
     for p in config.profiles() {
         builder = builder.profile(p.clone());
     }
     builder.build().context("registering the built-in tools")
 }
 
+/// What a command does with the configuration it loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigUse {
+    /// Runs calls under it (`call`, `serve`): it must be the one in force, and is recorded as
+    /// in force ([`in_force`]).
+    Run,
+    /// Only shows what it gives (`tools`): it must be the one in force; nothing is recorded.
+    Show,
+}
+
 /// Loads the configuration of `workspace` (`--config FILE`, else `toolgate.toml` in its root,
-/// else the defaults), checked against the built-in tools.
+/// else the defaults), checked against the built-in tools, refusing one that is not the
+/// configuration in force ([`in_force`]).
 ///
 /// # Errors
-/// Every problem, one a line, located at `file:line:column`.
+/// Every problem, one a line, located at `file:line:column`; a configuration that changed
+/// since calls last ran.
 pub fn load_config(
     workspace: &Workspace,
     explicit: Option<&Path>,
+    used: ConfigUse,
 ) -> anyhow::Result<toolgate_config::Config> {
-    let tools = builtin_tools(&toolgate_config::Config::default())?;
-    let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-    toolgate_config::load(workspace.root(), explicit, &specs).map_err(|problems| {
+    let problems = |problems: Vec<toolgate_config::Problem>| {
         let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
         anyhow::anyhow!(
             "the configuration has problems (see `toolgate check`):\n{}",
             lines.join("\n")
         )
-    })
+    };
+    let located =
+        toolgate_config::locate(workspace.root(), explicit).map_err(|p| problems(vec![p]))?;
+    in_force::check(workspace, explicit, &located)?;
+    let tools = builtin_tools(&toolgate_config::Config::default())?;
+    let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    let config = toolgate_config::load(workspace.root(), explicit, &specs).map_err(problems)?;
+    if used == ConfigUse::Run {
+        in_force::record(workspace, explicit, &located)?;
+    }
+    Ok(config)
 }
 
 /// The session setup from `--role`, `--profile` and `--attr`.

@@ -19,9 +19,17 @@ pub struct Recording {
     pub results: Arc<dyn ResultStore>,
     store: Option<Store>,
     sqlite: Option<Arc<SqliteAuditSink>>,
+    /// The files it writes (the store, a JSON-lines log), which no tool may read.
+    files: Vec<PathBuf>,
 }
 
 impl Recording {
+    /// The files it writes: the store (when open) and the JSON-lines audit log (`--audit`),
+    /// which run_shell must not read.
+    pub fn files(&self) -> Vec<&Path> {
+        self.files.iter().map(PathBuf::as_path).collect()
+    }
+
     /// Opens the store (`store`, or the workspace's `.toolgate/toolgate.db`) and the sink.
     /// When nothing is audited to the store, a store that cannot be opened only costs keeping
     /// truncated results in memory; otherwise it is an error.
@@ -39,6 +47,7 @@ impl Recording {
             None => super::workspace_store(workspace)?,
         };
         let audit_needs_store = !no_audit && audit.is_none();
+        let audit_file = audit.filter(|_| !no_audit).map(Path::to_path_buf);
         let store = match Store::open(&store_path) {
             Ok(s) => Some(s),
             Err(e) if audit_needs_store => return Err(e.into()),
@@ -65,11 +74,19 @@ impl Recording {
             Some(s) => Arc::new(SqliteResultStore::new(s.clone())),
             None => Arc::new(MemoryResultStore::default()),
         };
+        let mut files = Vec::new();
+        if store.is_some() {
+            files.push(store_path.clone());
+        }
+        if let Some(path) = audit_file {
+            files.push(path);
+        }
         Ok(Recording {
             audit,
             results,
             store,
             sqlite,
+            files,
         })
     }
 

@@ -37,7 +37,11 @@ pub struct Args {
 /// call are committed before it returns.
 pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     let workspace = args.serve.open_workspace()?;
-    let config = super::load_config(&workspace, args.serve.config.as_deref())?;
+    let config = super::load_config(
+        &workspace,
+        args.serve.config.as_deref(),
+        super::ConfigUse::Run,
+    )?;
     let setup = super::session_setup(
         &config,
         args.serve.role.as_deref(),
@@ -85,12 +89,13 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
         args.audit.as_deref(),
         args.no_audit,
     )?;
-    let mut builder =
-        toolgate_mcp::pipeline_builder(super::shared(super::builtin_registry(&config)?))
-            .policy(config.policy())
-            .audit(recording.audit.clone())
-            .results(recording.results.clone())
-            .grant_max_expiry(expiry.max);
+    let mut builder = toolgate_mcp::pipeline_builder(super::shared(
+        super::builtin_registry_storing(&config, &workspace, &recording.files())?,
+    ))
+    .policy(config.policy())
+    .audit(recording.audit.clone())
+    .results(recording.results.clone())
+    .grant_max_expiry(expiry.max);
     if let Some(grants) = recording.grants() {
         builder = builder.grants(grants);
     }

@@ -33,7 +33,7 @@ enum Format {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
-    let config = super::load_config(&workspace, args.config.as_deref())?;
+    let config = super::load_config(&workspace, args.config.as_deref(), super::ConfigUse::Show)?;
     let registry = super::builtin_registry(&config)?;
     let specs = registry.list(args.profile.as_deref())?;
     match args.format {

@@ -34,14 +34,14 @@ fn kind(out: &Output) -> Value {
     json(out)["error"]["kind"].clone()
 }
 
-fn approvals(ws: &Path, args: &[&str]) -> Output {
+pub(super) fn approvals(ws: &Path, args: &[&str]) -> Output {
     let mut all = vec!["approvals"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["-w", ws.to_str().unwrap()]);
     toolgate(&all, ws)
 }
 
-fn lines(out: &Output) -> Vec<Value> {
+pub(super) fn lines(out: &Output) -> Vec<Value> {
     assert!(
         out.status.success(),
         "{}",
@@ -250,7 +250,30 @@ fn a_resource_pattern_grant_covers_only_matching_calls() {
         "a.txt is outside"
     );
     let listed = lines(&approvals(&ws, &["list", "--json"]));
-    assert_eq!(listed[0]["resource_pattern"], "path:src/**");
+    assert_eq!(
+        listed[0]["resource_patterns"],
+        serde_json::json!(["path:src/**"])
+    );
+    // several patterns: a call is covered when each path matches one of them
+    let out = approvals(
+        &ws,
+        &[
+            "grant",
+            "--tool",
+            "write_file",
+            "--resource",
+            "path:a.txt",
+            "--resource",
+            "path:docs/**",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(call(&ws, "s1", WRITE).status.code(), Some(0));
+    let listed = lines(&approvals(&ws, &["list", "--json"]));
+    assert_eq!(
+        listed[1]["resource_patterns"],
+        serde_json::json!(["path:a.txt", "path:docs/**"])
+    );
 }
 
 #[test]
@@ -301,16 +324,27 @@ fn bad_grants_are_refused_with_the_reason() {
 }
 
 /// What one `toolgate call` at a terminal ended with.
-struct AtTerminal {
-    exit: i64,
-    transcript: String,
-    result: Value,
+pub(super) struct AtTerminal {
+    pub exit: i64,
+    pub transcript: String,
+    pub result: Value,
 }
 
 /// Runs `toolgate call write_file ARGS --session SESSION` on a pseudo-terminal, answering
 /// with `steps` (see tty_driver.py). Its stdin carries `y` lines, which must not be taken as
 /// an answer.
 fn at_terminal(ws: &Path, session: &str, args: &str, steps: Value) -> Option<AtTerminal> {
+    at_terminal_calling(ws, "write_file", session, args, steps)
+}
+
+/// [`at_terminal`] of a call of `tool`.
+pub(super) fn at_terminal_calling(
+    ws: &Path,
+    tool: &str,
+    session: &str,
+    args: &str,
+    steps: Value,
+) -> Option<AtTerminal> {
     let mut driver =
         python_script(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/tty_driver.py"))?;
     let dir = tempfile::tempdir().unwrap();
@@ -326,7 +360,7 @@ fn at_terminal(ws: &Path, session: &str, args: &str, steps: Value) -> Option<AtT
         .arg(&stdout)
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["call", "write_file", args, "-w"])
+        .args(["call", tool, args, "-w"])
         .arg(ws)
         .args(["--session", session])
         .current_dir(ws)
@@ -349,7 +383,7 @@ fn at_terminal(ws: &Path, session: &str, args: &str, steps: Value) -> Option<AtT
     })
 }
 
-const ASK: &str = "[f]eedback: ";
+pub(super) const ASK: &str = "[f]eedback: ";
 
 fn answer(text: &str) -> Value {
     serde_json::json!([{"expect": ASK, "send": text}])
@@ -528,8 +562,9 @@ fn arguments_cannot_forge_the_prompt() {
 
 /// `toolgate serve` over stdio with the official Python SDK answering the approval form with
 /// a scope (`tests/clients/approvals_client.py`): a session grant spares the session's next
-/// call, a fresh session is asked, an always grant spares every later session. The grants
-/// and the audit records are in the workspace's store; the session grant holds for the
+/// call on the same path and not one on another path, a fresh session is asked, an always
+/// grant spares every later session on that path. The grants (each naming the path asked
+/// about) and the audit records are in the workspace's store; the session grant holds for the
 /// configuration's `approvals.session_expires`.
 fn serve_answers_with_scopes(mode: &str) {
     let t = tree();
@@ -556,7 +591,7 @@ fn serve_answers_with_scopes(mode: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
     let grants = lines(&approvals(&ws, &["list", "--all", "--json"]));
-    let summary: Vec<(Value, Value, bool, Value)> = grants
+    let summary: Vec<(Value, Value, bool, Value, Value)> = grants
         .iter()
         .map(|g| {
             (
@@ -564,6 +599,7 @@ fn serve_answers_with_scopes(mode: &str) {
                 g["granted_by"].clone(),
                 g["session"].is_null(),
                 g["state"].clone(),
+                g["resource_patterns"].clone(),
             )
         })
         .collect();
@@ -575,9 +611,16 @@ fn serve_answers_with_scopes(mode: &str) {
                 "session".into(),
                 "mcp-client".into(),
                 false,
-                "expired".into()
+                "expired".into(),
+                serde_json::json!(["path:/a.txt"])
             ),
-            ("always".into(), "mcp-client".into(), true, "active".into()),
+            (
+                "always".into(),
+                "mcp-client".into(),
+                true,
+                "active".into(),
+                serde_json::json!(["path:/c.txt"])
+            ),
         ]
     );
     let lasts = |g: &Value| g["expires_us"].as_u64().unwrap() - g["created_us"].as_u64().unwrap();
@@ -593,9 +636,12 @@ fn serve_answers_with_scopes(mode: &str) {
     let granted = |id: i64, scope: &str| -> (Value, Value, Value, Value) {
         (w.into(), "granted".into(), id.into(), scope.into())
     };
+    let once: (Value, Value, Value, Value) =
+        (w.into(), "approved".into(), Value::Null, "once".into());
     let mut want = vec![
         approved(1, "session"),
         granted(1, "session"),
+        once,
         approved(2, "always"),
         granted(2, "always"),
     ];
@@ -604,6 +650,7 @@ fn serve_answers_with_scopes(mode: &str) {
         // question went to the client, the retry carries the answer
         let asked: (Value, Value, Value, Value) =
             (w.into(), "pending".into(), Value::Null, Value::Null);
+        want.insert(3, asked.clone());
         want.insert(2, asked.clone());
         want.insert(0, asked);
     }
@@ -617,7 +664,7 @@ fn serve_answers_with_scopes(mode: &str) {
         ))
     };
     let waiting = by_outcome("input_required");
-    assert_eq!(waiting.len(), if mode == "legacy" { 0 } else { 2 });
+    assert_eq!(waiting.len(), if mode == "legacy" { 0 } else { 3 });
     for r in &waiting {
         assert_eq!(
             (&r["approval"], &r["decision"], &r["error_kind"]),
@@ -629,7 +676,7 @@ fn serve_answers_with_scopes(mode: &str) {
     assert!(by_outcome("recoverable_error").is_empty());
     let stats = lines(&toolgate(&["stats", "--json", "-w", dir], &ws));
     let s = stats.iter().find(|s| s["tool"] == w).unwrap();
-    let calls = if mode == "legacy" { 4 } else { 6 };
+    let calls = if mode == "legacy" { 5 } else { 8 };
     assert_eq!(
         (
             &s["calls"],
@@ -642,8 +689,8 @@ fn serve_answers_with_scopes(mode: &str) {
             &Value::from(calls),
             &serde_json::json!({}),
             &Value::from(0),
-            &Value::from(2),
-            &Value::from(2)
+            &Value::from(3),
+            &Value::from(3)
         ),
         "{s}"
     );

@@ -7,9 +7,10 @@ every check holds, printing one `ok: ...` line per check and `passed: approvals`
 
   approvals_client.py --mode legacy|2026-07-28 --stdio JSON_ARGV
 
-1. a client answers the form with scope "session": its second write_file is not asked;
+1. a client answers the form with scope "session": its second write_file of the same path
+   is not asked, a write_file of another path is (the grant covers what was asked about);
 2. a fresh session is asked, and answers "always" for 2 hours;
-3. a third session is not asked at all.
+3. a third session is not asked about that path at all.
 """
 
 from __future__ import annotations
@@ -44,17 +45,20 @@ async def run(args: argparse.Namespace) -> None:
         scope = asked[0].get("properties", {}).get("scope", {})
         offered = [o.get("const") for o in scope.get("oneOf", [])]
         check(offered == ["once", "session", "always"], "the form offers once, session, always", offered)
+        await write(c, "a.txt")
+        check(len(asked) == 1, "the session's second call on the same path is not asked", len(asked))
+        answers.append({"approve": True})
         await write(c, "b.txt")
-        check(len(asked) == 1, "the session's second call is not asked", len(asked))
+        check(len(asked) == 2, "another path is asked: the session grant covers a.txt only", len(asked))
 
     answers.append({"approve": True, "scope": "always", "expires_hours": 2})
     async with client() as c:
         await write(c, "c.txt")
-        check(len(asked) == 2, "a fresh session is asked", len(asked))
+        check(len(asked) == 3, "a fresh session is asked", len(asked))
 
     async with client() as c:
-        await write(c, "d.txt")
-        check(len(asked) == 2, "after always, another session is not asked", len(asked))
+        await write(c, "c.txt")
+        check(len(asked) == 3, "after always, another session is not asked about c.txt", len(asked))
 
 
 def main() -> None:

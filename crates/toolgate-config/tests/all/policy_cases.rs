@@ -620,7 +620,7 @@ async fn a_deny_on_a_subcommand_matches_every_spelling_and_beats_a_grant() {
     grants
         .insert(&NewGrant {
             tool_pattern: "run_shell".into(),
-            resource_pattern: Some("command:git".into()),
+            resource_patterns: vec!["command:git".into()],
             scope: GrantScope::Always,
             session: None,
             created_us: 1,

@@ -33,7 +33,7 @@ impl GrantStore for MemoryGrantStore {
         let g = Grant {
             id,
             tool_pattern: grant.tool_pattern.clone(),
-            resource_pattern: grant.resource_pattern.clone(),
+            resource_patterns: grant.resource_patterns.clone(),
             scope: grant.scope,
             session: grant.session.clone(),
             created_us: grant.created_us,

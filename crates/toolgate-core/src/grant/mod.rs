@@ -6,8 +6,9 @@
 //! an answer with a scope ([`crate::ApprovalAnswer::ApprovedFor`]) stores a new grant
 //! ([`GrantStore::insert`]). A grant never overrides a deny: it is consulted only on `ask`.
 //!
-//! A grant covers calls of the tools matching its `tool_pattern` (and, when set, touching only
-//! resources matching its `resource_pattern`) with a scope:
+//! A grant covers calls of the tools matching its `tool_pattern` (and, when it has resource
+//! patterns, touching only resources each matching one of its `resource_patterns`) with a
+//! scope:
 //!
 //! - [`GrantScope::Once`]: one call of one session, spent atomically
 //!   ([`GrantStore::spend_once`]), so two concurrent calls cannot both use it;
@@ -18,9 +19,15 @@
 //! grants of one session expire when that session ends ([`GrantStore::end_session`], called
 //! by [`crate::Pipeline::end_session`]).
 //! [`MemoryGrantStore`] keeps grants in memory; `toolgate-store` keeps them in SQLite.
+//!
+//! An approver's scoped answer grants what its question showed ([`Asked`]): the tool on the
+//! commands, paths and hosts the call touches, never the whole tool unless the call touches
+//! nothing or the person typed a broader pattern.
 
+mod asked;
 mod memory;
 
+pub use asked::{Asked, MAX_LINE_CHARS, MAX_PATTERNS, MAX_SHOWN};
 pub use memory::MemoryGrantStore;
 pub use patterns::{GrantPatternCache, PATTERN_CACHE_CAPACITY};
 
@@ -95,9 +102,9 @@ pub const MAX_GRANT_TEXT: usize = 4096;
 pub struct NewGrant {
     /// Tool names it covers: a tool pattern (`write_file`, `fs_*`, `*`; see [`crate::pattern`]).
     pub tool_pattern: String,
-    /// Resources it covers (`path:<glob>`, `host:<pattern>`, `command:<prefix>`), or `None`
-    /// for any resource.
-    pub resource_pattern: Option<String>,
+    /// Resources it covers (`path:<glob>`, `host:<pattern>`, `command:<prefix>`): a call is
+    /// covered when each resource it touches matches one of them. Empty: any resource.
+    pub resource_patterns: Vec<String>,
     /// How long it holds.
     pub scope: GrantScope,
     /// The session, required for `Once` and `Session`; `None` for `Always` (every session).
@@ -116,17 +123,35 @@ impl NewGrant {
     /// Checks the grant can be stored.
     ///
     /// # Errors
-    /// [`GrantError::Invalid`] for an empty or oversized pattern, text with NUL, a `once` or
-    /// `session` grant without a session, an `always` grant with one, or an expiry not after
-    /// creation.
+    /// [`GrantError::Invalid`] for an empty or oversized pattern, text with NUL (or a line
+    /// break in a resource pattern), more than [`MAX_PATTERNS`] resource patterns, a `once`
+    /// or `session` grant without a session, an `always` grant with one, or an expiry not
+    /// after creation.
     pub fn check(&self) -> Result<(), GrantError> {
         let bad = |m: String| Err(GrantError::Invalid(m));
         if self.tool_pattern.trim().is_empty() {
             return bad("tool_pattern is empty".into());
         }
+        if self.resource_patterns.len() > MAX_PATTERNS {
+            return bad(format!(
+                "{} resource patterns, more than {MAX_PATTERNS}",
+                self.resource_patterns.len()
+            ));
+        }
+        for p in &self.resource_patterns {
+            if p.trim().is_empty() {
+                return bad(
+                    "a resource pattern is empty (leave them out to cover any resource)".into(),
+                );
+            }
+            if p.contains(['\n', '\r']) {
+                return bad("a resource pattern holds a line break".into());
+            }
+        }
+        let resources = self.resource_patterns.join("\n");
         for (name, v) in [
             ("tool_pattern", Some(&self.tool_pattern)),
-            ("resource_pattern", self.resource_pattern.as_ref()),
+            ("resource_patterns", Some(&resources)),
             ("session", self.session.as_ref()),
             ("granted_by", self.granted_by.as_ref()),
             ("note", self.note.as_ref()),
@@ -142,13 +167,6 @@ impl NewGrant {
                     return bad(format!("{name} contains NUL"));
                 }
             }
-        }
-        if self
-            .resource_pattern
-            .as_deref()
-            .is_some_and(|p| p.trim().is_empty())
-        {
-            return bad("resource_pattern is empty (leave it out to cover any resource)".into());
         }
         match (self.scope, &self.session) {
             (GrantScope::Once | GrantScope::Session, None) => {
@@ -176,8 +194,9 @@ pub struct Grant {
     pub id: i64,
     /// Tool names it covers.
     pub tool_pattern: String,
-    /// Resources it covers (`None`: any).
-    pub resource_pattern: Option<String>,
+    /// Resources it covers, each call's resources every one matching one of them (empty:
+    /// any).
+    pub resource_patterns: Vec<String>,
     /// How long it holds.
     pub scope: GrantScope,
     /// Its session (`None` for `always`).
@@ -210,17 +229,12 @@ impl Grant {
     }
 
     /// Whether its patterns cover a call of `tool` touching `resources`: the tool matches the
-    /// tool pattern ([`crate::pattern::ToolPattern`]) and, when the grant has a resource
-    /// pattern ([`crate::pattern::ResourcePattern`], matched as written:
-    /// [`crate::pattern::MatchMode::Grant`]), the call touches at least one resource and every
-    /// one matches it. A pattern that does not parse covers nothing.
+    /// tool pattern ([`crate::pattern::ToolPattern`]) and, when the grant has resource
+    /// patterns ([`crate::pattern::ResourcePattern`], matched as written:
+    /// [`crate::pattern::MatchMode::Grant`]), the call touches at least one resource and each
+    /// one matches one of them. A pattern that does not parse covers nothing.
     pub fn covers(&self, tool: &str, resources: &[ResolvedResource]) -> bool {
-        covers(
-            &self.tool_pattern,
-            self.resource_pattern.as_deref(),
-            tool,
-            resources,
-        )
+        covers(&self.tool_pattern, &self.resource_patterns, tool, resources)
     }
 }
 
@@ -336,9 +350,11 @@ pub struct GrantRequest {
     /// The tools it covers (a tool pattern); `None`: exactly the tool of this call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
-    /// The resources it covers (a resource pattern); `None`: any resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource: Option<String>,
+    /// The resources it covers (resource patterns; a call is covered when each resource it
+    /// touches matches one); empty: any resource. Approvers that ask a person grant what the
+    /// question showed ([`Asked::patterns`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
     /// Seconds until it expires; `None`: until revoked (a `session` grant also ends with its
     /// session: [`GrantStore::end_session`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -351,8 +367,16 @@ impl GrantRequest {
         GrantRequest {
             scope,
             tool: None,
-            resource: None,
+            resources: Vec::new(),
             expires_in_secs: None,
+        }
+    }
+
+    /// A request of `scope` for the tool of the call on `resources` (patterns), no expiry.
+    pub fn on(scope: GrantScope, resources: &[String]) -> Self {
+        GrantRequest {
+            resources: resources.to_vec(),
+            ..GrantRequest::new(scope)
         }
     }
 
@@ -374,7 +398,10 @@ impl GrantRequest {
             ));
         }
         let tool_pattern = self.tool.clone().unwrap_or_else(|| tool.to_owned());
-        check_patterns(&tool_pattern, self.resource.as_deref())?;
+        for r in &self.resources {
+            check_patterns(&tool_pattern, Some(r))?;
+        }
+        check_patterns(&tool_pattern, None)?;
         let expires_us = match self.expires_in_secs {
             None => None,
             Some(0) => {
@@ -386,7 +413,7 @@ impl GrantRequest {
         };
         let grant = NewGrant {
             tool_pattern,
-            resource_pattern: self.resource.clone(),
+            resource_patterns: self.resources.clone(),
             scope: self.scope,
             session: (self.scope != GrantScope::Always).then(|| session.to_owned()),
             created_us: now_us,
@@ -409,11 +436,11 @@ pub fn check_patterns(tool: &str, resource: Option<&str>) -> Result<(), GrantErr
 
 fn covers(
     tool_pattern: &str,
-    resource_pattern: Option<&str>,
+    resource_patterns: &[String],
     tool: &str,
     resources: &[ResolvedResource],
 ) -> bool {
-    patterns::covers(tool_pattern, resource_pattern, tool, resources)
+    patterns::covers(tool_pattern, resource_patterns, tool, resources)
 }
 
 mod patterns;

@@ -2,9 +2,9 @@
 //!
 //! A grant grants, so its patterns match in [`MatchMode::Grant`]: exactly what they say (a
 //! path glob compares case-sensitively against the canonical path, a command prefix names the
-//! program as the command writes it). A grant with a resource pattern covers a call only when
-//! the call touches at least one resource and every one matches: a call that also touches a
-//! file outside the pattern is asked about.
+//! program as the command writes it). A grant with resource patterns covers a call only when
+//! the call touches at least one resource and each one matches one of them: a call that also
+//! touches a file or runs a command outside them is asked about.
 //!
 //! [`GrantPatternCache`] keeps each grant's patterns compiled, by grant id, so a lookup over
 //! N stored grants parses nothing once it has seen them.
@@ -24,58 +24,60 @@ pub(super) fn check(tool: &str, resource: Option<&str>) -> Result<(), GrantError
     Ok(())
 }
 
-/// A grant's patterns, parsed; `None` when one of them does not parse (it covers nothing).
-struct Compiled(Option<(ToolPattern, Option<ResourcePattern>)>);
+/// A grant's patterns, parsed (no resource pattern: any resource); `None` when one of them
+/// does not parse (it covers nothing).
+struct Compiled(Option<(ToolPattern, Vec<ResourcePattern>)>);
 
 impl Compiled {
-    fn new(tool_pattern: &str, resource_pattern: Option<&str>) -> Self {
+    fn new(tool_pattern: &str, resource_patterns: &[String]) -> Self {
         let Ok(tool) = ToolPattern::parse(tool_pattern) else {
             return Compiled(None);
         };
-        let resource = match resource_pattern {
-            None => None,
-            Some(r) => match ResourcePattern::parse_with(r, MatchMode::Grant) {
-                Ok(rp) => Some(rp),
+        let mut resources = Vec::with_capacity(resource_patterns.len());
+        for r in resource_patterns {
+            match ResourcePattern::parse_with(r, MatchMode::Grant) {
+                Ok(rp) => resources.push(rp),
                 Err(_) => return Compiled(None),
-            },
-        };
-        Compiled(Some((tool, resource)))
+            }
+        }
+        Compiled(Some((tool, resources)))
     }
 
     fn covers(&self, tool: &str, resources: &[ResolvedResource]) -> bool {
-        let Some((tp, rp)) = &self.0 else {
+        let Some((tp, rps)) = &self.0 else {
             return false;
         };
         if !tp.matches(tool) {
             return false;
         }
-        match rp {
-            None => true,
-            Some(rp) => !resources.is_empty() && resources.iter().all(|res| rp.matches(res)),
-        }
+        rps.is_empty()
+            || (!resources.is_empty()
+                && resources
+                    .iter()
+                    .all(|res| rps.iter().any(|rp| rp.matches(res))))
     }
 }
 
 pub(super) fn covers(
     tool_pattern: &str,
-    resource_pattern: Option<&str>,
+    resource_patterns: &[String],
     tool: &str,
     resources: &[ResolvedResource],
 ) -> bool {
-    Compiled::new(tool_pattern, resource_pattern).covers(tool, resources)
+    Compiled::new(tool_pattern, resource_patterns).covers(tool, resources)
 }
 
 /// One cached grant: the pattern text it was compiled from, and what it compiled to.
 struct Entry {
     tool_pattern: Box<str>,
-    resource_pattern: Option<Box<str>>,
+    resource_patterns: Vec<String>,
     compiled: Compiled,
 }
 
 impl Entry {
     fn is_for(&self, grant: &Grant) -> bool {
         *self.tool_pattern == *grant.tool_pattern
-            && self.resource_pattern.as_deref() == grant.resource_pattern.as_deref()
+            && self.resource_patterns == grant.resource_patterns
     }
 }
 
@@ -119,8 +121,8 @@ impl GrantPatternCache {
         }
         let entry = Entry {
             tool_pattern: grant.tool_pattern.as_str().into(),
-            resource_pattern: grant.resource_pattern.as_deref().map(Into::into),
-            compiled: Compiled::new(&grant.tool_pattern, grant.resource_pattern.as_deref()),
+            resource_patterns: grant.resource_patterns.clone(),
+            compiled: Compiled::new(&grant.tool_pattern, &grant.resource_patterns),
         };
         let covers = entry.compiled.covers(tool, resources);
         let mut entries = self.entries.write();

@@ -4,7 +4,7 @@ use pretty_assertions::assert_eq;
 fn new(scope: GrantScope, session: Option<&str>) -> NewGrant {
     NewGrant {
         tool_pattern: "write_file".into(),
-        resource_pattern: None,
+        resource_patterns: Vec::new(),
         scope,
         session: session.map(Into::into),
         created_us: 10,
@@ -143,7 +143,7 @@ fn patterns_cover_what_they_say_and_no_more() {
     let g = |tool: &str, resource: Option<&str>| Grant {
         id: 1,
         tool_pattern: tool.into(),
-        resource_pattern: resource.map(Into::into),
+        resource_patterns: resource.into_iter().map(Into::into).collect(),
         scope: GrantScope::Always,
         session: None,
         created_us: 0,
@@ -212,7 +212,7 @@ fn bad_patterns_are_refused_when_granted() {
     ] {
         let req = GrantRequest {
             tool: Some(tool.into()),
-            resource: resource.map(Into::into),
+            resources: resource.into_iter().map(Into::into).collect(),
             ..GrantRequest::new(GrantScope::Always)
         };
         let e = req
@@ -232,7 +232,7 @@ fn the_pattern_cache_matches_as_covers_does() {
     let grant = |id: i64, tool: &str, resource: Option<&str>| Grant {
         id,
         tool_pattern: tool.into(),
-        resource_pattern: resource.map(Into::into),
+        resource_patterns: resource.into_iter().map(Into::into).collect(),
         scope: GrantScope::Always,
         session: None,
         created_us: 1,

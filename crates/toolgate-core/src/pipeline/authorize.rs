@@ -66,7 +66,10 @@ pub(crate) async fn authorize(
         Decision::Ask => {
             if let Some(grants) = &inner.grants {
                 let now = now_us(SystemTime::now());
-                match find_covering(&**grants, &session.id, &spec.name, resources, now) {
+                // what a verdict that cannot be granted is about cannot be named: only a grant
+                // of the whole tool (no resource patterns) covers it, as it covers anything
+                let covered = if verdict.grantable { resources } else { &[] };
+                match find_covering(&**grants, &session.id, &spec.name, covered, now) {
                     Ok(Some(g)) => {
                         st.approval = Some(Approval::Granted);
                         st.grant = Some(g.id);
@@ -90,10 +93,20 @@ pub(crate) async fn authorize(
                 rule: &verdict.rule,
                 reason: &verdict.reason,
                 preview: preview.as_deref(),
+                grantable: verdict.grantable,
             };
             let answer = inner.approver.approve(&request).await;
             match answer {
                 ApprovalAnswer::Approved => {
+                    st.approval = Some(Approval::Approved);
+                    st.scope = Some(GrantScope::Once);
+                    Ok(())
+                }
+                ApprovalAnswer::ApprovedFor { .. } if !request.grantable => {
+                    tracing::warn!(
+                        rule = %verdict.rule,
+                        "a scoped answer to a question that can only approve this call"
+                    );
                     st.approval = Some(Approval::Approved);
                     st.scope = Some(GrantScope::Once);
                     Ok(())

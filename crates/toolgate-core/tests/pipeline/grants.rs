@@ -143,7 +143,7 @@ async fn an_expired_grant_stops_applying() {
     let now = now();
     let grant = |created_us: u64, expires_us: u64| NewGrant {
         tool_pattern: "delete_all".into(),
-        resource_pattern: None,
+        resource_patterns: Vec::new(),
         scope: GrantScope::Always,
         session: None,
         created_us,
@@ -251,7 +251,7 @@ async fn a_once_grant_is_spent_by_exactly_one_of_concurrent_calls() {
         .grants
         .insert(&NewGrant {
             tool_pattern: "delete_all".into(),
-            resource_pattern: None,
+            resource_patterns: Vec::new(),
             scope: GrantScope::Once,
             session: Some("s".into()),
             created_us: now(),
@@ -297,7 +297,7 @@ async fn a_grant_never_overrides_a_deny() {
     for tool in ["wipe_disk", "*"] {
         let _ = t.grants.insert(&NewGrant {
             tool_pattern: tool.into(),
-            resource_pattern: None,
+            resource_patterns: Vec::new(),
             scope: GrantScope::Always,
             session: None,
             created_us: now(),
@@ -386,7 +386,7 @@ fn answers_round_trip_as_json() {
         grant: GrantRequest {
             scope: GrantScope::Always,
             tool: Some("write_file".into()),
-            resource: None,
+            resources: Vec::new(),
             expires_in_secs: Some(3600),
         },
     };
@@ -400,4 +400,82 @@ fn answers_round_trip_as_json() {
         json!({"answer": "approved_for", "grant": {"scope": "forever"}})
     )
     .is_err());
+}
+
+/// Asks every call it sees, and cannot name what the call does.
+struct AsksEachTime;
+
+impl Policy for AsksEachTime {
+    fn decide(&self, _input: &PolicyInput<'_>) -> Verdict {
+        Verdict::ask_each_time(
+            "test.uncertain",
+            "what it runs cannot be read with certainty",
+        )
+    }
+}
+
+/// An ask that cannot be granted (a shell line read without certainty) is never answered by
+/// a grant over resources, even one covering every resource the call declares; a scoped
+/// answer to it approves the call only and stores nothing; only a grant of the whole tool, an
+/// explicit choice of everything, answers it.
+#[tokio::test]
+async fn an_ask_that_cannot_be_granted_is_answered_only_by_a_whole_tool_grant() {
+    let dir = tempfile::tempdir().unwrap();
+    let reads = Echo {
+        reads_path: true,
+        ..Echo::named("reads", "Reads its text as a path.")
+    };
+    let approver = Arc::new(ScriptedApprover::new(vec![
+        scoped(GrantScope::Session),
+        ApprovalAnswer::Approved,
+    ]));
+    let audit = Arc::new(MemoryAuditSink::default());
+    let grants = Arc::new(MemoryGrantStore::new());
+    let p = Pipeline::builder(Registry::builder().tool(reads).build().unwrap())
+        .policy(Arc::new(AsksEachTime))
+        .approver(approver.clone())
+        .audit(audit.clone())
+        .grants(grants.clone())
+        .build();
+    let s = p
+        .session("s1")
+        .workspace(Workspace::open(dir.path()).unwrap())
+        .build()
+        .unwrap();
+    let grant = |resource_patterns: Vec<String>| NewGrant {
+        tool_pattern: "reads".into(),
+        resource_patterns,
+        scope: GrantScope::Always,
+        session: None,
+        created_us: now(),
+        expires_us: None,
+        granted_by: Some("operator".into()),
+        note: None,
+    };
+    grants
+        .insert(&grant(vec!["path:a.txt".into(), "path:**".into()]))
+        .unwrap();
+    let call = |id: &str| ToolCall::new(id, "reads", json!({"text": "a.txt"}));
+    // the grant covers a.txt, and still the approver is asked; its session answer stores
+    // nothing
+    assert!(!p.dispatch(call("c1"), &s).await.is_error);
+    assert!(!p.dispatch(call("c2"), &s).await.is_error);
+    assert_eq!(approver.asked().len(), 2);
+    assert_eq!(grants.list(&GrantFilter::default()).unwrap().len(), 1);
+    // a grant of the whole tool answers it
+    let whole = grants.insert(&grant(Vec::new())).unwrap();
+    assert!(!p.dispatch(call("c3"), &s).await.is_error);
+    assert_eq!(approver.asked().len(), 2);
+    assert_eq!(
+        provenance(&audit),
+        [
+            (Some(Approval::Approved), None, Some(GrantScope::Once)),
+            (Some(Approval::Approved), None, Some(GrantScope::Once)),
+            (
+                Some(Approval::Granted),
+                Some(whole.id),
+                Some(GrantScope::Always)
+            ),
+        ]
+    );
 }

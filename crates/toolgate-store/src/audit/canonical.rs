@@ -206,20 +206,6 @@ fn write_serialize<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
 
 /// Writes `v` with object keys sorted at every depth.
 pub fn write_value(out: &mut Vec<u8>, v: &Value) {
-    write_sorted::<false>(out, v);
-}
-
-/// [`write_value`] of `v` after [`toolgate_core::redact::redact`], in one pass and without
-/// changing `v`: a value under a key that names a secret (when not null) and a string that
-/// looks like a credential are written as `"[REDACTED]"`. The same predicates as core's
-/// `redact`, so the output is byte for byte `write_value` of the redacted value (tested).
-pub fn write_value_redacted(out: &mut Vec<u8>, v: &Value) {
-    write_sorted::<true>(out, v);
-}
-
-/// The one writer behind [`write_value`] and (with `REDACT`) [`write_value_redacted`].
-fn write_sorted<const REDACT: bool>(out: &mut Vec<u8>, v: &Value) {
-    use toolgate_core::redact::{is_secret_key, looks_like_secret, REDACTED};
     match v {
         Value::Object(map) => {
             let entry = |out: &mut Vec<u8>, i: usize, k: &String, v: &Value| {
@@ -228,11 +214,7 @@ fn write_sorted<const REDACT: bool>(out: &mut Vec<u8>, v: &Value) {
                 }
                 write_serialize(out, k.as_str());
                 out.push(b':');
-                if REDACT && !v.is_null() && is_secret_key(k) {
-                    write_serialize(out, REDACTED);
-                } else {
-                    write_sorted::<REDACT>(out, v);
-                }
+                write_value(out, v);
             };
             out.push(b'{');
             // serde_json's map is a BTreeMap (sorted by bytes) unless `preserve_order` is on
@@ -255,13 +237,20 @@ fn write_sorted<const REDACT: bool>(out: &mut Vec<u8>, v: &Value) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_sorted::<REDACT>(out, item);
+                write_value(out, item);
             }
             out.push(b']');
         }
-        Value::String(s) if REDACT && looks_like_secret(s) => write_serialize(out, REDACTED),
         other => write_serialize(out, other),
     }
+}
+
+/// The arguments as the audit stores and hashes them: [`write_value`] of
+/// [`toolgate_core::redact::for_audit`] of `v` (secrets redacted, long strings and arguments
+/// cut to a head and a tail with their length and SHA-256). The writer thread calls it, off
+/// the caller's path.
+pub fn write_value_redacted(out: &mut Vec<u8>, v: &Value) {
+    write_value(out, &toolgate_core::redact::for_audit(v));
 }
 
 /// The canonical JSON of `v` as a string (object keys sorted at every depth).
@@ -381,6 +370,7 @@ pub(crate) mod tests {
         assert_ne!(value_hash(&a), value_hash(&json!({"b": 2})));
     }
 
+    /// For arguments within every bound, what the audit keeps is core's `redact` of them.
     #[test]
     fn redacting_while_writing_matches_cores_redact() {
         let cases = [
@@ -412,6 +402,28 @@ pub(crate) mod tests {
         }
     }
 
+    /// The writer reads a caller's arguments back from their canonical JSON: the value it
+    /// reads is the value the caller had, numbers and text included, so the stored form does
+    /// not depend on whether the caller copied the arguments or handed them over.
+    #[test]
+    fn canonical_json_reads_back_as_the_same_value() {
+        for v in [
+            json!({"f": [0.1, 1e300, -0.0, 2.5e-308, 1.0], "i": [u64::MAX, i64::MIN, 0]}),
+            json!({"s": "é\u{1F600}\n\"\\\u{7f}\u{0}", "nested": {"b": [], "a": {}}}),
+            json!(["x", null, true, false]),
+            json!("plain"),
+        ] {
+            let mut text = Vec::new();
+            write_value(&mut text, &v);
+            let back: Value = serde_json::from_slice(&text).unwrap();
+            assert_eq!(back, v);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            write_value_redacted(&mut a, &v);
+            write_value_redacted(&mut b, &back);
+            assert_eq!(a, b);
+        }
+    }
+
     #[test]
     fn known_records_keep_their_hashes() {
         // Pinned when write_value and write_value_redacted became one writer: any change to
@@ -423,10 +435,29 @@ pub(crate) mod tests {
             "b": [{"z": null, "password": "x", "Y": 2}, "sk-abcdefghijklmnop1234"],
             "a": {"é": 1, "e": 2.5}
         });
+        // pinned when secrets inside strings and long strings came to be cut (issue 12): a
+        // record of the new shape, so a change to what the audit keeps of them is seen here
+        let mut third = full();
+        third.arguments = json!({
+            "command": "curl -H 'Authorization: Bearer ghp_0123456789abcdefABCDEF' x; \
+                        export OPENAI_API_KEY=sk-proj-0123456789abcdef",
+            "content": "AWS_SECRET_ACCESS_KEY=abc\n".repeat(400),
+        });
+        let mut kept = Vec::new();
+        write_value_redacted(&mut kept, &third.arguments);
+        let kept = String::from_utf8(kept).unwrap();
+        assert!(
+            kept.starts_with(
+                "{\"command\":\"curl -H 'Authorization: Bearer [REDACTED]' x; export \
+                 OPENAI_API_KEY=[REDACTED]\",\"content\":\"AWS_SECRET_ACCESS_KEY=[REDACTED]\\n"
+            ),
+            "{kept:.200}"
+        );
+        assert!(kept.contains("…[toolgate: 10400 bytes, sha256 "), "{kept}");
         let mut prev = GENESIS;
         let mut chain = Vec::new();
         let mut plain = Vec::new();
-        for r in [full(), second] {
+        for r in [full(), second, third] {
             // as the writer hashes: arguments redacted, then the record
             let mut arguments = Vec::new();
             write_value_redacted(&mut arguments, &r.arguments);
@@ -445,6 +476,7 @@ pub(crate) mod tests {
             [
                 "c6fcb1baf8888ceb1394873b5d107bd5251c5115e5061f885e97955239032889",
                 "9cd8c31bd608e321e83b245e84178ea72308bff4cb210fe1e4a0c76514ea005e",
+                "871157e1c677686d3f7270372260ff4a716e4394f414f74349d8cbc84e323611",
             ]
         );
         assert_eq!(
@@ -454,6 +486,8 @@ pub(crate) mod tests {
                 "f25c37699b25f0cef505842b56fd1fdcb7597d85a4609bca0b69cdefe4246583",
                 "4d9206ca73f98b627fd40affb249cfb040443e7034868aa4fbd200d877d85321",
                 "821585561d1b6ab5134e3580ec7477c7a64edbd55c0e4c2338cab9e9644cb732",
+                "6e7ea9a46bfc6dc53c93ae9b8b6c715ebe326a82efc924fd970531b7e98efe39",
+                "607cd19a750f80ed73cd10336e8c609e2216acafe7ef8e60bd0f9d0d4a8004cd",
             ]
         );
     }

@@ -2,13 +2,19 @@
 //!
 //! `record` copies what the writer needs of a record into the queue and frees the record at
 //! once, on its own thread while its memory is still warm in that core's cache: the
-//! arguments' canonical JSON with secrets redacted (one pass, [`write_value_redacted`]) and
-//! the record's text fields go to the end of one shared byte buffer, its numbers and enums
+//! arguments' canonical JSON (as sent: [`write_value`]) and the record's text fields go to the
+//! end of one shared byte buffer, its numbers and enums
 //! with the offsets of its text into an [`Entry`]. The writer then reads only that buffer:
 //! it never touches a caller's allocations, and callers never free memory the writer has
 //! read (both cost the caller a cache miss per allocation: 1.4 µs a call in the rules
 //! benchmark when the queue held whole records, BENCHMARKS.md). Arguments larger than [`COPY_LIMIT`] bytes are not copied on the
 //! caller's path: their value is moved into the entry, and the writer writes them.
+//!
+//! Redaction is the writer's: it reads each record's arguments back from their text (or takes
+//! the moved value) and stores what [`write_value_redacted`] gives (secrets redacted, long
+//! strings and arguments bounded: `toolgate_core::redact::for_audit`). Canonical JSON read
+//! back is the same value (numbers are written as `serde_json` parses them back), so what is
+//! stored and hashed does not depend on which way the arguments came.
 //!
 //! The writer takes the whole queue at once (the entries and the buffer, swapped with its
 //! own emptied ones under the lock) and writes the group in one `BEGIN IMMEDIATE`
@@ -27,7 +33,8 @@
 //! error is kept, and [`SqliteAuditSink::flush_checked`] reports it.
 
 use super::canonical::{
-    canonical_json_with, chain_hash, saturate, write_value_redacted, Hash, View, GENESIS,
+    canonical_json_with, chain_hash, saturate, write_value, write_value_redacted, Hash, View,
+    GENESIS,
 };
 use super::row;
 use crate::error::{Result, StoreError};
@@ -357,7 +364,7 @@ impl Entry {
         put(TRUNCATED, r.truncated.as_deref(), text);
         put(ERROR_REASON, r.error_reason.as_deref(), text);
         let large = if within(&r.arguments, &mut { COPY_LIMIT }) {
-            write_value_redacted(text, &r.arguments);
+            write_value(text, &r.arguments);
             None
         } else {
             Some(r.arguments)
@@ -559,13 +566,18 @@ impl Scratch {
         text: &str,
         prev: &Hash,
     ) -> rusqlite::Result<Hash> {
-        let (view, mut arguments) = e.view(text);
-        if let Some(large) = &e.large {
-            self.arguments.clear();
-            write_value_redacted(&mut self.arguments, large);
-            // written from a `Value`, whose strings are UTF-8: never the fallback
-            arguments = std::str::from_utf8(&self.arguments).unwrap_or("null");
+        let (view, sent) = e.view(text);
+        self.arguments.clear();
+        match &e.large {
+            Some(large) => write_value_redacted(&mut self.arguments, large),
+            // the caller's own canonical JSON of a `Value`: it parses
+            None => match serde_json::from_str::<Value>(sent) {
+                Ok(v) => write_value_redacted(&mut self.arguments, &v),
+                Err(_) => self.arguments.extend_from_slice(b"null"),
+            },
         }
+        // written from a `Value`, whose strings are UTF-8: never the fallback
+        let arguments = std::str::from_utf8(&self.arguments).unwrap_or("null");
         self.canonical.clear();
         canonical_json_with(&view, arguments.as_bytes(), &mut self.canonical);
         let hash = chain_hash(prev, &self.canonical);
@@ -669,12 +681,16 @@ mod tests {
             .entries
             .iter()
             .map(|e| {
-                let (view, mut arguments) = e.view(text);
-                let mut large = Vec::new();
-                if let Some(v) = &e.large {
-                    write_value_redacted(&mut large, v);
-                    arguments = std::str::from_utf8(&large).unwrap();
+                let (view, sent) = e.view(text);
+                let mut redacted = Vec::new();
+                match &e.large {
+                    Some(v) => write_value_redacted(&mut redacted, v),
+                    None => write_value_redacted(
+                        &mut redacted,
+                        &serde_json::from_str::<Value>(sent).unwrap(),
+                    ),
                 }
+                let arguments = std::str::from_utf8(&redacted).unwrap();
                 let mut out = Vec::new();
                 canonical_json_with(&view, arguments.as_bytes(), &mut out);
                 (String::from_utf8(out).unwrap(), e.large.is_some())

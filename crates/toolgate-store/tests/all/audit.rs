@@ -4,6 +4,7 @@
 use super::support::{failed, rec, record, TempStore};
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use sha2::Digest;
 use std::sync::Arc;
 use toolgate_core::redact::REDACTED;
 use toolgate_core::{
@@ -103,10 +104,93 @@ fn secrets_in_arguments_are_redacted_before_they_are_stored() {
     }
 }
 
+/// audit-secret-88 (secret_leak), the store's part: credentials inside longer strings (a
+/// command line, a `.env` file's content, a URL) are cut out by the writer, in small records
+/// the caller copies and in large ones it hands over, and reach neither the stored arguments
+/// nor the file's bytes (WAL included).
+#[test]
+fn secrets_inside_argument_strings_never_reach_the_file() {
+    let t = TempStore::new();
+    let lines: &[(&str, &str, &str)] = &[
+        // argument, a secret it holds, what stays of its neighbourhood
+        (
+            "curl -s -m 1 -H 'Authorization: Bearer ghp_CANARYTOKEN0123456789abcdefABCDEF' http://127.0.0.1:9/ ; echo done",
+            "CANARYTOKEN",
+            "Authorization: Bearer [REDACTED]",
+        ),
+        (
+            "export OPENAI_API_KEY=sk-proj-CANARY1aaaaaaaaaaaaaaaa && python x.py",
+            "CANARY1",
+            "OPENAI_API_KEY=[REDACTED] &&",
+        ),
+        ("mysql --password=CANARY2pw -e 'select 1'", "CANARY2", "--password=[REDACTED] -e"),
+        ("git clone https://bob:CANARY3pw@git.example.com/r", "CANARY3", "bob:[REDACTED]@git"),
+        (
+            "AWS_SECRET_ACCESS_KEY=CANARY4wJalrXUtnFEMI/K7MDENG\nSTRIPE=sk_live_CANARY5xxxxxxxxxxxx\n",
+            "CANARY4",
+            "AWS_SECRET_ACCESS_KEY=[REDACTED]",
+        ),
+        ("STRIPE=sk_live_CANARY5xxxxxxxxxxxx", "CANARY5", "STRIPE=[REDACTED]"),
+    ];
+    let sink = SqliteAuditSink::new(&t.store).unwrap();
+    for (i, (line, _, _)) in lines.iter().enumerate() {
+        sink.record(record(
+            i as u64 + 1,
+            "run_shell",
+            "s1",
+            json!({"command": line}),
+        ));
+    }
+    // a .env file's content given to write_file, past the size a caller copies
+    let env = format!(
+        "AWS_SECRET_ACCESS_KEY=CANARY6wJalrXUtnFEMI/K7MDENG\nPAYMENTS=sk_live_CANARY7xxxxxxxxxxxx\n{}",
+        "# padding\n".repeat(3_000)
+    );
+    sink.record(record(
+        99,
+        "write_file",
+        "s1",
+        json!({"path": ".env", "content": env}),
+    ));
+    sink.flush_checked().unwrap();
+    let stored = all(&t.store);
+    for (r, (_, _, kept)) in stored.iter().zip(lines) {
+        let command = r.arguments["command"].as_str().unwrap();
+        assert!(command.contains(kept), "{command}");
+    }
+    let content = stored[lines.len()].arguments["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("AWS_SECRET_ACCESS_KEY=[REDACTED]\nPAYMENTS=[REDACTED]\n"),
+        "{content:.100}"
+    );
+    drop(sink);
+    let mut bytes = std::fs::read(t.path()).unwrap();
+    if let Ok(wal) = std::fs::read(t.dir.path().join("toolgate.db-wal")) {
+        bytes.extend(wal);
+    }
+    for canary in [
+        "CANARYTOKEN",
+        "CANARY1",
+        "CANARY2",
+        "CANARY3",
+        "CANARY4",
+        "CANARY5",
+        "CANARY6",
+        "CANARY7",
+    ] {
+        assert!(
+            !bytes.windows(canary.len()).any(|w| w == canary.as_bytes()),
+            "{canary} reached the store file"
+        );
+    }
+    assert!(t.store.verify_audit().unwrap().is_intact());
+}
+
 /// Arguments past the size a caller copies (16 KiB: a file's content, a long list) are handed
-/// to the writer whole and written by it: stored redacted, in order among small records, with
-/// one unbroken chain; and a record whose counts overflow SQLite's INTEGER is stored
-/// saturated, its hash over what is stored.
+/// to the writer whole and written by it: stored redacted and bounded (a 120 kB content keeps
+/// its first 2 KiB and last 1 KiB around its length and SHA-256), in order among small
+/// records, with one unbroken chain; and a record whose counts overflow SQLite's INTEGER is
+/// stored saturated, its hash over what is stored.
 #[test]
 fn large_arguments_are_written_by_the_writer_redacted_and_chained() {
     let t = TempStore::new();
@@ -131,9 +215,18 @@ fn large_arguments_are_written_by_the_writer_redacted_and_chained() {
     assert_eq!(stored.len(), 5);
     assert_eq!(stored[0], rec(1));
     assert_eq!(stored[4], rec(5));
+    let hash: String = sha2::Sha256::digest(content.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let kept = format!(
+        "{}…[toolgate: 120000 bytes, sha256 {hash}, 116928 left out]…{}",
+        &content[..2048],
+        &content[content.len() - 1024..]
+    );
     assert_eq!(
         stored[1].arguments,
-        json!({"path": "big.txt", "content": content, "password": REDACTED, "key": REDACTED})
+        json!({"path": "big.txt", "content": kept, "password": REDACTED, "key": REDACTED})
     );
     assert_eq!(
         stored[2].arguments,

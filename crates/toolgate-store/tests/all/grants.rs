@@ -10,7 +10,7 @@ const HOUR: u64 = 3_600_000_000;
 fn grant(scope: GrantScope, session: Option<&str>, expires: Option<u64>) -> NewGrant {
     NewGrant {
         tool_pattern: "write_file".into(),
-        resource_pattern: Some("src/**".into()),
+        resource_patterns: vec!["src/**".into()],
         scope,
         session: session.map(Into::into),
         created_us: T0,
@@ -22,6 +22,48 @@ fn grant(scope: GrantScope, session: Option<&str>, expires: Option<u64>) -> NewG
 
 fn ids(g: &[toolgate_store::Grant]) -> Vec<i64> {
     g.iter().map(|g| g.id).collect()
+}
+
+/// A grant of several resource patterns reads back with each, in order; a row written with
+/// one pattern (as every grant was before grants had several) reads back as that one, and a
+/// NULL as none.
+#[test]
+fn resource_patterns_round_trip_one_per_line() {
+    let t = TempStore::new();
+    let patterns = vec![
+        "command:python3 -m unittest".to_string(),
+        "path:/src/a b.rs".to_string(),
+        "host:example.com".to_string(),
+    ];
+    let g = t
+        .store
+        .insert_grant(&NewGrant {
+            resource_patterns: patterns.clone(),
+            ..grant(GrantScope::Always, None, None)
+        })
+        .unwrap();
+    assert_eq!(
+        t.store.grant(g.id).unwrap().unwrap().resource_patterns,
+        patterns
+    );
+    let raw = t.raw();
+    let stored: String = raw
+        .query_row(
+            "SELECT resource_pattern FROM grants WHERE id = ?1",
+            [g.id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, patterns.join("\n"));
+    raw.execute(
+        "INSERT INTO grants (tool_pattern, resource_pattern, scope, created_us) VALUES \
+         ('write_file', 'path:src/**', 'always', 1), ('read_file', NULL, 'always', 1)",
+        [],
+    )
+    .unwrap();
+    let all = t.store.list_grants(&GrantFilter::default()).unwrap();
+    assert_eq!(all[1].resource_patterns, ["path:src/**"]);
+    assert!(all[2].resource_patterns.is_empty());
 }
 
 #[test]
@@ -38,7 +80,7 @@ fn grants_round_trip_and_list_by_session() {
         .insert_grant(&grant(GrantScope::Once, Some("s2"), None))
         .unwrap();
     assert_eq!(a.tool_pattern, "write_file");
-    assert_eq!(a.resource_pattern.as_deref(), Some("src/**"));
+    assert_eq!(a.resource_patterns, ["src/**"]);
     assert_eq!(
         (a.scope, a.created_us, a.revoked_us),
         (GrantScope::Session, T0, None)
@@ -161,10 +203,24 @@ fn bad_grants_are_refused_with_the_reason() {
         ),
         (
             NewGrant {
-                resource_pattern: Some(String::new()),
+                resource_patterns: vec!["path:a".into(), String::new()],
                 ..grant(GrantScope::Always, None, None)
             },
-            "resource_pattern is empty",
+            "a resource pattern is empty",
+        ),
+        (
+            NewGrant {
+                resource_patterns: vec!["path:a\nb".into()],
+                ..grant(GrantScope::Always, None, None)
+            },
+            "line break",
+        ),
+        (
+            NewGrant {
+                resource_patterns: (0..65).map(|i| format!("path:{i}")).collect(),
+                ..grant(GrantScope::Always, None, None)
+            },
+            "more than 64",
         ),
         (
             NewGrant {

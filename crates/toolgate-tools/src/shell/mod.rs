@@ -5,6 +5,7 @@
 //! | [`run_shell`] | the tool: arguments, the run's sequence, its structured result |
 //! | `sandbox.rs` | what the child does between fork and exec (the crate's only unsafe code) |
 //! | `stop.rs` | stopping a run at its timeout or cancellation before its script takes another step |
+//! | `binds.rs` | what the run's mount namespace puts over workspace paths: pins, read-only, hidden |
 //! | `fs_rules.rs` | the Landlock ruleset: read everywhere but denied paths, write in the workspace |
 //! | [`env`](mod@env) | the environment allowlist and git's hardening variables |
 //! | [`output`] | capturing stdout and stderr in bounded memory |
@@ -15,12 +16,15 @@
 //! | [`report`] | what the sandbox can enforce on this machine ([`sandbox_report`]) |
 //!
 //! A sandboxed run cannot write outside the workspace and its private temporary directory,
-//! cannot write the workspace's protected paths (even to create them), reaches no network
+//! cannot write the workspace's protected paths (even to create them) nor move them away,
+//! cannot read the workspace paths its configuration hides (the store, denied paths) nor
+//! write those it makes read-only, reaches no network
 //! unless [`ShellConfig::allow_network`], sees no inherited secret, runs under resource
 //! limits without capabilities, and dies whole at its timeout. When the kernel lacks what
 //! that needs, run_shell refuses to run (`tool_failed`, reason `sandbox_unavailable`) unless
 //! [`ShellConfig::allow_unsandboxed`] says otherwise, and then says so in every result.
 
+mod binds;
 pub mod env;
 mod fs_rules;
 pub mod output;
@@ -33,6 +37,7 @@ mod stop;
 pub mod stream;
 pub mod vars;
 
+pub use binds::{covered, Covered, MAX_BINDS, MAX_WALK_ENTRIES};
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;
 pub use parse::{analyze, CommandAnalysis, Redirect, SimpleCommand};
@@ -44,6 +49,7 @@ pub use stream::StreamLimits;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
+use toolgate_core::pattern::{MatchMode, PathPattern};
 
 /// The default `timeout_ms` of a run: 120 s.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -109,10 +115,20 @@ pub struct ShellConfig {
     /// Directories the command may write besides the workspace and its private temporary
     /// directory (absolute; default none).
     pub extra_writable: Vec<PathBuf>,
-    /// Workspace paths that stay read-only even while absent (relative to the root): default
-    /// `.toolgate` (toolgate's own configuration, created empty when missing so it can be
-    /// protected), `.git/hooks` and `.git/config`.
+    /// Workspace paths that stay read-only, directory entry included (relative to the root):
+    /// default `.toolgate` (toolgate's state, created empty when missing so it cannot be
+    /// created by the command), `.git/hooks` and `.git/config`; the configuration adds its own
+    /// file. The directories above each are pinned, so none can be moved away and replaced.
     pub protected: Vec<String>,
+    /// Workspace paths the command may not read, matched as deny rules match (every
+    /// spelling, a directory with everything below it): each file or directory they match
+    /// when a run starts is covered by an empty read-only one. Default: `/.toolgate` (the
+    /// store); the configuration adds its read-denying path rules and its store.
+    pub hidden: Vec<PathPattern>,
+    /// Workspace paths the command may not write (matched the same way): each file or
+    /// directory they match when a run starts is bound read-only. Default none; the
+    /// configuration adds its write-denying path rules.
+    pub read_only: Vec<PathPattern>,
     /// Resource limits.
     pub limits: ShellLimits,
     /// After the timeout or a cancel, how long the commands of the run (never the script
@@ -147,6 +163,10 @@ impl Default for ShellConfig {
                 ".git/hooks".to_string(),
                 ".git/config".to_string(),
             ],
+            hidden: vec![
+                PathPattern::parse("/.toolgate", MatchMode::Restrict).expect("a valid pattern")
+            ],
+            read_only: Vec::new(),
             limits: ShellLimits::default(),
             kill_grace: Duration::from_millis(500),
             stdout: CaptureLimits {

@@ -13,8 +13,9 @@
 //!    verdict names it (`git clean -fd`). Deny and ask rules match every spelling: global
 //!    options removed (`git -C . tag`), the words of its wrappers (`sudo`, `timeout 5`), the
 //!    arguments of a program the grammar does not know;
-//! 5. an uncertain analysis asks (it is never allowed by rules), as does a command line that
-//!    runs no command;
+//! 5. an uncertain analysis asks (it is never allowed by rules), every time: no approval grant
+//!    over resources answers it, since what it runs cannot be named
+//!    ([`Verdict::ask_each_time`]); a command line that runs no command asks too;
 //! 6. a command that runs code the grammar cannot read (`python3 x.py`, `sed 's/x/y/e'`,
 //!    `tar --to-command=...`) is allowed only by a rule that names it up to the word that
 //!    carries the code (`allow command:python3 -m pytest`); otherwise it asks
@@ -143,7 +144,8 @@ impl CommandRules {
             }
         }
         if !analysis.certain {
-            return Verdict::ask(
+            // what it runs cannot be named, so no grant may answer it
+            return Verdict::ask_each_time(
                 "shell.uncertain",
                 format!(
                     "the command cannot be read with certainty: {}",
@@ -301,9 +303,10 @@ impl Policy for ShellPolicy {
     }
 }
 
-/// The higher of two verdicts; the first on a tie.
+/// The higher of two verdicts; the first on a tie, unless only the second cannot be granted
+/// (an ask that must be put to the approver every time stays so).
 fn strongest(a: Verdict, b: Verdict) -> Verdict {
-    if b.decision > a.decision {
+    if b.decision > a.decision || (b.decision == a.decision && a.grantable && !b.grantable) {
         b
     } else {
         a

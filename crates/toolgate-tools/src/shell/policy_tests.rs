@@ -86,6 +86,10 @@ fn deny_beats_ask_beats_allow_on_every_segment() {
         (v.decision, v.rule.as_ref()),
         (Decision::Ask, "shell.uncertain")
     );
+    assert!(
+        !v.grantable,
+        "no grant over resources may answer what cannot be read"
+    );
     assert_eq!(rules.verdict(&analyze("")).decision, Decision::Ask);
     assert_eq!(
         CommandRules::new().verdict(&analyze("ls")).decision,

@@ -9,8 +9,10 @@
 //!
 //!    both steps run first in the guard, so such a call fails before anyone is asked to
 //!    approve it, and again in the handler (the tree may change while a person thinks);
-//! 3. a private temporary directory is made, the protected paths are prepared (`.toolgate`
-//!    created when absent), and the Landlock ruleset is built;
+//! 3. a private temporary directory is made, the mounts over workspace paths are planned
+//!    (`binds.rs`: protected paths read-only and pinned, `.toolgate` created when absent,
+//!    the paths the configuration denies hidden or read-only), and the Landlock ruleset is
+//!    built;
 //! 4. `bash --noprofile --norc -c COMMAND` is spawned with the allowlisted environment, stdin
 //!    from `/dev/null`, and the child set-up of `sandbox.rs` (session, namespaces, read-only
 //!    binds, limits, no capabilities, Landlock);
@@ -31,10 +33,11 @@
 //!    `outcome_unknown` (reason `timeout`) saying how the command was stopped, with the end of
 //!    the output in the message.
 
+use super::binds::{self, PathRules};
 use super::output::{Capture, CaptureLimits, Captured};
 use super::parse::analyze;
 use super::report::{cached_report, sandbox_report, SandboxReport};
-use super::sandbox::{self, ChildSetup, UserMaps};
+use super::sandbox::{self, BindKind, ChildSetup, UserMaps};
 use super::stop;
 use super::stream::{OutputProgress, Stream};
 use super::{env, fs_rules, ShellConfig, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
@@ -126,6 +129,7 @@ pub struct RunShell {
     config: Arc<ShellConfig>,
     report: Option<Arc<SandboxReport>>,
     reads: Arc<OnceLock<fs_rules::ReadGrants>>,
+    paths: Arc<OnceLock<PathRules>>,
 }
 
 impl RunShell {
@@ -135,6 +139,7 @@ impl RunShell {
             config: Arc::new(config),
             report: None,
             reads: Arc::default(),
+            paths: Arc::default(),
         }
     }
 
@@ -271,7 +276,32 @@ impl TypedTool for RunShell {
         let reads = self
             .reads
             .get_or_init(|| fs_rules::ReadGrants::new(&config.deny_read));
-        let run = Run::prepare(&config, &report, reads, ws.root(), &cwd_host, &args.command)?;
+        // walking the workspace for the path rules is blocking work
+        let plan = if report.mount_namespace {
+            let (config, paths, root) =
+                (config.clone(), self.paths.clone(), ws.root().to_path_buf());
+            crate::blocking::run(move || {
+                let rules = paths.get_or_init(|| PathRules::new(&config));
+                binds::plan(&root, &config, rules, true).map_err(|e| {
+                    ToolError::failed(format!(
+                        "the sandbox cannot confine this run as the configuration asks ({e}); \
+                         the command did not run"
+                    ))
+                    .with_reason("sandbox_failed")
+                })
+            })
+            .await?
+        } else {
+            binds::Plan::default()
+        };
+        let run = Run::prepare(
+            &config,
+            &report,
+            Rules { reads, plan },
+            ws.root(),
+            &cwd_host,
+            &args.command,
+        )?;
         run.execute(&config, &ctx, timeout).await
     }
 }
@@ -345,6 +375,13 @@ fn check_command(command: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// The rules of a run: Landlock's read grants (opened once per tool) and the mounts over
+/// workspace paths planned for it.
+struct Rules<'a> {
+    reads: &'a fs_rules::ReadGrants,
+    plan: binds::Plan,
+}
+
 /// One prepared run: the command to spawn and what the sandbox lacks.
 struct Run {
     command: Command,
@@ -352,18 +389,20 @@ struct Run {
     missing: Vec<String>,
     // removed when the run ends
     _tmp: tempfile::TempDir,
+    _cover: Option<tempfile::TempDir>,
 }
 
 impl Run {
     fn prepare(
         config: &ShellConfig,
         report: &SandboxReport,
-        reads: &fs_rules::ReadGrants,
+        rules: Rules<'_>,
         root: &Path,
         cwd: &Path,
         script: &str,
     ) -> Result<Run, ToolError> {
         check_sandbox(config, report)?;
+        let reads = rules.reads;
         let missing = report.missing_for(!config.allow_network);
         if !missing.is_empty() {
             tracing::warn!(missing = ?missing, "run_shell runs without its full sandbox, as configured");
@@ -394,17 +433,30 @@ impl Run {
             None
         };
         let new_mount = report.mount_namespace;
+        let plan = rules.plan;
+        let cover = if plan.binds.iter().any(|b| b.kind == BindKind::Hide) {
+            Some(
+                cover_sources()
+                    .map_err(|e| internal("preparing the covers of hidden paths", &e))?,
+            )
+        } else {
+            None
+        };
+        let hide_sources = cover.as_ref().and_then(|c| {
+            Some((
+                c_path(&c.path().join("file"))?,
+                c_path(&c.path().join("dir"))?,
+            ))
+        });
         let setup = ChildSetup {
             new_pid: report.pid_namespace,
             user: report.user_namespace.then(UserMaps::own),
             new_mount,
             new_net: !config.allow_network && report.network_namespace,
             writable: writable.iter().filter_map(|p| c_path(p)).collect(),
-            read_only: if new_mount {
-                protected_paths(root, &config.protected)
-            } else {
-                Vec::new()
-            },
+            root: new_mount.then(|| c_path(root)).flatten(),
+            binds: plan.binds,
+            hide_sources,
             cwd: c_path(cwd),
             rlimits: rlimits(config),
             drop_caps: true,
@@ -436,6 +488,7 @@ impl Run {
             new_pid,
             missing,
             _tmp: tmp,
+            _cover: cover,
         })
     }
 
@@ -450,6 +503,7 @@ impl Run {
             new_pid,
             missing,
             _tmp,
+            _cover,
         } = self;
         // the pipeline's deadline backs the command's own up; leave room to report
         let deadline = (Instant::now() + timeout).min(
@@ -728,28 +782,20 @@ fn timed_out(
     .with_reason("timeout")
 }
 
-/// Absolute C paths of the protected workspace paths that exist (`.toolgate` is created
-/// first when absent, and `.git/hooks` when `.git` is a directory), to bind read-only.
-fn protected_paths(root: &Path, protected: &[String]) -> Vec<CString> {
-    let mut out = Vec::new();
-    for rel in protected {
-        let path = root.join(rel);
-        if path.symlink_metadata().is_err() {
-            let parent_is_dir = path.parent().is_some_and(|p| p.is_dir());
-            let creatable = rel == ".toolgate" || (rel == ".git/hooks" && parent_is_dir);
-            if creatable && parent_is_dir {
-                if let Err(e) = std::fs::create_dir(&path) {
-                    tracing::warn!(path = %path.display(), error = %e, "cannot create a protected directory");
-                }
-            }
-        }
-        if path.exists() {
-            if let Ok(c) = CString::new(path.as_os_str().as_bytes()) {
-                out.push(c);
-            }
-        }
-    }
-    out
+/// A private directory holding the empty read-only file and directory that cover hidden
+/// paths (outside every directory the command may write).
+fn cover_sources() -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("toolgate-cover-")
+        .tempdir()?;
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"")?;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444))?;
+    let empty = dir.path().join("dir");
+    std::fs::create_dir(&empty)?;
+    std::fs::set_permissions(&empty, std::fs::Permissions::from_mode(0o555))?;
+    Ok(dir)
 }
 
 /// The configured limits, never above toolgate's own hard limits (raising them would fail).

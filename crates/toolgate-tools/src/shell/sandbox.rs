@@ -12,8 +12,15 @@
 //!    read-only (`mount_setattr(AT_RECURSIVE, MOUNT_ATTR_RDONLY)`: a second layer under
 //!    Landlock, which also stops what Landlock does not govern, such as `chmod`, `utime` and
 //!    extended attributes on files outside), the writable directories (workspace, private
-//!    temporary directory) bind-mounted read-write onto themselves, each protected path
-//!    (`.toolgate`, `.git/hooks`, `.git/config`) bind-mounted read-only onto itself, a fresh
+//!    temporary directory) bind-mounted read-write onto themselves, then the workspace's
+//!    [`Bind`]s in order: directories pinned (a clone of each mounted onto itself, so its
+//!    entry can be neither renamed nor removed), protected paths mounted read-only onto
+//!    themselves (`.toolgate`, `.git/hooks`, `.git/config`, the configuration file), and paths
+//!    the configuration denies covered by an empty read-only file or directory. Each target is
+//!    opened from the workspace root one component at a time without following links, after
+//!    the namespace exists, and mounted through its descriptor (`open_tree`, `mount_setattr`,
+//!    `move_mount`): a component swapped for a link, or a file for a directory, since the
+//!    parent planned the mounts fails the run instead of moving a mount elsewhere. Then a fresh
 //!    `/proc` when the process is the first of a new PID namespace, a private 64 MiB tmpfs on
 //!    `/dev/shm`, and the working directory entered again so it lies on the new mounts;
 //! 4. the loopback interface of the new network namespace brought up (nothing else exists in
@@ -32,12 +39,13 @@
 
 #![allow(unsafe_code)]
 
-use rustix::mount::{MountFlags, MountPropagationFlags};
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::mount::{MountFlags, MountPropagationFlags, MoveMountFlags, OpenTreeFlags};
 use rustix::process::{Resource, Rlimit};
 use rustix::thread::{CapabilitySet, CapabilitySets, UnshareFlags};
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -62,6 +70,30 @@ impl UserMaps {
     }
 }
 
+/// What the child mounts over a workspace path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BindKind {
+    /// A clone of the directory mounted onto itself, read-write: its entry can no longer be
+    /// renamed or removed (a mount point is busy), so what lies below cannot be moved away
+    /// and replaced.
+    Pin,
+    /// A clone mounted onto itself, read-only (its entry pinned as well).
+    ReadOnly,
+    /// Covered by an empty read-only file or directory ([`ChildSetup::hide_sources`]).
+    Hide,
+}
+
+/// A workspace path to mount over, by its components from the workspace root.
+#[derive(Debug)]
+pub(crate) struct Bind {
+    /// The path's components, from the root.
+    pub components: Vec<CString>,
+    /// Whether the parent found a directory there (else a regular file); checked again.
+    pub dir: bool,
+    /// What is mounted.
+    pub kind: BindKind,
+}
+
 /// Everything the child does before `exec`, prepared by the parent.
 #[derive(Default)]
 pub(crate) struct ChildSetup {
@@ -75,8 +107,13 @@ pub(crate) struct ChildSetup {
     pub new_net: bool,
     /// Directories bind-mounted read-write onto themselves once everything is read-only.
     pub writable: Vec<CString>,
-    /// Paths bind-mounted read-only onto themselves.
-    pub read_only: Vec<CString>,
+    /// The workspace root, from which [`ChildSetup::binds`] are found.
+    pub root: Option<CString>,
+    /// Mounts over workspace paths, in order (pins first, hides last).
+    pub binds: Vec<Bind>,
+    /// The empty file and the empty directory (outside every writable directory) that hide
+    /// denied files and directories.
+    pub hide_sources: Option<(CString, CString)>,
     /// The working directory, entered again after the mounts.
     pub cwd: Option<CString>,
     /// Resource limits, as (resource, soft and hard limit).
@@ -156,15 +193,7 @@ impl ChildSetup {
                 )
                 .map_err(step(3))?;
             }
-            for p in &self.read_only {
-                rustix::mount::mount_bind(p.as_c_str(), p.as_c_str()).map_err(step(3))?;
-                rustix::mount::mount_remount(
-                    p.as_c_str(),
-                    MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
-                    c"",
-                )
-                .map_err(step(3))?;
-            }
+            self.apply_binds().map_err(step(3))?;
             if in_new_pid {
                 rustix::mount::mount(
                     c"proc",
@@ -214,6 +243,130 @@ impl ChildSetup {
         }
         Ok(())
     }
+}
+
+impl ChildSetup {
+    /// Mounts [`ChildSetup::binds`], in order (see the module docs).
+    fn apply_binds(&self) -> rustix::io::Result<()> {
+        let Some(root) = &self.root else {
+            return Ok(());
+        };
+        let root = rustix::fs::open(
+            root.as_c_str(),
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        for b in &self.binds {
+            let target = open_beneath(root.as_fd(), &b.components)?;
+            let found = FileType::from_raw_mode(rustix::fs::fstat(&target)?.st_mode);
+            let expected = if b.dir {
+                FileType::Directory
+            } else {
+                FileType::RegularFile
+            };
+            if found != expected {
+                // changed since the parent looked: fail rather than mount something else
+                return Err(rustix::io::Errno::STALE);
+            }
+            let clone = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC;
+            let tree = match b.kind {
+                // with the mounts below it, so nothing under the path changes but its flags
+                BindKind::Pin | BindKind::ReadOnly => rustix::mount::open_tree(
+                    &target,
+                    c"",
+                    clone | OpenTreeFlags::AT_EMPTY_PATH | OpenTreeFlags::AT_RECURSIVE,
+                )?,
+                BindKind::Hide => {
+                    let Some((file, dir)) = &self.hide_sources else {
+                        return Err(rustix::io::Errno::INVAL);
+                    };
+                    let source = if b.dir { dir } else { file };
+                    rustix::mount::open_tree(rustix::fs::CWD, source.as_c_str(), clone)?
+                }
+            };
+            let attr = match b.kind {
+                BindKind::Pin => libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV,
+                BindKind::ReadOnly => {
+                    libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV
+                }
+                BindKind::Hide => {
+                    libc::MOUNT_ATTR_RDONLY
+                        | libc::MOUNT_ATTR_NOSUID
+                        | libc::MOUNT_ATTR_NODEV
+                        | libc::MOUNT_ATTR_NOEXEC
+                }
+            };
+            set_mount_attr(tree.as_fd(), attr)?;
+            rustix::mount::move_mount(
+                &tree,
+                c"",
+                &target,
+                c"",
+                MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Opens `components` beneath `root` as an `O_PATH` descriptor, one component at a time
+/// without following links (a link anywhere on the way fails with `ELOOP` or `ENOTDIR`).
+fn open_beneath(root: BorrowedFd<'_>, components: &[CString]) -> rustix::io::Result<OwnedFd> {
+    let Some((last, dirs)) = components.split_last() else {
+        return Err(rustix::io::Errno::INVAL);
+    };
+    let mut dir: Option<OwnedFd> = None;
+    for c in dirs {
+        let at = dir.as_ref().map_or(root, AsFd::as_fd);
+        dir = Some(rustix::fs::openat(
+            at,
+            c.as_c_str(),
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?);
+    }
+    let at = dir.as_ref().map_or(root, AsFd::as_fd);
+    rustix::fs::openat(
+        at,
+        last.as_c_str(),
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+/// `mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, {attr_set: attr})` on a detached
+/// mount tree.
+fn set_mount_attr(tree: BorrowedFd<'_>, attr: u64) -> rustix::io::Result<()> {
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr = MountAttr {
+        attr_set: attr,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
+    // SAFETY: `attr` is a valid `struct mount_attr` of the size passed, alive for the call;
+    // the path is a NUL-terminated empty string and `tree` an open descriptor.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE,
+            std::ptr::addr_of!(attr),
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if r != 0 {
+        return Err(rustix::io::Errno::from_raw_os_error(errno()));
+    }
+    Ok(())
 }
 
 /// `mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, {attr_set: MOUNT_ATTR_RDONLY})`.

@@ -319,3 +319,56 @@ async fn shared_memory_is_private_to_the_call() {
     let o = direct(&s, "test -e /dev/shm/toolgate-shm-canary").await;
     assert_eq!(o.exit_code, Some(1), "gone with the call's namespace");
 }
+
+/// The workspace paths a configuration hides or makes read-only, for a library's own
+/// `ShellConfig`: what `hidden` matches reads as an empty file or directory, by any spelling
+/// or link, and cannot be written; what `read_only` matches stays as it was; the directory
+/// above a protected file cannot be moved away; everything else works as before.
+#[tokio::test]
+async fn configured_paths_are_hidden_or_read_only() {
+    use toolgate_core::pattern::{MatchMode, PathPattern};
+    let s = Shell::new();
+    s.setup(
+        "mkdir -p app keys/sub frozen cfg && echo CANARY-A > app/.env && echo CANARY-B > \
+         keys/sub/k && echo frozen > frozen/f && echo policy > cfg/p.toml && ln -s keys/sub \
+         nice && echo open > open.txt",
+    );
+    let mut config = ShellConfig::default();
+    let restrict = |p: &str| PathPattern::parse(p, MatchMode::Restrict).unwrap();
+    config.hidden.push(restrict(".env"));
+    config.hidden.push(restrict("keys"));
+    config.read_only.push(restrict("frozen"));
+    config.protected.push("cfg/p.toml".into());
+    for attempt in [
+        "cat app/.env app/../app/.ENV nice/k keys/sub/k; grep -r CANARY .",
+        "echo x > app/.env; touch keys/new; echo x >> frozen/f; rm -f frozen/f",
+        "mv cfg cfg2; rm -f cfg/p.toml; mv frozen f2",
+    ] {
+        let o = direct_with(&s, config.clone(), attempt).await;
+        assert!(!o.stdout.contains("CANARY"), "{attempt}: {o:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("app/.env")).unwrap(),
+        "CANARY-A\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("frozen/f")).unwrap(),
+        "frozen\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("cfg/p.toml")).unwrap(),
+        "policy\n"
+    );
+    assert!(!exists(s.ws().join("keys/new")) && !exists(s.ws().join("cfg2")));
+    let o = direct_with(
+        &s,
+        config,
+        "cat open.txt && echo more >> open.txt && mkdir d && ls cfg",
+    )
+    .await;
+    assert_eq!(
+        (o.exit_code, o.stdout.as_str()),
+        (Some(0), "open\np.toml\n"),
+        "{o:?}"
+    );
+}

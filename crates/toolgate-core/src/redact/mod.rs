@@ -1,11 +1,35 @@
-//! Redaction of secrets in arguments before they are recorded.
+//! Redaction of secrets in arguments before they are recorded or shown.
 //!
-//! A value is replaced by `"[REDACTED]"` when its key names a secret (password, token, secret,
-//! authorization, api key, cookie, credential, private key, ...), or when the string itself
-//! looks like a credential (a bearer token, a PEM private key, or a key with a well-known prefix
-//! such as `sk-`, `ghp_`, `xoxb-`, `AKIA`).
+//! [`redact`] replaces with `"[REDACTED]"`:
+//!
+//! - a value whose key names a secret (password, token, secret, authorization, api key,
+//!   cookie, credential, private key, ...: [`is_secret_key`]);
+//! - a string that as a whole looks like a credential (a bearer token, a PEM private key, or
+//!   a key with a well-known prefix such as `sk-`, `ghp_`, `xoxb-`, `AKIA`:
+//!   [`looks_like_secret`]);
+//! - inside any other string, each secret it holds ([`redact_inline`]): keys of those shapes,
+//!   `KEY=value` assignments to secret-looking names, `--password=...`, URL userinfo,
+//!   `Authorization:` headers in command lines, PEM blocks in a file's content.
+//!
+//! [`for_audit`] is what the audit keeps: the redacted arguments with each string cut to a
+//! bounded head and tail around its length and SHA-256, and each argument's JSON bounded
+//! (see [`bound`](for_audit)). Both audit writers (the JSON-lines file and the SQLite store)
+//! apply it on their own thread, off the caller's path.
+
+mod bound;
+mod inline;
+
+pub use bound::{
+    for_audit, HEAD_BYTES, MAX_ARGUMENTS_BYTES, MAX_ARGUMENT_BYTES, MAX_STRING_BYTES, TAIL_BYTES,
+};
+pub use inline::redact_inline;
 
 use serde_json::Value;
+use std::borrow::Cow;
+
+/// The start of the marker a bounded string carries where bytes were left out:
+/// `…[toolgate: N bytes, sha256 HEX, M left out]…`.
+pub const MARKER_PREFIX: &str = "toolgate: ";
 
 /// The replacement text.
 pub const REDACTED: &str = "[REDACTED]";
@@ -27,7 +51,9 @@ const SECRET_KEY_PARTS: &[&str] = &[
     "access_key",
 ];
 
-const SECRET_PREFIXES: &[&str] = &[
+/// Prefixes of well-known key formats (OpenAI and Stripe, GitHub, GitLab, Slack, AWS, Google,
+/// Hugging Face, npm, PyPI).
+pub(crate) const SECRET_PREFIXES: &[&str] = &[
     "sk-",
     "sk_live_",
     "sk_test_",
@@ -85,7 +111,7 @@ pub fn looks_like_secret(s: &str) -> bool {
         && SECRET_PREFIXES.iter().any(|p| t.starts_with(p))
 }
 
-/// Redacts secrets in place, at every depth.
+/// Redacts secrets in place, at every depth (see the module docs).
 pub fn redact(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -98,8 +124,24 @@ pub fn redact(value: &mut Value) {
             }
         }
         Value::Array(items) => items.iter_mut().for_each(redact),
-        Value::String(s) if looks_like_secret(s) => *s = REDACTED.into(),
+        Value::String(s) => {
+            if let Some(r) = redact_str(s) {
+                *s = r;
+            }
+        }
         _ => {}
+    }
+}
+
+/// The redacted form of one string, or `None` when it holds no secret: [`REDACTED`] when it
+/// looks like a credential as a whole, else with each secret inside it replaced.
+pub fn redact_str(s: &str) -> Option<String> {
+    if looks_like_secret(s) {
+        return Some(REDACTED.into());
+    }
+    match redact_inline(s) {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(r) => Some(r),
     }
 }
 

@@ -1,0 +1,139 @@
+//! Secrets inside argument strings stay out of the audit (issue 12, item 7), through the
+//! `toolgate` binary: audit-secret-88 (secret_leak) and the other spellings of its class
+//! reach neither `toolgate audit` (table and `--json`) nor the store's files, and what the
+//! audit keeps of an argument is bounded (a refused 11 MiB write_file no longer makes an
+//! 11 MB row).
+
+use super::stdio::{error_kind, Serve};
+use super::toolgate;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// Every byte of the workspace's store: the database, its WAL and shared memory.
+fn store_bytes(ws: &Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for f in ["toolgate.db", "toolgate.db-wal", "toolgate.db-shm"] {
+        if let Ok(b) = std::fs::read(ws.join(".toolgate").join(f)) {
+            bytes.extend(b);
+        }
+    }
+    bytes
+}
+
+fn contains(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn credentials_inside_arguments_reach_neither_the_audit_nor_the_store() {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let dir = ws.to_str().unwrap();
+    // (tool, arguments, the secret, what the audit keeps around it)
+    let cases: Vec<(&str, Value, &str, &str)> = vec![
+        (
+            "run_shell",
+            json!({"command": "curl -s -m 1 -H 'Authorization: Bearer ghp_CANARYTOKEN0123456789abcdefABCDEF' http://127.0.0.1:9/ ; echo done"}),
+            "CANARYTOKEN",
+            "Authorization: Bearer [REDACTED]",
+        ),
+        (
+            "run_shell",
+            json!({"command": "export OPENAI_API_KEY=sk-proj-CANARYONE0123456789ab; echo set"}),
+            "CANARYONE",
+            "export OPENAI_API_KEY=[REDACTED];",
+        ),
+        (
+            "run_shell",
+            json!({"command": "mysql --password=CANARYTWO -h 127.0.0.1 -e 'select 1' || true"}),
+            "CANARYTWO",
+            "--password=[REDACTED] -h",
+        ),
+        (
+            "run_shell",
+            json!({"command": "git ls-remote https://deploy:CANARYTHREE@127.0.0.1:9/r.git || true"}),
+            "CANARYTHREE",
+            "https://deploy:[REDACTED]@127.0.0.1",
+        ),
+        (
+            "run_shell",
+            json!({"command": "curl -s -u admin:CANARYFOUR http://127.0.0.1:9/ || true"}),
+            "CANARYFOUR",
+            "-u admin:[REDACTED]",
+        ),
+        (
+            "write_file",
+            json!({"path": ".env", "content": "AWS_SECRET_ACCESS_KEY=CANARYFIVEwJalrXUtnFEMI/K7MDENG\nSTRIPE_KEY=sk_live_CANARYSIX0123456789\nDEBUG=1\n"}),
+            "CANARYFIVE",
+            "AWS_SECRET_ACCESS_KEY=[REDACTED]\nSTRIPE_KEY=[REDACTED]\nDEBUG=1",
+        ),
+    ];
+    for (tool, args, _, _) in &cases {
+        let out = toolgate(&["call", tool, &args.to_string(), "-w", dir, "--yes"], &ws);
+        assert!(out.status.code().is_some(), "{tool}");
+    }
+    let audit = toolgate(&["audit", "--json", "-w", dir], &ws);
+    let table = toolgate(&["audit", "-w", dir], &ws);
+    let text = String::from_utf8_lossy(&audit.stdout).into_owned();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), cases.len());
+    let bytes = store_bytes(&ws);
+    for ((tool, _, secret, kept), record) in cases.iter().zip(&records) {
+        assert_eq!(record["tool"], *tool);
+        let shown = record["arguments"].to_string();
+        for s in [*secret, "CANARYSIX"] {
+            assert!(!text.contains(s), "{s} in `toolgate audit --json`");
+            assert!(!contains(&table.stdout, s), "{s} in `toolgate audit`");
+            assert!(!contains(&bytes, s), "{s} in the store's files");
+        }
+        let arguments = &record["arguments"];
+        let value = arguments["command"]
+            .as_str()
+            .or(arguments["content"].as_str())
+            .unwrap();
+        assert!(value.contains(kept), "{kept:?} in {shown}");
+    }
+    let verify = toolgate(&["audit", "verify", "-w", dir], &ws);
+    assert_eq!(verify.status.code(), Some(0));
+}
+
+/// An 11 MiB write_file (refused: past the 10 MiB a file write takes) is audited with a
+/// bounded head and tail of its content, the content's length and SHA-256, not 11 MB.
+#[test]
+fn a_huge_refused_write_keeps_a_bounded_row() {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let content = format!(
+        "OPENAI_API_KEY=sk-proj-CANARYBIG0123456789\n{}",
+        "x".repeat(11 << 20)
+    );
+    {
+        let mut serve = Serve::start(&ws, &[]);
+        let r = serve.call("write_file", json!({"path": "big.txt", "content": content}));
+        assert_eq!(r["isError"], true, "{r:.300}");
+        assert!(!error_kind(&r).is_null());
+    }
+    let out = toolgate(&["audit", "--json", "-w", ws.to_str().unwrap()], &ws);
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kept = record["arguments"]["content"].as_str().unwrap();
+    assert!(kept.len() < 4 * 1024, "{} bytes kept", kept.len());
+    assert!(
+        kept.starts_with("OPENAI_API_KEY=[REDACTED]\nxxx"),
+        "{kept:.60}"
+    );
+    assert!(
+        kept.contains(&format!("…[toolgate: {} bytes, sha256 ", content.len())),
+        "{kept}"
+    );
+    assert!(!contains(&store_bytes(&ws), "CANARYBIG"));
+    let db = std::fs::metadata(ws.join(".toolgate/toolgate.db"))
+        .unwrap()
+        .len()
+        + std::fs::metadata(ws.join(".toolgate/toolgate.db-wal")).map_or(0, |m| m.len());
+    assert!(db < 1 << 20, "the store holds {db} bytes");
+}

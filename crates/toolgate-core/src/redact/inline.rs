@@ -1,0 +1,495 @@
+//! Secrets inside a longer string: a command line, a header, a `.env` file's content.
+//!
+//! [`redact_inline`] finds each of these shapes and replaces the secret part with
+//! [`REDACTED`], leaving the rest of the text as it was:
+//!
+//! 1. PEM private key blocks (`-----BEGIN ... PRIVATE KEY-----` to its `END` line, or to the
+//!    end of the text; an `END` line without its `BEGIN` from the start of the text);
+//! 2. keys with a well-known prefix ([`SECRET_PREFIXES`]: `sk-`, `ghp_`, `AKIA`, ...) as a
+//!    word of at least 16 characters;
+//! 3. assignments to a name that names a secret ([`is_secret_key`]): `OPENAI_API_KEY=...`,
+//!    `--password=...`, `password: ...`, `"api_key": "..."`, `X-Api-Key: ...` and
+//!    `Authorization: Bearer ...` (the scheme word is kept), `?access_token=...` in a URL;
+//!    the value is a quoted string up to its closing quote, or a word (after `=`) or the rest
+//!    of the line (after `:`); a value that is a reference (`$TOKEN`) is kept;
+//! 4. a flag naming a secret followed by its value (`--password hunter2`, `--token "x y"`),
+//!    and curl's `-u`/`--user name:password` (the part after the colon);
+//! 5. URL userinfo: the password of `scheme://user:password@host`, and a user name that
+//!    looks like a key (`https://0123456789abcdef0123@host`);
+//! 6. `Bearer` and `Basic` credentials that look like keys (a digit, mixed case or
+//!    punctuation, at least 8 characters).
+//!
+//! Denying too much is recoverable, showing too much is not: a name that merely contains
+//! `token` (`--max-tokens=100`) loses its value too.
+
+use super::{is_secret_key, SECRET_PREFIXES};
+use std::borrow::Cow;
+use std::ops::Range;
+
+use super::REDACTED;
+
+/// `s` with every secret found inside it replaced by [`REDACTED`] (see the module docs);
+/// borrowed when nothing was found.
+pub fn redact_inline(s: &str) -> Cow<'_, str> {
+    let mut found = Vec::new();
+    pem_blocks(s, &mut found);
+    Scan::new(s, &mut found).run();
+    if found.is_empty() {
+        return Cow::Borrowed(s);
+    }
+    found.sort_by_key(|r| r.start);
+    let mut out = String::with_capacity(s.len());
+    let mut at = 0;
+    for r in found {
+        if r.end <= at {
+            continue;
+        }
+        let start = r.start.max(at);
+        out.push_str(&s[at..start]);
+        out.push_str(REDACTED);
+        at = r.end;
+    }
+    out.push_str(&s[at..]);
+    Cow::Owned(out)
+}
+
+/// The ranges of PEM private key blocks.
+fn pem_blocks(s: &str, found: &mut Vec<Range<usize>>) {
+    const MARK: &str = "PRIVATE KEY-----";
+    let finder = memchr::memmem::Finder::new(MARK);
+    let mut from = 0;
+    while let Some(i) = finder.find(&s.as_bytes()[from..]) {
+        let mark = from + i;
+        let line_start = s[..mark].rfind('\n').map_or(0, |n| n + 1);
+        let line = &s[line_start..mark];
+        let after = mark + MARK.len();
+        if let Some(b) = line.find("-----BEGIN") {
+            let start = line_start + b;
+            // the block ends with the END line's marker, or runs to the end of the text
+            let end = finder
+                .find(&s.as_bytes()[after..])
+                .map_or(s.len(), |j| after + j + MARK.len());
+            found.push(start..end);
+            from = end;
+        } else {
+            if line.contains("-----END") {
+                found.push(0..after);
+            }
+            from = after;
+        }
+        if from >= s.len() {
+            break;
+        }
+    }
+}
+
+/// Characters of a name or a key (`OPENAI_API_KEY`, `--password`, `sk-proj-abc.def`).
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+/// Characters that end an unquoted value after `=`, or a flag's value.
+fn ends_word(b: u8) -> bool {
+    b.is_ascii_whitespace() || matches!(b, b'\'' | b'"' | b'`' | b'&' | b';' | b'|' | b'<' | b'>')
+}
+
+/// Whether `t` looks like a generated credential rather than a word: at least 8 characters
+/// with a digit, both cases, or key punctuation.
+fn looks_random(t: &str) -> bool {
+    let b = t.as_bytes();
+    if b.len() < 8 {
+        return false;
+    }
+    let digit = b.iter().any(u8::is_ascii_digit);
+    let upper = b.iter().any(u8::is_ascii_uppercase);
+    let lower = b.iter().any(u8::is_ascii_lowercase);
+    let punct = b
+        .iter()
+        .any(|c| matches!(c, b'+' | b'/' | b'=' | b'_' | b'-' | b'.'));
+    digit || (upper && lower) || punct
+}
+
+struct Scan<'a, 'f> {
+    s: &'a str,
+    b: &'a [u8],
+    found: &'f mut Vec<Range<usize>>,
+}
+
+impl<'a, 'f> Scan<'a, 'f> {
+    fn new(s: &'a str, found: &'f mut Vec<Range<usize>>) -> Self {
+        Scan {
+            s,
+            b: s.as_bytes(),
+            found,
+        }
+    }
+
+    /// Walks the words of the text once, trying each shape at each word.
+    fn run(&mut self) {
+        let b = self.b;
+        let mut i = 0;
+        while i < b.len() {
+            if !is_word(b[i]) || (i > 0 && is_word(b[i - 1])) {
+                i += 1;
+                continue;
+            }
+            let mut end = i;
+            while end < b.len() && is_word(b[end]) {
+                end += 1;
+            }
+            i = self.word(i..end).max(end);
+        }
+    }
+
+    fn push(&mut self, r: Range<usize>) {
+        if r.start < r.end {
+            self.found.push(r);
+        }
+    }
+
+    /// Tries every shape at the word `w`; returns where scanning goes on.
+    fn word(&mut self, w: Range<usize>) -> usize {
+        let s = self.s;
+        let b = self.b;
+        let text = &s[w.clone()];
+        if w.len() >= 16 && SECRET_PREFIXES.iter().any(|p| text.starts_with(p)) {
+            self.push(w.clone());
+            return w.end;
+        }
+        let name = text.trim_start_matches('-');
+        // `name=value`, `name: value`, `"name": "value"`
+        let mut sep = w.end;
+        if matches!(b.get(sep), Some(b'"' | b'\'')) {
+            sep += 1;
+        }
+        match b.get(sep) {
+            Some(b':') if b[sep + 1..].starts_with(b"//") => {
+                return self.url(sep + 3);
+            }
+            Some(b'=' | b':') if is_secret_key(name) => {
+                let colon = b[sep] == b':';
+                if let Some(v) = self.value(sep + 1, colon) {
+                    let v = if colon { self.keep_scheme(v) } else { v };
+                    let end = v.end;
+                    self.push(v);
+                    return end;
+                }
+                return sep + 1;
+            }
+            Some(b'=') if matches!(text, "--user" | "-u") => {
+                return self.user_password(sep + 1);
+            }
+            _ => {}
+        }
+        let space = w.end < b.len() && b[w.end].is_ascii_whitespace() && b[w.end] != b'\n';
+        if space {
+            let next = skip_blanks(b, w.end);
+            if text.starts_with('-') && name.len() > 1 && is_secret_key(name) {
+                // `--password hunter2`
+                if let Some(v) = self.value(next, false) {
+                    let end = v.end;
+                    self.push(v);
+                    return end;
+                }
+            } else if matches!(text, "-u" | "--user") {
+                return self.user_password(next);
+            } else if text.eq_ignore_ascii_case("bearer") || text.eq_ignore_ascii_case("basic") {
+                let end = word_end(b, next);
+                if looks_random(&s[next..end]) {
+                    self.push(next..end);
+                    return end;
+                }
+            }
+        }
+        w.end
+    }
+
+    /// A value starting at `at` (blanks skipped after a colon): a quoted string's inside, or
+    /// an unquoted word (after `=`) or the rest of the line (after `:`). `None` when empty or
+    /// a reference (`$VAR`, `${VAR}`).
+    fn value(&self, at: usize, colon: bool) -> Option<Range<usize>> {
+        let b = self.b;
+        let at = if colon { skip_blanks(b, at) } else { at };
+        let r = match b.get(at) {
+            Some(&q @ (b'"' | b'\'')) => {
+                let start = at + 1;
+                let mut end = start;
+                while end < b.len() && b[end] != q && b[end] != b'\n' {
+                    if q == b'"' && b[end] == b'\\' {
+                        end += 1;
+                    }
+                    end += 1;
+                }
+                start..end.min(b.len())
+            }
+            Some(_) if colon => {
+                let mut end = at;
+                while end < b.len() && !matches!(b[end], b'\n' | b'\r' | b'\'' | b'"' | b'`') {
+                    end += 1;
+                }
+                // trailing blanks and a JSON/YAML separator stay
+                while end > at && matches!(b[end - 1], b' ' | b'\t' | b',' | b'}') {
+                    end -= 1;
+                }
+                at..end
+            }
+            Some(_) => at..word_end(b, at),
+            None => return None,
+        };
+        let v = &self.s[r.clone()];
+        if v.is_empty() || v.starts_with('$') || v == REDACTED {
+            return None;
+        }
+        Some(r)
+    }
+
+    /// `Bearer abc` after `Authorization:` keeps `Bearer`; a scheme alone (the credential
+    /// follows outside the quotes, `'Bearer '$TOKEN`) leaves nothing to redact.
+    fn keep_scheme(&self, v: Range<usize>) -> Range<usize> {
+        let text = &self.s[v.clone()];
+        if ["bearer", "basic", "token", "digest", "negotiate"]
+            .iter()
+            .any(|scheme| text.eq_ignore_ascii_case(scheme))
+        {
+            return v.start..v.start;
+        }
+        match text.split_once(' ') {
+            Some((scheme, rest))
+                if !scheme.is_empty()
+                    && scheme.bytes().all(|c| c.is_ascii_alphabetic())
+                    && !rest.trim().is_empty() =>
+            {
+                let skip = scheme.len() + 1 + (rest.len() - rest.trim_start().len());
+                v.start + skip..v.end
+            }
+            _ => v,
+        }
+    }
+
+    /// curl's `-u name:password`: the part after the first colon.
+    fn user_password(&mut self, at: usize) -> usize {
+        let Some(v) = self.value(at, false) else {
+            return at;
+        };
+        let end = v.end;
+        if let Some(c) = self.s[v.clone()].find(':') {
+            self.push(v.start + c + 1..end);
+        }
+        end
+    }
+
+    /// The authority of a URL starting at `at` (after `://`): its password, or a user name
+    /// that looks like a key.
+    fn url(&mut self, at: usize) -> usize {
+        let b = self.b;
+        let mut end = at;
+        while end < b.len()
+            && !b[end].is_ascii_whitespace()
+            && !matches!(
+                b[end],
+                b'/' | b'?' | b'#' | b'\'' | b'"' | b'`' | b'<' | b'>'
+            )
+        {
+            end += 1;
+        }
+        let authority = &self.s[at..end];
+        let Some(atsign) = authority.rfind('@') else {
+            return at;
+        };
+        let userinfo = &authority[..atsign];
+        match userinfo.find(':') {
+            Some(c) => self.push(at + c + 1..at + atsign),
+            None if userinfo.len() >= 16 && looks_random(userinfo) => self.push(at..at + atsign),
+            None => {}
+        }
+        at + atsign + 1
+    }
+}
+
+fn skip_blanks(b: &[u8], mut at: usize) -> usize {
+    while at < b.len() && matches!(b[at], b' ' | b'\t') {
+        at += 1;
+    }
+    at
+}
+
+fn word_end(b: &[u8], mut at: usize) -> usize {
+    while at < b.len() && !ends_word(b[at]) {
+        at += 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// Each spelling with what must be left of it: the secret parts gone, the rest kept.
+    #[test]
+    fn secrets_inside_strings_are_cut_out() {
+        let r = REDACTED;
+        let table: &[(&str, String)] = &[
+            (
+                "curl -s -m 1 -H 'Authorization: Bearer ghp_CANARYTOKEN0123456789abcdefABCDEF' http://127.0.0.1:9/ ; echo done",
+                format!("curl -s -m 1 -H 'Authorization: Bearer {r}' http://127.0.0.1:9/ ; echo done"),
+            ),
+            (
+                "curl -H \"authorization: token abc123def456\" x",
+                format!("curl -H \"authorization: token {r}\" x"),
+            ),
+            (
+                "curl -H 'Authorization:Basic dXNlcjpwYXNzd29yZA==' x",
+                format!("curl -H 'Authorization:Basic {r}' x"),
+            ),
+            (
+                "curl -H 'X-Api-Key: k3y-value-9' -H 'Accept: */*' u",
+                format!("curl -H 'X-Api-Key: {r}' -H 'Accept: */*' u"),
+            ),
+            (
+                "export OPENAI_API_KEY=sk-proj-CANARY0123456789abcdef && python app.py",
+                format!("export OPENAI_API_KEY={r} && python app.py"),
+            ),
+            (
+                "OPENAI_API_KEY=short1 python x.py",
+                format!("OPENAI_API_KEY={r} python x.py"),
+            ),
+            (
+                "export GITHUB_TOKEN=\"a b c\"; gh pr list",
+                format!("export GITHUB_TOKEN=\"{r}\"; gh pr list"),
+            ),
+            (
+                "mysql --password=hunter2 -u root",
+                format!("mysql --password={r} -u root"),
+            ),
+            (
+                "mysql --password hunter2 db",
+                format!("mysql --password {r} db"),
+            ),
+            (
+                "tool --api-key 'k e y' --verbose",
+                format!("tool --api-key '{r}' --verbose"),
+            ),
+            (
+                "git clone https://alice:s3cret@github.com/o/r.git",
+                format!("git clone https://alice:{r}@github.com/o/r.git"),
+            ),
+            (
+                "psql postgres://app:p%40ss@db:5432/x",
+                format!("psql postgres://app:{r}@db:5432/x"),
+            ),
+            (
+                "DATABASE_URL=postgres://u:pw@h/db ./run",
+                format!("DATABASE_URL=postgres://u:{r}@h/db ./run"),
+            ),
+            (
+                "git push https://ghp_0123456789abcdefghijABCD@github.com/o/r",
+                format!("git push https://{r}@github.com/o/r"),
+            ),
+            ("ssh://git@github.com/o/r", "ssh://git@github.com/o/r".into()),
+            (
+                "curl -u admin:hunter2 http://x",
+                format!("curl -u admin:{r} http://x"),
+            ),
+            (
+                "curl --user=admin:hunter2 http://x",
+                format!("curl --user=admin:{r} http://x"),
+            ),
+            (
+                "curl 'https://api.x.com/v1?access_token=abcdef123&page=2'",
+                format!("curl 'https://api.x.com/v1?access_token={r}&page=2'"),
+            ),
+            (
+                "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\nAWS_REGION=eu-west-1\nSTRIPE=sk_live_0123456789abcdefABCD\n",
+                format!("AWS_SECRET_ACCESS_KEY={r}\nAWS_REGION=eu-west-1\nSTRIPE={r}\n"),
+            ),
+            (
+                "{\"user\": \"bob\", \"password\": \"hunter2\", \"n\": 1}",
+                format!("{{\"user\": \"bob\", \"password\": \"{r}\", \"n\": 1}}"),
+            ),
+            (
+                "{'api_key': 'abc', 'x': 1}",
+                format!("{{'api_key': '{r}', 'x': 1}}"),
+            ),
+            ("password: hunter2\nuser: bob", format!("password: {r}\nuser: bob")),
+            (
+                "echo AKIAABCDEFGHIJKLMNOP > creds",
+                format!("echo {r} > creds"),
+            ),
+            (
+                "key: xoxb-123456789012-abcdefghij",
+                format!("key: {r}"),
+            ),
+            (
+                "x\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----\ny",
+                format!("x\n{r}\ny"),
+            ),
+            (
+                "cat <<EOF\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow",
+                format!("cat <<EOF\n{r}"),
+            ),
+            (
+                "MIIEow\n-----END PRIVATE KEY-----\ntail",
+                format!("{r}\ntail"),
+            ),
+            (
+                "curl -H 'Authorization: Bearer '$TOKEN x",
+                "curl -H 'Authorization: Bearer '$TOKEN x".into(),
+            ),
+            ("TOKEN=$GH_TOKEN gh api", "TOKEN=$GH_TOKEN gh api".into()),
+            (
+                "the bearer of this letter; basic tokens",
+                "the bearer of this letter; basic tokens".into(),
+            ),
+            ("risk-assessment-document-final", "risk-assessment-document-final".into()),
+            ("pip install sk-learn", "pip install sk-learn".into()),
+            ("cargo test --release", "cargo test --release".into()),
+            ("", String::new()),
+            ("ünïcödé password=pässwörd ok", format!("ünïcödé password={r} ok")),
+        ];
+        for (input, expected) in table {
+            assert_eq!(&redact_inline(input), expected, "{input:?}");
+        }
+    }
+
+    /// Arbitrary text never panics and never grows a secret back: the output of a second pass
+    /// is the output of the first.
+    #[test]
+    fn redaction_is_total_and_idempotent() {
+        let pieces = [
+            "password=",
+            "=",
+            ":",
+            "'",
+            "\"",
+            "\\",
+            "--token",
+            " ",
+            "\n",
+            "https://",
+            "@",
+            "a:b@",
+            "sk-",
+            "0123456789abcdef",
+            "Bearer ",
+            "-----BEGIN X PRIVATE KEY-----",
+            "-----END X PRIVATE KEY-----",
+            "é",
+            "$",
+            "-u",
+            "x",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..5000 {
+            let mut s = String::new();
+            for _ in 0..(seed % 12) {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                s.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            let once = redact_inline(&s).into_owned();
+            assert_eq!(redact_inline(&once), once, "{s:?}");
+        }
+    }
+}
