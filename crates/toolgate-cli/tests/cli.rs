@@ -39,6 +39,8 @@ mod serve_ts_sdk;
 mod shell_paths;
 #[path = "cli/shell_rules.rs"]
 mod shell_rules;
+#[path = "cli/sigkill.rs"]
+mod sigkill;
 #[path = "cli/stdio.rs"]
 mod stdio;
 #[path = "cli/store.rs"]

@@ -74,7 +74,8 @@ pub use approval::{
     show_preview, ApprovalAnswer, ApprovalRequest, Approver, NobodyApprover, PreApproved,
 };
 pub use audit::{
-    Approval, AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink, NullAuditSink, Outcome,
+    Approval, AuditCommit, AuditError, AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink,
+    NullAuditSink, Outcome,
 };
 pub use budget::Budgets;
 pub use call::{Arguments, CallId, ToolCall};
