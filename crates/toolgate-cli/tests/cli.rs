@@ -47,6 +47,8 @@ mod stdio;
 mod store;
 #[path = "cli/usage.rs"]
 mod usage;
+#[path = "cli/views.rs"]
+mod views;
 #[path = "cli/write.rs"]
 mod write;
 

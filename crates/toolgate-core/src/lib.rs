@@ -48,6 +48,7 @@ pub mod call;
 pub mod context;
 pub mod dynamic;
 pub mod error;
+pub mod escape;
 pub mod grant;
 pub mod import;
 pub mod pattern;

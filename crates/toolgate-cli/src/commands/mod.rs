@@ -163,7 +163,9 @@ pub fn print_rows<T: serde::Serialize>(
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if json {
         for r in rows {
-            serde_json::to_writer(&mut out, r)?;
+            // hidden characters as JSON escapes: the same value, one line in any viewer
+            let line = serde_json::to_string(r)?;
+            out.write_all(toolgate_core::escape::json_line(&line).as_bytes())?;
             out.write_all(b"\n")?;
         }
     } else {

@@ -117,13 +117,15 @@ pub fn format_us(us: u64) -> String {
     }
 }
 
-/// `s` cut to `max` characters, with `…` when cut; control characters shown as `?`.
+/// `s` for a table column of `max` characters: escaped as every operator view escapes text
+/// a model controls ([`toolgate_core::escape::operator`]: controls, bidirectional overrides,
+/// line separators shown as `\u{..}`), then cut to `max` characters with `…` when longer.
 pub fn clip(s: &str, max: usize) -> String {
-    let clean = |c: char| if c.is_control() { '?' } else { c };
-    if s.chars().count() <= max {
-        s.chars().map(clean).collect()
+    let escaped = toolgate_core::escape::operator(s, max);
+    if escaped.chars().count() <= max {
+        escaped.into_owned()
     } else {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).map(clean).collect();
+        let mut t: String = escaped.chars().take(max.saturating_sub(1)).collect();
         t.push('…');
         t
     }
@@ -134,11 +136,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clip_counts_characters_and_hides_controls() {
+    fn clip_counts_characters_and_escapes_what_a_model_could_hide() {
         assert_eq!(clip("abc", 5), "abc");
         assert_eq!(clip("abcdef", 4), "abc…");
         assert_eq!(clip("éééééé", 3), "éé…");
-        assert_eq!(clip("a\u{1b}[2Jb", 10), "a?[2Jb");
+        assert_eq!(clip("a\u{1b}[2Jb", 20), "a\\u{1b}[2Jb");
+        assert_eq!(clip("a\u{202e}b\u{2028}c", 40), "a\\u{202e}b\\u{2028}c");
+        // cut after escaping: no hidden character survives a cut
+        assert_eq!(clip("\u{202e}abcdef", 6), "\\u{20…");
     }
 
     #[test]
