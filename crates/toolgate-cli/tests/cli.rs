@@ -17,6 +17,8 @@ mod config;
 mod dup_keys;
 #[path = "cli/mcp.rs"]
 mod mcp;
+#[path = "cli/edges.rs"]
+mod edges;
 #[path = "cli/policy_file.rs"]
 mod policy_file;
 #[path = "cli/project.rs"]

@@ -34,7 +34,9 @@ pub mod schema;
 mod secrets;
 mod session;
 
-pub use approvals::{parse_expiry, span_text, GrantExpiry, Override, DEFAULT_ALWAYS_EXPIRES};
+pub use approvals::{
+    check_span, parse_expiry, span_text, GrantExpiry, Override, DEFAULT_ALWAYS_EXPIRES, MAX_EXPIRY,
+};
 pub use compile::{load, load_str, Config, SandboxEnforces, SandboxRule, CONFIG_FILE};
 pub use limits::Limited;
 pub use locate::{locate, Located};

@@ -91,13 +91,16 @@ fn parse_scope(s: &str) -> Result<GrantScope, String> {
         .map_err(|e: toolgate_core::GrantError| e.to_string())
 }
 
-/// Parses a positive span such as `90s`, `30m`, `1h`, `7d`.
+/// Parses a positive span such as `90s`, `30m`, `1h`, `7d`, of at most 100 years
+/// ([`toolgate_core::grant::MAX_EXPIRY`]).
 pub fn parse_span(s: &str) -> Result<Duration, String> {
+    let shown: String = s.chars().take(40).collect();
     let d = humantime::parse_duration(s.trim())
-        .map_err(|e| format!("{s:?} is not a span such as 30m, 8h or 7d: {e}"))?;
+        .map_err(|e| format!("{shown:?} is not a span such as 30m, 8h or 7d: {e}"))?;
     if d.is_zero() {
         return Err("a span of zero has already passed".into());
     }
+    toolgate_config::check_span(d).map_err(|e| format!("{shown:?} {e}"))?;
     Ok(d)
 }
 
@@ -125,22 +128,34 @@ fn list(a: ListArgs) -> anyhow::Result<Exit> {
 fn revoke(a: RevokeArgs) -> anyhow::Result<Exit> {
     let store = a.store.open_existing()?;
     let now = now_us(SystemTime::now());
-    let Some(g) = store.grant(a.id)? else {
-        bail!("there is no grant {}", a.id);
+    let g = match store.grant(a.id) {
+        Ok(Some(g)) => Some(g),
+        Ok(None) => bail!("there is no grant {}", a.id),
+        // a damaged row can still be revoked: that is how an operator gets rid of it
+        Err(e @ toolgate_store::StoreError::Corrupt { .. }) => {
+            eprintln!("toolgate: warning: {e}");
+            None
+        }
+        Err(e) => return Err(e.into()),
     };
     if !store.revoke_grant(a.id, now)? {
         bail!(
             "grant {} was revoked already, at {}",
             a.id,
-            g.revoked_us.map(format_time).unwrap_or_default()
+            g.and_then(|g| g.revoked_us)
+                .map(format_time)
+                .unwrap_or_default()
         );
     }
-    println!(
-        "revoked grant {}: {} {}",
-        a.id,
-        g.scope,
-        clip(&g.tool_pattern, 80)
-    );
+    match g {
+        Some(g) => println!(
+            "revoked grant {}: {} {}",
+            a.id,
+            g.scope,
+            clip(&g.tool_pattern, 80)
+        ),
+        None => println!("revoked grant {}", a.id),
+    }
     Ok(Exit::Success)
 }
 
@@ -163,6 +178,7 @@ fn grant(a: GrantArgs) -> anyhow::Result<Exit> {
     let store =
         Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
     let now = now_us(SystemTime::now());
+    // at most 100 years (parse_span): no overflow
     let expires_us = a
         .expires
         .map(|d| now.saturating_add(u64::try_from(d.as_micros()).unwrap_or(u64::MAX)));

@@ -100,8 +100,15 @@ fn split_offset(t: &str) -> (&str, i64) {
     (t, 0)
 }
 
-/// A time as RFC 3339 in UTC to the second.
+/// The last second RFC 3339 can write (9999-12-31T23:59:59Z), in microseconds since the epoch.
+const LAST_RFC3339_US: u64 = 253_402_300_799_999_999;
+
+/// A time as RFC 3339 in UTC to the second. A time past year 9999 (only a damaged or hand-made
+/// row holds one) is shown as the microseconds it is, never a panic.
 pub fn format_time(us: u64) -> String {
+    if us > LAST_RFC3339_US {
+        return format!("after-9999 ({us}µs)");
+    }
     let t = SystemTime::UNIX_EPOCH + Duration::from_micros(us);
     humantime::format_rfc3339_seconds(t).to_string()
 }
@@ -144,6 +151,15 @@ mod tests {
         assert_eq!(clip("a\u{202e}b\u{2028}c", 40), "a\\u{202e}b\\u{2028}c");
         // cut after escaping: no hidden character survives a cut
         assert_eq!(clip("\u{202e}abcdef", 6), "\\u{20…");
+    }
+
+    #[test]
+    fn every_stored_time_can_be_shown() {
+        assert_eq!(format_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_time(LAST_RFC3339_US), "9999-12-31T23:59:59Z");
+        for us in [LAST_RFC3339_US + 1, i64::MAX as u64, u64::MAX] {
+            assert_eq!(format_time(us), format!("after-9999 ({us}µs)"));
+        }
     }
 
     #[test]
