@@ -15,10 +15,12 @@ mod audit_secrets;
 mod config;
 #[path = "cli/dup_keys.rs"]
 mod dup_keys;
-#[path = "cli/mcp.rs"]
-mod mcp;
 #[path = "cli/edges.rs"]
 mod edges;
+#[path = "cli/leftovers.rs"]
+mod leftovers;
+#[path = "cli/mcp.rs"]
+mod mcp;
 #[path = "cli/policy_file.rs"]
 mod policy_file;
 #[path = "cli/project.rs"]

@@ -100,9 +100,36 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
         builder = builder.grants(grants);
     }
     let pipeline = builder.build();
+    sweep_in_background(&workspace);
     let served = toolgate_mcp::cli::run(args.serve, pipeline.clone(), workspace);
     let flushed = recording.finish(&pipeline);
     served?;
     flushed.context("writing the audit records")?;
     Ok(Exit::Success)
+}
+
+/// Removes the temporary files a killed write left in the workspace, once stale
+/// ([`toolgate_tools::fs::temp`]), on a thread of its own: serving does not wait for the walk.
+fn sweep_in_background(workspace: &toolgate_core::Workspace) {
+    use std::os::fd::AsFd;
+    let workspace = workspace.clone();
+    let spawned = std::thread::Builder::new()
+        .name("toolgate-sweep".into())
+        .spawn(move || {
+            let swept = toolgate_tools::fs::temp::sweep(
+                workspace.dir().as_fd(),
+                std::time::SystemTime::now(),
+            );
+            if swept.removed > 0 || swept.errors > 0 {
+                tracing::info!(
+                    removed = swept.removed,
+                    directories = swept.dirs,
+                    unreadable = swept.errors,
+                    "swept stale temporary files"
+                );
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start the sweep of stale temporary files");
+    }
 }
