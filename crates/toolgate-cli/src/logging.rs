@@ -64,8 +64,8 @@ pub fn note(line: std::fmt::Arguments<'_>) {
 /// message without its name), each value escaped for an operator's view
 /// ([`toolgate_core::escape::operator`]): what a model or client wrote cannot start a line,
 /// move the cursor or reorder the text around it.
-pub fn escaped_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + Send + Sync + 'static
-{
+pub fn escaped_fields(
+) -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + Send + Sync + 'static {
     use tracing_subscriber::field::MakeExt;
     tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
         let text = format!("{value:?}");

@@ -13,6 +13,8 @@ mod approvals;
 mod audit_secrets;
 #[path = "cli/config.rs"]
 mod config;
+#[path = "cli/config_limits.rs"]
+mod config_limits;
 #[path = "cli/dup_keys.rs"]
 mod dup_keys;
 #[path = "cli/edges.rs"]

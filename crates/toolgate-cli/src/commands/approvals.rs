@@ -8,12 +8,12 @@
 
 use super::store::{clip, format_time, StoreArgs};
 use crate::exit::Exit;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::io::Write;
 use std::time::{Duration, SystemTime};
 use toolgate_core::audit::now_us;
 use toolgate_core::grant::check_patterns;
-use toolgate_store::{Grant, GrantFilter, GrantScope, NewGrant, Store};
+use toolgate_store::{Grant, GrantFilter, GrantScope, NewGrant};
 
 /// Arguments of `toolgate approvals`.
 #[derive(Debug, clap::Args)]
@@ -174,9 +174,7 @@ fn grant(a: GrantArgs) -> anyhow::Result<Exit> {
         _ => {}
     }
     warn_if_no_tool_matches(&a.tool, a.store.workspace.as_deref());
-    let path = a.store.path()?;
-    let store =
-        Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
+    let store = a.store.open_or_create()?;
     let now = now_us(SystemTime::now());
     // at most 100 years (parse_span): no overflow
     let expires_us = a

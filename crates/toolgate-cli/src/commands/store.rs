@@ -30,6 +30,16 @@ impl StoreArgs {
         Ok(store_of(&dir))
     }
 
+    /// Opens the store, creating it when missing: a `--store` file in its existing directory,
+    /// or the workspace's (with its `.toolgate` directory, made confined to the workspace).
+    pub fn open_or_create(&self) -> anyhow::Result<Store> {
+        let path = match &self.store {
+            Some(p) => p.clone(),
+            None => super::workspace_store(&super::open_workspace(self.workspace.as_deref())?)?,
+        };
+        Store::open(&path).with_context(|| format!("opening the store {}", path.display()))
+    }
+
     /// Opens the store, which must exist.
     pub fn open_existing(&self) -> anyhow::Result<Store> {
         let path = self.path()?;
