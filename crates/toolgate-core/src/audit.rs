@@ -11,7 +11,7 @@
 //! way before the result goes back. So no side effect is ever without its record, even when
 //! the process is killed while the handler runs, and no caller is told of a result whose
 //! record a crash could take back. The wait is asynchronous and a writer commits every record
-//! waiting at once, so under load many calls share one commit ([`commit`]).
+//! waiting at once, so under load many calls share one commit ([`CommitTracker`]).
 
 mod commit;
 
