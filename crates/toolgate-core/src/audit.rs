@@ -47,7 +47,7 @@ pub enum Outcome {
     /// call. Neither an error nor a denial ([`crate::ErrorKind::InputRequired`]).
     InputRequired,
     /// Not a call's end but its intent: the handler of a tool that is not `read_only` is
-    /// about to run. The call's own record (same session and call id) follows; a `started`
+    /// about to run. The call's own record (same session, call id and `time_us`) follows; a `started`
     /// record with none after it means the process stopped while the call ran, so whether
     /// it acted is unknown. Written and committed before the handler runs; counted nowhere
     /// as a call.
@@ -115,7 +115,11 @@ impl Approval {
 /// One record per call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditRecord {
-    /// When the call was dispatched, in microseconds since the Unix epoch.
+    /// When the call was dispatched, in microseconds since the Unix epoch. No two calls of a
+    /// session dispatched by one process have the same time (a call made in the same
+    /// microsecond as the one before gets the next), so an intent record
+    /// ([`Outcome::Started`]) and its call's own record are the two with the same session,
+    /// call id and time, even where call ids repeat.
     pub time_us: u64,
     /// Session id.
     pub session: Arc<str>,

@@ -14,8 +14,11 @@ use std::time::{Duration, Instant};
 
 const CLIENTS: usize = 16;
 const KILLS: usize = 4;
-/// How long the clients write before each kill.
-const LOAD: Duration = Duration::from_millis(700);
+/// Calls acknowledged in a round before its kill is armed (then the clients write on for
+/// [`LOAD`]), so a slow or busy machine still kills under load.
+const ROUND_CALLS: usize = 40;
+/// How long the clients write after [`ROUND_CALLS`] before each kill.
+const LOAD: Duration = Duration::from_millis(300);
 
 /// The workspace: write_file allowed without asking, so a client without elicitation can
 /// write.
@@ -183,6 +186,12 @@ fn serve_killed_under_write_load_leaves_no_acknowledged_call_or_file_without_a_r
                 })
             })
             .collect();
+        let before = acknowledged.lock().unwrap().len();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while acknowledged.lock().unwrap().len() < before + ROUND_CALLS {
+            assert!(Instant::now() < deadline, "round {round}: no load");
+            std::thread::sleep(Duration::from_millis(20));
+        }
         std::thread::sleep(LOAD);
         server.kill().unwrap(); // SIGKILL, mid-write
         let _ = server.wait();
@@ -193,7 +202,7 @@ fn serve_killed_under_write_load_leaves_no_acknowledged_call_or_file_without_a_r
     }
     let acknowledged: BTreeSet<String> = acknowledged.lock().unwrap().drain(..).collect();
     assert!(
-        acknowledged.len() > 100,
+        acknowledged.len() >= ROUND_CALLS * KILLS,
         "too little load to show anything: {} calls",
         acknowledged.len()
     );

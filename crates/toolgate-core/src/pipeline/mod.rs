@@ -165,8 +165,8 @@ pub(crate) struct CallState {
     pub(crate) scope: Option<crate::grant::GrantScope>,
     pub(crate) attempts: u32,
     pub(crate) result_bytes: usize,
-    /// When the call was dispatched.
-    pub(crate) wall: SystemTime,
+    /// When the call was dispatched, unique in its session ([`Session::dispatch_time_us`]).
+    pub(crate) time_us: u64,
     /// An intent record was committed before the handler ran: the call's own record must be
     /// committed before its result is returned.
     pub(crate) intent: bool,
@@ -312,7 +312,7 @@ impl Pipeline {
         span: tracing::Span,
     ) -> ToolResult {
         let started = Instant::now();
-        let wall = SystemTime::now();
+        let time_us = session.dispatch_time_us(SystemTime::now());
         let ToolCall {
             id,
             name,
@@ -328,7 +328,7 @@ impl Pipeline {
             scope: None,
             attempts: 0,
             result_bytes: 0,
-            wall,
+            time_us,
             intent: false,
         };
         let outcome = self

@@ -14,7 +14,7 @@
 //! call's record after it says exactly which calls' outcome is unknown.
 
 use super::{CallState, Inner};
-use crate::audit::{now_us, AuditRecord, Outcome};
+use crate::audit::{AuditRecord, Outcome};
 use crate::call::CallId;
 use crate::error::{ErrorKind, ToolError};
 use crate::result::ToolResult;
@@ -45,7 +45,7 @@ pub(crate) async fn intent(
         None => (None, None),
     };
     let record = AuditRecord {
-        time_us: now_us(st.wall),
+        time_us: st.time_us,
         session: session.id.clone(),
         profile: session.profile.clone(),
         tool: entry.spec().name.clone(),
@@ -132,7 +132,7 @@ pub(crate) async fn record(
     };
     let intent = st.intent;
     let record = AuditRecord {
-        time_us: now_us(st.wall),
+        time_us: st.time_us,
         session: session.id.clone(),
         profile: session.profile.clone(),
         tool: result.tool.clone(),

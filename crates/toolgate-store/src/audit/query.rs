@@ -74,8 +74,8 @@ fn hide_completed_intents(rows: &mut Vec<StoredRecord>) {
             r.seq,
             &r.record.session,
             r.record.call_id.as_str(),
+            r.record.time_us,
             r.record.outcome.as_str(),
-            r.record.error_reason.as_deref(),
         );
     }
     let unfinished = intents.unfinished();
@@ -140,19 +140,20 @@ impl Store {
                 return Ok(Vec::new());
             };
             let mut stmt = conn.prepare(
-                "SELECT seq, session, call_id, outcome, error_reason FROM audit \
+                "SELECT seq, session, call_id, time_us, outcome FROM audit \
                  WHERE seq >= ?1 ORDER BY seq",
             )?;
             let mut rows = stmt.query([first])?;
             let mut intents = Intents::default();
             while let Some(r) = rows.next()? {
                 let seq: i64 = r.get(0)?;
+                let time_us: i64 = r.get(3)?;
                 intents.see(
                     u64::try_from(seq).unwrap_or(0),
                     r.get_ref(1)?.as_str().unwrap_or_default(),
                     r.get_ref(2)?.as_str().unwrap_or_default(),
-                    r.get_ref(3)?.as_str().unwrap_or_default(),
-                    r.get_ref(4)?.as_str_or_null().ok().flatten(),
+                    u64::try_from(time_us).unwrap_or(0),
+                    r.get_ref(4)?.as_str().unwrap_or_default(),
                 );
             }
             Ok(intents.unfinished())

@@ -150,8 +150,8 @@ impl Store {
                     d.seq,
                     &r.session,
                     r.call_id.as_str(),
+                    r.time_us,
                     r.outcome.as_str(),
-                    r.error_reason.as_deref(),
                 );
             }
             let records = expected - 1;

@@ -82,6 +82,7 @@ async fn each_call_shows_once_and_unfinished_intents_are_listed() {
     sink.record(rec(2));
     sink.record_durable(rec(1)).await.unwrap();
     let mut duplicate = rec(3);
+    duplicate.time_us += 1; // dispatched after 3: a time of its own in the session
     duplicate.outcome = Outcome::RecoverableError;
     duplicate.error_kind = Some(ErrorKind::InvalidInput);
     duplicate.error_reason = Some("duplicate_call_id".into());
@@ -133,6 +134,138 @@ async fn each_call_shows_once_and_unfinished_intents_are_listed() {
             unfinished,
             ..
         } => assert_eq!((records, unfinished), (7, 1)),
+        broken => panic!("{broken:?}"),
+    }
+}
+
+/// A side-effecting tool: calls with an odd `n` never end (as if the process were killed
+/// while they ran), the others end at once; `entered` counts handlers that started.
+fn half_hanging(entered: Arc<std::sync::atomic::AtomicUsize>) -> toolgate_core::DynamicTool {
+    let spec = toolgate_core::ToolSpec::builder("hang_odd")
+        .description("Ends for even n, runs forever for odd n.")
+        .input_schema(serde_json::json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer", "minimum": 0}},
+            "required": ["n"],
+        }))
+        .effects(toolgate_core::Effects::side_effecting())
+        .build()
+        .unwrap();
+    toolgate_core::DynamicTool::new(spec, move |args, _| {
+        let entered = entered.clone();
+        async move {
+            entered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if args["n"].as_u64().unwrap_or(0) % 2 == 1 {
+                std::future::pending::<()>().await;
+            }
+            Ok(toolgate_core::ToolOutput::text("done"))
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_with_one_repeated_id_in_one_session_keep_their_records_apart() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use toolgate_core::{Pipeline, PreApproved, Registry, ToolCall};
+    let t = TempStore::new();
+    let sink = Arc::new(SqliteAuditSink::new(&t.store).unwrap());
+    let entered = Arc::new(AtomicUsize::new(0));
+    let registry = Registry::builder()
+        .tool(half_hanging(entered.clone()))
+        .build()
+        .unwrap();
+    let pipeline = Pipeline::builder(registry)
+        .approver(Arc::new(PreApproved))
+        .audit(sink.clone())
+        .build();
+    // the session of an MCP caller's stateless requests: every request may be id 1
+    let session = Arc::new(
+        pipeline
+            .session("mcp-caller")
+            .call_ids_repeat()
+            .build()
+            .unwrap(),
+    );
+    let calls: Vec<_> = (0..32u64)
+        .map(|n| {
+            let (pipeline, session) = (pipeline.clone(), session.clone());
+            tokio::spawn(async move {
+                let call = ToolCall::new("1", "hang_odd", serde_json::json!({ "n": n }));
+                pipeline.dispatch(call, &session).await
+            })
+        })
+        .collect();
+    // every handler started, so every intent is committed; then the even calls end
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while entered.load(Ordering::SeqCst) < 32 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of 32 handlers started",
+            entered.load(Ordering::SeqCst)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let mut hanging = Vec::new();
+    for (n, call) in calls.into_iter().enumerate() {
+        if n % 2 == 0 {
+            let result = call.await.unwrap();
+            assert!(!result.is_error, "{result:?}");
+        } else {
+            hanging.push(call);
+        }
+    }
+    // the odd calls are cut off mid-handler, as a SIGKILL would: no record of their end
+    for call in &hanging {
+        call.abort();
+    }
+    sink.flush_checked().unwrap();
+
+    let n_of = |q: &AuditQuery| -> Vec<(u64, Outcome)> {
+        let mut v: Vec<_> = t
+            .store
+            .audit_records(q)
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.record.arguments["n"].as_u64().unwrap(), s.record.outcome))
+            .collect();
+        v.sort_unstable_by_key(|(n, _)| *n);
+        v
+    };
+    let started = AuditQuery {
+        outcome: Some(Outcome::Started),
+        ..Default::default()
+    };
+    let odd: Vec<_> = (0..32)
+        .filter(|n| n % 2 == 1)
+        .map(|n| (n, Outcome::Started))
+        .collect();
+    assert_eq!(n_of(&started), odd);
+    // each call once: the ended ones by their own record, the cut-off ones by their intent
+    let each: Vec<_> = (0..32)
+        .map(|n| {
+            (
+                n,
+                if n % 2 == 0 {
+                    Outcome::Ok
+                } else {
+                    Outcome::Started
+                },
+            )
+        })
+        .collect();
+    assert_eq!(n_of(&AuditQuery::default()), each);
+    // 32 intents and 16 ends, each record at its own time in the session
+    let all = t.store.audit_records(&AuditQuery::default()).unwrap();
+    let mut times: Vec<u64> = all.iter().map(|s| s.record.time_us).collect();
+    times.sort_unstable();
+    times.dedup();
+    assert_eq!(times.len(), 32);
+    match t.store.verify_audit().unwrap() {
+        Verification::Intact {
+            records,
+            unfinished,
+            ..
+        } => assert_eq!((records, unfinished), (48, 16)),
         broken => panic!("{broken:?}"),
     }
 }
