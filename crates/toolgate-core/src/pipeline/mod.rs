@@ -21,7 +21,7 @@
 //!    outcome on the call's tracing span, for every call, whatever happened
 //!
 //! A call of a tool that is not `read_only` also gets an intent record, committed between
-//! budget and execute ([`record::intent`]): its handler runs only once the intent is durable,
+//! budget and execute (`record::intent`): its handler runs only once the intent is durable,
 //! and its result is returned only once its own record is (see [`crate::audit`]).
 //!
 //! Tracing: every call runs in an `info` span `tool_call` with `session`, `profile`,

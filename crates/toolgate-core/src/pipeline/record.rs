@@ -5,7 +5,7 @@
 //! call.
 //!
 //! A call that may have acted is the exception. Before the handler of a tool that is not
-//! `read_only` runs, [`intent`] commits an intent record ([`Outcome::Started`]) and waits for
+//! `read_only` runs, `intent` commits an intent record ([`Outcome::Started`]) and waits for
 //! it; the handler does not run when it cannot be committed. Such a call's own record is then
 //! committed before its result is returned. Why an intent and not only the record before the
 //! result: a process killed while the handler runs (a shell command of minutes, a file

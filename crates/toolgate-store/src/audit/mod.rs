@@ -6,7 +6,7 @@
 //! - [`Store::audit_records`](crate::Store::audit_records) reads records back by tool, session, outcome and time.
 //!
 //! A call that may act has two rows: its intent (outcome `started`), committed before its
-//! handler ran, and its own record after ([`intents`] pairs them). Readers show a call once:
+//! handler ran, and its own record after (`intents` pairs them). Readers show a call once:
 //! [`Store::audit_records`](crate::Store::audit_records) leaves out intents whose call has its
 //! record and lists only the unfinished ones for the outcome `started`; statistics count the
 //! calls' own records; `verify` chains every row and counts the unfinished intents.

@@ -9,7 +9,7 @@
 //!   ([`is_temp_name`]);
 //! - [`sweep`] removes stale ones from the whole workspace (`toolgate serve` runs it when it
 //!   starts, on a thread of its own), and every write sweeps the directory it writes in
-//!   ([`sweep_dir`]), which also covers `toolgate call`.
+//!   (`sweep_dir`), which also covers `toolgate call`.
 //!
 //! What a sweep removes: only entries whose name is exactly toolgate's temporary name, that
 //! are regular files (looked at with `AT_SYMLINK_NOFOLLOW`; a link of that name is left
@@ -41,7 +41,7 @@ pub(crate) fn temp_name(random: u64) -> OsString {
     OsString::from(format!(".toolgate-{random:016x}.tmp"))
 }
 
-/// Whether `name` is exactly the shape of toolgate's temporary names (see [`temp_name`]).
+/// Whether `name` is exactly the shape of toolgate's temporary names (see `temp_name`).
 pub fn is_temp_name(name: &OsStr) -> bool {
     let b = name.as_bytes();
     b.len() == PREFIX.len() + HEX_DIGITS + SUFFIX.len()
