@@ -15,7 +15,8 @@ struct Outcome {
     text: String,
 }
 
-/// Runs toolgate with `args` in `ws`; kills it past [`LIMIT`] (a hang fails the test).
+/// Runs toolgate with `args` in `ws`; kills it past [`LIMIT`] (a hang fails the test). Its
+/// output is read while it runs, so a long report never blocks it on a full pipe.
 fn run(ws: &Path, args: &[&str]) -> Outcome {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(args)
@@ -26,6 +27,15 @@ fn run(ws: &Path, args: &[&str]) -> Outcome {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = r.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let started = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -38,19 +48,8 @@ fn run(ws: &Path, args: &[&str]) -> Outcome {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let mut text = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut text)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut text)
-        .unwrap();
+    let mut text = stdout.join().unwrap();
+    text.push_str(&stderr.join().unwrap());
     Outcome {
         code: status.code(),
         text,
@@ -169,12 +168,12 @@ fn files_that_are_not_configurations_are_refused_unread() {
         format!("x = {}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
     );
     for (config, at, says) in [
-        (PathBuf::from("/dev/zero"), "1:1", "a character device"),
-        (PathBuf::from("/dev/urandom"), "1:1", "a character device"),
-        (fifo, "1:1", "a FIFO"),
+        (PathBuf::from("/dev/zero"), "1:1", "not a regular file"),
+        (PathBuf::from("/dev/urandom"), "1:1", "not a regular file"),
+        (fifo, "1:1", "not a regular file"),
         (ws.clone(), "1:1", "a directory"),
-        (to_zero, "1:1", "a character device"),
-        (looped, "1:1", "cannot read"),
+        (to_zero, "1:1", "leads out of the workspace"),
+        (looped, "1:1", "leads nowhere"),
         (big, "1:1", "larger than the limit of 1048576 bytes"),
         (latin1, "1:1", "not UTF-8"),
         (deep, "1:", "recursion"),
@@ -186,7 +185,8 @@ fn files_that_are_not_configurations_are_refused_unread() {
     let out = run(&ws, &["check", "--workspace", ws.to_str().unwrap()]);
     assert_eq!(out.code, Some(1), "{}", out.text);
     assert!(
-        out.text.contains("toolgate.toml:1:1: cannot read"),
+        out.text
+            .contains("toolgate.toml:1:1: the configuration is a link that leads nowhere"),
         "{}",
         out.text
     );
