@@ -5,5 +5,6 @@
 
 pub mod command_grammar;
 pub mod command_parser;
+pub mod config_parser;
 pub mod jsonrpc_frame;
 pub mod path_resolver;

@@ -6,6 +6,12 @@
 //! records are written; and a closed stderr costs log lines, never the process (the log
 //! drops what it cannot write, [`note`] too). Every other command is a Unix filter: a reader
 //! that goes away (`toolgate audit | head`) ends it quietly, as SIGPIPE does.
+//!
+//! The log is an operator's view too, and its events carry text a model or client controls
+//! (call ids, session ids, error details): every field of an event or span is written with
+//! each hidden character escaped ([`toolgate_core::escape::operator`]), so a bidirectional
+//! override or a line separator in a call id cannot forge or reorder lines of a log file or a
+//! terminal; an event stays one line, in colour or not.
 
 use std::io::Write;
 
@@ -26,6 +32,7 @@ pub fn sigpipe(serving: bool) {
 pub fn init() {
     tracing_subscriber::fmt()
         .with_env_filter(filter())
+        .fmt_fields(escaped_fields())
         .with_writer(std::io::stderr)
         .with_ansi(colour())
         .log_internal_errors(false)
@@ -51,4 +58,22 @@ pub fn filter() -> tracing_subscriber::EnvFilter {
 #[allow(dead_code)] // the serve_echo example includes this file without using it
 pub fn note(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// The fields of every log event and span, `name=value` separated by spaces (the event's
+/// message without its name), each value escaped for an operator's view
+/// ([`toolgate_core::escape::operator`]): what a model or client wrote cannot start a line,
+/// move the cursor or reorder the text around it.
+pub fn escaped_fields(
+) -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + Send + Sync + 'static {
+    use tracing_subscriber::field::MakeExt;
+    tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
+        let text = format!("{value:?}");
+        let text = toolgate_core::escape::operator(&text, usize::MAX);
+        match field.name() {
+            "message" => write!(w, "{text}"),
+            name => write!(w, "{name}={text}"),
+        }
+    })
+    .delimited(" ")
 }

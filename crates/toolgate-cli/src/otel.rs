@@ -61,6 +61,7 @@ impl Drop for Otel {
 /// never an error).
 pub fn init() -> Option<Otel> {
     let fmt = tracing_subscriber::fmt::layer()
+        .fmt_fields(crate::logging::escaped_fields())
         .with_writer(std::io::stderr)
         .with_ansi(crate::logging::colour())
         .log_internal_errors(false)

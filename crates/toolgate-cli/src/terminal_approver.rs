@@ -203,27 +203,10 @@ fn value_text(v: &Value) -> String {
 }
 
 /// `s` cut to `max` characters (with `...` when cut), every character that could move the
-/// cursor, change colours or reorder text shown as an escape: C0 and C1 controls (ESC,
-/// CR, LF, DEL, CSI ...), bidirectional overrides and isolates, zero-width and line/paragraph
-/// separators; and `\` itself doubled, so an escape in the text cannot pose as one.
+/// cursor, change colours or reorder text shown as an escape, and `\` doubled: the escaping
+/// every operator view shares ([`toolgate_core::escape::operator`]).
 pub fn escape(s: &str, max: usize) -> String {
-    let mut out = String::with_capacity(s.len().min(max * 2));
-    for (i, c) in s.chars().enumerate() {
-        if i == max {
-            out.push_str("...");
-            break;
-        }
-        let hidden = c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
-        if c == '\\' {
-            out.push_str("\\\\");
-        } else if hidden {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    toolgate_core::escape::operator(s, max).into_owned()
 }
 
 /// One conversation: writes the question to `out`, reads answers from `input` until one is

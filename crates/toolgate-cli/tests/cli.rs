@@ -13,8 +13,14 @@ mod approvals;
 mod audit_secrets;
 #[path = "cli/config.rs"]
 mod config;
+#[path = "cli/config_limits.rs"]
+mod config_limits;
 #[path = "cli/dup_keys.rs"]
 mod dup_keys;
+#[path = "cli/edges.rs"]
+mod edges;
+#[path = "cli/leftovers.rs"]
+mod leftovers;
 #[path = "cli/mcp.rs"]
 mod mcp;
 #[path = "cli/policy_file.rs"]
@@ -39,12 +45,16 @@ mod serve_ts_sdk;
 mod shell_paths;
 #[path = "cli/shell_rules.rs"]
 mod shell_rules;
+#[path = "cli/sigkill.rs"]
+mod sigkill;
 #[path = "cli/stdio.rs"]
 mod stdio;
 #[path = "cli/store.rs"]
 mod store;
 #[path = "cli/usage.rs"]
 mod usage;
+#[path = "cli/views.rs"]
+mod views;
 #[path = "cli/write.rs"]
 mod write;
 

@@ -2,6 +2,7 @@
 //! configuration's `[approvals]` table, overridable by command-line flags.
 
 use std::time::Duration;
+pub use toolgate_core::grant::MAX_EXPIRY;
 
 /// The built-in expiry of an `always` grant whose answer does not say: 24 hours.
 pub const DEFAULT_ALWAYS_EXPIRES: Duration = Duration::from_secs(24 * 3600);
@@ -49,6 +50,11 @@ impl GrantExpiry {
             always: always.unwrap_or(self.always),
             max: max.unwrap_or(self.max),
         };
+        for (name, given) in [("session", session), ("always", always), ("max", max)] {
+            if let Some(Some(v)) = given {
+                check_span(v).map_err(|e| format!("the {name} grant expiry {e}"))?;
+            }
+        }
         for (name, given) in [("session", session), ("always", always)] {
             if let Some(v) = given {
                 if !e.allows(v) {
@@ -97,8 +103,25 @@ pub fn span_text(d: Option<Duration>) -> String {
     }
 }
 
+/// Checks a span is one a grant can hold: at most [`MAX_EXPIRY`] (100 years).
+///
+/// # Errors
+/// A message, starting after the name of what was given, saying what to give instead.
+pub fn check_span(d: Duration) -> Result<(), String> {
+    if d > MAX_EXPIRY {
+        return Err(format!(
+            "({}) is longer than the longest expiry, 100 years ({} days): give a shorter span, \
+             or \"never\" for grants that hold until revoked",
+            span_text(Some(d)),
+            MAX_EXPIRY.as_secs() / 86_400
+        ));
+    }
+    Ok(())
+}
+
 /// Parses an expiry as the configuration and the command line write it: a span such as
-/// `30m`, `8h` or `7d` (humantime syntax, at least one second), or `never` (`None`).
+/// `30m`, `8h` or `7d` (humantime syntax, at least one second, at most [`MAX_EXPIRY`]: 100
+/// years), or `never` (`None`).
 ///
 /// # Errors
 /// A message saying what is wrong and what to write instead.
@@ -116,6 +139,7 @@ pub fn parse_expiry(text: &str) -> Result<Option<Duration>, String> {
             "{shown:?} is shorter than one second: grants expire in whole seconds"
         ));
     }
+    check_span(d).map_err(|e| format!("{shown:?} {e}"))?;
     Ok(Some(d))
 }
 
@@ -128,6 +152,7 @@ mod tests {
         assert_eq!(parse_expiry("8h"), Ok(Some(Duration::from_secs(8 * 3600))));
         assert_eq!(parse_expiry(" never "), Ok(None));
         assert_eq!(parse_expiry("1s"), Ok(Some(Duration::from_secs(1))));
+        assert_eq!(parse_expiry("36525d"), Ok(Some(MAX_EXPIRY)));
         for (bad, says) in [
             ("", "not a span"),
             ("soon", "not a span"),
@@ -135,6 +160,9 @@ mod tests {
             ("0s", "shorter than one second"),
             ("500ms", "shorter than one second"),
             ("99999999999999999999y", "not a span"),
+            ("1000000y", "longer than the longest expiry, 100 years"),
+            ("101y", "longer than the longest expiry"),
+            ("36526d", "longer than the longest expiry"),
         ] {
             let e = parse_expiry(bad).unwrap_err();
             assert!(e.contains(says), "{bad:?}: {e}");
@@ -162,6 +190,11 @@ mod tests {
         assert!(e.contains("always") && e.contains("maximum"), "{e}");
         let e = config.with(None, Some(None), None).unwrap_err();
         assert!(e.contains("never"), "{e}");
+        // a flag in hours past 100 years (serve --always-expires-hours) is refused too
+        let e = config
+            .with(None, Some(h(u64::from(u32::MAX))), Some(None))
+            .unwrap_err();
+        assert!(e.contains("always") && e.contains("100 years"), "{e}");
         // a lower cap cuts the defaults it was not given with
         assert_eq!(
             config.with(None, None, Some(h(4))),

@@ -207,8 +207,13 @@ impl Condition {
     /// Compiles `when` and `unless` (either may be absent, not both).
     ///
     /// # Errors
-    /// Cedar's parse errors, with its message.
+    /// A condition past the limits of [`crate::cedar_shape`]; Cedar's parse errors, with its
+    /// message.
     pub fn compile(when: Option<&str>, unless: Option<&str>) -> Result<Condition, ConditionError> {
+        // before Cedar parses it: a condition too deep for its recursion would abort
+        for text in [when, unless].into_iter().flatten() {
+            crate::cedar_shape::check(text).map_err(ConditionError)?;
+        }
         let mut source = String::from("permit(principal, action, resource)");
         if let Some(w) = when {
             source.push_str(&format!("\nwhen {{ {w} }}"));

@@ -57,6 +57,8 @@ pub struct Config {
     command_rules: CommandRules,
     /// Where the file read lies in the workspace (relative to the root), when it does.
     in_workspace: Option<PathBuf>,
+    /// Where `[store] path` is in the file, for problems found after loading.
+    store_at: Option<Problem>,
 }
 
 /// Finds and loads the configuration of the workspace at `root`: `explicit` (`--config`)
@@ -66,7 +68,8 @@ pub struct Config {
 ///
 /// # Errors
 /// Every problem found, each located in the file; a file that cannot be read, or is not a
-/// regular file in reach, is one problem at 1:1.
+/// regular file in reach (see [`crate::locate()`]), is larger than
+/// [`crate::MAX_CONFIG_BYTES`] or is not UTF-8 (see [`crate::source`]), is one problem at 1:1.
 pub fn load(
     root: &Path,
     explicit: Option<&Path>,
@@ -82,13 +85,13 @@ pub fn load(
             path, in_workspace, ..
         } => (path, in_workspace),
     };
-    let source = std::fs::read_to_string(&file).map_err(|e| {
+    let source = crate::source::read(&file).map_err(|message| {
         vec![Problem {
             file: file.clone(),
             line: 1,
             column: 1,
             key: String::new(),
-            message: format!("cannot read the configuration: {e}"),
+            message,
         }]
     })?;
     let mut c = load_str(root, &file, &source, tools)?;
@@ -139,6 +142,7 @@ pub fn load_str(
     c.roles();
     let rules = c.rules();
     c.other();
+    crate::store_path::check(&loc, root, &raw, &mut c.problems);
     // the compiler's problems under a piece that failed are about the default put there
     let under_failed = |key: &str| {
         parsed.failed.iter().any(|f| {
@@ -151,7 +155,13 @@ pub fn load_str(
         return Err(problems);
     }
     let command_rules = command_rules(&rules);
+    let store_at = raw
+        .store
+        .path
+        .as_ref()
+        .map(|_| loc.at(&[key("store"), key("path")], String::new()));
     Ok(Config {
+        store_at,
         file: Some(file.to_path_buf()),
         protected: protected(root, Some(file), &raw),
         raw,
@@ -263,6 +273,18 @@ impl Compiler<'_> {
     fn rules(&mut self) -> Vec<CompiledRule> {
         let mut out = Vec::new();
         let raw = self.raw;
+        if raw.rules.len() > crate::MAX_RULES {
+            self.problem(
+                &[key("rules"), Seg::Index(crate::MAX_RULES)],
+                format!(
+                    "{} rules, more than the limit of {}: cover paths with globs \
+                     (`path:dir/**`) rather than a rule each",
+                    raw.rules.len(),
+                    crate::MAX_RULES
+                ),
+            );
+            return out;
+        }
         for (i, r) in raw.rules.iter().enumerate() {
             let at = |k: &str| vec![key("rules"), Seg::Index(i), key(k)];
             let decision = decision(r.decision);
@@ -382,14 +404,6 @@ impl Compiler<'_> {
         }
         self.approvals();
         self.server_limits();
-        if let Some(p) = &raw.store.path {
-            if p.trim().is_empty() || p.contains('\0') {
-                self.problem(
-                    &[key("store"), key("path")],
-                    "the store path must be a file path",
-                );
-            }
-        }
     }
 }
 
@@ -686,6 +700,20 @@ impl Config {
     /// The store's file, when the configuration sets one (relative paths are under `root`).
     pub fn store_path(&self, root: &Path) -> Option<PathBuf> {
         self.raw.store.path.as_ref().map(|p| root.join(p))
+    }
+
+    /// A problem located at `[store] path` saying `message` (found after loading, such as a
+    /// store file that does not open); `None` when the file sets no store path.
+    pub fn store_problem(&self, message: impl Into<String>) -> Option<Problem> {
+        self.store_at.clone().map(|mut p| {
+            p.message = message.into();
+            p
+        })
+    }
+
+    /// The environment variable `[server] token_env` names, when the file sets one.
+    pub fn token_env_configured(&self) -> Option<&str> {
+        self.raw.server.token_env.as_deref()
     }
 
     /// `run_shell`'s configuration: the defaults with the file's network and sandbox settings,

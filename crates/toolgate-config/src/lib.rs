@@ -22,6 +22,7 @@
 
 mod approvals;
 pub mod cedar;
+pub mod cedar_shape;
 mod compile;
 mod limits;
 pub mod locate;
@@ -33,11 +34,16 @@ mod rules;
 pub mod schema;
 mod secrets;
 mod session;
+pub mod source;
+mod store_path;
 
-pub use approvals::{parse_expiry, span_text, GrantExpiry, Override, DEFAULT_ALWAYS_EXPIRES};
+pub use approvals::{
+    check_span, parse_expiry, span_text, GrantExpiry, Override, DEFAULT_ALWAYS_EXPIRES, MAX_EXPIRY,
+};
 pub use compile::{load, load_str, Config, SandboxEnforces, SandboxRule, CONFIG_FILE};
 pub use limits::Limited;
 pub use locate::{locate, Located};
 pub use policy::{ConfigPolicy, RiskDefaults, ROLE_ATTRIBUTE};
 pub use problem::Problem;
 pub use session::{parse_attr, SessionError, SessionSetup};
+pub use source::{MAX_CONFIG_BYTES, MAX_RULES};

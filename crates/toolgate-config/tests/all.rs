@@ -1,6 +1,7 @@
 //! toolgate-config's integration tests: one binary.
 
 mod all {
+    pub mod config_fuzz;
     pub mod load;
     pub mod policy_cases;
     pub mod support;

@@ -4,6 +4,18 @@
 //! The record stage builds one [`AuditRecord`] per call and hands it to the sink without
 //! waiting on disk; secrets in the arguments are redacted by the writer ([`crate::redact`]),
 //! off the caller's path.
+//!
+//! A call that may change something (its tool is not `read_only`) is the exception: before
+//! its handler runs, the pipeline commits an intent record ([`Outcome::Started`]) and waits
+//! for it ([`AuditSink::record_durable`]); after, it commits the call's own record the same
+//! way before the result goes back. So no side effect is ever without its record, even when
+//! the process is killed while the handler runs, and no caller is told of a result whose
+//! record a crash could take back. The wait is asynchronous and a writer commits every record
+//! waiting at once, so under load many calls share one commit ([`CommitTracker`]).
+
+mod commit;
+
+pub use commit::{AuditCommit, AuditError, CloseOnDrop, CommitTracker};
 
 use crate::call::CallId;
 use crate::error::ErrorKind;
@@ -34,16 +46,24 @@ pub enum Outcome {
     /// 2026-07-28 request) and is sent again with the answer, which is recorded as its own
     /// call. Neither an error nor a denial ([`crate::ErrorKind::InputRequired`]).
     InputRequired,
+    /// Not a call's end but its intent: the handler of a tool that is not `read_only` is
+    /// about to run. The call's own record (same session, call id and `time_us`) follows; a `started`
+    /// record with none after it means the process stopped while the call ran, so whether
+    /// it acted is unknown. Written and committed before the handler runs; counted nowhere
+    /// as a call.
+    Started,
 }
 
 impl Outcome {
-    /// The wire name: `ok`, `recoverable_error`, `fatal_error` or `input_required`.
+    /// The wire name: `ok`, `recoverable_error`, `fatal_error`, `input_required` or
+    /// `started`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
             Outcome::RecoverableError => "recoverable_error",
             Outcome::FatalError => "fatal_error",
             Outcome::InputRequired => "input_required",
+            Outcome::Started => "started",
         }
     }
 }
@@ -95,7 +115,11 @@ impl Approval {
 /// One record per call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditRecord {
-    /// When the call was dispatched, in microseconds since the Unix epoch.
+    /// When the call was dispatched, in microseconds since the Unix epoch. No two calls of a
+    /// session dispatched by one process have the same time (a call made in the same
+    /// microsecond as the one before gets the next), so an intent record
+    /// ([`Outcome::Started`]) and its call's own record are the two with the same session,
+    /// call id and time, even where call ids repeat.
     pub time_us: u64,
     /// Session id.
     pub session: Arc<str>,
@@ -159,8 +183,30 @@ pub trait AuditSink: Send + Sync {
     /// Takes one record.
     fn record(&self, record: AuditRecord);
 
+    /// Takes one record and returns an [`AuditCommit`] that resolves once the record is
+    /// durable: committed where a crash of this process cannot take it back (what a power
+    /// cut can take depends on the storage's own settings), or [`AuditError`] when the sink
+    /// gives up on it. Records keep their order with those taken by [`AuditSink::record`].
+    ///
+    /// The pipeline uses it for the intent and the record of every call of a tool that is
+    /// not `read_only`, and awaits it before the handler runs and before the result is
+    /// returned. The default takes the record and calls [`AuditSink::flush`], which blocks
+    /// the calling thread: a sink whose flush waits on I/O should answer asynchronously
+    /// instead (with [`CommitTracker`]), so that waiting calls share commits.
+    fn record_durable(&self, record: AuditRecord) -> AuditCommit {
+        self.record(record);
+        self.flush();
+        AuditCommit::ready(Ok(()))
+    }
+
     /// Writes every record taken so far to durable storage and returns when done.
     fn flush(&self) {}
+
+    /// Whether the sink drops every record unread ([`NullAuditSink`]): the pipeline then
+    /// builds no intent records, which would only be thrown away.
+    fn discards(&self) -> bool {
+        false
+    }
 }
 
 /// Discards every record.
@@ -169,6 +215,14 @@ pub struct NullAuditSink;
 
 impl AuditSink for NullAuditSink {
     fn record(&self, _record: AuditRecord) {}
+
+    fn record_durable(&self, _record: AuditRecord) -> AuditCommit {
+        AuditCommit::ready(Ok(()))
+    }
+
+    fn discards(&self) -> bool {
+        true
+    }
 }
 
 /// Keeps records in memory (tests, embedding).
@@ -182,6 +236,16 @@ impl MemoryAuditSink {
     pub fn records(&self) -> Vec<AuditRecord> {
         self.records.lock().clone()
     }
+
+    /// The calls' own records so far, without the intent records ([`Outcome::Started`]).
+    pub fn calls(&self) -> Vec<AuditRecord> {
+        self.records
+            .lock()
+            .iter()
+            .filter(|r| r.outcome != Outcome::Started)
+            .cloned()
+            .collect()
+    }
 }
 
 impl AuditSink for MemoryAuditSink {
@@ -192,7 +256,8 @@ impl AuditSink for MemoryAuditSink {
 }
 
 enum Msg {
-    Record(Box<AuditRecord>),
+    /// A record, and its durable ticket (0 for none: [`AuditSink::record`]).
+    Record(Box<AuditRecord>, u64),
     Flush(SyncSender<()>),
 }
 
@@ -200,9 +265,16 @@ enum Msg {
 /// (a flush to the OS after each batch the channel had ready) and redacts secrets.
 ///
 /// The channel holds up to 65,536 records; when the writer falls that far behind, `record`
-/// waits, so memory stays bounded. Dropping the sink writes what it holds and joins the thread.
+/// waits, so memory stays bounded. A durable record ([`AuditSink::record_durable`]) is settled
+/// once the batch holding it is written to the file (handed to the OS: a crash of the process
+/// cannot take it back, a power cut can); every record waiting then shares that write.
+/// Dropping the sink writes what it holds and joins the thread.
 pub struct JsonlAuditSink {
     tx: Option<SyncSender<Msg>>,
+    /// The last durable ticket given out; held while sending, so tickets reach the writer
+    /// in order.
+    tickets: Mutex<u64>,
+    tracker: Arc<CommitTracker>,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
 
@@ -226,19 +298,34 @@ impl JsonlAuditSink {
     /// A sink writing to any writer (a file, a pipe, a buffer).
     pub fn from_writer<W: Write + Send + 'static>(writer: W) -> Self {
         let (tx, rx) = mpsc::sync_channel(65_536);
+        let tracker = CommitTracker::new();
+        let t = tracker.clone();
         let thread = std::thread::Builder::new()
             .name("toolgate-audit".into())
-            .spawn(move || writer_loop(rx, BufWriter::with_capacity(256 << 10, writer)))
+            .spawn(move || {
+                // closes the tracker however the thread ends, a panic included
+                let guard = CloseOnDrop(t);
+                writer_loop(rx, BufWriter::with_capacity(256 << 10, writer), &guard.0)
+            })
             .expect("spawning the audit writer thread");
         JsonlAuditSink {
             tx: Some(tx),
+            tickets: Mutex::new(0),
+            tracker,
             thread: Some(thread),
         }
     }
 }
 
-fn writer_loop<W: Write>(rx: Receiver<Msg>, mut out: BufWriter<W>) -> io::Result<()> {
-    let mut failed: Option<io::Error> = None;
+/// The most records the JSON-lines writer writes before handing them to the OS.
+const BATCH: usize = 1024;
+
+fn writer_loop<W: Write>(
+    rx: Receiver<Msg>,
+    mut out: BufWriter<W>,
+    tracker: &CommitTracker,
+) -> io::Result<()> {
+    let mut failed: Option<AuditError> = None;
     loop {
         let msg = match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(m) => m,
@@ -249,9 +336,12 @@ fn writer_loop<W: Write>(rx: Receiver<Msg>, mut out: BufWriter<W>) -> io::Result
             Err(RecvTimeoutError::Disconnected) => break,
         };
         let mut next = Some(msg);
+        let mut ticket = 0;
+        let mut batch = 0;
         while let Some(msg) = next.take() {
             match msg {
-                Msg::Record(mut r) => {
+                Msg::Record(mut r, t) => {
+                    ticket = ticket.max(t);
                     r.arguments = crate::redact::for_audit(&r.arguments);
                     if failed.is_none() {
                         let res = serde_json::to_writer(&mut out, &*r)
@@ -259,7 +349,7 @@ fn writer_loop<W: Write>(rx: Receiver<Msg>, mut out: BufWriter<W>) -> io::Result
                             .and_then(|()| out.write_all(b"\n"));
                         if let Err(e) = res {
                             tracing::error!(error = %e, "audit writer failed; records are being dropped");
-                            failed = Some(e);
+                            failed = Some(AuditError::new(e.to_string()));
                         }
                     }
                 }
@@ -268,30 +358,60 @@ fn writer_loop<W: Write>(rx: Receiver<Msg>, mut out: BufWriter<W>) -> io::Result
                     let _ = done.send(());
                 }
             }
-            next = rx.try_recv().ok();
+            // a batch ends when the channel is empty or at BATCH records, so a steady stream
+            // never keeps a durable record waiting for the end of its batch
+            batch += 1;
+            if batch < BATCH {
+                next = rx.try_recv().ok();
+            }
         }
-        out.flush()?;
+        let flushed = out.flush();
+        if let Err(e) = &flushed {
+            failed.get_or_insert_with(|| AuditError::new(e.to_string()));
+        }
+        tracker.settle(ticket, failed.as_ref());
+        flushed?;
     }
     out.flush()?;
     match failed {
-        Some(e) => Err(e),
+        Some(e) => Err(io::Error::other(e)),
         None => Ok(()),
+    }
+}
+
+impl JsonlAuditSink {
+    /// Sends `msg`, waiting for room when the channel is full.
+    fn send(tx: &SyncSender<Msg>, msg: Msg) -> bool {
+        match tx.try_send(msg) {
+            Ok(()) => true,
+            Err(TrySendError::Full(m)) => tx.send(m).is_ok(),
+            Err(TrySendError::Disconnected(_)) => false,
+        }
     }
 }
 
 impl AuditSink for JsonlAuditSink {
     fn record(&self, record: AuditRecord) {
         if let Some(tx) = &self.tx {
-            match tx.try_send(Msg::Record(Box::new(record))) {
-                Ok(()) => {}
-                Err(TrySendError::Full(m)) => {
-                    let _ = tx.send(m);
-                }
-                Err(TrySendError::Disconnected(_)) => {
-                    tracing::error!("audit writer is gone; a record was dropped");
-                }
+            if !Self::send(tx, Msg::Record(Box::new(record), 0)) {
+                tracing::error!("audit writer is gone; a record was dropped");
             }
         }
+    }
+
+    fn record_durable(&self, record: AuditRecord) -> AuditCommit {
+        let Some(tx) = &self.tx else {
+            return AuditCommit::ready(Err(AuditError::new("the audit writer stopped")));
+        };
+        let mut last = self.tickets.lock();
+        let ticket = *last + 1;
+        if !Self::send(tx, Msg::Record(Box::new(record), ticket)) {
+            tracing::error!("audit writer is gone; a record was dropped");
+            return AuditCommit::ready(Err(AuditError::new("the audit writer stopped")));
+        }
+        *last = ticket;
+        drop(last);
+        self.tracker.wait(ticket)
     }
 
     fn flush(&self) {

@@ -48,6 +48,7 @@ pub mod call;
 pub mod context;
 pub mod dynamic;
 pub mod error;
+pub mod escape;
 pub mod grant;
 pub mod import;
 pub mod pattern;
@@ -74,7 +75,8 @@ pub use approval::{
     show_preview, ApprovalAnswer, ApprovalRequest, Approver, NobodyApprover, PreApproved,
 };
 pub use audit::{
-    Approval, AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink, NullAuditSink, Outcome,
+    Approval, AuditCommit, AuditError, AuditRecord, AuditSink, JsonlAuditSink, MemoryAuditSink,
+    NullAuditSink, Outcome,
 };
 pub use budget::Budgets;
 pub use call::{Arguments, CallId, ToolCall};

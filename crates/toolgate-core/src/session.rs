@@ -37,6 +37,8 @@ pub struct Session {
     /// session ([`crate::Pipeline::end_session`]) costs nothing when there is none.
     pub(crate) has_grants: std::sync::atomic::AtomicBool,
     pub(crate) memo: Mutex<Vec<(u64, bool)>>,
+    /// The `time_us` of the session's last dispatched call ([`Session::dispatch_time_us`]).
+    pub(crate) last_time_us: AtomicU64,
 }
 
 impl std::fmt::Debug for Session {
@@ -59,6 +61,23 @@ impl Session {
     /// The agent profile.
     pub fn profile(&self) -> &str {
         &self.profile
+    }
+
+    /// The `time_us` of a call dispatched at `now` (microseconds since the Unix epoch):
+    /// `now`, or one microsecond after the session's previous call when the clock has not
+    /// moved past it, so no two calls of a session have the same time. With the session and
+    /// the call id, it tells one call's records from another's even when call ids repeat
+    /// ([`SessionBuilder::call_ids_repeat`]): an intent record and its call's own record
+    /// share all three ([`crate::audit`]).
+    pub(crate) fn dispatch_time_us(&self, now: std::time::SystemTime) -> u64 {
+        let now = crate::audit::now_us(now);
+        let prev = self
+            .last_time_us
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
+                Some(now.max(last.saturating_add(1)))
+            })
+            .unwrap_or_else(|last| last);
+        now.max(prev.saturating_add(1))
     }
 
     /// The workspace, when the session has one.
@@ -198,6 +217,7 @@ impl SessionBuilder<'_> {
             unique_call_ids: self.unique_call_ids,
             has_grants: std::sync::atomic::AtomicBool::new(false),
             memo: Mutex::new(Vec::new()),
+            last_time_us: AtomicU64::new(0),
         })
     }
 }

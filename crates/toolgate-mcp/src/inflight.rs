@@ -45,7 +45,12 @@ impl InFlight {
 
     /// Waits until no call runs or `grace` has passed; `true` when none is left.
     pub async fn wait_idle(&self, grace: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + grace;
+        let now = tokio::time::Instant::now();
+        // a grace past what an Instant holds waits as long as one can (about a century)
+        let deadline = now
+            .checked_add(grace)
+            .or_else(|| now.checked_add(Duration::from_secs(100 * 365 * 86_400)))
+            .unwrap_or(now);
         loop {
             let notified = self.idle.notified();
             tokio::pin!(notified);

@@ -13,13 +13,14 @@ pub enum StoreError {
         /// The path looked at.
         path: PathBuf,
     },
-    /// The parent directory of a new store could not be created.
-    #[error("cannot create the directory {path} for the store: {source}")]
-    CreateDir {
+    /// The directory of the store is missing or not a directory: a store gets no directory
+    /// created for it.
+    #[error("the store's directory {path} {why}")]
+    NoDirectory {
         /// The directory.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// What is wrong with it.
+        why: String,
     },
     /// The file could not be opened or created (permissions, a read-only location, a
     /// directory in the way).

@@ -61,9 +61,12 @@ impl Store {
     /// [`crate::StoreError::Sqlite`].
     pub fn tool_stats(&self, q: &AuditQuery) -> Result<Vec<ToolStats>> {
         let (filter, params) = q.filter();
+        // a call's intent is not a call: its own record counts it (an unfinished one, whose
+        // process stopped while it ran, is counted by `verify_audit`)
+        let not_intent = if filter.is_empty() { " WHERE" } else { " AND" };
         let sql = format!(
             "SELECT tool, duration_us, error_kind, decision, approval, truncated IS NOT NULL \
-             FROM audit{filter}"
+             FROM audit{filter}{not_intent} outcome <> 'started'"
         );
         let mut acc: HashMap<String, (ToolStats, Vec<u64>)> = HashMap::new();
         self.with_conn(|conn| {

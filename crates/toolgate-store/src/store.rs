@@ -82,11 +82,12 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens the store at `path`, creating the file, its parent directory and the tables when
-    /// missing, with the default options.
+    /// Opens the store at `path`, creating the file and the tables when missing, with the
+    /// default options. Its directory must exist: no directory is created for a store (a
+    /// workspace's `.toolgate` is made by [`toolgate_core::Workspace::state_dir`]).
     ///
     /// # Errors
-    /// [`StoreError::CreateDir`], [`StoreError::Open`], [`StoreError::ReadOnly`],
+    /// [`StoreError::NoDirectory`], [`StoreError::Open`], [`StoreError::ReadOnly`],
     /// [`StoreError::NotADatabase`] (a corrupt file), [`StoreError::Foreign`],
     /// [`StoreError::FutureSchema`] (written by a newer toolgate).
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
@@ -100,10 +101,21 @@ impl Store {
     pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         let path = path.as_ref();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir {
-                path: parent.to_path_buf(),
-                source,
-            })?;
+            match std::fs::metadata(parent) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(StoreError::NoDirectory {
+                        path: parent.to_path_buf(),
+                        why: "is not a directory".into(),
+                    })
+                }
+                Err(e) => {
+                    return Err(StoreError::NoDirectory {
+                        path: parent.to_path_buf(),
+                        why: format!("cannot be used ({e}); create it first"),
+                    })
+                }
+            }
         }
         Self::connect(path, options, true)
     }

@@ -4,6 +4,7 @@ mod all {
     pub mod audit;
     pub mod chain;
     pub mod crash;
+    pub mod durable;
     pub mod grants;
     pub mod ledger;
     pub mod open;

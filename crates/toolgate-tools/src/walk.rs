@@ -16,7 +16,8 @@
 //!    the filter checks them with `lstat`: a directory whose `.gitignore` or `.ignore` is a
 //!    symlink, not a regular file (a FIFO, a device) or larger than [`MAX_IGNORE_FILE_BYTES`]
 //!    is skipped with a warning, so no ignore file can make the walk read outside the
-//!    workspace, block, or read without end; `.git` directories are never walked;
+//!    workspace, block, or read without end; `.git` directories are never walked, and
+//!    toolgate's own temporary files ([`crate::fs::temp`]) are never reported;
 //! 4. callers open what they read through the workspace's directory handle (cap-std) with the
 //!    path relative to the root, so a directory swapped for a link during the walk cannot lead
 //!    a read out; names a walk reports are checked the same way before they are shown.
@@ -185,6 +186,10 @@ fn keep_entry(entry: &DirEntry, ancestors: &[Gitignore], root: &Path, warnings: 
         return true;
     }
     let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+    // a write's temporary file is not the workspace's content ([`crate::fs::temp`])
+    if !is_dir && crate::fs::temp::is_temp_name(entry.file_name()) {
+        return false;
+    }
     for gi in ancestors {
         match gi.matched(entry.path(), is_dir) {
             Match::Ignore(_) => return false,

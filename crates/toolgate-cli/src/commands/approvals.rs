@@ -8,12 +8,12 @@
 
 use super::store::{clip, format_time, StoreArgs};
 use crate::exit::Exit;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::io::Write;
 use std::time::{Duration, SystemTime};
 use toolgate_core::audit::now_us;
 use toolgate_core::grant::check_patterns;
-use toolgate_store::{Grant, GrantFilter, GrantScope, NewGrant, Store};
+use toolgate_store::{Grant, GrantFilter, GrantScope, NewGrant};
 
 /// Arguments of `toolgate approvals`.
 #[derive(Debug, clap::Args)]
@@ -91,13 +91,16 @@ fn parse_scope(s: &str) -> Result<GrantScope, String> {
         .map_err(|e: toolgate_core::GrantError| e.to_string())
 }
 
-/// Parses a positive span such as `90s`, `30m`, `1h`, `7d`.
+/// Parses a positive span such as `90s`, `30m`, `1h`, `7d`, of at most 100 years
+/// ([`toolgate_core::grant::MAX_EXPIRY`]).
 pub fn parse_span(s: &str) -> Result<Duration, String> {
+    let shown: String = s.chars().take(40).collect();
     let d = humantime::parse_duration(s.trim())
-        .map_err(|e| format!("{s:?} is not a span such as 30m, 8h or 7d: {e}"))?;
+        .map_err(|e| format!("{shown:?} is not a span such as 30m, 8h or 7d: {e}"))?;
     if d.is_zero() {
         return Err("a span of zero has already passed".into());
     }
+    toolgate_config::check_span(d).map_err(|e| format!("{shown:?} {e}"))?;
     Ok(d)
 }
 
@@ -125,22 +128,34 @@ fn list(a: ListArgs) -> anyhow::Result<Exit> {
 fn revoke(a: RevokeArgs) -> anyhow::Result<Exit> {
     let store = a.store.open_existing()?;
     let now = now_us(SystemTime::now());
-    let Some(g) = store.grant(a.id)? else {
-        bail!("there is no grant {}", a.id);
+    let g = match store.grant(a.id) {
+        Ok(Some(g)) => Some(g),
+        Ok(None) => bail!("there is no grant {}", a.id),
+        // a damaged row can still be revoked: that is how an operator gets rid of it
+        Err(e @ toolgate_store::StoreError::Corrupt { .. }) => {
+            eprintln!("toolgate: warning: {e}");
+            None
+        }
+        Err(e) => return Err(e.into()),
     };
     if !store.revoke_grant(a.id, now)? {
         bail!(
             "grant {} was revoked already, at {}",
             a.id,
-            g.revoked_us.map(format_time).unwrap_or_default()
+            g.and_then(|g| g.revoked_us)
+                .map(format_time)
+                .unwrap_or_default()
         );
     }
-    println!(
-        "revoked grant {}: {} {}",
-        a.id,
-        g.scope,
-        clip(&g.tool_pattern, 80)
-    );
+    match g {
+        Some(g) => println!(
+            "revoked grant {}: {} {}",
+            a.id,
+            g.scope,
+            clip(&g.tool_pattern, 80)
+        ),
+        None => println!("revoked grant {}", a.id),
+    }
     Ok(Exit::Success)
 }
 
@@ -159,10 +174,9 @@ fn grant(a: GrantArgs) -> anyhow::Result<Exit> {
         _ => {}
     }
     warn_if_no_tool_matches(&a.tool, a.store.workspace.as_deref());
-    let path = a.store.path()?;
-    let store =
-        Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
+    let store = a.store.open_or_create()?;
     let now = now_us(SystemTime::now());
+    // at most 100 years (parse_span): no overflow
     let expires_us = a
         .expires
         .map(|d| now.saturating_add(u64::try_from(d.as_micros()).unwrap_or(u64::MAX)));

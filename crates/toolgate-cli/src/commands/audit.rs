@@ -72,6 +72,9 @@ enum OutcomeArg {
     /// 2026-07-28 request) and comes again with the answer.
     #[value(name = "input_required")]
     InputRequired,
+    /// Started with no record of its end: the process stopped while the call ran, so
+    /// whether it acted is unknown (the intent records nothing completed).
+    Started,
 }
 
 impl From<OutcomeArg> for Outcome {
@@ -81,6 +84,7 @@ impl From<OutcomeArg> for Outcome {
             OutcomeArg::RecoverableError => Outcome::RecoverableError,
             OutcomeArg::FatalError => Outcome::FatalError,
             OutcomeArg::InputRequired => Outcome::InputRequired,
+            OutcomeArg::Started => Outcome::Started,
         }
     }
 }
@@ -177,13 +181,20 @@ fn verify(a: VerifyArgs) -> anyhow::Result<Exit> {
         match &v {
             Verification::Intact {
                 records,
-                head: Some(h),
-            } => println!("audit log intact: {records} records, head {h}"),
-            Verification::Intact {
-                records,
-                head: None,
+                head,
+                unfinished,
             } => {
-                println!("audit log intact: {records} records")
+                let head = head
+                    .as_ref()
+                    .map(|h| format!(", head {h}"))
+                    .unwrap_or_default();
+                println!("audit log intact: {records} records{head}");
+                if *unfinished > 0 {
+                    println!(
+                        "{unfinished} calls started with no record of their end (the process \
+                         stopped while they ran; `toolgate audit --outcome started` lists them)"
+                    );
+                }
             }
             Verification::Broken {
                 seq,

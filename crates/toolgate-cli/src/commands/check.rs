@@ -35,8 +35,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let loaded = toolgate_config::locate(workspace.root(), args.config.as_deref())
         .map_err(|p| vec![p])
         .and_then(|located| {
-            toolgate_config::load(workspace.root(), args.config.as_deref(), &specs)
-                .map(|c| (located, c))
+            toolgate_config::load(workspace.root(), args.config.as_deref(), &specs).and_then(|c| {
+                match super::store_problem(&c, workspace.root()) {
+                    Some(p) => Err(vec![p]),
+                    None => Ok((located, c)),
+                }
+            })
         });
     let (located, config) = match loaded {
         Ok(c) => c,
@@ -71,6 +75,15 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             None => "toolgate's defaults".to_string(),
         }
     )?;
+    if let Some(var) = config.token_env_configured() {
+        if std::env::var(var).map_or(true, |v| v.is_empty()) {
+            writeln!(
+                out,
+                "server: WARNING: token_env names {var}, which is not set here: `serve --http` \
+                 would serve with a random token made for that start instead"
+            )?;
+        }
+    }
     let report = toolgate_tools::shell::sandbox_report();
     let shell = config.shell_config();
     let missing = report.missing_for(!shell.allow_network);

@@ -102,10 +102,30 @@ pub fn load_config(
     let tools = builtin_tools(&toolgate_config::Config::default())?;
     let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
     let config = toolgate_config::load(workspace.root(), explicit, &specs).map_err(problems)?;
+    if let Some(p) = store_problem(&config, workspace.root()) {
+        return Err(problems(vec![p]));
+    }
     if used == ConfigUse::Run {
         in_force::record(workspace, explicit, &located)?;
     }
     Ok(config)
+}
+
+/// The configured store opened as `serve` would open it, when the file is there already: a
+/// problem at `[store] path` when it does not open (not a database, another program's, a
+/// newer toolgate's). A missing file was checked at load (its directory must be writable).
+pub fn store_problem(
+    config: &toolgate_config::Config,
+    root: &std::path::Path,
+) -> Option<toolgate_config::Problem> {
+    let path = config.store_path(root)?;
+    if path.symlink_metadata().is_err() {
+        return None;
+    }
+    match toolgate_store::Store::open_existing(&path) {
+        Ok(_) => None,
+        Err(e) => config.store_problem(e.to_string()),
+    }
 }
 
 /// The session setup from `--role`, `--profile` and `--attr`.
@@ -163,7 +183,9 @@ pub fn print_rows<T: serde::Serialize>(
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if json {
         for r in rows {
-            serde_json::to_writer(&mut out, r)?;
+            // hidden characters as JSON escapes: the same value, one line in any viewer
+            let line = serde_json::to_string(r)?;
+            out.write_all(toolgate_core::escape::json_line(&line).as_bytes())?;
             out.write_all(b"\n")?;
         }
     } else {

@@ -43,6 +43,11 @@ impl Recording {
         no_audit: bool,
     ) -> anyhow::Result<Self> {
         let store_path = match store {
+            // the workspace's own .toolgate is made (confined) for a store named in it
+            Some(p) if p.parent() == Some(&workspace.root().join(".toolgate")) => {
+                super::workspace_store(workspace)?;
+                p
+            }
             Some(p) => p,
             None => super::workspace_store(workspace)?,
         };

@@ -63,6 +63,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
         max_sessions: server.max_sessions,
         max_requests_in_flight: server.max_requests_in_flight,
     });
+    warn_unset_token_env(&config, &args.serve);
     // flags over the configuration over the built-in defaults
     let always = args
         .serve
@@ -100,9 +101,55 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
         builder = builder.grants(grants);
     }
     let pipeline = builder.build();
+    sweep_in_background(&workspace);
     let served = toolgate_mcp::cli::run(args.serve, pipeline.clone(), workspace);
     let flushed = recording.finish(&pipeline);
     served?;
     flushed.context("writing the audit records")?;
     Ok(Exit::Success)
+}
+
+/// Removes the temporary files a killed write left in the workspace, once stale
+/// ([`toolgate_tools::fs::temp`]), on a thread of its own: serving does not wait for the walk.
+fn sweep_in_background(workspace: &toolgate_core::Workspace) {
+    use std::os::fd::AsFd;
+    let workspace = workspace.clone();
+    let spawned = std::thread::Builder::new()
+        .name("toolgate-sweep".into())
+        .spawn(move || {
+            let swept = toolgate_tools::fs::temp::sweep(
+                workspace.dir().as_fd(),
+                std::time::SystemTime::now(),
+            );
+            if swept.removed > 0 || swept.errors > 0 {
+                tracing::info!(
+                    removed = swept.removed,
+                    directories = swept.dirs,
+                    unreadable = swept.errors,
+                    "swept stale temporary files"
+                );
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start the sweep of stale temporary files");
+    }
+}
+
+/// Says loudly when the configuration names a token variable that is not set: the server
+/// then makes a random token for this start, and clients holding the intended one get 401.
+fn warn_unset_token_env(config: &toolgate_config::Config, serve: &toolgate_mcp::cli::ServeArgs) {
+    let Some(var) = config.token_env_configured() else {
+        return;
+    };
+    if serve.http.is_none() || serve.token.is_some() || serve.no_token {
+        return;
+    }
+    if std::env::var(var).map_or(true, |v| v.is_empty()) {
+        eprintln!(
+            "toolgate: WARNING: server.token_env names {var}, which is not set (or empty): \
+             serving with a random token made for this start instead; clients configured with \
+             the token from {var} will be refused (401). Set {var}, or pass --token."
+        );
+        tracing::warn!(variable = var, "the configured token variable is not set");
+    }
 }

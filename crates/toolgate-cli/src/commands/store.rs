@@ -30,6 +30,16 @@ impl StoreArgs {
         Ok(store_of(&dir))
     }
 
+    /// Opens the store, creating it when missing: a `--store` file in its existing directory,
+    /// or the workspace's (with its `.toolgate` directory, made confined to the workspace).
+    pub fn open_or_create(&self) -> anyhow::Result<Store> {
+        let path = match &self.store {
+            Some(p) => p.clone(),
+            None => super::workspace_store(&super::open_workspace(self.workspace.as_deref())?)?,
+        };
+        Store::open(&path).with_context(|| format!("opening the store {}", path.display()))
+    }
+
     /// Opens the store, which must exist.
     pub fn open_existing(&self) -> anyhow::Result<Store> {
         let path = self.path()?;
@@ -100,8 +110,15 @@ fn split_offset(t: &str) -> (&str, i64) {
     (t, 0)
 }
 
-/// A time as RFC 3339 in UTC to the second.
+/// The last second RFC 3339 can write (9999-12-31T23:59:59Z), in microseconds since the epoch.
+const LAST_RFC3339_US: u64 = 253_402_300_799_999_999;
+
+/// A time as RFC 3339 in UTC to the second. A time past year 9999 (only a damaged or hand-made
+/// row holds one) is shown as the microseconds it is, never a panic.
 pub fn format_time(us: u64) -> String {
+    if us > LAST_RFC3339_US {
+        return format!("after-9999 ({us}µs)");
+    }
     let t = SystemTime::UNIX_EPOCH + Duration::from_micros(us);
     humantime::format_rfc3339_seconds(t).to_string()
 }
@@ -117,13 +134,15 @@ pub fn format_us(us: u64) -> String {
     }
 }
 
-/// `s` cut to `max` characters, with `…` when cut; control characters shown as `?`.
+/// `s` for a table column of `max` characters: escaped as every operator view escapes text
+/// a model controls ([`toolgate_core::escape::operator`]: controls, bidirectional overrides,
+/// line separators shown as `\u{..}`), then cut to `max` characters with `…` when longer.
 pub fn clip(s: &str, max: usize) -> String {
-    let clean = |c: char| if c.is_control() { '?' } else { c };
-    if s.chars().count() <= max {
-        s.chars().map(clean).collect()
+    let escaped = toolgate_core::escape::operator(s, max);
+    if escaped.chars().count() <= max {
+        escaped.into_owned()
     } else {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).map(clean).collect();
+        let mut t: String = escaped.chars().take(max.saturating_sub(1)).collect();
         t.push('…');
         t
     }
@@ -134,11 +153,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clip_counts_characters_and_hides_controls() {
+    fn clip_counts_characters_and_escapes_what_a_model_could_hide() {
         assert_eq!(clip("abc", 5), "abc");
         assert_eq!(clip("abcdef", 4), "abc…");
         assert_eq!(clip("éééééé", 3), "éé…");
-        assert_eq!(clip("a\u{1b}[2Jb", 10), "a?[2Jb");
+        assert_eq!(clip("a\u{1b}[2Jb", 20), "a\\u{1b}[2Jb");
+        assert_eq!(clip("a\u{202e}b\u{2028}c", 40), "a\\u{202e}b\\u{2028}c");
+        // cut after escaping: no hidden character survives a cut
+        assert_eq!(clip("\u{202e}abcdef", 6), "\\u{20…");
+    }
+
+    #[test]
+    fn every_stored_time_can_be_shown() {
+        assert_eq!(format_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_time(LAST_RFC3339_US), "9999-12-31T23:59:59Z");
+        for us in [LAST_RFC3339_US + 1, i64::MAX as u64, u64::MAX] {
+            assert_eq!(format_time(us), format!("after-9999 ({us}µs)"));
+        }
     }
 
     #[test]

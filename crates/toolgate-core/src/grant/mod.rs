@@ -97,6 +97,19 @@ pub enum GrantError {
 /// The longest pattern, session, note or approver name accepted, in bytes.
 pub const MAX_GRANT_TEXT: usize = 4096;
 
+/// The longest a grant may hold: 100 years (36,525 days). Longer asks for no expiry at all
+/// (until revoked), which is said so; a span past it is refused rather than stored as a time
+/// no view can show and no store column can hold (the store keeps times as `i64`
+/// microseconds, about 292,000 years from 1970).
+pub const MAX_EXPIRY: std::time::Duration = std::time::Duration::from_secs(36_525 * 86_400);
+
+/// [`MAX_EXPIRY`] in microseconds.
+const MAX_EXPIRY_US: u64 = MAX_EXPIRY.as_secs() * 1_000_000;
+
+/// The latest time a grant may name, in microseconds since the epoch: what an `i64` column
+/// holds.
+const MAX_TIME_US: u64 = i64::MAX as u64;
+
 /// A grant to store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewGrant {
@@ -125,8 +138,9 @@ impl NewGrant {
     /// # Errors
     /// [`GrantError::Invalid`] for an empty or oversized pattern, text with NUL (or a line
     /// break in a resource pattern), more than [`MAX_PATTERNS`] resource patterns, a `once`
-    /// or `session` grant without a session, an `always` grant with one, or an expiry not
-    /// after creation.
+    /// or `session` grant without a session, an `always` grant with one, an expiry not after
+    /// creation or more than [`MAX_EXPIRY`] after it, or a time past what an `i64` of
+    /// microseconds holds.
     pub fn check(&self) -> Result<(), GrantError> {
         let bad = |m: String| Err(GrantError::Invalid(m));
         if self.tool_pattern.trim().is_empty() {
@@ -178,9 +192,22 @@ impl NewGrant {
             }
             _ => {}
         }
+        if self.created_us > MAX_TIME_US {
+            return bad(format!(
+                "created_us {} is past the latest time a store holds ({MAX_TIME_US} µs)",
+                self.created_us
+            ));
+        }
         if let Some(e) = self.expires_us {
             if e <= self.created_us {
                 return bad("expires_us is not after created_us".into());
+            }
+            if e - self.created_us > MAX_EXPIRY_US {
+                return bad(format!(
+                    "the grant would hold for more than {} days (100 years), the longest \
+                     expiry: give a shorter one, or none for a grant that holds until revoked",
+                    MAX_EXPIRY.as_secs() / 86_400
+                ));
             }
         }
         Ok(())
@@ -409,7 +436,15 @@ impl GrantRequest {
                     "an expiry of 0 seconds is already past".into(),
                 ))
             }
-            Some(s) => Some(now_us.saturating_add(s.saturating_mul(1_000_000))),
+            Some(s) if s > MAX_EXPIRY.as_secs() => {
+                return Err(GrantError::Invalid(format!(
+                    "an expiry of {s} seconds is longer than the longest, {} seconds (100 \
+                     years): ask for a shorter one, or none for a grant that holds until revoked",
+                    MAX_EXPIRY.as_secs()
+                )))
+            }
+            // at most 100 years in µs: no overflow; a `now_us` that absurd is refused by check
+            Some(s) => Some(now_us.saturating_add(s * 1_000_000)),
         };
         let grant = NewGrant {
             tool_pattern,

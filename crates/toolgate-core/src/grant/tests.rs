@@ -90,15 +90,42 @@ fn requests_become_grants_or_clear_errors() {
         ..GrantRequest::new(GrantScope::Always)
     };
     assert!(zero.to_new_grant("t", "s", 1, None).is_err());
-    // a huge expiry saturates instead of overflowing
-    let far = GrantRequest {
-        expires_in_secs: Some(u64::MAX),
+    // an expiry past 100 years is refused, not saturated into a time no view can show
+    for secs in [u64::MAX, MAX_EXPIRY.as_secs() + 1] {
+        let far = GrantRequest {
+            expires_in_secs: Some(secs),
+            ..GrantRequest::new(GrantScope::Always)
+        };
+        let e = far.to_new_grant("t", "s", 1, None).unwrap_err().to_string();
+        assert!(e.contains("longer than the longest"), "{e}");
+    }
+    let longest = GrantRequest {
+        expires_in_secs: Some(MAX_EXPIRY.as_secs()),
         ..GrantRequest::new(GrantScope::Always)
     };
     assert_eq!(
-        far.to_new_grant("t", "s", 1, None).unwrap().expires_us,
-        Some(u64::MAX)
+        longest.to_new_grant("t", "s", 1, None).unwrap().expires_us,
+        Some(1 + MAX_EXPIRY.as_secs() * 1_000_000)
     );
+}
+
+#[test]
+fn stored_times_stay_within_what_a_store_holds() {
+    let ok = new(GrantScope::Always, None);
+    for (created_us, expires_us, says) in [
+        (u64::MAX, None, "past the latest time"),
+        (i64::MAX as u64 + 1, None, "past the latest time"),
+        (1, Some(u64::MAX), "more than 36525 days"),
+        (5, Some(5), "not after"),
+    ] {
+        let g = NewGrant {
+            created_us,
+            expires_us,
+            ..ok.clone()
+        };
+        let e = g.check().unwrap_err().to_string();
+        assert!(e.contains(says), "{created_us} {expires_us:?}: {e}");
+    }
 }
 
 #[test]

@@ -108,7 +108,10 @@ pub async fn execute(
             return Err(error);
         }
         let wait = retry.backoff(*attempts);
-        if tokio::time::Instant::now() + wait >= deadline {
+        if tokio::time::Instant::now()
+            .checked_add(wait)
+            .is_none_or(|at| at >= deadline)
+        {
             return Err(error);
         }
         tracing::debug!(attempt = *attempts, wait_ms = wait.as_millis() as u64, error = %error, "retrying a transient failure");

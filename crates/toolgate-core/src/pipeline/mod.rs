@@ -20,6 +20,10 @@
 //! 9. [`record`]    one audit record, the tool's metrics ([`crate::telemetry`]) and the
 //!    outcome on the call's tracing span, for every call, whatever happened
 //!
+//! A call of a tool that is not `read_only` also gets an intent record, committed between
+//! budget and execute (`record::intent`): its handler runs only once the intent is durable,
+//! and its result is returned only once its own record is (see [`crate::audit`]).
+//!
 //! Tracing: every call runs in an `info` span `tool_call` with `session`, `profile`,
 //! `call_id` and `tool` (the registered name once resolved), and `outcome` and `error_kind`
 //! recorded when it ends; authorize, execute and finish run in `debug` child spans of those
@@ -161,6 +165,11 @@ pub(crate) struct CallState {
     pub(crate) scope: Option<crate::grant::GrantScope>,
     pub(crate) attempts: u32,
     pub(crate) result_bytes: usize,
+    /// When the call was dispatched, unique in its session ([`Session::dispatch_time_us`]).
+    pub(crate) time_us: u64,
+    /// An intent record was committed before the handler ran: the call's own record must be
+    /// committed before its result is returned.
+    pub(crate) intent: bool,
 }
 
 impl Pipeline {
@@ -303,7 +312,7 @@ impl Pipeline {
         span: tracing::Span,
     ) -> ToolResult {
         let started = Instant::now();
-        let wall = SystemTime::now();
+        let time_us = session.dispatch_time_us(SystemTime::now());
         let ToolCall {
             id,
             name,
@@ -319,6 +328,8 @@ impl Pipeline {
             scope: None,
             attempts: 0,
             result_bytes: 0,
+            time_us,
+            intent: false,
         };
         let outcome = self
             .stages(
@@ -353,7 +364,7 @@ impl Pipeline {
                 ToolResult::from_error(id, tool_name, finish::clean_error(e), started.elapsed())
             }
         };
-        record::record(&self.inner, session, st, &result, wall, &span);
+        record::record(&self.inner, session, st, &result, &span).await;
         result
     }
 
@@ -383,6 +394,9 @@ impl Pipeline {
             .instrument(tracing::debug_span!("authorize"))
             .await?;
         budget::charge(session, spec)?;
+        if !spec.effects.read_only {
+            record::intent(inner, session, id, st, started).await?;
+        }
         let output = execute::execute(
             &entry,
             args,

@@ -78,7 +78,7 @@ async fn approver_answers_decide() {
         (asked[0].tool.as_str(), asked[0].call_id.as_str()),
         ("delete_all", "a")
     );
-    let approvals: Vec<_> = audit.records().iter().map(|r| r.approval).collect();
+    let approvals: Vec<_> = audit.calls().iter().map(|r| r.approval).collect();
     assert_eq!(
         approvals,
         [
@@ -113,7 +113,7 @@ async fn a_pending_question_is_recorded_as_input_required() {
         .await;
     assert!(!retry.is_error, "{retry:?}");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
-    let recs = audit.records();
+    let recs = audit.calls();
     let summary: Vec<_> = recs
         .iter()
         .map(|r| (r.approval, r.outcome, r.error_kind, r.error_reason.clone()))

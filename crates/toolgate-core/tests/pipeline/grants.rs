@@ -66,10 +66,10 @@ fn now() -> u64 {
     now_us(SystemTime::now())
 }
 
-/// (approval, grant, scope) of each audit record.
+/// (approval, grant, scope) of each call's audit record (intents left out).
 fn provenance(audit: &MemoryAuditSink) -> Vec<(Option<Approval>, Option<i64>, Option<GrantScope>)> {
     audit
-        .records()
+        .calls()
         .iter()
         .map(|r| (r.approval, r.grant, r.scope))
         .collect()

@@ -151,7 +151,7 @@ fn every_call_is_counted_per_tool_in_the_prometheus_exposition() {
     assert!(text.contains("# TYPE toolgate_tool_call_duration_seconds histogram"));
     assert!(text.contains("# HELP toolgate_tool_denials_total Tool calls the policy denied"));
     // the audit log says the same
-    let records = audit.records();
+    let records = audit.calls();
     assert_eq!(records.len(), calls.len());
     assert_eq!(
         records

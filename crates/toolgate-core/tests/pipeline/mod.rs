@@ -8,6 +8,7 @@ mod execute;
 mod finish_record;
 mod grants;
 mod hardening;
+mod intent;
 mod metrics;
 mod resolve_decode;
 mod truncation;

@@ -1,6 +1,7 @@
 //! Reading the audit log back: [`AuditQuery`] and [`Store::audit_records`].
 
 use super::canonical::hex;
+use super::intents::{Intents, STARTED};
 use super::row::{self, COLUMNS};
 use crate::error::Result;
 use crate::store::{to_i64, Store};
@@ -15,7 +16,9 @@ pub struct AuditQuery {
     pub tool: Option<String>,
     /// Only calls of this session (exact id).
     pub session: Option<String>,
-    /// Only calls that ended this way.
+    /// Only calls that ended this way. [`Outcome::Started`] gives the intents of calls with no
+    /// record of their end (the process stopped while they ran); without an outcome, an
+    /// intent whose call has its own record is left out, so each call shows once.
     pub outcome: Option<Outcome>,
     /// Only calls dispatched at or after this time (microseconds since the Unix epoch).
     pub since_us: Option<u64>,
@@ -58,6 +61,29 @@ impl AuditQuery {
     }
 }
 
+/// Leaves out of `rows` (consecutive rows of the log, as a query with filters on a call's
+/// session, tool or time returns them: an intent's completion shares all three) the intents
+/// whose call's own record is among them.
+fn hide_completed_intents(rows: &mut Vec<StoredRecord>) {
+    if !rows.iter().any(|r| r.record.outcome == Outcome::Started) {
+        return;
+    }
+    let mut intents = Intents::default();
+    for r in rows.iter() {
+        intents.see(
+            r.seq,
+            &r.record.session,
+            r.record.call_id.as_str(),
+            r.record.time_us,
+            r.record.outcome.as_str(),
+        );
+    }
+    let unfinished = intents.unfinished();
+    rows.retain(|r| {
+        r.record.outcome != Outcome::Started || unfinished.binary_search(&r.seq).is_ok()
+    });
+}
+
 /// One record as stored: its place in the chain and the record (arguments redacted).
 /// Serializes as the record's fields plus `seq` and `hash` (hex).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -79,8 +105,65 @@ impl Store {
     /// [`crate::StoreError::Sqlite`]; [`crate::StoreError::Corrupt`] for a row that cannot be
     /// decoded (run [`Store::verify_audit`] to find every damaged row).
     pub fn audit_records(&self, q: &AuditQuery) -> Result<Vec<StoredRecord>> {
+        if q.outcome == Some(Outcome::Started) {
+            return self.unfinished_records(q);
+        }
+        let mut out = self.select(q, q.limit)?;
+        hide_completed_intents(&mut out);
+        Ok(out)
+    }
+
+    /// The intents matching `q` that nothing completed, the last `q.limit` of them.
+    fn unfinished_records(&self, q: &AuditQuery) -> Result<Vec<StoredRecord>> {
+        let unfinished = self.unfinished_intents()?;
+        if unfinished.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut out = self.select(q, None)?;
+        out.retain(|r| unfinished.binary_search(&r.seq).is_ok());
+        if let Some(n) = q.limit {
+            out.drain(..out.len().saturating_sub(n));
+        }
+        Ok(out)
+    }
+
+    /// The sequence numbers of every unfinished intent, ascending: one pass over the log from
+    /// the first intent.
+    pub(crate) fn unfinished_intents(&self) -> Result<Vec<u64>> {
+        self.with_conn(|conn| {
+            let first: Option<i64> = conn.query_row(
+                "SELECT min(seq) FROM audit WHERE outcome = ?1",
+                [STARTED],
+                |r| r.get(0),
+            )?;
+            let Some(first) = first else {
+                return Ok(Vec::new());
+            };
+            let mut stmt = conn.prepare(
+                "SELECT seq, session, call_id, time_us, outcome FROM audit \
+                 WHERE seq >= ?1 ORDER BY seq",
+            )?;
+            let mut rows = stmt.query([first])?;
+            let mut intents = Intents::default();
+            while let Some(r) = rows.next()? {
+                let seq: i64 = r.get(0)?;
+                let time_us: i64 = r.get(3)?;
+                intents.see(
+                    u64::try_from(seq).unwrap_or(0),
+                    r.get_ref(1)?.as_str().unwrap_or_default(),
+                    r.get_ref(2)?.as_str().unwrap_or_default(),
+                    u64::try_from(time_us).unwrap_or(0),
+                    r.get_ref(4)?.as_str().unwrap_or_default(),
+                );
+            }
+            Ok(intents.unfinished())
+        })
+    }
+
+    /// The rows matching `q`'s filters, oldest first; with `limit`, the most recent ones.
+    fn select(&self, q: &AuditQuery, limit: Option<usize>) -> Result<Vec<StoredRecord>> {
         let (filter, mut params) = q.filter();
-        let sql = match q.limit {
+        let sql = match limit {
             Some(n) => {
                 params.push(SqlValue::Integer(to_i64(n as u64)));
                 format!("SELECT {COLUMNS} FROM audit{filter} ORDER BY seq DESC LIMIT ?")
@@ -101,7 +184,7 @@ impl Store {
             }
             Ok(out)
         })?;
-        if q.limit.is_some() {
+        if limit.is_some() {
             out.reverse();
         }
         Ok(out)

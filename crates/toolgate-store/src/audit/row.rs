@@ -81,6 +81,7 @@ pub(crate) fn outcome_name(o: Outcome) -> &'static str {
         Outcome::RecoverableError => "recoverable_error",
         Outcome::FatalError => "fatal_error",
         Outcome::InputRequired => "input_required",
+        Outcome::Started => "started",
     }
 }
 
@@ -243,6 +244,7 @@ mod tests {
             Outcome::RecoverableError,
             Outcome::FatalError,
             Outcome::InputRequired,
+            Outcome::Started,
         ] {
             assert_eq!(outcome_name(o), enum_name(&o));
         }

@@ -28,6 +28,13 @@
 //! pushed them, and none is dropped: when `pending` holds the queue's capacity, `record`
 //! waits for the writer to take it.
 //!
+//! A durable record ([`AuditSink::record_durable`]: the intent and the record of a call that
+//! may act) gets a ticket, its place in that order, and wakes the writer at once, which takes
+//! whatever is pending without waiting for [`LINGER`]; its caller waits asynchronously until
+//! the writer settles that ticket ([`CommitTracker`]). While the writer commits one group,
+//! the records of every other call arrive and wait together for the next: under load one
+//! commit covers many calls (group commit), with no lingering for a lone one.
+//!
 //! A failed group is retried three times (50 ms, 250 ms, 1 s apart: a lock held too long by
 //! another process, a full disk that clears); after that its records are counted as lost, the
 //! error is kept, and [`SqliteAuditSink::flush_checked`] reports it.
@@ -47,6 +54,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+use toolgate_core::audit::{AuditCommit, AuditError, CommitTracker};
 use toolgate_core::{Approval, AuditRecord, AuditSink, Decision, ErrorKind, GrantScope, Outcome};
 
 /// Records in `pending` at which a caller wakes the writer.
@@ -77,6 +85,8 @@ struct Shared {
     waits: AtomicU64,
     state: Mutex<Done>,
     changed: Condvar,
+    /// Settled with the last ticket of each group written.
+    tracker: Arc<CommitTracker>,
 }
 
 struct Queue {
@@ -89,6 +99,10 @@ struct Queue {
     flush: bool,
     /// The sink is being dropped: write what is pending and stop.
     closed: bool,
+    /// A durable record is pending: write now, without lingering.
+    urgent: bool,
+    /// Records pushed so far: the ticket of the last one.
+    pushed: u64,
 }
 
 #[derive(Default)]
@@ -152,6 +166,8 @@ impl SqliteAuditSink {
                 wake_at: 1,
                 flush: false,
                 closed: false,
+                urgent: false,
+                pushed: 0,
             }),
             work: Condvar::new(),
             room: Condvar::new(),
@@ -160,6 +176,7 @@ impl SqliteAuditSink {
             waits: AtomicU64::new(0),
             state: Mutex::new(Done::default()),
             changed: Condvar::new(),
+            tracker: CommitTracker::new(),
         });
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -223,7 +240,9 @@ impl SqliteAuditSink {
 
 impl SqliteAuditSink {
     /// Puts `entry`, whose text is `text`, at the end of the queue; waits while it is full.
-    fn enqueue(&self, mut entry: Entry, text: &[u8]) {
+    /// Returns its ticket (its place in the order of records, from 1), or `None` when the
+    /// writer is gone and the record was dropped. A `durable` entry wakes the writer now.
+    fn enqueue(&self, mut entry: Entry, text: &[u8], durable: bool) -> Option<u64> {
         let p = &*self.shared;
         let mut q = p.queue.lock();
         if q.pending.entries.len() >= p.capacity && !q.closed {
@@ -239,12 +258,18 @@ impl SqliteAuditSink {
         if q.closed {
             drop(q);
             tracing::error!("the audit writer is gone; a record was dropped");
-            return;
+            return None;
         }
         entry.start = q.pending.text.len();
         q.pending.text.extend_from_slice(text);
         q.pending.entries.push(entry);
-        let wake = q.pending.entries.len() >= q.wake_at;
+        q.pushed += 1;
+        let ticket = q.pushed;
+        q.pending.last_ticket = ticket;
+        if durable {
+            q.urgent = true;
+        }
+        let wake = q.pending.entries.len() >= q.wake_at || (durable && q.wake_at != usize::MAX);
         if wake {
             // one wake-up per group: the writer sets `wake_at` again when it waits
             q.wake_at = usize::MAX;
@@ -254,6 +279,18 @@ impl SqliteAuditSink {
         if wake {
             p.work.notify_one();
         }
+        Some(ticket)
+    }
+
+    /// Encodes `record` on this thread and queues it (see [`SqliteAuditSink::enqueue`]).
+    fn push(&self, record: AuditRecord, durable: bool) -> Option<u64> {
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let scratch = &mut *scratch;
+            scratch.clear();
+            let entry = Entry::encode(record, scratch);
+            self.enqueue(entry, scratch, durable)
+        })
     }
 }
 
@@ -299,6 +336,8 @@ fn spend(budget: &mut usize, n: usize) -> bool {
 struct Group {
     entries: Vec<Entry>,
     text: Vec<u8>,
+    /// The ticket of the last entry.
+    last_ticket: u64,
 }
 
 impl Group {
@@ -427,13 +466,14 @@ impl Entry {
 
 impl AuditSink for SqliteAuditSink {
     fn record(&self, record: AuditRecord) {
-        SCRATCH.with(|scratch| {
-            let mut scratch = scratch.borrow_mut();
-            let scratch = &mut *scratch;
-            scratch.clear();
-            let entry = Entry::encode(record, scratch);
-            self.enqueue(entry, scratch);
-        });
+        self.push(record, false);
+    }
+
+    fn record_durable(&self, record: AuditRecord) -> AuditCommit {
+        match self.push(record, true) {
+            Some(ticket) => self.shared.tracker.wait(ticket),
+            None => AuditCommit::ready(Err(AuditError::new("the audit writer stopped"))),
+        }
     }
 
     fn flush(&self) {
@@ -462,7 +502,7 @@ fn next_group(shared: &Shared, group: &mut Group) -> bool {
     let mut q = shared.queue.lock();
     loop {
         let n = q.pending.entries.len();
-        if n >= target || (n > 0 && (q.flush || q.closed)) {
+        if n >= target || (n > 0 && (q.flush || q.closed || q.urgent)) {
             break;
         }
         if n == 0 {
@@ -482,6 +522,7 @@ fn next_group(shared: &Shared, group: &mut Group) -> bool {
     }
     q.wake_at = usize::MAX;
     q.flush = false;
+    q.urgent = false;
     std::mem::swap(&mut q.pending, group);
     drop(q);
     shared.room.notify_all();
@@ -506,19 +547,22 @@ fn writer_loop(mut conn: Connection, shared: &Shared) {
             outcome = write_group(&mut conn, &group, &mut scratch);
         }
         let mut d = shared.state.lock();
-        match outcome {
+        let lost = match outcome {
             Ok(()) => {
                 d.committed += n;
                 d.groups += 1;
+                None
             }
             Err(e) => {
                 tracing::error!(error = %e, records = n, "the audit writer lost a group of records");
                 d.lost += n;
                 d.last_error = Some(e.to_string());
+                Some(AuditError::new(e.to_string()))
             }
-        }
+        };
         drop(d);
         shared.changed.notify_all();
+        shared.tracker.settle(group.last_ticket, lost.as_ref());
         group.clear();
     }
 }
@@ -534,6 +578,7 @@ impl Drop for ExitGuard {
         s.changed.notify_all();
         s.queue.lock().closed = true;
         s.room.notify_all();
+        s.tracker.close();
     }
 }
 

@@ -11,11 +11,17 @@
 //! - otherwise: [`BreakKind::Edited`] (a column was changed);
 //! - a column that cannot be decoded: [`BreakKind::Undecodable`].
 //!
+//! Intent records are rows of the chain like any other. The walk also pairs them with their
+//! calls' records ([`super::intents`]) and counts those nothing completed: calls whose
+//! process stopped while they ran. They do not break the chain; they are what to look at
+//! after a crash.
+//!
 //! What a chain inside the file cannot show: records cut off the end, or a whole chain
 //! rewritten by someone who recomputed every hash. Keep the `head` hash that `verify` reports
 //! somewhere else (a ticket, another machine) and compare it later to catch both.
 
 use super::canonical::{canonical_json, chain_hash, hex, Hash, GENESIS};
+use super::intents::Intents;
 use super::row::{self, COLUMNS};
 use crate::error::{Result, StoreError};
 use crate::store::Store;
@@ -62,6 +68,9 @@ pub enum Verification {
         /// a cut-off or rewritten log later.
         #[serde(skip_serializing_if = "Option::is_none")]
         head: Option<String>,
+        /// Calls with an intent record and no record of their end (`toolgate audit
+        /// --outcome started` lists them): their process stopped while they ran.
+        unfinished: u64,
     },
     /// The chain breaks at `seq`.
     Broken {
@@ -84,7 +93,7 @@ impl Verification {
 
 impl Store {
     /// Walks the whole audit chain (see the module docs). Streams rows: memory does not grow
-    /// with the log. About a second per million records.
+    /// with the log (only with the calls left unfinished). About a second per million records.
     ///
     /// # Errors
     /// [`StoreError::Sqlite`] when the table cannot be read at all; a damaged row is a
@@ -97,6 +106,7 @@ impl Store {
             let mut expected: u64 = 1;
             let mut prev: Hash = GENESIS;
             let mut buf = Vec::with_capacity(512);
+            let mut intents = Intents::default();
             while let Some(r) = rows.next()? {
                 let d = match row::decode(r) {
                     Ok(d) => d,
@@ -135,11 +145,20 @@ impl Store {
                 }
                 prev = want;
                 expected += 1;
+                let r = &d.record;
+                intents.see(
+                    d.seq,
+                    &r.session,
+                    r.call_id.as_str(),
+                    r.time_us,
+                    r.outcome.as_str(),
+                );
             }
             let records = expected - 1;
             Ok(Verification::Intact {
                 records,
                 head: (records > 0).then(|| hex(&prev)),
+                unfinished: intents.unfinished().len() as u64,
             })
         })
     }

@@ -273,7 +273,8 @@ fn a_burst_is_written_in_few_groups_and_flush_waits_for_it() {
                     .unwrap()[0]
                     .hash
                     .clone()
-            )
+            ),
+            unfinished: 0
         }
     );
 }
@@ -323,7 +324,8 @@ fn two_writers_on_one_file_keep_one_chain() {
                     .unwrap()[0]
                     .hash
                     .clone()
-            )
+            ),
+            unfinished: 0
         }
     );
 }

@@ -33,7 +33,8 @@ fn an_empty_log_is_intact() {
         t.store.verify_audit().unwrap(),
         Verification::Intact {
             records: 0,
-            head: None
+            head: None,
+            unfinished: 0
         }
     );
 }

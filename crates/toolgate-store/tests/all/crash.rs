@@ -82,7 +82,7 @@ fn sigkill_mid_run_leaves_a_verifiable_log() {
         "{count} records in the store, {flushed} were flushed before the kill"
     );
     match store.verify_audit().unwrap() {
-        Verification::Intact { records, head } => {
+        Verification::Intact { records, head, .. } => {
             assert_eq!(records, count);
             assert!(head.is_some());
         }

@@ -31,9 +31,13 @@ fn a_new_store_gets_its_tables_version_and_wal() {
 }
 
 #[test]
-fn the_parent_directory_is_created() {
+fn the_store_is_created_in_an_existing_directory_and_no_directory_is_created() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ws/.toolgate/toolgate.db");
+    let e = Store::open(&path).unwrap_err();
+    assert!(matches!(e, StoreError::NoDirectory { .. }), "{e:?}");
+    assert!(!dir.path().join("ws").exists());
+    std::fs::create_dir_all(dir.path().join("ws/.toolgate")).unwrap();
     Store::open(&path).unwrap();
     assert!(path.is_file());
     assert_eq!(toolgate_store::default_path(&dir.path().join("ws")), path);
@@ -145,7 +149,11 @@ fn places_that_cannot_hold_a_store_give_clear_errors() {
     // a file where the parent directory should be
     std::fs::write(dir.path().join("file"), "x").unwrap();
     let e = open_err(&dir.path().join("file/toolgate.db"));
-    assert!(matches!(e, StoreError::CreateDir { .. }), "{e:?}");
+    assert!(matches!(e, StoreError::NoDirectory { .. }), "{e:?}");
+    // a missing directory is not created
+    let e = open_err(&dir.path().join("a/b/toolgate.db"));
+    assert!(e.to_string().contains("create it first"), "{e}");
+    assert!(!dir.path().join("a").exists());
     // a location nobody can create files in, root included
     let e = open_err(std::path::Path::new("/proc/self/toolgate-test.db"));
     assert!(e.to_string().contains("/proc/self/toolgate-test.db"), "{e}");

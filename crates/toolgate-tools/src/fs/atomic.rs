@@ -37,7 +37,8 @@
 //!    file is then removed. A file system without `RENAME_EXCHANGE` gets the check and a
 //!    plain rename. Either way the parent is `fsync`ed so the commit survives a crash.
 //!
-//! Any failure before the rename removes the temporary file. The target is either untouched
+//! Any failure before the rename removes the temporary file; one a killed process left is
+//! hidden from the tools and removed once stale ([`super::temp`]). The target is either untouched
 //! or wholly replaced, never partly written; concurrent writers each rename a whole file, so
 //! the last rename wins and readers see one whole version or another.
 //!
@@ -399,6 +400,8 @@ impl Target {
         if let Err(e) = synced {
             tracing::warn!(error = %e, "syncing the directory after a rename failed");
         }
+        // what a killed write left in this directory goes with the next write in it
+        super::temp::sweep_dir(self.parent.as_fd(), std::time::SystemTime::now());
         Ok(())
     }
 
@@ -491,7 +494,7 @@ impl Target {
         let mut rng = rand::rng();
         let mut last = Errno::EXIST;
         for _ in 0..TEMP_ATTEMPTS {
-            let name = OsString::from(format!(".toolgate-{:016x}.tmp", rng.random::<u64>()));
+            let name = super::temp::temp_name(rng.random::<u64>());
             match rustix::fs::openat(&self.parent, &name, flags, mode) {
                 Ok(fd) => return Ok((fd, name)),
                 Err(Errno::EXIST) => last = Errno::EXIST,

@@ -139,6 +139,11 @@ fn list(ws: &Workspace, path: &WsPath, ctx: &ToolContext) -> Result<ListDirOutpu
     let mut total = 0u64;
     for entry in dir.entries().map_err(|e| io_error(&shown, &e))? {
         let entry = entry.map_err(|e| io_error(&shown, &e))?;
+        // a write's temporary file (one a killed process left, until it is swept) is not
+        // the workspace's content
+        if super::temp::is_temp_name(&entry.file_name()) {
+            continue;
+        }
         let kind = match entry.file_type() {
             Ok(t) if t.is_symlink() => EntryKind::Symlink,
             Ok(t) if t.is_dir() => EntryKind::Dir,

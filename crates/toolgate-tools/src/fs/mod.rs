@@ -16,6 +16,7 @@ pub(crate) mod lookup;
 pub mod protected;
 pub mod read_file;
 mod replace;
+pub mod temp;
 pub mod write_file;
 
 pub use edit_file::EditFile;
