@@ -74,6 +74,12 @@ fn unknown(registry: &Registry, session: &Session, name: &str, version: Option<&
             }
         ));
     }
+    if registry.defers(session.profile_bit) {
+        message.push_str(&format!(
+            " More tools are not listed: find them with {} (a query saying what the tool should do).",
+            crate::search::SEARCH_TOOLS
+        ));
+    }
     ToolError::new(ErrorKind::UnknownTool, message)
         .with_details(serde_json::json!({ "available": shown, "did_you_mean": near }))
 }
