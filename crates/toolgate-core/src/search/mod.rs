@@ -24,6 +24,7 @@
 //! assert_eq!(hits[0].name.as_ref(), "weather.get");
 //! ```
 
+pub mod eval;
 mod index;
 pub mod tokenize;
 mod tool;
