@@ -4,6 +4,8 @@ pub mod approvals;
 pub mod audit;
 pub mod call;
 pub mod check;
+pub mod eval;
+pub mod export;
 pub mod in_force;
 pub mod recording;
 pub mod serve;

@@ -248,6 +248,9 @@ impl Walker {
                 }
                 "items" | "prefixItems" | "properties" | "required" | "additionalProperties"
                     if matches!(ty, Some("array" | "object")) => {}
+                "default" if value.is_null() => {
+                    self.warn(&kat, "default is not supported in strict mode; removed (null is how the model leaves the argument out)");
+                }
                 k if TOLD.contains(&k) => {
                     self.warn(&kat, format!("{k} is not supported in strict mode; removed and told in the description"));
                     notes.push(format!("{k}: {}", short(value)));
