@@ -71,7 +71,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 
 /// The requests of a JSON lines file; a line that is not one is an error naming it.
 fn read_queries(path: &std::path::Path) -> anyhow::Result<Vec<Query>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

@@ -55,8 +55,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             }
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            let imported = import::import_definitions(&text, args.dialect, &ImportOptions::default())
-                .with_context(|| format!("importing definitions from {}", path.display()))?;
+            let imported =
+                import::import_definitions(&text, args.dialect, &ImportOptions::default())
+                    .with_context(|| format!("importing definitions from {}", path.display()))?;
             export(imported.iter().map(|i| &i.spec), args.format, options)
         }
         None => {

@@ -213,18 +213,36 @@ fn examples(
     let Some(list) = field.value.as_array() else {
         warnings.push(Warning::new(
             &field.pointer,
-            format!("examples must be an array of arguments objects, found {}; ignored", kind(field.value)),
+            format!(
+                "examples must be an array of arguments objects, found {}; ignored",
+                kind(field.value)
+            ),
         ));
         return builder;
     };
     let compiled = CompiledSchema::compile(name, "inputSchema", input).ok();
     for (i, example) in list.iter().enumerate() {
         let at = child(&field.pointer, &i.to_string());
-        let faults = compiled.as_ref().map(|c| c.faults(example)).unwrap_or_default();
+        let faults = compiled
+            .as_ref()
+            .map(|c| c.faults(example))
+            .unwrap_or_default();
         if !example.is_object() {
-            warnings.push(Warning::new(at, format!("an example must be an arguments object, found {}; dropped", kind(example))));
+            warnings.push(Warning::new(
+                at,
+                format!(
+                    "an example must be an arguments object, found {}; dropped",
+                    kind(example)
+                ),
+            ));
         } else if let Some(first) = faults.first() {
-            warnings.push(Warning::new(at, format!("the example does not fit the input schema ({}: {}); dropped", first.pointer, first.message)));
+            warnings.push(Warning::new(
+                at,
+                format!(
+                    "the example does not fit the input schema ({}: {}); dropped",
+                    first.pointer, first.message
+                ),
+            ));
         } else {
             builder = builder.example(format!("example {}", i + 1), example.clone());
         }

@@ -160,9 +160,14 @@ fn list_key(map: &serde_json::Map<String, Value>) -> Option<&'static str> {
     if map.contains_key("name") || map.contains_key("type") {
         return None;
     }
-    ["tools", "functionDeclarations", "function_declarations", "function"]
-        .into_iter()
-        .find(|k| map.get(*k).is_some_and(Value::is_array))
+    [
+        "tools",
+        "functionDeclarations",
+        "function_declarations",
+        "function",
+    ]
+    .into_iter()
+    .find(|k| map.get(*k).is_some_and(Value::is_array))
 }
 
 /// Line numbers of byte offsets, counted forward once.

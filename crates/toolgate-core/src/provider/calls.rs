@@ -55,7 +55,12 @@ impl IncomingCall {
         what: String,
     ) -> Self {
         let name = provider_name.unwrap_or_default();
-        let mut call = IncomingCall::new(id, name.clone(), &name, Arguments::Value(serde_json::Value::Null));
+        let mut call = IncomingCall::new(
+            id,
+            name.clone(),
+            &name,
+            Arguments::Value(serde_json::Value::Null),
+        );
         call.rejected = Some(ToolError::invalid_arguments(
             format!("the tool call could not be read: {what}"),
             vec![ArgumentFault {

@@ -87,7 +87,8 @@ impl Codec {
     /// [`Codec::try_read_calls`], with a message that is not the provider's at all read as
     /// one with no calls.
     pub fn read_calls(&self, message: &Value) -> CallBatch {
-        self.try_read_calls(message).unwrap_or(CallBatch { calls: Vec::new() })
+        self.try_read_calls(message)
+            .unwrap_or(CallBatch { calls: Vec::new() })
     }
 
     /// The provider's result message(s) for `batch`: one result per call, in the batch's
@@ -166,7 +167,9 @@ impl Codec {
         let registry_name = self.inner.names.registry_name(name);
         let nulls = self.inner.nulls.get(registry_name);
         let arguments = match arguments {
-            Value::String(text) if text.trim().is_empty() => Arguments::Value(Value::Object(Default::default())),
+            Value::String(text) if text.trim().is_empty() => {
+                Arguments::Value(Value::Object(Default::default()))
+            }
             Value::String(text) => match serde_json::from_str::<Value>(text) {
                 Ok(mut v) => {
                     if let Some(n) = nulls {
@@ -234,7 +237,9 @@ fn mcp_read(codec: &Codec, message: &Value) -> Result<Vec<IncomingCall>, String>
                 Some(name) => codec.call(
                     id,
                     name,
-                    params.get("arguments").unwrap_or(&Value::Object(Default::default())),
+                    params
+                        .get("arguments")
+                        .unwrap_or(&Value::Object(Default::default())),
                 ),
                 None => IncomingCall::rejected(
                     id,

@@ -130,8 +130,8 @@ fn export_with(
     options: ExportOptions,
 ) -> Export {
     let names = NameMap::new(provider, visible.iter().map(|s| s.name.clone()));
-    let strict = options.strict
-        && matches!(provider, Provider::OpenAiChat | Provider::OpenAiResponses);
+    let strict =
+        options.strict && matches!(provider, Provider::OpenAiChat | Provider::OpenAiResponses);
     let mut warnings = Vec::new();
     let mut nulls: HashMap<std::sync::Arc<str>, NullPaths> = HashMap::new();
     let mut tools = Vec::with_capacity(listed.len());
@@ -168,7 +168,13 @@ fn export_with(
                 } else {
                     (spec.input_schema.clone(), false)
                 };
-                openai(spec, &given, parameters, provider, strict.then_some(is_strict))
+                openai(
+                    spec,
+                    &given,
+                    parameters,
+                    provider,
+                    strict.then_some(is_strict),
+                )
             }
             Provider::Anthropic => anthropic(spec, &given),
             Provider::Gemini => gemini(spec, &given, &mut own),
@@ -201,8 +207,14 @@ fn mcp(spec: &ToolSpec) -> Value {
         annotations.insert("title".into(), t.clone().into());
     }
     annotations.insert("readOnlyHint".into(), e.read_only.into());
-    annotations.insert("destructiveHint".into(), (e.destructive && !e.read_only).into());
-    annotations.insert("idempotentHint".into(), (e.idempotent || e.read_only).into());
+    annotations.insert(
+        "destructiveHint".into(),
+        (e.destructive && !e.read_only).into(),
+    );
+    annotations.insert(
+        "idempotentHint".into(),
+        (e.idempotent || e.read_only).into(),
+    );
     annotations.insert("openWorldHint".into(), e.open_world.into());
     let mut out = Map::new();
     out.insert("name".into(), spec.name.to_string().into());
@@ -280,7 +292,10 @@ fn gemini(spec: &ToolSpec, name: &str, warnings: &mut Vec<Warning>) -> Value {
         .is_some_and(|p| !p.is_empty())
         || spec.input_schema.get("additionalProperties") != Some(&Value::Bool(false));
     if takes_arguments {
-        out.insert("parameters".into(), gemini_schema(&spec.input_schema, warnings));
+        out.insert(
+            "parameters".into(),
+            gemini_schema(&spec.input_schema, warnings),
+        );
     }
     Value::Object(out)
 }

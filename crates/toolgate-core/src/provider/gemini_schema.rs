@@ -125,15 +125,27 @@ impl Walker<'_> {
         if let Some(target) = map.remove("$ref") {
             self.inline(&mut map, &target, at, inlined);
         }
-        let inlined = if source.contains_key("$ref") { inlined + 1 } else { inlined };
+        let inlined = if source.contains_key("$ref") {
+            inlined + 1
+        } else {
+            inlined
+        };
         self.composition(&mut map, at);
         let types: Vec<String> = match map.get("type") {
             Some(Value::String(t)) => vec![t.clone()],
-            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
             _ => Vec::new(),
         };
         let nullable = types.iter().any(|t| t == "null") && types.len() > 1;
-        let non_null: Vec<&str> = types.iter().map(String::as_str).filter(|t| *t != "null" || types.len() == 1).collect();
+        let non_null: Vec<&str> = types
+            .iter()
+            .map(String::as_str)
+            .filter(|t| *t != "null" || types.len() == 1)
+            .collect();
         if non_null.len() > 1 {
             return self.split_types(&map, &non_null, nullable, at, inlined);
         }
@@ -141,8 +153,14 @@ impl Walker<'_> {
         let mut out = Map::new();
         if let Some(ty) = ty {
             out.insert("type".into(), ty.into());
-        } else if !map.contains_key("anyOf") && !map.contains_key("enum") && !map.contains_key("const") {
-            self.warn(at, "a value of any type; Gemini's schema has no such type, sent without one");
+        } else if !map.contains_key("anyOf")
+            && !map.contains_key("enum")
+            && !map.contains_key("const")
+        {
+            self.warn(
+                at,
+                "a value of any type; Gemini's schema has no such type, sent without one",
+            );
         }
         if nullable {
             out.insert("nullable".into(), true.into());
@@ -172,7 +190,10 @@ impl Walker<'_> {
                     };
                     if values.iter().all(Value::is_string) {
                         if key == "const" {
-                            self.warn(&kat, "const is not in Gemini's schema; sent as an enum of one value");
+                            self.warn(
+                                &kat,
+                                "const is not in Gemini's schema; sent as an enum of one value",
+                            );
                         }
                         out.insert("enum".into(), Value::Array(values));
                         out.entry("type").or_insert_with(|| "STRING".into());
@@ -182,7 +203,11 @@ impl Walker<'_> {
                     }
                 }
                 "exclusiveMinimum" | "exclusiveMaximum" => {
-                    let bound = if key == "exclusiveMinimum" { "minimum" } else { "maximum" };
+                    let bound = if key == "exclusiveMinimum" {
+                        "minimum"
+                    } else {
+                        "maximum"
+                    };
                     self.warn(&kat, format!("{key} is not in Gemini's schema; sent as {bound} (toolgate still refuses the bound itself) and told in the description"));
                     out.entry(bound).or_insert_with(|| value.clone());
                     notes.push(format!("{key}: {value}"));
@@ -239,7 +264,12 @@ impl Walker<'_> {
                     self.warn(&kat, "additionalProperties is not in Gemini's schema; dropped (toolgate still refuses unknown arguments)");
                 }
                 k if TOLD.contains(&k) => {
-                    self.warn(&kat, format!("{k} is not in Gemini's schema; dropped and told in the description"));
+                    self.warn(
+                        &kat,
+                        format!(
+                            "{k} is not in Gemini's schema; dropped and told in the description"
+                        ),
+                    );
                     notes.push(format!("{k}: {}", short(value)));
                 }
                 k => self.warn(&kat, format!("{k} is not in Gemini's schema; dropped")),
@@ -290,12 +320,18 @@ impl Walker<'_> {
             let at = child(at, "allOf");
             match all_of.as_array().map(Vec::as_slice) {
                 Some([Value::Object(only)]) => {
-                    self.warn(at, "allOf is not in Gemini's schema; its one schema merged into this one");
+                    self.warn(
+                        at,
+                        "allOf is not in Gemini's schema; its one schema merged into this one",
+                    );
                     for (k, v) in only {
                         map.entry(k.clone()).or_insert_with(|| v.clone());
                     }
                 }
-                _ => self.warn(at, "allOf is not in Gemini's schema; dropped (toolgate still checks it)"),
+                _ => self.warn(
+                    at,
+                    "allOf is not in Gemini's schema; dropped (toolgate still checks it)",
+                ),
             }
         }
     }

@@ -71,13 +71,10 @@ impl Rule {
         if name.bytes().next().is_none_or(|b| !self.allows_first(b)) {
             out.push('_');
         }
-        out.extend(name.bytes().map(|b| {
-            if self.allows_byte(b) {
-                b as char
-            } else {
-                '_'
-            }
-        }));
+        out.extend(
+            name.bytes()
+                .map(|b| if self.allows_byte(b) { b as char } else { '_' }),
+        );
         out
     }
 }
@@ -217,7 +214,10 @@ mod tests {
         let map = NameMap::new(Provider::Anthropic, ["flight.book", "flight_book"]);
         assert_eq!(map.provider_name("flight_book"), "flight_book");
         let other = map.provider_name("flight.book");
-        assert!(other.starts_with("flight_book_") && other.len() == 20, "{other}");
+        assert!(
+            other.starts_with("flight_book_") && other.len() == 20,
+            "{other}"
+        );
         assert_eq!(map.registry_name(other), "flight.book");
         // the same set always gives the same names
         let again = NameMap::new(Provider::Anthropic, ["flight_book", "flight.book"]);
@@ -240,7 +240,10 @@ mod tests {
 
     #[test]
     fn gemini_keeps_dots_and_needs_a_letter_first() {
-        let map = NameMap::new(Provider::Gemini, ["weather.get", "3d-render", &"a".repeat(65)]);
+        let map = NameMap::new(
+            Provider::Gemini,
+            ["weather.get", "3d-render", &"a".repeat(65)],
+        );
         assert_eq!(map.provider_name("weather.get"), "weather.get");
         assert_eq!(map.provider_name("3d-render"), "_3d-render");
         assert_eq!(map.registry_name("_3d-render"), "3d-render");

@@ -28,7 +28,11 @@ pub(crate) fn read_chat(codec: &Codec, message: &Value) -> Result<Vec<IncomingCa
             Some(Value::Array(calls)) => (calls, "/tool_calls".to_string()),
             Some(_) => return Err("tool_calls is not an array".into()),
         },
-        _ => return Err("expected a chat completion, an assistant message or its tool_calls array".into()),
+        _ => {
+            return Err(
+                "expected a chat completion, an assistant message or its tool_calls array".into(),
+            )
+        }
     };
     Ok(calls
         .iter()
@@ -94,13 +98,12 @@ pub(crate) fn read_responses(codec: &Codec, message: &Value) -> Result<Vec<Incom
 }
 
 fn response_call(codec: &Codec, item: &Value, at: &str) -> IncomingCall {
-    let id = item.get("call_id").and_then(Value::as_str).map(str::to_string);
+    let id = item
+        .get("call_id")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     match item.get("name").and_then(Value::as_str) {
-        Some(name) => codec.call(
-            id,
-            name,
-            item.get("arguments").unwrap_or(&json!({})),
-        ),
+        Some(name) => codec.call(id, name, item.get("arguments").unwrap_or(&json!({}))),
         None => IncomingCall::rejected(
             id,
             None,

@@ -36,7 +36,15 @@ use serde_json::{json, Map, Value};
 
 /// String formats strict mode supports.
 pub const FORMATS: [&str; 9] = [
-    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 /// Object nesting strict mode allows.
 pub const MAX_DEPTH: usize = 10;
@@ -73,6 +81,8 @@ pub fn strict_schema(
     warnings: &mut Vec<Warning>,
 ) -> Result<StrictSchema, Unstrictable> {
     let mut w = Walker {
+        root_defs: schema.get("$defs").and_then(Value::as_object).cloned(),
+        inlined: 0,
         warnings: Vec::new(),
         properties: 0,
         enum_values: 0,
@@ -112,10 +122,7 @@ pub fn strict_schema(
     warnings.append(&mut w.warnings);
     Ok(StrictSchema {
         schema: out,
-        nulls: NullPaths {
-            root,
-            defs: w.defs,
-        },
+        nulls: NullPaths { root, defs: w.defs },
     })
 }
 
@@ -154,6 +161,10 @@ const TOLD: [&str; 19] = [
 ];
 
 struct Walker {
+    /// The root's `$defs`, for a `$ref` that must be inlined.
+    root_defs: Option<Map<String, Value>>,
+    /// References being inlined, one inside another.
+    inlined: usize,
     warnings: Vec<Warning>,
     properties: usize,
     enum_values: usize,
@@ -169,15 +180,31 @@ impl Walker {
         self.warnings.push(Warning::new(pointer, message));
     }
 
-    fn node(&mut self, schema: &Value, at: &str, depth: usize) -> Result<(Value, NullTree), Unstrictable> {
+    fn node(
+        &mut self,
+        schema: &Value,
+        at: &str,
+        depth: usize,
+    ) -> Result<(Value, NullTree), Unstrictable> {
         let map = match schema {
             Value::Object(map) => map,
             Value::Bool(true) => {
-                return Err(unstrictable(at, "a schema of `true` accepts any value; strict mode needs a type"))
+                return Err(unstrictable(
+                    at,
+                    "a schema of `true` accepts any value; strict mode needs a type",
+                ))
             }
-            _ => return Err(unstrictable(at, "a schema that accepts nothing cannot be sent in strict mode")),
+            _ => {
+                return Err(unstrictable(
+                    at,
+                    "a schema that accepts nothing cannot be sent in strict mode",
+                ))
+            }
         };
         let mut map = map.clone();
+        if map.len() > 1 && map.contains_key("$ref") {
+            return self.inline(map, at, depth);
+        }
         self.composition(&mut map, at);
         let types = type_names(&map);
         let non_null: Vec<&str> = types.iter().copied().filter(|t| *t != "null").collect();
@@ -256,7 +283,10 @@ impl Walker {
                     notes.push(format!("{k}: {}", short(value)));
                 }
                 k => {
-                    self.warn(&kat, format!("{k} is not supported in strict mode; removed"));
+                    self.warn(
+                        &kat,
+                        format!("{k} is not supported in strict mode; removed"),
+                    );
                 }
             }
         }
@@ -274,6 +304,43 @@ impl Walker {
             out.insert("description".into(), Value::String(description));
         }
         Ok((Value::Object(out), tree))
+    }
+
+    /// A `$ref` with keywords beside it, which strict mode refuses: the definition inlined,
+    /// the keywords beside the reference taking precedence (as OpenAI's SDK does).
+    fn inline(
+        &mut self,
+        mut map: Map<String, Value>,
+        at: &str,
+        depth: usize,
+    ) -> Result<(Value, NullTree), Unstrictable> {
+        let target = map.remove("$ref").unwrap_or_default();
+        let def = target
+            .as_str()
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .and_then(|name| self.root_defs.as_ref()?.get(name))
+            .and_then(Value::as_object)
+            .cloned();
+        let Some(def) = def else {
+            return Err(unstrictable(
+                &child(at, "$ref"),
+                format!("$ref {target} beside other keywords names no definition of this schema"),
+            ));
+        };
+        if self.inlined >= 8 {
+            return Err(unstrictable(
+                at,
+                "a recursive definition referenced beside other keywords",
+            ));
+        }
+        self.warn(child(at, "$ref"), format!("$ref {target} beside other keywords; the definition inlined (strict mode takes a $ref alone)"));
+        for (k, v) in def {
+            map.entry(k).or_insert(v);
+        }
+        self.inlined += 1;
+        let out = self.node(&Value::Object(map), at, depth);
+        self.inlined -= 1;
+        out
     }
 
     /// `oneOf` as `anyOf`; `allOf` of one schema merged, of more dropped.
@@ -296,7 +363,10 @@ impl Walker {
                         map.entry(k.clone()).or_insert_with(|| v.clone());
                     }
                 }
-                _ => self.warn(at, "allOf is not supported in strict mode; removed (toolgate still checks it)"),
+                _ => self.warn(
+                    at,
+                    "allOf is not supported in strict mode; removed (toolgate still checks it)",
+                ),
             }
         }
     }
@@ -347,7 +417,12 @@ impl Walker {
         tree: &mut NullTree,
     ) -> Result<(), Unstrictable> {
         if depth >= MAX_DEPTH {
-            return Err(unstrictable(at, format!("objects nested more than {MAX_DEPTH} deep; strict mode allows {MAX_DEPTH}")));
+            return Err(unstrictable(
+                at,
+                format!(
+                    "objects nested more than {MAX_DEPTH} deep; strict mode allows {MAX_DEPTH}"
+                ),
+            ));
         }
         let properties = map.get("properties").and_then(Value::as_object);
         match map.get("additionalProperties") {
@@ -474,7 +549,10 @@ fn nullable(schema: Value) -> Value {
         return schema;
     };
     if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
-        if !branches.iter().any(|b| b.get("type") == Some(&json!("null"))) {
+        if !branches
+            .iter()
+            .any(|b| b.get("type") == Some(&json!("null")))
+        {
             branches.push(json!({"type": "null"}));
         }
         return Value::Object(map);
@@ -495,7 +573,10 @@ fn nullable(schema: Value) -> Value {
             if let Some(d) = map.remove("description") {
                 outer.insert("description".into(), d);
             }
-            outer.insert("anyOf".into(), json!([Value::Object(map), {"type": "null"}]));
+            outer.insert(
+                "anyOf".into(),
+                json!([Value::Object(map), {"type": "null"}]),
+            );
             return Value::Object(outer);
         }
     }

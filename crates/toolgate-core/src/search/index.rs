@@ -199,8 +199,12 @@ mod tests {
 
     #[test]
     fn clauses_split_at_sentence_ends_and_lines() {
-        let c: Vec<&str> = clauses("Find a Thai restaurant. Then get the weather there!\nAnd x").collect();
-        assert_eq!(c, ["Find a Thai restaurant.", " Then get the weather there!"]);
+        let c: Vec<&str> =
+            clauses("Find a Thai restaurant. Then get the weather there!\nAnd x").collect();
+        assert_eq!(
+            c,
+            ["Find a Thai restaurant.", " Then get the weather there!"]
+        );
         assert_eq!(clauses("version 1.2 of numpy").count(), 1);
     }
 }

@@ -15,17 +15,17 @@ use std::sync::OnceLock;
 
 /// English stop words: function words that say nothing about what a tool does.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "all", "also", "an", "and", "any", "are", "as",
-    "at", "be", "before", "below", "between", "both", "but", "by", "can", "could", "did", "do",
-    "does", "don", "down", "during", "each", "few", "for", "from", "further", "had", "has",
-    "have", "he", "her", "here", "his", "how", "i", "if", "in", "into", "is", "it", "its",
-    "just", "may", "me", "might", "more", "most", "must", "my", "no", "nor", "not", "of",
-    "off", "on", "once", "only", "or", "other", "our", "out", "over", "own", "s", "same",
-    "shall", "she", "should", "so", "some", "such", "t", "than", "that", "the", "their",
-    "then", "there", "these", "they", "this", "those", "through", "to", "too", "under",
-    "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while",
-    "who", "whom", "whose", "why", "will", "with", "would", "you", "your", "yours", "am",
-    "been", "being", "having", "itself", "let", "ours", "please", "him", "them",
+    "a", "about", "above", "after", "again", "all", "also", "an", "and", "any", "are", "as", "at",
+    "be", "before", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does",
+    "don", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "he",
+    "her", "here", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "may", "me",
+    "might", "more", "most", "must", "my", "no", "nor", "not", "of", "off", "on", "once", "only",
+    "or", "other", "our", "out", "over", "own", "s", "same", "shall", "she", "should", "so",
+    "some", "such", "t", "than", "that", "the", "their", "then", "there", "these", "they", "this",
+    "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what",
+    "when", "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "would",
+    "you", "your", "yours", "am", "been", "being", "having", "itself", "let", "ours", "please",
+    "him", "them",
 ];
 
 fn stemmer() -> &'static Stemmer {
@@ -116,13 +116,22 @@ mod tests {
 
     #[test]
     fn identifiers_split_every_way() {
-        for text in ["get_weather", "getWeather", "GetWeather", "weather.get", "get-weather"] {
+        for text in [
+            "get_weather",
+            "getWeather",
+            "GetWeather",
+            "weather.get",
+            "get-weather",
+        ] {
             let mut w = split(text);
             w.sort();
             assert_eq!(w.len(), 2, "{text}");
         }
         assert_eq!(split("HTTPServer utf8"), ["HTTP", "Server", "utf", "8"]);
-        assert_eq!(split("parseJSONResponse2x"), ["parse", "JSON", "Response", "2", "x"]);
+        assert_eq!(
+            split("parseJSONResponse2x"),
+            ["parse", "JSON", "Response", "2", "x"]
+        );
         assert_eq!(split("ÉtéCafé"), ["Été", "Café"]);
         assert!(split(" ... ").is_empty());
     }
@@ -134,6 +143,9 @@ mod tests {
             ["calcul", "area", "triangl"]
         );
         assert_eq!(term_list("calculating calculated"), ["calcul", "calcul"]);
-        assert_eq!(term_list("getWeatherForecast"), ["get", "weather", "forecast"]);
+        assert_eq!(
+            term_list("getWeatherForecast"),
+            ["get", "weather", "forecast"]
+        );
     }
 }

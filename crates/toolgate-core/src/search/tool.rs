@@ -80,7 +80,12 @@ impl SearchTools {
         let definitions = tools
             .clone()
             .into_iter()
-            .map(|(spec, _)| (spec.name.clone(), (summary(&spec.description), definition(spec))))
+            .map(|(spec, _)| {
+                (
+                    spec.name.clone(),
+                    (summary(&spec.description), definition(spec)),
+                )
+            })
             .collect();
         SearchTools {
             index: SearchIndex::build(tools, options),
@@ -110,18 +115,18 @@ impl TypedTool for SearchTools {
 
 /// The spec of `search_tools`, without schemas.
 pub(crate) fn base_spec() -> ToolSpecBuilder {
-        ToolSpec::builder(SEARCH_TOOLS)
-            .title("Search tools")
-            .description(
-                "Finds the tools you can call by what they do: searches every tool's name, \
+    ToolSpec::builder(SEARCH_TOOLS)
+        .title("Search tools")
+        .description(
+            "Finds the tools you can call by what they do: searches every tool's name, \
                  description, parameters, tags and examples, including tools not listed up \
                  front. Returns the best matches, best first, each with its name, a one-line \
                  summary and its full definition; call a tool it returns by that name. Use it \
                  when no listed tool fits the task; describe the task in plain words.",
-            )
-            .effects(Effects::read_only())
-            .risk(Risk::Read)
-            .tag("meta")
+        )
+        .effects(Effects::read_only())
+        .risk(Risk::Read)
+        .tag("meta")
 }
 
 impl SearchTools {

@@ -25,20 +25,36 @@ fn cases(calls: &[Call], schemas: &HashMap<&str, &Value>) -> Vec<(String, String
     for c in calls {
         let args = c.arguments.as_object().unwrap();
         let schema = schemas[c.function_name.as_str()];
-        out.push((c.source.clone(), c.function_name.clone(), c.arguments.clone()));
+        out.push((
+            c.source.clone(),
+            c.function_name.clone(),
+            c.arguments.clone(),
+        ));
         let mut unknown = args.clone();
         unknown.insert("unknown_arg_name".into(), json!(1));
-        out.push((format!("{} +unknown", c.source), c.function_name.clone(), Value::Object(unknown)));
+        out.push((
+            format!("{} +unknown", c.source),
+            c.function_name.clone(),
+            Value::Object(unknown),
+        ));
         for r in schema["required"].as_array().into_iter().flatten() {
             let mut missing = args.clone();
             missing.remove(r.as_str().unwrap());
-            out.push((format!("{} -{r}", c.source), c.function_name.clone(), Value::Object(missing)));
+            out.push((
+                format!("{} -{r}", c.source),
+                c.function_name.clone(),
+                Value::Object(missing),
+            ));
         }
         for (name, _) in args {
             if let Some(wrong) = wrong_value(&schema["properties"][name]) {
                 let mut bad = args.clone();
                 bad.insert(name.clone(), wrong);
-                out.push((format!("{} {name}=wrong", c.source), c.function_name.clone(), Value::Object(bad)));
+                out.push((
+                    format!("{} {name}=wrong", c.source),
+                    c.function_name.clone(),
+                    Value::Object(bad),
+                ));
             }
         }
     }
@@ -115,7 +131,10 @@ fn every_definition_round_trips_through_every_provider() {
             assert_eq!(before, after, "{provider}: {source}: {args}");
             refused += usize::from(!before);
         }
-        assert!(refused > 2000, "{provider}: only {refused} mutations refused");
+        assert!(
+            refused > 2000,
+            "{provider}: only {refused} mutations refused"
+        );
     }
 }
 
@@ -159,14 +178,25 @@ fn strict_exports_take_what_strict_models_send_and_hand_back_what_tools_accept()
         let out = export(specs(), provider, ExportOptions::strict());
         let mut strict = HashMap::new();
         for tool in &out.tools {
-            let f = if provider == Provider::OpenAiChat { &tool["function"] } else { tool };
-            let name = out.codec.names().registry_name(f["name"].as_str().unwrap()).to_string();
+            let f = if provider == Provider::OpenAiChat {
+                &tool["function"]
+            } else {
+                tool
+            };
+            let name = out
+                .codec
+                .names()
+                .registry_name(f["name"].as_str().unwrap())
+                .to_string();
             if f["strict"] == json!(true) {
-                let compiled = CompiledSchema::compile(&name, "inputSchema", &f["parameters"]).unwrap();
+                let compiled =
+                    CompiledSchema::compile(&name, "inputSchema", &f["parameters"]).unwrap();
                 strict.insert(name, (compiled, f["parameters"].clone()));
             } else {
                 assert!(
-                    out.warnings.iter().any(|w| w.tool == name && w.message.contains("strict: false")),
+                    out.warnings
+                        .iter()
+                        .any(|w| w.tool == name && w.message.contains("strict: false")),
                     "{name} is not strict and no warning says why"
                 );
             }
@@ -178,7 +208,11 @@ fn strict_exports_take_what_strict_models_send_and_hand_back_what_tools_accept()
                 continue;
             };
             let sent = as_strict_model_sends(&c.arguments, schema);
-            assert!(compiled.faults(&sent).is_empty(), "{}: {sent} against {schema}", c.source);
+            assert!(
+                compiled.faults(&sent).is_empty(),
+                "{}: {sent} against {schema}",
+                c.source
+            );
             // the strict schema refuses the mutations of what a strict model sends
             let map = sent.as_object().unwrap();
             let mut mutations = Vec::new();
@@ -191,7 +225,9 @@ fn strict_exports_take_what_strict_models_send_and_hand_back_what_tools_accept()
                 mutations.push(missing);
             }
             for name in c.arguments.as_object().unwrap().keys() {
-                if let Some(wrong) = wrong_value(&schemas[c.function_name.as_str()]["properties"][name]) {
+                if let Some(wrong) =
+                    wrong_value(&schemas[c.function_name.as_str()]["properties"][name])
+                {
                     let mut bad = map.clone();
                     bad.insert(name.clone(), wrong);
                     mutations.push(bad);
@@ -199,7 +235,11 @@ fn strict_exports_take_what_strict_models_send_and_hand_back_what_tools_accept()
             }
             for m in mutations {
                 let m = Value::Object(m);
-                assert!(!compiled.faults(&m).is_empty(), "{}: strict accepts {m}", c.source);
+                assert!(
+                    !compiled.faults(&m).is_empty(),
+                    "{}: strict accepts {m}",
+                    c.source
+                );
             }
             // the way back: the call read from the provider's message is the recorded one
             let name = out.codec.names().provider_name(&c.function_name);
@@ -215,8 +255,14 @@ fn strict_exports_take_what_strict_models_send_and_hand_back_what_tools_accept()
             assert_eq!(batch.calls()[0].call.id.as_str(), format!("call_{i}"));
             let call = &batch.calls()[0].call;
             assert_eq!(call.name, c.function_name);
-            let Arguments::Value(back) = &call.arguments else { panic!("parsed") };
-            assert!(original.validate(&c.function_name, back).is_empty(), "{}: {back}", c.source);
+            let Arguments::Value(back) = &call.arguments else {
+                panic!("parsed")
+            };
+            assert!(
+                original.validate(&c.function_name, back).is_empty(),
+                "{}: {back}",
+                c.source
+            );
             checked += 1;
         }
         assert!(checked > 800, "{checked}");
@@ -230,10 +276,22 @@ fn names_with_dots_and_collisions_map_back_for_every_provider() {
         let mut seen = std::collections::HashSet::new();
         for spec in specs() {
             let given = out.codec.names().provider_name(&spec.name);
-            assert!(seen.insert(given.to_string()), "{provider}: {given} given twice");
+            assert!(
+                seen.insert(given.to_string()),
+                "{provider}: {given} given twice"
+            );
             assert_eq!(out.codec.names().registry_name(given), &*spec.name);
-            if matches!(provider, Provider::OpenAiChat | Provider::OpenAiResponses | Provider::Anthropic) {
-                assert!(given.len() <= 64 && given.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'), "{given}");
+            if matches!(
+                provider,
+                Provider::OpenAiChat | Provider::OpenAiResponses | Provider::Anthropic
+            ) {
+                assert!(
+                    given.len() <= 64
+                        && given
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+                    "{given}"
+                );
             }
         }
     }

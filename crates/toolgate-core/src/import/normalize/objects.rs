@@ -63,7 +63,8 @@ impl Walker<'_> {
                 .get("type")
                 .and_then(Value::as_str)
                 .is_some_and(|t| t.eq_ignore_ascii_case("dict"));
-        if self.options.close_objects && out.contains_key("properties") && closable && example_keys {
+        if self.options.close_objects && out.contains_key("properties") && closable && example_keys
+        {
             self.warn(
                 pointer,
                 "a nested dict that requires none of its listed properties is left open: they read as examples, so other keys are accepted (each listed one must fit its schema)",
