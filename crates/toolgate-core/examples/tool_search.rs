@@ -99,7 +99,10 @@ fn cv(specs: &[ToolSpec], queries: &[Query]) {
         mean(|s| s.hit_1), mean(|s| s.hit_5), mean(|s| s.hit_10),
         mean(|s| s.all_5), mean(|s| s.all_10), mean(|s| s.mrr_10)
     );
-    show("defaults on both halves", &evaluate(&index(specs, &SearchOptions::default()), queries));
+    show(
+        "defaults on both halves",
+        &evaluate(&index(specs, &SearchOptions::default()), queries),
+    );
 }
 
 /// Resident memory of this process, in KiB (Linux).
@@ -159,16 +162,50 @@ fn scale(specs: &[ToolSpec], queries: &[Query], n: usize) {
     );
 }
 
+/// The requests whose relevant tools are not all in the first 5, with what came first.
+fn misses(specs: &[ToolSpec], queries: &[Query]) {
+    let idx = index(specs, &SearchOptions::default());
+    for q in queries {
+        let hits = idx.search(&q.query, 10, u64::MAX);
+        let names: Vec<&str> = hits.iter().map(|h| &*h.name).collect();
+        let top5 = &names[..names.len().min(5)];
+        if q.relevant.iter().all(|r| top5.contains(&r.as_str())) {
+            continue;
+        }
+        let ranks: Vec<String> = q
+            .relevant
+            .iter()
+            .map(|r| {
+                let at = names
+                    .iter()
+                    .position(|n| n == r)
+                    .map_or("-".into(), |p| (p + 1).to_string());
+                format!("{r}@{at}")
+            })
+            .collect();
+        println!(
+            "Q: {}\n   want {}\n   got {:?}",
+            q.query,
+            ranks.join(" "),
+            top5
+        );
+    }
+}
+
 fn main() {
     let (specs, queries) = load();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("quality") | None => show("defaults", &evaluate(&index(&specs, &SearchOptions::default()), &queries)),
+        Some("quality") | None => show(
+            "defaults",
+            &evaluate(&index(&specs, &SearchOptions::default()), &queries),
+        ),
         Some("cv") => cv(&specs, &queries),
         Some("scale") => {
             let n = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(10_000);
             scale(&specs, &queries, n);
         }
+        Some("misses") => misses(&specs, &queries),
         Some(other) => {
             eprintln!("unknown mode {other:?}: quality, cv or scale N");
             std::process::exit(2);

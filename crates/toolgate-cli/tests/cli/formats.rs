@@ -315,3 +315,39 @@ fn exports_pass_the_providers_own_request_types() {
         }
     }
 }
+
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn an_mcp_agent_finds_a_deferred_tool_and_calls_it_through_serve() {
+    use std::time::Duration;
+    use toolgate_test_support::clients::{python_script, run_ok};
+
+    let t = tree();
+    let ws = t.path().join("ws");
+    std::fs::write(
+        ws.join("toolgate.toml"),
+        "[profiles.picked]\ndeferred = [\"run_shell\", \"edit_file\"]\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("notes.txt"), "draft notes\n").unwrap();
+    let argv = serde_json::json!([
+        env!("CARGO_BIN_EXE_toolgate"),
+        "serve",
+        "--profile",
+        "picked",
+        "--workspace",
+        ws
+    ])
+    .to_string();
+    let Some(mut cmd) = python_script(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/deferred_client.py"),
+    ) else {
+        return;
+    };
+    cmd.args(["--workspace", ws.to_str().unwrap(), "--stdio", &argv]);
+    let out = run_ok(cmd, Duration::from_secs(120));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("passed: deferred"));
+}
