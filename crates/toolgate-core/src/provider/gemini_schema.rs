@@ -232,14 +232,13 @@ impl Walker<'_> {
                 "required" => {
                     out.insert(key.clone(), value.clone());
                 }
-                "items" => match value {
-                    Value::Object(_) => {
+                // `items: false` closes a tuple; maxItems says it below
+                "items" => {
+                    if value.is_object() {
                         let items = self.node(value, &kat, inlined);
                         out.insert("items".into(), items);
                     }
-                    // `items: false` closes a tuple; maxItems says it below
-                    _ => {}
-                },
+                }
                 "prefixItems" => {
                     let mut branches: Vec<Value> = Vec::new();
                     let all = value.as_array().map(Vec::as_slice).unwrap_or_default();

@@ -70,7 +70,7 @@ pub fn evaluate(index: &SearchIndex, queries: &[Query]) -> Scores {
         s.hit_10 += any(10);
         s.all_5 += all(5);
         s.all_10 += all(10);
-        if let Some(rank) = names.iter().position(|n| relevant(&n)) {
+        if let Some(rank) = names.iter().position(relevant) {
             s.mrr_10 += 1.0 / (rank + 1) as f64;
         }
     }
