@@ -7,9 +7,11 @@
 //!   reported are of requests the weights never saw;
 //! - `scale N`: the set replicated to N tools (renamed copies `NAME__cK`), the index build
 //!   time and the process's resident memory before and after, and the latency of one search
-//!   (limit 5) for each request, median and p95.
+//!   (limit 5) for each request, median and p95;
+//! - `misses`: each request whose relevant tools are not all in the first 5, with their ranks
+//!   and the first 5 found.
 //!
-//! `cargo run --release -p toolgate-core --example tool_search -- quality|cv|scale 10000`
+//! `cargo run --release -p toolgate-core --example tool_search -- quality|cv|scale 10000|misses`
 
 use std::time::Instant;
 use toolgate_core::import::{import_definitions, Dialect, ImportOptions};
