@@ -55,7 +55,7 @@ mod openai;
 pub mod strict;
 
 pub use calls::{CallBatch, IncomingCall};
-pub use codec::Codec;
+pub use codec::{Codec, MessageError};
 pub use export::{export, export_profile, Export, ExportOptions, ExportWarning};
 pub use names::NameMap;
 pub use nulls::{NullPaths, NullTree};
