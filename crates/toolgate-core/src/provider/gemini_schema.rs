@@ -276,6 +276,8 @@ impl Walker<'_> {
         }
         // min/max counts in Gemini's schema are int64 strings or numbers; numbers are sent
         if !notes.is_empty() {
+            // by keyword, whatever the map's order
+            notes.sort();
             let note = format!("({})", notes.join(", "));
             let description = match out.get("description").and_then(Value::as_str) {
                 Some(d) if !d.is_empty() => format!("{d} {note}"),

@@ -296,6 +296,8 @@ impl Walker {
             _ => {}
         }
         if !notes.is_empty() {
+            // by keyword, whatever the map's order
+            notes.sort();
             let note = format!("({})", notes.join(", "));
             let description = match out.get("description").and_then(Value::as_str) {
                 Some(d) if !d.is_empty() => format!("{d} {note}"),
