@@ -31,6 +31,10 @@ enum Command {
     Call(commands::call::Args),
     /// Check recorded calls against imported tool definitions, one JSON line per call.
     Validate(commands::validate::Args),
+    /// Print tool definitions in a provider's shape (MCP, OpenAI, Anthropic, Gemini).
+    Export(commands::export::Args),
+    /// Measure tool search on a set of requests (`eval retrieval`).
+    Eval(commands::eval::Args),
     /// Query the audit log in the store (`audit verify` checks its hash chain).
     Audit(commands::audit::Args),
     /// Per-tool figures from the audit log: calls, errors by kind, denials, approvals,
@@ -58,6 +62,8 @@ fn main() -> ExitCode {
         Command::Tools(a) => commands::tools::run(a),
         Command::Call(a) => commands::call::run(a),
         Command::Validate(a) => commands::validate::run(a),
+        Command::Export(a) => commands::export::run(a),
+        Command::Eval(a) => commands::eval::run(a),
         Command::Audit(a) => commands::audit::run(a),
         Command::Stats(a) => commands::stats::run(a),
         Command::Serve(a) => commands::serve::run(*a),

@@ -19,6 +19,8 @@ mod config_limits;
 mod dup_keys;
 #[path = "cli/edges.rs"]
 mod edges;
+#[path = "cli/formats.rs"]
+mod formats;
 #[path = "cli/leftovers.rs"]
 mod leftovers;
 #[path = "cli/mcp.rs"]

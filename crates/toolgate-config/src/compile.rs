@@ -212,7 +212,17 @@ impl Compiler<'_> {
         let raw = self.raw;
         for (name, p) in &raw.profiles {
             let at = |k: &str, i: usize| vec![key("profiles"), key(name), key(k), Seg::Index(i)];
-            for (list, k) in [(&p.tools, "tools"), (&p.exclude, "exclude")] {
+            if p.max_listed == Some(0) {
+                self.problem(
+                    &[key("profiles"), key(name), key("max_listed")],
+                    "max_listed must be at least 1 (search_tools is always listed)",
+                );
+            }
+            for (list, k) in [
+                (&p.tools, "tools"),
+                (&p.exclude, "exclude"),
+                (&p.deferred, "deferred"),
+            ] {
                 for (i, t) in list.iter().enumerate() {
                     if !self.known_tool(t) {
                         let tools = self.tool_list();
@@ -534,6 +544,12 @@ fn profile(name: &str, p: &ProfileConfig) -> Profile {
     }
     for t in &p.exclude {
         out = out.exclude(Selector::Name(t.clone()));
+    }
+    for t in &p.deferred {
+        out = out.defer(Selector::Name(t.clone()));
+    }
+    if let Some(n) = p.max_listed {
+        out = out.max_listed(n);
     }
     out
 }

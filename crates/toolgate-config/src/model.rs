@@ -53,6 +53,13 @@ pub struct ProfileConfig {
     pub exclude: Vec<String>,
     /// The highest risk class a tool of the profile may have.
     pub max_risk: Option<RiskClass>,
+    /// Tools of the profile (by name) left out of `tools/list` and of exports: the model
+    /// finds them with `search_tools` (which the profile then has) and can call them.
+    pub deferred: Vec<String>,
+    /// List at most this many tools (`search_tools` counted); the rest, in name order, are
+    /// deferred.
+    #[schemars(range(min = 1))]
+    pub max_listed: Option<usize>,
 }
 
 /// An effect a profile selects tools by.

@@ -13,6 +13,7 @@
 use crate::dynamic::DynamicTool;
 use crate::error::RegistrationError;
 use crate::schema::CompiledSchema;
+use crate::search::{SearchOptions, SearchTools, SEARCH_TOOLS};
 use crate::session::SessionBuilder;
 use crate::spec::{Risk, ToolSpec};
 use crate::telemetry::ToolMetrics;
@@ -67,6 +68,12 @@ impl Selector {
 /// An agent profile: a named tool set. A tool is in the profile when some `include` selector
 /// picks it and every `require` selector picks it and no `exclude` selector does. A tool outside
 /// the caller's profile is invisible: not listed, and a call to it is `unknown_tool`.
+///
+/// A tool of the profile can be **deferred**: picked by a `deferred` selector, or past the
+/// first `max_listed` tools (in name order). A deferred tool is left out of
+/// [`Registry::list`] (so of `tools/list` and of exports) and found through `search_tools`,
+/// which a profile that defers tools always has; it can be called like any tool of the
+/// profile, and the policy decides as for any call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
     /// The name.
@@ -77,6 +84,11 @@ pub struct Profile {
     pub require: Vec<Selector>,
     /// Selectors of which none may pick the tool.
     pub exclude: Vec<Selector>,
+    /// Selectors of tools the profile defers.
+    pub deferred: Vec<Selector>,
+    /// At most this many tools are listed (`search_tools` counted); the others, in name
+    /// order, are deferred.
+    pub max_listed: Option<usize>,
 }
 
 impl Profile {
@@ -87,7 +99,35 @@ impl Profile {
             include: Vec::new(),
             require: Vec::new(),
             exclude: Vec::new(),
+            deferred: Vec::new(),
+            max_listed: None,
         }
+    }
+
+    /// Defers the tools `s` picks.
+    pub fn defer(mut self, s: Selector) -> Self {
+        self.deferred.push(s);
+        self
+    }
+
+    /// Lists at most `n` tools, deferring the rest (see [`Profile`]).
+    pub fn max_listed(mut self, n: usize) -> Self {
+        self.max_listed = Some(n);
+        self
+    }
+
+    /// Whether the profile defers any tool.
+    pub fn defers(&self) -> bool {
+        !self.deferred.is_empty() || self.max_listed.is_some()
+    }
+
+    /// Whether the profile has `search_tools` (when it is registered): it defers tools, or
+    /// its selectors pick a read-only tool tagged `meta`.
+    fn includes_search(&self) -> bool {
+        self.defers()
+            || crate::search::base_spec()
+                .build()
+                .is_ok_and(|spec| self.includes(&spec))
     }
 
     /// Includes every tool.
@@ -184,6 +224,8 @@ pub struct Entry {
     pub(crate) input: CompiledSchema,
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) profiles: u64,
+    /// The profiles (by bit) that defer the tool.
+    pub(crate) deferred: u64,
     /// The tool's metric handles, made at its first call.
     metrics: OnceLock<ToolMetrics>,
 }
@@ -297,12 +339,24 @@ impl Registry {
         }
     }
 
-    /// The names of the tools a profile (by its bit) can see, sorted.
+    /// The names of the tools a profile (by its bit) lists (it can see, and does not defer),
+    /// sorted.
     pub(crate) fn visible_names(&self, profile_bit: u64) -> impl Iterator<Item = &str> {
         self.names
             .iter()
-            .filter(move |n| self.get_visible(n, None, profile_bit).is_some())
+            .filter(move |n| {
+                self.get_visible(n, None, profile_bit)
+                    .is_some_and(|e| e.deferred & profile_bit == 0)
+            })
             .map(|n| &**n)
+    }
+
+    /// Whether a profile (by its bit) defers any tool.
+    pub(crate) fn defers(&self, profile_bit: u64) -> bool {
+        self.profiles
+            .iter()
+            .enumerate()
+            .any(|(i, p)| 1u64 << i == profile_bit && p.defers())
     }
 
     /// Every version registered for `name`, lowest first.
@@ -311,12 +365,52 @@ impl Registry {
     }
 
     /// The highest version of every tool, sorted by name; with a profile, only the tools it
-    /// includes (the highest version it includes).
+    /// lists: those it includes (the highest version it includes) and does not defer.
     ///
     /// # Errors
     /// [`RegistrationError::InvalidProfile`] for an unknown profile, naming the defined ones.
     pub fn list(&self, profile: Option<&str>) -> Result<Vec<&ToolSpec>, RegistrationError> {
-        let bit = match profile {
+        let bit = self.bit_of(profile)?;
+        Ok(self
+            .names
+            .iter()
+            .filter_map(|n| self.get_visible(n, None, bit))
+            .filter(|e| profile.is_none() || e.deferred & bit == 0)
+            .map(|e| e.spec())
+            .collect())
+    }
+
+    /// As [`Registry::list`], deferred tools included: every tool the profile can call.
+    ///
+    /// # Errors
+    /// [`RegistrationError::InvalidProfile`] for an unknown profile, naming the defined ones.
+    pub fn list_visible(&self, profile: Option<&str>) -> Result<Vec<&ToolSpec>, RegistrationError> {
+        let bit = self.bit_of(profile)?;
+        Ok(self
+            .names
+            .iter()
+            .filter_map(|n| self.get_visible(n, None, bit))
+            .map(|e| e.spec())
+            .collect())
+    }
+
+    /// The tools `profile` defers, sorted by name.
+    ///
+    /// # Errors
+    /// [`RegistrationError::InvalidProfile`] for an unknown profile, naming the defined ones.
+    pub fn deferred(&self, profile: &str) -> Result<Vec<&ToolSpec>, RegistrationError> {
+        let bit = self.bit_of(Some(profile))?;
+        Ok(self
+            .names
+            .iter()
+            .filter_map(|n| self.get_visible(n, None, bit))
+            .filter(|e| e.deferred & bit != 0)
+            .map(|e| e.spec())
+            .collect())
+    }
+
+    fn bit_of(&self, profile: Option<&str>) -> Result<u64, RegistrationError> {
+        Ok(match profile {
             None => u64::MAX,
             Some(p) => self
                 .profile_bit(p)
@@ -327,13 +421,7 @@ impl Registry {
                         self.profile_names().collect::<Vec<_>>().join(", ")
                     ),
                 })?,
-        };
-        Ok(self
-            .names
-            .iter()
-            .filter_map(|n| self.get_visible(n, None, bit))
-            .map(|e| e.spec())
-            .collect())
+        })
     }
 
     /// The highest version of every tool that `selector` picks, sorted by name (filter by tag
@@ -395,6 +483,7 @@ pub struct RegistryBuilder {
     tools: Vec<Arc<dyn Tool>>,
     profiles: Vec<Profile>,
     errors: Vec<RegistrationError>,
+    search: Option<SearchOptions>,
 }
 
 impl RegistryBuilder {
@@ -404,6 +493,14 @@ impl RegistryBuilder {
             Ok(t) => self.tools.push(t),
             Err(e) => self.errors.push(e),
         }
+        self
+    }
+
+    /// Registers `search_tools` over every other tool, ranked with `options` (see
+    /// [`crate::search`]). Without this call it is registered, with the default options,
+    /// when a profile defers tools.
+    pub fn search_tools(mut self, options: SearchOptions) -> Self {
+        self.search = Some(options);
         self
     }
 
@@ -451,26 +548,10 @@ impl RegistryBuilder {
                 why: format!("at most {MAX_PROFILES} profiles can be defined"),
             });
         }
-        let mut by_name: HashMap<Arc<str>, Vec<Arc<Entry>>> = HashMap::new();
+        let mut by_name: HashMap<Arc<str>, Vec<Entry>> = HashMap::new();
         for tool in self.tools {
-            let mut spec = tool.spec().clone();
-            crate::spec::validate_name(&spec.name)?;
-            let input = CompiledSchema::compile(&spec.name, "inputSchema", &spec.input_schema)?;
-            // widening adds one root property: a fault's pointer is the same as in the
-            // schema the tool wrote
-            let output = match &mut spec.output_schema {
-                Some(schema) => {
-                    crate::truncate::widen_output_schema(schema);
-                    Some(CompiledSchema::compile(&spec.name, "outputSchema", schema)?)
-                }
-                None => None,
-            };
-            let mut mask = 0u64;
-            for (i, p) in profiles.iter().enumerate() {
-                if p.includes(&spec) {
-                    mask |= 1 << i;
-                }
-            }
+            let entry = entry(tool, &profiles)?;
+            let spec = entry.spec();
             let versions = by_name.entry(spec.name.clone()).or_default();
             if versions.iter().any(|e| e.spec().version == spec.version) {
                 return Err(RegistrationError::Duplicate {
@@ -478,18 +559,54 @@ impl RegistryBuilder {
                     version: spec.version.to_string(),
                 });
             }
-            versions.push(Arc::new(Entry {
-                tool,
-                spec,
-                input,
-                output,
-                profiles: mask,
-                metrics: OnceLock::new(),
-            }));
+            versions.push(entry);
         }
         for versions in by_name.values_mut() {
             versions.sort_by(|a, b| compare_versions(&a.spec().version, &b.spec().version));
         }
+        let search = match self.search {
+            Some(options) => Some(options),
+            None if profiles.iter().any(Profile::defers) => Some(SearchOptions::default()),
+            None => None,
+        };
+        if search.is_some() && by_name.contains_key(SEARCH_TOOLS) {
+            return Err(RegistrationError::Invalid {
+                tool: SEARCH_TOOLS.to_string(),
+                message: "the name is toolgate's own search tool, registered because a profile \
+                          defers tools; rename this tool"
+                    .to_string(),
+            });
+        }
+        let mut sorted: Vec<Arc<str>> = by_name.keys().cloned().collect();
+        sorted.sort();
+        defer(&mut by_name, &sorted, &profiles, search.is_some());
+        if let Some(options) = search {
+            let bits: HashMap<String, u64> = profiles
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.name.clone(), 1u64 << i))
+                .collect();
+            let indexed: Vec<(&ToolSpec, u64)> = sorted
+                .iter()
+                .filter_map(|n| {
+                    let versions = &by_name[n];
+                    let mask = versions.iter().fold(0, |m, e| m | e.profiles);
+                    versions.last().map(|e| (e.spec(), mask))
+                })
+                .collect();
+            let tool = SearchTools::new(indexed, bits, &options).into_tool()?;
+            let mut search_entry = entry(tool, &profiles)?;
+            for (i, p) in profiles.iter().enumerate() {
+                if p.defers() {
+                    search_entry.profiles |= 1 << i;
+                }
+            }
+            by_name.insert(search_entry.spec().name.clone(), vec![search_entry]);
+        }
+        let by_name: HashMap<Arc<str>, Vec<Arc<Entry>>> = by_name
+            .into_iter()
+            .map(|(n, v)| (n, v.into_iter().map(Arc::new).collect()))
+            .collect();
         let mut names: Vec<Arc<str>> = by_name.keys().cloned().collect();
         names.sort();
         Ok(Registry {
@@ -497,6 +614,65 @@ impl RegistryBuilder {
             names,
             profiles,
         })
+    }
+}
+
+/// One tool's entry: schemas compiled, the profiles (by bit) that include it.
+fn entry(tool: Arc<dyn Tool>, profiles: &[Profile]) -> Result<Entry, RegistrationError> {
+    let mut spec = tool.spec().clone();
+    crate::spec::validate_name(&spec.name)?;
+    let input = CompiledSchema::compile(&spec.name, "inputSchema", &spec.input_schema)?;
+    // widening adds one root property: a fault's pointer is the same as in the schema the
+    // tool wrote
+    let output = match &mut spec.output_schema {
+        Some(schema) => {
+            crate::truncate::widen_output_schema(schema);
+            Some(CompiledSchema::compile(&spec.name, "outputSchema", schema)?)
+        }
+        None => None,
+    };
+    let mut mask = 0u64;
+    for (i, p) in profiles.iter().enumerate() {
+        if p.includes(&spec) {
+            mask |= 1 << i;
+        }
+    }
+    Ok(Entry {
+        tool,
+        spec,
+        input,
+        output,
+        profiles: mask,
+        deferred: 0,
+        metrics: OnceLock::new(),
+    })
+}
+
+/// Sets each entry's deferred bits: the profiles whose `deferred` selectors pick it, and
+/// those that list at most `max_listed` tools and have listed that many by its name (in
+/// `sorted` order; `search_tools`, when `search`, is always listed and counted first).
+fn defer(
+    by_name: &mut HashMap<Arc<str>, Vec<Entry>>,
+    sorted: &[Arc<str>],
+    profiles: &[Profile],
+    search: bool,
+) {
+    for (i, p) in profiles.iter().enumerate() {
+        let bit = 1u64 << i;
+        let mut listed = usize::from(search && p.includes_search());
+        for name in sorted {
+            let versions = by_name.get_mut(name).expect("a sorted name");
+            let Some(top) = versions.iter().rev().find(|e| e.profiles & bit != 0) else {
+                continue;
+            };
+            let picked = p.deferred.iter().any(|s| s.matches(top.spec()));
+            let past = p.max_listed.is_some_and(|max| listed >= max);
+            if picked || past {
+                versions.iter_mut().for_each(|e| e.deferred |= bit);
+            } else {
+                listed += 1;
+            }
+        }
     }
 }
 

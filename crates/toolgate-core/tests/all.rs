@@ -2,3 +2,4 @@
 
 mod import;
 mod pipeline;
+mod provider;

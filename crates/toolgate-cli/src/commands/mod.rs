@@ -4,6 +4,8 @@ pub mod approvals;
 pub mod audit;
 pub mod call;
 pub mod check;
+pub mod eval;
+pub mod export;
 pub mod in_force;
 pub mod recording;
 pub mod serve;
@@ -73,7 +75,8 @@ pub enum ConfigUse {
     /// Runs calls under it (`call`, `serve`): it must be the one in force, and is recorded as
     /// in force ([`in_force`]).
     Run,
-    /// Only shows what it gives (`tools`): it must be the one in force; nothing is recorded.
+    /// Only shows what it gives (`tools`, `export`): it must be the one in force; nothing is
+    /// recorded.
     Show,
 }
 

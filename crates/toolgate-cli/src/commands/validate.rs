@@ -24,7 +24,8 @@ pub struct Args {
     /// Recorded calls: JSON lines `{"function_name": ..., "arguments": {...}}`.
     #[arg(long)]
     calls: PathBuf,
-    /// The dialect of the definitions (default: detected per definition).
+    /// The dialect of the definitions: mcp, openai (Chat Completions or Responses), bfcl,
+    /// anthropic, gemini, or auto (detected per definition).
     #[arg(long, default_value = "auto")]
     dialect: Dialect,
     /// Print the normalisation warnings of each definition to stderr.

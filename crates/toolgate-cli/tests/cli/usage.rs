@@ -257,6 +257,8 @@ fn the_readme_synopsis_matches_every_commands_help() {
             "call",
             "check",
             "validate",
+            "export",
+            "eval retrieval",
             "audit",
             "audit verify",
             "stats",

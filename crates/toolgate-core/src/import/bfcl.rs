@@ -40,5 +40,6 @@ pub(crate) fn fields<'a>(
         )),
         output: fields::schema(map, "response", pointer)?,
         effects: Effects::side_effecting(),
+        examples: None,
     })
 }

@@ -44,10 +44,24 @@ pub(crate) fn source_of(map: &Map<String, Value>) -> Option<String> {
 /// The dialect of a definition, never [`Dialect::Auto`]; `None` when nothing fits.
 pub(crate) fn detect(map: &Map<String, Value>) -> Option<Dialect> {
     let has = |k: &str| map.contains_key(k);
-    if has("type") {
+    let openapi_types = ["parameters", "response"].iter().any(|k| {
+        map.get(*k)
+            .and_then(|s| s.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.len() > 1 && t.bytes().all(|b| b.is_ascii_uppercase()))
+    });
+    if has("input_schema") || has("input_examples") {
+        Some(Dialect::Anthropic)
+    } else if has("type") {
         Some(Dialect::OpenAi)
     } else if has("inputSchema") || has("outputSchema") || has("annotations") {
         Some(Dialect::Mcp)
+    } else if has("parametersJsonSchema")
+        || has("responseJsonSchema")
+        || has("behavior")
+        || openapi_types
+    {
+        Some(Dialect::Gemini)
     } else if has("parameters") || has("response") {
         Some(Dialect::Bfcl)
     } else if has("name") {
@@ -86,6 +100,18 @@ mod tests {
             Some(Dialect::Bfcl)
         );
         assert_eq!(of(json!({"type": "web_search"})), Some(Dialect::OpenAi));
+        assert_eq!(
+            of(json!({"name": "f", "type": "custom", "input_schema": {}})),
+            Some(Dialect::Anthropic)
+        );
+        assert_eq!(
+            of(json!({"name": "f", "parameters": {"type": "OBJECT"}})),
+            Some(Dialect::Gemini)
+        );
+        assert_eq!(
+            of(json!({"name": "f", "parametersJsonSchema": {}})),
+            Some(Dialect::Gemini)
+        );
         assert_eq!(of(json!({"description": "x"})), None);
     }
 

@@ -32,6 +32,8 @@ pub(crate) struct Fields<'a> {
     pub missing_input: Option<(String, &'static str)>,
     pub output: Option<SchemaField<'a>>,
     pub effects: Effects,
+    /// Example arguments (Anthropic's `input_examples`) and their pointer.
+    pub examples: Option<SchemaField<'a>>,
 }
 
 /// The definition as an object.
@@ -183,7 +185,7 @@ pub(crate) fn assemble(
     };
     let mut builder = ToolSpec::builder(name)
         .description(fields.description.unwrap_or_default())
-        .input_schema(input)
+        .input_schema(input.clone())
         .effects(fields.effects)
         .risk(risk_of(&fields.effects));
     if let Some(title) = fields.title {
@@ -192,9 +194,60 @@ pub(crate) fn assemble(
     if let Some(output) = output {
         builder = builder.output_schema(output);
     }
+    if let Some(examples) = &fields.examples {
+        builder = self::examples(builder, name, examples, &input, warnings);
+    }
     builder
         .build()
         .map_err(|e| ImportError::definition(&fields.name_pointer, e.to_string()))
+}
+
+/// Adds each example that is an arguments object valid against `input`; warns about the others.
+fn examples(
+    mut builder: crate::spec::ToolSpecBuilder,
+    name: &str,
+    field: &SchemaField<'_>,
+    input: &Value,
+    warnings: &mut Vec<Warning>,
+) -> crate::spec::ToolSpecBuilder {
+    let Some(list) = field.value.as_array() else {
+        warnings.push(Warning::new(
+            &field.pointer,
+            format!(
+                "examples must be an array of arguments objects, found {}; ignored",
+                kind(field.value)
+            ),
+        ));
+        return builder;
+    };
+    let compiled = CompiledSchema::compile(name, "inputSchema", input).ok();
+    for (i, example) in list.iter().enumerate() {
+        let at = child(&field.pointer, &i.to_string());
+        let faults = compiled
+            .as_ref()
+            .map(|c| c.faults(example))
+            .unwrap_or_default();
+        if !example.is_object() {
+            warnings.push(Warning::new(
+                at,
+                format!(
+                    "an example must be an arguments object, found {}; dropped",
+                    kind(example)
+                ),
+            ));
+        } else if let Some(first) = faults.first() {
+            warnings.push(Warning::new(
+                at,
+                format!(
+                    "the example does not fit the input schema ({}: {}); dropped",
+                    first.pointer, first.message
+                ),
+            ));
+        } else {
+            builder = builder.example(format!("example {}", i + 1), example.clone());
+        }
+    }
+    builder
 }
 
 /// A normalised schema whose root is `"type": "object"`.

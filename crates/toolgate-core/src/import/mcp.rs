@@ -77,6 +77,7 @@ pub(crate) fn fields<'a>(
             options.trust_annotations,
             warnings,
         ),
+        examples: None,
     })
 }
 

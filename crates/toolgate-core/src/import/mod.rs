@@ -38,10 +38,12 @@
 //!     "/parameters/properties/days/optional", "/parameters"]);
 //! ```
 
+mod anthropic;
 mod bfcl;
 mod detect;
 mod error;
 mod fields;
+mod gemini;
 pub mod mcp;
 mod normalize;
 mod openai;
@@ -75,19 +77,29 @@ pub enum Dialect {
     /// A BFCL function: `{"name", "description", "parameters", "response"}` in BFCL's schema
     /// dialect, possibly inside a `{"source", "function"}` wrapper.
     Bfcl,
-    /// Detected for each definition (in this order: a top-level `type` is OpenAI,
-    /// then MCP's `inputSchema`/`outputSchema`/`annotations`, then BFCL's `parameters`/
-    /// `response`, then a bare `name` as MCP).
+    /// An Anthropic tool: `{"name", "description", "input_schema", "input_examples"}`.
+    Anthropic,
+    /// A Gemini function declaration: `{"name", "description", "parameters"}` (OpenAPI
+    /// subset) or `parametersJsonSchema`, and the response schema.
+    Gemini,
+    /// Detected for each definition (in this order: Anthropic's `input_schema`; a top-level
+    /// `type` is OpenAI; MCP's `inputSchema`/`outputSchema`/`annotations`; Gemini's
+    /// `parametersJsonSchema`/`responseJsonSchema`/`behavior`, a declaration inside
+    /// `functionDeclarations`, or `parameters` whose type is written in upper case
+    /// (`"OBJECT"`); then BFCL's `parameters`/`response`; then a bare `name` as MCP).
     Auto,
 }
 
 impl Dialect {
-    /// The name used on command lines: `mcp`, `openai`, `bfcl`, `auto`.
+    /// The name used on command lines: `mcp`, `openai`, `bfcl`, `anthropic`, `gemini`,
+    /// `auto`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Dialect::Mcp => "mcp",
             Dialect::OpenAi => "openai",
             Dialect::Bfcl => "bfcl",
+            Dialect::Anthropic => "anthropic",
+            Dialect::Gemini => "gemini",
             Dialect::Auto => "auto",
         }
     }
@@ -99,20 +111,23 @@ impl std::fmt::Display for Dialect {
     }
 }
 
-/// A dialect name that is not one of `mcp`, `openai`, `bfcl`, `auto`.
+/// A dialect name that is not one of `mcp`, `openai`, `bfcl`, `anthropic`, `gemini`, `auto`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown dialect {0:?}: expected mcp, openai, bfcl or auto")]
+#[error("unknown dialect {0:?}: expected mcp, openai, openai-responses, bfcl, anthropic, gemini or auto")]
 pub struct UnknownDialect(pub String);
 
 impl std::str::FromStr for Dialect {
     type Err = UnknownDialect;
 
-    /// Reads `mcp`, `openai` (or `open_ai`), `bfcl`, `auto`, in any case.
+    /// Reads `mcp`, `openai` (or `open_ai`, `openai-responses`: both OpenAI shapes are
+    /// one dialect), `bfcl`, `anthropic`, `gemini`, `auto`, in any case.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "mcp" => Ok(Dialect::Mcp),
-            "openai" | "open_ai" => Ok(Dialect::OpenAi),
+            "openai" | "open_ai" | "openai-responses" | "openai_responses" => Ok(Dialect::OpenAi),
             "bfcl" => Ok(Dialect::Bfcl),
+            "anthropic" => Ok(Dialect::Anthropic),
+            "gemini" => Ok(Dialect::Gemini),
             "auto" => Ok(Dialect::Auto),
             _ => Err(UnknownDialect(s.to_string())),
         }
@@ -225,6 +240,8 @@ pub fn import_definition_with(
     let fields = match dialect {
         Dialect::Mcp => mcp::fields(map, pointer, options, &mut warnings),
         Dialect::OpenAi => openai::fields(map, pointer, &mut warnings),
+        Dialect::Anthropic => anthropic::fields(map, pointer, &mut warnings),
+        Dialect::Gemini => gemini::fields(map, pointer, &mut warnings),
         // `detect` never answers `Auto`.
         Dialect::Bfcl | Dialect::Auto => bfcl::fields(map, pointer, &mut warnings),
     }
@@ -254,6 +271,10 @@ pub fn import_definitions(
     let mut out = Vec::with_capacity(parsed.len());
     let mut seen: HashMap<String, crate::import::Location> = HashMap::new();
     for p in parsed {
+        let dialect = match (dialect, p.dialect) {
+            (Dialect::Auto, Some(hint)) => hint,
+            (given, _) => given,
+        };
         let mut imported = import_definition_with(&p.definition, dialect, options)
             .map_err(|e| e.at(p.location))?;
         if let Some(first) = seen.get(&*imported.spec.name) {

@@ -67,5 +67,6 @@ pub(crate) fn fields<'a>(
         missing_input: None,
         output: None,
         effects: Effects::side_effecting(),
+        examples: None,
     })
 }

@@ -8,13 +8,17 @@
 //!   `source` is kept;
 //! - a BFCL question entry `{"id": "...", "function": [{...}, ...]}`, whose `id` is kept as
 //!   the source of each function;
-//! - an MCP `tools/list` result `{"tools": [{...}, ...]}`.
+//! - an MCP `tools/list` result `{"tools": [{...}, ...]}`;
+//! - a Gemini tool `{"functionDeclarations": [{...}, ...]}` (or `function_declarations`),
+//!   whose declarations are read as [`Dialect::Gemini`], also inside a request's
+//!   `{"tools": [{"functionDeclarations": [...]}]}`.
 //!
 //! Only the JSON syntax and the size are checked here; a value that is not a definition is
 //! reported when it is imported.
 
 use super::detect::{self, source_of};
 use super::error::{ImportError, Location};
+use super::Dialect;
 use serde_json::Value;
 
 /// Texts larger than this (64 MiB) are refused.
@@ -29,6 +33,8 @@ pub struct ParsedDefinition {
     pub source: Option<String>,
     /// The definition itself (unwrapped), not yet checked.
     pub definition: Value,
+    /// The dialect its container names (a Gemini `functionDeclarations` list), if any.
+    pub dialect: Option<Dialect>,
 }
 
 /// Splits `text` into definitions (see the module documentation for the shapes read).
@@ -91,52 +97,77 @@ pub fn parse_definitions(text: &str) -> Result<Vec<ParsedDefinition>, ImportErro
 
 /// Adds the definitions in one value.
 fn entry(value: Value, location: Location, out: &mut Vec<ParsedDefinition>) {
+    entry_in(value, location, None, None, 0, out);
+}
+
+/// Adds the definitions in `value`, found in a list of `dialect` (or of none) with the
+/// wrapper's `source`; `depth` counts the lists opened (a request's `tools` holding Gemini
+/// tools holding declarations is two).
+fn entry_in(
+    value: Value,
+    location: Location,
+    source: Option<String>,
+    dialect: Option<Dialect>,
+    depth: usize,
+    out: &mut Vec<ParsedDefinition>,
+) {
     if let Value::Object(mut map) = value {
-        if let Some(key) = list_key(&map) {
-            let source = source_of(&map);
+        if let Some(key) = list_key(&map).filter(|_| depth < 2) {
+            let source = source_of(&map).or(source);
+            let dialect = match key {
+                "functionDeclarations" | "function_declarations" => Some(Dialect::Gemini),
+                _ => dialect,
+            };
             if let Some(Value::Array(items)) = map.remove(key) {
                 for (i, definition) in items.into_iter().enumerate() {
-                    out.push(ParsedDefinition {
-                        location: Location {
-                            index: Some(i),
-                            ..location
-                        },
-                        source: source.clone(),
-                        definition,
-                    });
+                    let at = Location {
+                        index: Some(i),
+                        ..location
+                    };
+                    entry_in(definition, at, source.clone(), dialect, depth + 1, out);
                 }
             }
             return;
         }
-        return single(Value::Object(map), location, out);
+        return single(Value::Object(map), location, source, dialect, out);
     }
-    single(value, location, out)
+    single(value, location, source, dialect, out)
 }
 
-fn single(value: Value, location: Location, out: &mut Vec<ParsedDefinition>) {
+fn single(
+    value: Value,
+    location: Location,
+    source: Option<String>,
+    dialect: Option<Dialect>,
+    out: &mut Vec<ParsedDefinition>,
+) {
     let (source, definition) = match detect::unwrap(&value) {
-        Some(wrapped) => (wrapped.source, wrapped.function.clone()),
-        None => (None, value),
+        Some(wrapped) => (wrapped.source.or(source), wrapped.function.clone()),
+        None => (source, value),
     };
     out.push(ParsedDefinition {
         location,
         source,
         definition,
+        dialect,
     });
 }
 
-/// The key of a list of definitions: `tools` (MCP `tools/list`) or `function` (a BFCL
-/// question entry), in an object that is not itself a definition.
+/// The key of a list of definitions: `tools` (MCP `tools/list`, a request's tools),
+/// `functionDeclarations` (a Gemini tool) or `function` (a BFCL question entry), in an object
+/// that is not itself a definition.
 fn list_key(map: &serde_json::Map<String, Value>) -> Option<&'static str> {
     if map.contains_key("name") || map.contains_key("type") {
-        None
-    } else if map.get("tools").is_some_and(Value::is_array) {
-        Some("tools")
-    } else if map.get("function").is_some_and(Value::is_array) {
-        Some("function")
-    } else {
-        None
+        return None;
     }
+    [
+        "tools",
+        "functionDeclarations",
+        "function_declarations",
+        "function",
+    ]
+    .into_iter()
+    .find(|k| map.get(*k).is_some_and(Value::is_array))
 }
 
 /// Line numbers of byte offsets, counted forward once.

@@ -57,21 +57,28 @@ fn unknown(registry: &Registry, session: &Session, name: &str, version: Option<&
         .collect();
     let near = crate::suggest::closest(name, available.iter().copied());
     let mut message = format!("there is no tool {name:?} here");
-    if let Some(near) = near {
-        message.push_str(&format!("; did you mean {near}?"));
+    match near {
+        Some(near) => message.push_str(&format!("; did you mean {near}?")),
+        None => message.push('.'),
     }
     let shown = &available[..available.len().min(MAX_LISTED_TOOLS)];
     if shown.is_empty() {
         message.push_str(" This session can call no tools.");
     } else {
         message.push_str(&format!(
-            " The tools you can call: {}{}",
+            " The tools you can call: {}{}.",
             shown.join(", "),
             if available.len() > MAX_LISTED_TOOLS {
                 ", ... (tools/list has them all)"
             } else {
                 ""
             }
+        ));
+    }
+    if registry.defers(session.profile_bit) {
+        message.push_str(&format!(
+            " More tools are not listed: find them with {} (a query saying what the tool should do).",
+            crate::search::SEARCH_TOOLS
         ));
     }
     ToolError::new(ErrorKind::UnknownTool, message)

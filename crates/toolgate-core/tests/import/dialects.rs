@@ -341,16 +341,19 @@ fn dialect_names_parse() {
         ("mcp", Dialect::Mcp),
         ("OpenAI", Dialect::OpenAi),
         ("bfcl", Dialect::Bfcl),
+        ("anthropic", Dialect::Anthropic),
+        ("Gemini", Dialect::Gemini),
+        ("openai-responses", Dialect::OpenAi),
         ("auto", Dialect::Auto),
     ] {
         assert_eq!(s.parse::<Dialect>().unwrap(), d);
         assert_eq!(d.as_str().parse::<Dialect>().unwrap(), d);
     }
-    assert!("gemini"
+    assert!("cohere"
         .parse::<Dialect>()
         .unwrap_err()
         .to_string()
-        .contains("gemini"));
+        .contains("cohere"));
 }
 
 #[test]

@@ -7,11 +7,20 @@
 //! lists it in `optional: [...]`.
 //!
 //! An object that declares `properties` is closed with `additionalProperties: false` (when
-//! the options ask for it) unless it says something about other properties itself:
+//! the options ask for it) unless it is a nested BFCL `dict` that requires none of the
+//! properties it lists, or it says something about other properties itself:
 //! `additionalProperties`, `unevaluatedProperties`, or a keyword that can declare properties
 //! elsewhere (`allOf`, `anyOf`, `oneOf`, `$ref`, `$dynamicRef`, `if`, `dependentSchemas`,
 //! `dependencies`). A closed object that requires a name it does not declare could never be
 //! satisfied; the name is added as a property with no constraint.
+//!
+//! **BFCL's nested dictionaries.** The root of a definition is always closed: a model must
+//! not invent arguments. Below it, a BFCL `"type": "dict"` that lists properties but requires
+//! none of them is read as a dictionary whose listed keys are examples (`updates` with
+//! `title`, `status`, ...; `conditions` with `department`, `school`): it is left open, so a
+//! key it does not list is accepted, and a listed key must still fit its schema. A nested
+//! `dict` that requires some of its properties is a record, and is closed like any object.
+//! JSON Schema's own `"type": "object"` is closed whatever it requires.
 
 use super::{Place, Walker};
 use crate::import::error::kind;
@@ -48,7 +57,19 @@ impl Walker<'_> {
                 d.as_object()
                     .is_some_and(|m| m.values().any(|v| !v.is_array()))
             });
-        if self.options.close_objects && out.contains_key("properties") && closable {
+        let example_keys = place != Place::Root
+            && required.as_ref().is_none_or(Vec::is_empty)
+            && map
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.eq_ignore_ascii_case("dict"));
+        if self.options.close_objects && out.contains_key("properties") && closable && example_keys
+        {
+            self.warn(
+                pointer,
+                "a nested dict that requires none of its listed properties is left open: they read as examples, so other keys are accepted (each listed one must fit its schema)",
+            );
+        } else if self.options.close_objects && out.contains_key("properties") && closable {
             out.insert("additionalProperties".into(), Value::Bool(false));
             self.warn(
                 pointer,

@@ -311,12 +311,22 @@ fn objects_with_properties_are_closed_unless_they_say_otherwise() {
     assert_eq!(out, json!({"type": "object", "properties": {"a": {}}}));
     // Nested objects and objects in items are closed too.
     let (out, _) = norm(
-        json!({"type": "array", "items": {"type": "dict", "properties": {"x": {"type": "dict", "properties": {}}}}}),
+        json!({"type": "array", "items": {"type": "object", "properties": {"x": {"type": "object", "properties": {}}}}}),
     );
     assert_eq!(
         out,
         json!({"type": "array", "items": {"type": "object", "additionalProperties": false,
             "properties": {"x": {"type": "object", "properties": {}, "additionalProperties": false}}}})
+    );
+    // Below the root, a BFCL `dict` that requires none of what it lists is left open (the
+    // listed keys are examples); one that requires some is a record, closed.
+    let (out, _) = norm(json!({"type": "array", "items": {"type": "dict",
+        "properties": {"x": {"type": "dict", "properties": {"y": {}}, "required": ["y"]}}}}));
+    assert_eq!(
+        out,
+        json!({"type": "array", "items": {"type": "object",
+            "properties": {"x": {"type": "object", "properties": {"y": {}}, "required": ["y"],
+                "additionalProperties": false}}}})
     );
 }
 
