@@ -49,6 +49,19 @@ pub fn audit(ws: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The audit records of `ws`'s store once there are at least `n` (a read-only call's record is
+/// written after its result is sent), polled for at most 10 s; then whatever there is.
+pub fn audit_at_least(ws: &Path, n: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let records = audit(ws);
+        if records.len() >= n || std::time::Instant::now() >= deadline {
+            return records;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// `tools/call` of `name` with `arguments` as request `id`.
 pub fn call(id: impl Into<Value>, name: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id.into(), "method": "tools/call",
