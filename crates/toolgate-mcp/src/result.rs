@@ -143,6 +143,7 @@ mod tests {
             structured_content: Some(structured),
             error: None,
             truncation: None,
+            replayed: false,
             duration: Duration::ZERO,
         }
     }

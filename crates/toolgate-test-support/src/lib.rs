@@ -6,6 +6,8 @@
 
 pub mod approver;
 pub mod clients;
+pub mod counting;
+pub mod ledger;
 pub mod pipeline;
 pub mod policy;
 pub mod tools;

@@ -9,6 +9,7 @@ mod finish_record;
 mod grants;
 mod hardening;
 mod intent;
+mod ledger;
 mod metrics;
 mod resolve_decode;
 mod truncation;
