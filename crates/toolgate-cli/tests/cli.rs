@@ -35,6 +35,8 @@ mod project;
 mod serve_agent;
 #[path = "cli/serve_framing.rs"]
 mod serve_framing;
+#[path = "cli/serve_ledger.rs"]
+mod serve_ledger;
 #[path = "cli/serve_limits.rs"]
 mod serve_limits;
 #[path = "cli/serve_pipes.rs"]
