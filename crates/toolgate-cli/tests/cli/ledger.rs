@@ -371,3 +371,97 @@ fn ledger_commands_refuse_bad_input() {
         assert_eq!(toolgate(args, &ws).status.code(), Some(0));
     }
 }
+
+/// Security case retry-idempotency-71 (its class: a side-effecting call sent again after the
+/// client gave up on it): over stdio, a client sends run_shell `sleep 1; echo x >>
+/// count.txt` with idempotency key K-0001, gives up after 200 ms (stops waiting, cancels
+/// nothing) and sends it again with the same key. count.txt gets exactly one line: the
+/// re-send while the first runs is `in_progress` naming the first call; once it ended, a
+/// re-send gets the first call's result. toolgate never runs it again on its own.
+#[test]
+fn retry_idempotency_71_a_call_sent_again_after_giving_up_acts_once() {
+    use std::io::{BufRead, BufReader};
+    let t = tree();
+    let ws = t.path().join("ws");
+    std::fs::write(ws.join("toolgate.toml"), CONFIG).unwrap();
+    let command = "sleep 1; echo x >> count.txt";
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "-w"])
+        .arg(&ws)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = server.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    let mut send = |v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let answer = |id: u64| loop {
+        let v = rx.recv_timeout(Duration::from_secs(20)).expect("an answer");
+        if v["id"] == id {
+            return v;
+        }
+    };
+    let call = |id: u64| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "run_shell", "arguments": {"command": command},
+            "_meta": {"io.toolgate/idempotency-key": "K-0001"}}})
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "case-71", "version": "1"}}}),
+    );
+    answer(1);
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(call(2));
+    std::thread::sleep(Duration::from_millis(200));
+    // gave up on 2: the same call again
+    send(call(3));
+    let busy = answer(3);
+    let result = &busy["result"];
+    assert_eq!(result["isError"], true, "{busy}");
+    assert_eq!(
+        result["_meta"]["toolgate/error"]["kind"], "in_progress",
+        "{busy}"
+    );
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("\"2\"") && text.contains("K-0001"), "{text}");
+    let first = answer(2);
+    assert_eq!(first["result"]["isError"], false, "{first}");
+    send(call(4));
+    let again = answer(4);
+    assert_eq!(
+        again["result"]["_meta"]["toolgate/replayed"], true,
+        "{again}"
+    );
+    assert_eq!(
+        again["result"]["structuredContent"],
+        first["result"]["structuredContent"]
+    );
+    assert_eq!(lines_of(&ws.join("count.txt")), 1);
+    // the client goes away: the server ends, its audit records committed
+    drop(send);
+    drop(stdin);
+    wait_for("the server to end", Duration::from_secs(20), || {
+        server.try_wait().unwrap().is_some()
+    });
+    // one run, one attempt: never retried on its own
+    let executed: Vec<Value> = audit(&ws)
+        .into_iter()
+        .filter(|r| r["ledger"] == "executed")
+        .collect();
+    assert_eq!(executed.len(), 1);
+    assert_eq!(executed[0]["attempts"], 1);
+}

@@ -124,9 +124,9 @@ pub(crate) async fn execute(
                 return replay(result, &plan.key);
             }
             Claimed::Conflict { tool } => return Err(conflict(&plan.key, &tool, &spec.name)),
-            Claimed::InProgress { until_us, .. } => {
-                return Err(in_progress(&plan.key, until_us, claim.now_us))
-            }
+            Claimed::InProgress {
+                until_us, call_id, ..
+            } => return Err(in_progress(&plan.key, &call_id, until_us, claim.now_us)),
             Claimed::Unsettled {
                 since_us,
                 session,
@@ -306,13 +306,13 @@ fn conflict(key: &str, first_tool: &str, tool: &str) -> ToolError {
     .with_reason("idempotency_conflict")
 }
 
-fn in_progress(key: &str, until_us: u64, now_us: u64) -> ToolError {
+fn in_progress(key: &str, call_id: &str, until_us: u64, now_us: u64) -> ToolError {
     ToolError::new(
         ErrorKind::InProgress,
         format!(
-            "a call with idempotency key {key:?} is still running (for at most {} more); wait \
-             for it to end, then send this call again with the same key to get its result. Do \
-             not send it with a new key: that would act a second time",
+            "the call {call_id:?} with idempotency key {key:?} is still running (for at most {} \
+             more); wait for it to end, then send this call again with the same key to get its \
+             result. Do not send it with a new key: that would act a second time",
             ago(until_us.saturating_sub(now_us))
         ),
     )
