@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod approver;
+pub mod chaos;
 pub mod clients;
 pub mod counting;
 pub mod ledger;

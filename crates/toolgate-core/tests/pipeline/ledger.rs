@@ -31,9 +31,9 @@ pub fn setup_with(
     options: LedgerOptions,
 ) -> Setup {
     let server = CountingServer::start();
-    let faults = Faults::none();
-    let mut send = Send::new(&server, faults.clone());
+    let mut send = Send::new(&server, Faults::none());
     edit(&mut send);
+    let faults = send.faults.clone();
     let audit = Arc::new(MemoryAuditSink::default());
     let p = Pipeline::builder(
         Registry::builder()

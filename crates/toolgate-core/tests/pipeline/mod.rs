@@ -10,6 +10,7 @@ mod grants;
 mod hardening;
 mod intent;
 mod ledger;
+mod ledger_chaos;
 mod metrics;
 mod resolve_decode;
 mod truncation;

@@ -160,3 +160,37 @@ fn a_damaged_row_is_refused_naming_its_key() {
     let e = t.store.ledger_entries("k", 1004).unwrap_err().to_string();
     assert!(e.contains("\"k\"") && e.contains("negative"), "{e}");
 }
+
+/// 1,000 side-effecting calls through the pipeline with the SQLite ledger, under injected
+/// transient faults and timeouts, each sent again until settled: the counting server on
+/// 127.0.0.1 sees no key twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_faulty_calls_deliver_every_key_exactly_once() {
+    use std::sync::Arc;
+    use std::time::Duration;
+    use toolgate_core::{LedgerOptions, Pipeline, Registry};
+    use toolgate_test_support::chaos;
+    use toolgate_test_support::counting::{CountingServer, Faults, Send};
+    let t = TempStore::new();
+    let server = CountingServer::start();
+    let mut send = Send::new(&server, Faults::random(0x0dd_ba11, chaos::mix()));
+    send.timeout = Duration::from_millis(500);
+    let p = Pipeline::builder(Registry::builder().tool(send).build().unwrap())
+        .ledger(Arc::new(t.store.clone()))
+        .ledger_options(LedgerOptions {
+            lease_grace: Duration::from_millis(50),
+            ..LedgerOptions::default()
+        })
+        .build();
+    let report = chaos::run(&p, 1000, 10).await;
+    eprintln!("{report:?}");
+    chaos::check(&server, 1000);
+    assert!(report.replays > 0 && report.unknown > 0, "{report:?}");
+    // nothing is left in progress or unsettled
+    let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
+    let left = Ledger::list(&t.store, &Default::default(), now).unwrap();
+    assert_eq!(left.len(), 1000);
+    assert!(left
+        .iter()
+        .all(|e| matches!(e.state, LedgerState::Succeeded | LedgerState::Failed)));
+}
