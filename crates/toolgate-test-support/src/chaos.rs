@@ -87,7 +87,7 @@ async fn settle(p: &Pipeline, s: &toolgate_core::Session, op: usize, report: &mu
     };
     let mut n = 0;
     for _ in 0..100 {
-        let answers: Vec<ToolResult> = if n == 0 && op % 7 == 0 {
+        let answers: Vec<ToolResult> = if n == 0 && op.is_multiple_of(7) {
             let (a, b) = tokio::join!(p.dispatch(call(0), s), p.dispatch(call(1), s));
             n = 2;
             vec![a, b]
