@@ -452,7 +452,6 @@ fn retry_idempotency_71_a_call_sent_again_after_giving_up_acts_once() {
     );
     assert_eq!(lines_of(&ws.join("count.txt")), 1);
     // the client goes away: the server ends, its audit records committed
-    drop(send);
     drop(stdin);
     wait_for("the server to end", Duration::from_secs(20), || {
         server.try_wait().unwrap().is_some()

@@ -42,7 +42,7 @@ pub mod decode;
 pub mod execute;
 pub mod finish;
 pub mod guard;
-mod once;
+pub mod once;
 pub mod record;
 pub mod resolve;
 pub mod sanitize;

@@ -1,7 +1,7 @@
 //! Stage 7 for a side-effecting call: the idempotency ledger around one run of the handler.
 //!
 //! In order (see [`crate::ledger`] for the rules every backend applies):
-//! 1. [`plan`]: a call of a tool that is neither `read_only` nor `idempotent` runs under its
+//! 1. the plan: a call of a tool that is neither `read_only` nor `idempotent` runs under its
 //!    key: the caller's, or one derived from the session's caller, the tool and the canonical
 //!    arguments (unless the tool opts out, or the window is zero);
 //! 2. claim the key, committed before anything runs: a replay, a conflict, `in_progress` or an
