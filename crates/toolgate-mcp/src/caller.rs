@@ -158,6 +158,16 @@ mod tests {
         let anonymous = CallerKey::of(&head(&[])).unwrap();
         assert_ne!(a, b);
         assert_ne!(a, anonymous);
+        // the name the ledger derives keys from: the same credential, the same name
+        assert_eq!(a.name().len(), "http-".len() + 32);
+        assert!(a.name().starts_with("http-"));
+        assert_ne!(a.name(), b.name());
+        assert_eq!(
+            a.name(),
+            CallerKey::of(&head(&[("authorization", "Bearer a")]))
+                .unwrap()
+                .name()
+        );
         assert_eq!(
             Some(a),
             CallerKey::of(&head(&[("authorization", "Bearer a"), ("accept", "x")]))

@@ -154,6 +154,17 @@ fn put_claim(conn: &rusqlite::Connection, claim: &Claim<'_>) -> Result<(), Ledge
     Ok(())
 }
 
+/// The recorded result of the claim's key.
+fn result_of(
+    conn: &rusqlite::Connection,
+    claim: &Claim<'_>,
+) -> Result<Option<String>, LedgerError> {
+    conn.prepare_cached("SELECT result FROM idempotency WHERE principal = ?1 AND key = ?2")
+        .map_err(store)?
+        .query_row([principal(claim.principal), claim.key], |r| r.get(0))
+        .map_err(store)
+}
+
 const PRUNE: &str = "DELETE FROM idempotency WHERE updated_us < ?1 \
      AND NOT (state = 'in_progress' AND lease_until_us >= ?2)";
 
@@ -181,22 +192,35 @@ impl Ledger for Store {
                     Claimed::Held
                 }
                 Verdict::Refuse(answer) => answer,
-                Verdict::Replay => {
-                    let text: Option<String> = tx
-                        .prepare_cached(
-                            "SELECT result FROM idempotency WHERE principal = ?1 AND key = ?2",
-                        )
-                        .map_err(store)?
-                        .query_row([principal(claim.principal), claim.key], |r| r.get(0))
-                        .map_err(store)?;
-                    Claimed::Done {
-                        state: existing.map_or(LedgerState::Succeeded, |r| r.state),
-                        result: Recorded::from_json(claim.key, text.as_deref().unwrap_or(""))?,
-                    }
-                }
+                Verdict::Replay => Claimed::Done {
+                    state: existing.map_or(LedgerState::Succeeded, |r| r.state),
+                    result: Recorded::from_json(
+                        claim.key,
+                        result_of(&tx, claim)?.as_deref().unwrap_or(""),
+                    )?,
+                },
             };
             tx.commit().map_err(store)?;
             Ok(answer)
+        })
+    }
+
+    fn lookup(&self, claim: &Claim<'_>) -> Result<Option<Claimed>, LedgerError> {
+        self.ledger_conn(|conn| {
+            let Some(existing) = row(conn, principal(claim.principal), claim.key)? else {
+                return Ok(None);
+            };
+            Ok(match decide(&existing.stored(), claim) {
+                Verdict::Take => None,
+                Verdict::Refuse(answer) => Some(answer),
+                Verdict::Replay => Some(Claimed::Done {
+                    state: existing.state,
+                    result: Recorded::from_json(
+                        claim.key,
+                        result_of(conn, claim)?.as_deref().unwrap_or(""),
+                    )?,
+                }),
+            })
         })
     }
 

@@ -57,8 +57,19 @@ pub fn check(l: &dyn Ledger) {
     let a = arguments_hash(&json!({"to": "a@b", "body": "hi"}));
     let b = arguments_hash(&json!({"body": "bye", "to": "a@b"}));
 
+    // a lookup changes nothing: a free key stays free
+    assert_eq!(l.lookup(&claim("k", &a, 1, 999)).unwrap(), None);
+    assert_eq!(state_of(l, "k", 999), None);
     // claimed once; a second claim while it runs is in progress; only the holder ends it
     assert_eq!(l.claim(&claim("k", &a, 1, 1000)).unwrap(), Claimed::Held);
+    assert!(matches!(
+        l.lookup(&claim("k", &a, 2, 1001)).unwrap(),
+        Some(Claimed::InProgress { .. })
+    ));
+    assert!(matches!(
+        l.lookup(&claim("k", &b, 2, 1001)).unwrap(),
+        Some(Claimed::Conflict { .. })
+    ));
     match l.claim(&claim("k", &a, 2, 1001)).unwrap() {
         Claimed::InProgress {
             session,
@@ -105,6 +116,13 @@ pub fn check(l: &dyn Ledger) {
             state: LedgerState::Succeeded,
             result: Recorded::Output(out.clone())
         }
+    );
+    assert_eq!(
+        l.lookup(&claim("k", &a, 3, 1020)).unwrap(),
+        Some(Claimed::Done {
+            state: LedgerState::Succeeded,
+            result: Recorded::Output(out.clone())
+        })
     );
     let mut other_tool = claim("k", &a, 3, 1020);
     other_tool.tool = "post";
@@ -164,6 +182,15 @@ pub fn check(l: &dyn Ledger) {
         Claimed::Unsettled { .. }
     ));
     assert_eq!(state_of(l, "crash", 1101), Some(LedgerState::Unknown));
+    assert!(matches!(
+        l.lookup(&claim("crash", &a, 3, 1101)).unwrap(),
+        Some(Claimed::Unsettled { .. })
+    ));
+    assert_eq!(
+        state_of(l, "crash", 1101),
+        Some(LedgerState::Unknown),
+        "a lookup takes nothing"
+    );
     assert_eq!(state_of(l, "crash", 1050), Some(LedgerState::InProgress));
     let unknown: Vec<String> = l
         .list(
@@ -288,6 +315,7 @@ pub fn check(l: &dyn Ledger) {
     // expiry: past the retention a key is free for anything; derived keys after the window
     let mut late = claim("k", &b, 5, 90_000);
     late.expire_before_us = 50_000;
+    assert_eq!(l.lookup(&late).unwrap(), None, "expired: free");
     assert_eq!(l.claim(&late).unwrap(), Claimed::Held);
     let mut d = claim("tg-1", &a, 1, 2000);
     d.derived = true;

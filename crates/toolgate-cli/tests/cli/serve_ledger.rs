@@ -105,8 +105,11 @@ fn a_call_re_sent_after_a_dropped_connection_gets_the_recorded_result() {
         (edits[0]["ledger"].as_str(), edits[1]["ledger"].as_str()),
         (Some("executed"), Some("replayed"))
     );
-    assert_ne!(
-        edits[0]["session"], edits[1]["session"],
-        "two stateless requests"
-    );
+    // the caller's session: its stateless requests share it, and the key derives from its
+    // caller, which outlives it
+    assert_eq!(edits[0]["session"], edits[1]["session"]);
+    assert!(edits[0]["session"]
+        .as_str()
+        .unwrap()
+        .starts_with("mcp-caller-"));
 }

@@ -204,6 +204,21 @@ impl Ledger for MemoryLedger {
         }
     }
 
+    fn lookup(&self, claim: &Claim<'_>) -> Result<Option<Claimed>, LedgerError> {
+        let inner = self.inner.lock();
+        let Some(e) = inner.entries.get(&key_of(claim.principal, claim.key)) else {
+            return Ok(None);
+        };
+        Ok(match decide(&e.stored(), claim) {
+            Verdict::Take => None,
+            Verdict::Refuse(answer) => Some(answer),
+            Verdict::Replay => Some(Claimed::Done {
+                state: e.state,
+                result: Recorded::from_json(claim.key, e.result.as_deref().unwrap_or("null"))?,
+            }),
+        })
+    }
+
     fn complete(
         &self,
         held: &Held<'_>,

@@ -5,6 +5,10 @@
 //! caller's, or one derived from its caller, tool and arguments: [`key`]), the execute stage
 //! ([`crate::pipeline`]) does, in order:
 //!
+//! 0. **look up** the key ([`Ledger::lookup`]) right after decode, before the guard, the
+//!    policy and the budget: a key that already has an answer (a replay, a conflict, a call in
+//!    progress, an unsettled call) gets it there, without its call being judged or approved
+//!    again, since nothing will act;
 //! 1. **claim** the key ([`Ledger::claim`]) and commit the claim before the handler runs. The
 //!    answer ([`Claimed`], decided by [`decide`] for every backend alike):
 //!    - [`Claimed::Held`]: the key was free; this call runs;
@@ -429,6 +433,16 @@ pub trait Ledger: Send + Sync {
     /// # Errors
     /// [`LedgerError`] when the backend fails; the call must not run then.
     fn claim(&self, claim: &Claim<'_>) -> Result<Claimed, LedgerError>;
+
+    /// What [`Ledger::claim`] would find for `claim`, without claiming or changing anything:
+    /// `None` when the claim would hold the key (it is free, expired or stale), else the
+    /// answer a claim would get (for [`Claimed::Done`], with its recorded result). The
+    /// pipeline asks it before the guard and the policy, so a call whose key already has an
+    /// answer gets it without being judged or approved again (nothing will act).
+    ///
+    /// # Errors
+    /// [`LedgerError`] when the backend fails.
+    fn lookup(&self, claim: &Claim<'_>) -> Result<Option<Claimed>, LedgerError>;
 
     /// Ends a held claim with `state` ([`LedgerState::Succeeded`] or
     /// [`LedgerState::Failed`]) and `result`, the JSON of a [`Recorded`]. `false` when the

@@ -7,6 +7,8 @@
 //!    `invalid_input`)
 //! 3. [`decode`]    the arguments satisfy `inputSchema` and decode into the handler's types
 //!    (`invalid_arguments`, every fault with its JSON pointer)
+//!    (a side-effecting call's idempotency key is looked up here: a key that already has an
+//!    answer gets it now, without the guard, the policy or the budget: [`once`])
 //! 4. [`guard`]     semantic safety: the tool's own checks, and every path it touches resolved
 //!    inside the workspace (`unsafe_input`)
 //! 5. [`authorize`] the policy's verdict over the tool and its resources; `ask` is answered by
@@ -446,6 +448,23 @@ impl Pipeline {
             None => key.map(Arc::from),
         };
         let ctx = self.context(&entry, session, id, control, started, st.key.clone());
+        if let Some(plan) = &plan {
+            // a key that already has an answer gets it before the guard judges a world the
+            // first call may have changed, and before anyone is asked again: nothing will act
+            let found = once::lookup(inner, &entry, &args, &ctx, session, plan, st)
+                .instrument(tracing::debug_span!("execute"))
+                .await?;
+            if let Some(output) = found {
+                let _finish = tracing::debug_span!("finish").entered();
+                return finish::finish(
+                    &entry,
+                    output,
+                    session,
+                    &*inner.results,
+                    &mut st.result_bytes,
+                );
+            }
+        }
         let resources = guard::guard(&entry, &args, &ctx)?;
         authorize::authorize(inner, &entry, &args, &ctx, &resources, session, id, st)
             .instrument(tracing::debug_span!("authorize"))

@@ -74,6 +74,38 @@ pub(crate) fn plan(
     }
 }
 
+/// What the ledger already knows of the call's key, asked after decode and before the guard,
+/// the policy and the budget: a key whose call ended is a replay (its recorded end, whatever
+/// the world looks like now and without asking anyone again: nothing will act); a key in use,
+/// a conflict or an unsettled key the tool's reconcile hook cannot settle end the call here.
+/// `Ok(None)`: the call goes on (the key is free, or the hook found the earlier call not done).
+///
+/// # Errors
+/// As [`execute`], but never the handler's: nothing runs here.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn lookup(
+    inner: &Inner,
+    entry: &Entry,
+    args: &Args,
+    ctx: &ToolContext,
+    session: &Session,
+    plan: &Plan,
+    st: &mut CallState,
+) -> Result<Option<ToolOutput>, ToolError> {
+    let spec = entry.spec();
+    let call_id = ctx.call_id().clone();
+    let mut claim = new_claim(spec, session, &call_id, plan, "");
+    stamp(&mut claim, spec.timeout, &inner.ledger_options);
+    let found = inner.ledger.lookup(&claim).map_err(unavailable)?;
+    match found {
+        None => Ok(None),
+        Some(answer) => match settled(inner, entry, args, ctx, &claim, answer, st).await? {
+            Next::Replay(output) => Ok(Some(output)),
+            Next::Run => Ok(None),
+        },
+    }
+}
+
 /// Runs a side-effecting call once under its key (see the module docs).
 ///
 /// # Errors
@@ -97,7 +129,45 @@ pub(crate) async fn execute(
     let mut ctx = start_clock(entry, ctx);
     let preview = preview(arguments);
     let call_id = ctx.call_id().clone();
-    let mut claim = Claim {
+    let mut claim = new_claim(spec, session, &call_id, plan, &preview);
+    // a claim can find the key changed since the lookup (another call took it, ended it or
+    // left it unsettled): a few rounds settle it
+    for _ in 0..3 {
+        stamp(&mut claim, spec.timeout, options);
+        let answer = inner.ledger.claim(&claim).map_err(unavailable)?;
+        if answer == Claimed::Held {
+            return run(inner, entry, args, ctx, plan, &claim, st).await;
+        }
+        match settled(inner, entry, &args, &ctx, &claim, answer, st).await? {
+            Next::Replay(output) => return Ok(output),
+            Next::Run => {
+                stamp(&mut claim, spec.timeout, options);
+                if inner.ledger.take_over(&claim).map_err(unavailable)? {
+                    ctx = start_clock(entry, ctx);
+                    return run(inner, entry, args, ctx, plan, &claim, st).await;
+                }
+            }
+        }
+    }
+    Err(ToolError::new(
+        ErrorKind::InProgress,
+        format!(
+            "the key {:?} changed hands while this call tried to claim it; send the call \
+             again with the same key",
+            &*plan.key
+        ),
+    ))
+}
+
+/// A claim of `plan`'s key by this call, its times not yet stamped.
+fn new_claim<'a>(
+    spec: &'a ToolSpec,
+    session: &'a Session,
+    call_id: &'a crate::CallId,
+    plan: &'a Plan,
+    preview: &'a str,
+) -> Claim<'a> {
+    Claim {
         principal: session.principal(),
         key: &plan.key,
         derived: plan.derived,
@@ -105,74 +175,106 @@ pub(crate) async fn execute(
         args_hash: &plan.hash,
         session: session.id(),
         call_id: call_id.as_str(),
-        arguments: &preview,
+        arguments: preview,
         holder: rand::random(),
         now_us: 0,
         lease_until_us: 0,
         expire_before_us: 0,
         reuse_before_us: None,
+    }
+}
+
+/// What a call does after the ledger's answer about its key.
+enum Next {
+    /// It ends with this recorded (or reconciled) output, a replay.
+    Replay(ToolOutput),
+    /// It runs: the key's earlier call was found not done.
+    Run,
+}
+
+/// The call's way on from an answer other than [`Claimed::Held`]: a replay, a refusal (the
+/// error), or, for an unsettled key, what the tool's reconcile hook finds (asked once per
+/// call; a second unsettled answer after it found the call not done is taken over).
+async fn settled(
+    inner: &Inner,
+    entry: &Entry,
+    args: &Args,
+    ctx: &ToolContext,
+    claim: &Claim<'_>,
+    answer: Claimed,
+    st: &mut CallState,
+) -> Result<Next, ToolError> {
+    let key = claim.key;
+    let (since_us, holder_session, holder_call) = match answer {
+        Claimed::Held => return Ok(Next::Run),
+        Claimed::Done { result, .. } => {
+            st.replayed = true;
+            st.ledger = Some(LedgerEvent::Replayed);
+            return replay(result, key).map(Next::Replay);
+        }
+        Claimed::Conflict { tool } => return Err(conflict(key, &tool, claim.tool)),
+        Claimed::InProgress {
+            until_us, call_id, ..
+        } => return Err(in_progress(key, &call_id, until_us, claim.now_us)),
+        Claimed::Unsettled {
+            since_us,
+            session,
+            call_id,
+        } => (since_us, session, call_id),
     };
-    let mut asked_tool = false;
-    loop {
-        stamp(&mut claim, spec.timeout, options);
-        let answer = inner.ledger.claim(&claim).map_err(unavailable)?;
-        let (since_us, holder_session, holder_call) = match answer {
-            Claimed::Held => break,
-            Claimed::Done { result, .. } => {
-                st.replayed = true;
-                st.ledger = Some(LedgerEvent::Replayed);
-                return replay(result, &plan.key);
-            }
-            Claimed::Conflict { tool } => return Err(conflict(&plan.key, &tool, &spec.name)),
-            Claimed::InProgress {
-                until_us, call_id, ..
-            } => return Err(in_progress(&plan.key, &call_id, until_us, claim.now_us)),
-            Claimed::Unsettled {
-                since_us,
-                session,
-                call_id,
-            } => (since_us, session, call_id),
-        };
-        // rare: the message is made before the tool is asked
-        let give_up = unsettled(
-            &plan.key,
+    if st.ledger == Some(LedgerEvent::ReconciledNotDone) {
+        // the hook already found it not done, at the lookup
+        return Ok(Next::Run);
+    }
+    let give_up = || {
+        unsettled(
+            key,
             &holder_session,
             &holder_call,
             claim.now_us.saturating_sub(since_us),
-        );
-        if asked_tool {
-            return Err(give_up);
-        }
-        asked_tool = true;
-        match reconcile(entry, &plan.key, &args, &ctx).await {
-            Reconciliation::Done(output) => {
-                let result = Recorded::output_json(&output);
-                let settlement = Settlement::Done {
-                    result: &result,
-                    by: "reconcile",
-                };
-                let settled = inner
-                    .ledger
-                    .settle(claim.principal, claim.key, settlement, now())
-                    .map_err(unavailable)?;
-                if let Settled::Settled(_) = settled {
+        )
+    };
+    match reconcile(entry, key, args, ctx).await {
+        Reconciliation::Done(output) => {
+            let result = Recorded::output_json(&output);
+            let settlement = Settlement::Done {
+                result: &result,
+                by: "reconcile",
+            };
+            match inner
+                .ledger
+                .settle(claim.principal, key, settlement, now())
+                .map_err(unavailable)?
+            {
+                Settled::Settled(_) => {
                     st.replayed = true;
                     st.ledger = Some(LedgerEvent::ReconciledDone);
-                    return Ok(output);
+                    Ok(Next::Replay(output))
                 }
-                // settled or taken over by another call meanwhile: ask the ledger again
+                // settled or taken over by another call meanwhile
+                _ => Err(give_up()),
             }
-            Reconciliation::NotDone => {
-                stamp(&mut claim, spec.timeout, options);
-                if inner.ledger.take_over(&claim).map_err(unavailable)? {
-                    st.ledger = Some(LedgerEvent::ReconciledNotDone);
-                    ctx = start_clock(entry, ctx);
-                    break;
-                }
-            }
-            Reconciliation::Unknown => return Err(give_up),
         }
+        Reconciliation::NotDone => {
+            st.ledger = Some(LedgerEvent::ReconciledNotDone);
+            Ok(Next::Run)
+        }
+        Reconciliation::Unknown => Err(give_up()),
     }
+}
+
+/// Runs the handler once under a held claim and ends the claim by how it ended.
+#[allow(clippy::too_many_arguments)]
+async fn run(
+    inner: &Inner,
+    entry: &Entry,
+    args: Args,
+    ctx: ToolContext,
+    plan: &Plan,
+    claim: &Claim<'_>,
+    st: &mut CallState,
+) -> Result<ToolOutput, ToolError> {
+    let spec = entry.spec();
     st.ledger.get_or_insert(LedgerEvent::Executed);
     let held = Held {
         principal: claim.principal,

@@ -610,6 +610,14 @@ async fn the_key_reaches_the_handler_and_idempotent_tools_keep_retrying() {
 struct Broken;
 
 impl Ledger for Broken {
+    fn lookup(
+        &self,
+        _: &toolgate_core::ledger::Claim<'_>,
+    ) -> Result<Option<toolgate_core::ledger::Claimed>, toolgate_core::ledger::LedgerError> {
+        Err(toolgate_core::ledger::LedgerError::Store(
+            "disk I/O error".into(),
+        ))
+    }
     fn claim(
         &self,
         _: &toolgate_core::ledger::Claim<'_>,
@@ -727,4 +735,62 @@ async fn a_replayed_result_is_truncated_again_with_a_handle_of_the_replaying_ses
         p.results().get("s2", &h1).unwrap().is_none(),
         "s1's handle stays s1's"
     );
+}
+
+/// A key that already has an answer gets it before the guard (which judges the world the
+/// first call changed) and before the approver (nothing will act): the same call sent again
+/// after it ran is a replay, not a refusal nor a second question.
+#[tokio::test]
+async fn a_replay_is_answered_before_the_guard_and_the_approver() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let archived = Arc::new(AtomicBool::new(false));
+    let spec = ToolSpec::builder("archive")
+        .description("Archives a document once; its guard refuses an archived one.")
+        .effects(Effects::side_effecting())
+        .build()
+        .unwrap();
+    let (guard_flag, run_flag) = (archived.clone(), archived.clone());
+    let archive = DynamicTool::new(spec, move |_, _| {
+        let done = run_flag.clone();
+        async move {
+            done.store(true, Ordering::SeqCst);
+            Ok(ToolOutput::text("archived"))
+        }
+    })
+    .with_guard(move |_, _| {
+        if guard_flag.load(Ordering::SeqCst) {
+            return Err(ToolError::failed("the document is archived already"));
+        }
+        Ok(Vec::new())
+    });
+    let approver = Arc::new(toolgate_test_support::ScriptedApprover::new(vec![
+        ApprovalAnswer::Approved,
+    ]));
+    let audit = Arc::new(MemoryAuditSink::default());
+    let p = Pipeline::builder(Registry::builder().tool(archive).build().unwrap())
+        .approver(approver.clone())
+        .audit(audit.clone())
+        .build();
+    let s = p.session("s").build().unwrap();
+    let call = |id: &str| ToolCall::new(id, "archive", json!({})).with_idempotency_key("A-1");
+    let first = p.dispatch(call("1"), &s).await;
+    assert!(!first.is_error, "{first:?}");
+    for id in ["2", "3"] {
+        let again = p.dispatch(call(id), &s).await;
+        assert!(!again.is_error && again.replayed, "{again:?}");
+        assert_eq!(again.text(), "archived");
+    }
+    assert_eq!(
+        approver.asked().len(),
+        1,
+        "asked once, for the call that acted"
+    );
+    let records = audit.records();
+    assert_eq!(records[1].decision, None, "a replay is not judged again");
+    assert_eq!(records[1].ledger, Some(LedgerEvent::Replayed));
+    // without the key the guard judges the new call, and refuses it
+    let fresh = p
+        .dispatch(ToolCall::new("4", "archive", json!({})), &s)
+        .await;
+    assert_eq!(err(&fresh).kind, ErrorKind::ToolFailed);
 }
