@@ -450,10 +450,15 @@ impl Pipeline {
         let ctx = self.context(&entry, session, id, control, started, st.key.clone());
         if let Some(plan) = &plan {
             // a key that already has an answer gets it before the guard judges a world the
-            // first call may have changed, and before anyone is asked again: nothing will act
-            let found = once::lookup(inner, &entry, &args, &ctx, session, plan, st)
-                .instrument(tracing::debug_span!("execute"))
-                .await?;
+            // first call may have changed, and before anyone is asked again: nothing will act.
+            // The ledger's futures are boxed (here and below): inline, they made every call's
+            // future larger, and an unoptimized build polling it on a 2 MiB worker stack left
+            // Cedar less than the 100 KiB it demands, so a `when` condition failed to evaluate
+            let found = Box::pin(
+                once::lookup(inner, &entry, &args, &ctx, session, plan, st)
+                    .instrument(tracing::debug_span!("execute")),
+            )
+            .await?;
             if let Some(output) = found {
                 let _finish = tracing::debug_span!("finish").entered();
                 return finish::finish(
@@ -488,9 +493,11 @@ impl Pipeline {
             }
             Some(plan) => {
                 let arguments = std::mem::take(&mut st.arguments);
-                let ran = once::execute(inner, &entry, args, &arguments, ctx, session, plan, st)
-                    .instrument(tracing::debug_span!("execute"))
-                    .await;
+                let ran = Box::pin(
+                    once::execute(inner, &entry, args, &arguments, ctx, session, plan, st)
+                        .instrument(tracing::debug_span!("execute")),
+                )
+                .await;
                 st.arguments = arguments;
                 ran?
             }
