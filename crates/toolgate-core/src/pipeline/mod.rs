@@ -27,7 +27,9 @@
 //!
 //! A call of a tool that is not `read_only` also gets an intent record, committed between
 //! budget and execute (`record::intent`): its handler runs only once the intent is durable,
-//! and its result is returned only once its own record is (see [`crate::audit`]).
+//! and its result is returned only once its own record is (see [`crate::audit`]). A call under
+//! the idempotency ledger commits its intent after its key's claim held ([`once`]): a call the
+//! ledger answers (a replay, a conflict, `in_progress`) acts on nothing and writes none.
 //!
 //! Tracing: every call runs in an `info` span `tool_call` with `session`, `profile`,
 //! `call_id` and `tool` (the registered name once resolved), and `outcome` and `error_kind`
@@ -475,11 +477,11 @@ impl Pipeline {
             .instrument(tracing::debug_span!("authorize"))
             .await?;
         budget::charge(session, spec)?;
-        if !spec.effects.read_only {
-            record::intent(inner, session, id, st, started).await?;
-        }
         let output = match &plan {
             None => {
+                if !spec.effects.read_only {
+                    record::intent(inner, session, id, st, started).await?;
+                }
                 execute::execute(
                     &entry,
                     args,
@@ -491,15 +493,13 @@ impl Pipeline {
                 .instrument(tracing::debug_span!("execute"))
                 .await?
             }
+            // the intent record is committed once the call holds its key ([`once`])
             Some(plan) => {
-                let arguments = std::mem::take(&mut st.arguments);
-                let ran = Box::pin(
-                    once::execute(inner, &entry, args, &arguments, ctx, session, plan, st)
+                Box::pin(
+                    once::execute(inner, &entry, args, ctx, session, plan, st, started)
                         .instrument(tracing::debug_span!("execute")),
                 )
-                .await;
-                st.arguments = arguments;
-                ran?
+                .await?
             }
         };
         let _finish = tracing::debug_span!("finish").entered();

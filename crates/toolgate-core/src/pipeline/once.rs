@@ -7,7 +7,10 @@
 //! 2. claim the key, committed before anything runs: a replay, a conflict, `in_progress` or an
 //!    unsettled entry end the call here (an unsettled one first asks the tool's reconcile
 //!    hook, which may settle it either way);
-//! 3. run the handler once, under the tool's timeout and the call's cancellation;
+//! 3. commit the call's audit intent (`record::intent`; a claim that held first, so
+//!    a call the ledger answers writes none, and one whose intent cannot be committed releases
+//!    its key unused), then run the handler once, under the tool's timeout and the call's
+//!    cancellation;
 //! 4. end the claim by what the handler's end says about the world: complete it with the
 //!    output or the error, release it when nothing was done, leave it unsettled when nobody
 //!    can know.
@@ -32,7 +35,7 @@ use crate::tool::Args;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The key a side-effecting call runs under.
 pub(crate) struct Plan {
@@ -118,16 +121,16 @@ pub(crate) async fn execute(
     inner: &Inner,
     entry: &Entry,
     args: Args,
-    arguments: &Value,
     ctx: ToolContext,
     session: &Session,
     plan: &Plan,
     st: &mut CallState,
+    started: Instant,
 ) -> Result<ToolOutput, ToolError> {
     let spec = entry.spec();
     let options = &inner.ledger_options;
     let mut ctx = start_clock(entry, ctx);
-    let preview = preview(arguments);
+    let preview = preview(&st.arguments);
     let call_id = ctx.call_id().clone();
     let mut claim = new_claim(spec, session, &call_id, plan, &preview);
     // a claim can find the key changed since the lookup (another call took it, ended it or
@@ -136,7 +139,7 @@ pub(crate) async fn execute(
         stamp(&mut claim, spec.timeout, options);
         let answer = inner.ledger.claim(&claim).map_err(unavailable)?;
         if answer == Claimed::Held {
-            return run(inner, entry, args, ctx, plan, &claim, st).await;
+            return run(inner, entry, args, ctx, session, plan, &claim, st, started).await;
         }
         match settled(inner, entry, &args, &ctx, &claim, answer, st).await? {
             Next::Replay(output) => return Ok(output),
@@ -144,7 +147,7 @@ pub(crate) async fn execute(
                 stamp(&mut claim, spec.timeout, options);
                 if inner.ledger.take_over(&claim).map_err(unavailable)? {
                     ctx = start_clock(entry, ctx);
-                    return run(inner, entry, args, ctx, plan, &claim, st).await;
+                    return run(inner, entry, args, ctx, session, plan, &claim, st, started).await;
                 }
             }
         }
@@ -270,18 +273,26 @@ async fn run(
     entry: &Entry,
     args: Args,
     ctx: ToolContext,
+    session: &Session,
     plan: &Plan,
     claim: &Claim<'_>,
     st: &mut CallState,
+    started: Instant,
 ) -> Result<ToolOutput, ToolError> {
     let spec = entry.spec();
-    st.ledger.get_or_insert(LedgerEvent::Executed);
     let held = Held {
         principal: claim.principal,
         key: claim.key,
         holder: claim.holder,
     };
     let ledger = &*inner.ledger;
+    // the audit intent, now that this call holds the key: both are committed before the
+    // handler runs; without the intent nothing runs and the key is free again
+    if let Err(e) = super::record::intent(inner, session, ctx.call_id(), st, started).await {
+        ended(&plan.key, "release", ledger.release(&held));
+        return Err(e);
+    }
+    st.ledger.get_or_insert(LedgerEvent::Executed);
     match attempt(entry, args, ctx, &mut st.attempts).await {
         Attempt::Output(output) => {
             let result = Recorded::output_json(&output);

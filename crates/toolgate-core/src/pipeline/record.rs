@@ -64,7 +64,7 @@ pub(crate) async fn intent(
         error_reason: None,
         attempts: 0,
         idempotency_key: st.key.clone(),
-        ledger: None,
+        ledger: st.ledger,
         duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
     };
     match inner.audit.record_durable(record).await {

@@ -72,7 +72,7 @@ async fn send(t: &Setup, s: &Session, id: &str, key: Option<&str>, body: &str) -
 
 fn ledger_trail(audit: &MemoryAuditSink) -> Vec<(Option<LedgerEvent>, u32, Option<String>)> {
     audit
-        .records()
+        .calls()
         .iter()
         .map(|r| {
             (
@@ -416,7 +416,7 @@ async fn a_call_without_a_key_gets_one_derived_from_its_caller_tool_and_argument
     assert_eq!(t.server.deliveries(), 3);
     let keys: Vec<_> = t
         .audit
-        .records()
+        .calls()
         .iter()
         .map(|r| r.idempotency_key.clone())
         .collect();
@@ -462,7 +462,7 @@ async fn derived_keys_hold_within_their_window_and_tools_may_opt_out() {
     assert_eq!(t.server.count(""), 3);
     assert!(t
         .audit
-        .records()
+        .calls()
         .iter()
         .all(|r| r.ledger.is_none() && r.idempotency_key.is_none()));
     // ...but a key the caller sends still holds
@@ -593,8 +593,8 @@ async fn the_key_reaches_the_handler_and_idempotent_tools_keep_retrying() {
         *seen.lock(),
         [Some("P-1".to_string()), Some("P-1".to_string())]
     );
-    assert_eq!(audit.records()[0].attempts, 2);
-    assert_eq!(audit.records()[0].ledger, None);
+    assert_eq!(audit.calls()[0].attempts, 2);
+    assert_eq!(audit.calls()[0].ledger, None);
     // a side-effecting one hands its key on
     let r = p
         .dispatch(
@@ -785,7 +785,7 @@ async fn a_replay_is_answered_before_the_guard_and_the_approver() {
         1,
         "asked once, for the call that acted"
     );
-    let records = audit.records();
+    let records = audit.calls();
     assert_eq!(records[1].decision, None, "a replay is not judged again");
     assert_eq!(records[1].ledger, Some(LedgerEvent::Replayed));
     // without the key the guard judges the new call, and refuses it
