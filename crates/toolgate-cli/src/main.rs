@@ -42,6 +42,9 @@ enum Command {
     Stats(commands::stats::Args),
     /// List, revoke and make approval grants (`approvals list`, `revoke ID`, `grant`).
     Approvals(commands::approvals::Args),
+    /// The idempotency ledger of side-effecting calls: list entries, settle unknown ones
+    /// (`ledger list [--state unknown]`, `ledger resolve KEY --done|--not-done`).
+    Ledger(commands::ledger::Args),
     /// Serve the tools to MCP clients over stdio, or streamable HTTP with --http ADDR.
     Serve(Box<commands::serve::Args>),
     /// Validate the configuration (toolgate.toml), show what the sandbox can enforce here
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => commands::serve::run(*a),
         Command::Check(a) => commands::check::run(a),
         Command::Approvals(a) => commands::approvals::run(a),
+        Command::Ledger(a) => commands::ledger::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -21,6 +21,8 @@ mod dup_keys;
 mod edges;
 #[path = "cli/formats.rs"]
 mod formats;
+#[path = "cli/ledger.rs"]
+mod ledger;
 #[path = "cli/leftovers.rs"]
 mod leftovers;
 #[path = "cli/mcp.rs"]
@@ -33,6 +35,8 @@ mod project;
 mod serve_agent;
 #[path = "cli/serve_framing.rs"]
 mod serve_framing;
+#[path = "cli/serve_ledger.rs"]
+mod serve_ledger;
 #[path = "cli/serve_limits.rs"]
 mod serve_limits;
 #[path = "cli/serve_pipes.rs"]
@@ -335,6 +339,9 @@ fn every_command_has_help() {
         &["audit", "--help"],
         &["audit", "verify", "--help"],
         &["stats", "--help"],
+        &["ledger", "--help"],
+        &["ledger", "list", "--help"],
+        &["ledger", "resolve", "--help"],
     ] {
         let out = toolgate(args, t.path());
         assert_eq!(out.status.code(), Some(0), "{args:?}");

@@ -414,6 +414,7 @@ impl Compiler<'_> {
         }
         self.approvals();
         self.server_limits();
+        self.ledger();
     }
 }
 
@@ -485,6 +486,47 @@ impl Compiler<'_> {
                         crate::approvals::span_text(Some(max))
                     ),
                 );
+            }
+        }
+    }
+}
+
+impl Compiler<'_> {
+    /// `[ledger]`: each value a span; the retention at least a second, the window at most
+    /// the retention.
+    fn ledger(&mut self) {
+        let l = &self.raw.ledger;
+        let retention = l
+            .retention
+            .as_deref()
+            .map(|t| (t, crate::ledger::parse_span(t)));
+        let window = l
+            .derived_key_window
+            .as_deref()
+            .map(|t| (t, crate::ledger::parse_span(t)));
+        let mut kept = crate::ledger::DEFAULT_RETENTION;
+        if let Some((_, r)) = &retention {
+            match r {
+                Ok(d) if d.as_secs() >= 1 => kept = *d,
+                Ok(_) => self.problem(
+                    &[key("ledger"), key("retention")],
+                    "the retention must be at least 1s: a call sent again must find its entry",
+                ),
+                Err(e) => self.problem(&[key("ledger"), key("retention")], e.clone()),
+            }
+        }
+        if let Some((_, w)) = &window {
+            match w {
+                Ok(d) if *d > kept => self.problem(
+                    &[key("ledger"), key("derived_key_window")],
+                    format!(
+                        "{} is longer than the retention ({}): entries are gone before it ends",
+                        crate::approvals::span_text(Some(*d)),
+                        crate::approvals::span_text(Some(kept))
+                    ),
+                ),
+                Ok(_) => {}
+                Err(e) => self.problem(&[key("ledger"), key("derived_key_window")], e.clone()),
             }
         }
     }
@@ -828,6 +870,19 @@ impl Config {
             max: get(&a.max_expires).unwrap_or(built_in.max),
         }
         .within_cap()
+    }
+
+    /// The idempotency ledger's retention and derived-key window: the `[ledger]` table over
+    /// [`toolgate_core::LedgerOptions::default`]. Values were checked at load.
+    pub fn ledger_options(&self) -> toolgate_core::LedgerOptions {
+        let l = &self.raw.ledger;
+        let get = |v: &Option<String>| v.as_deref().and_then(|t| crate::ledger::parse_span(t).ok());
+        let built_in = toolgate_core::LedgerOptions::default();
+        toolgate_core::LedgerOptions {
+            retention: get(&l.retention).unwrap_or(built_in.retention),
+            derived_key_window: get(&l.derived_key_window).unwrap_or(built_in.derived_key_window),
+            ..built_in
+        }
     }
 
     /// The environment variable holding the server's token (default `TOOLGATE_TOKEN`).

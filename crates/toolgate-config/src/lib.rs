@@ -13,8 +13,9 @@
 //!   tools and resources with Cedar conditions, risk defaults) under the shell's command rules;
 //! - [`Config::budgets`], the per-call limits ([`Config::limit`]), the store's location
 //!   ([`Config::store_path`]), `run_shell`'s settings ([`Config::shell_config`]), the
-//!   environment variable that holds the server's token, and how long approval grants hold
-//!   ([`Config::grant_expiry`]).
+//!   environment variable that holds the server's token, how long approval grants hold
+//!   ([`Config::grant_expiry`]), and the idempotency ledger's retention and window
+//!   ([`Config::ledger_options`]).
 //!
 //! The JSON Schema of the file is generated from [`model::ConfigFile`] ([`schema`]).
 
@@ -24,6 +25,7 @@ mod approvals;
 pub mod cedar;
 pub mod cedar_shape;
 mod compile;
+mod ledger;
 mod limits;
 pub mod locate;
 pub mod model;

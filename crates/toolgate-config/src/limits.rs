@@ -56,6 +56,15 @@ impl Tool for Limited {
     ) -> futures_boxed::BoxFuture<'_, Result<ToolOutput, ToolError>> {
         self.inner.call(args, ctx)
     }
+    fn reconcile<'a>(
+        &'a self,
+        key: &'a str,
+        args: &'a Args,
+        ctx: ToolContext,
+    ) -> Option<futures_boxed::BoxFuture<'a, Result<toolgate_core::Reconciliation, ToolError>>>
+    {
+        self.inner.reconcile(key, args, ctx)
+    }
 }
 
 mod futures_boxed {

@@ -33,6 +33,9 @@ pub struct ConfigFile {
     /// How long the grants of approvers' scoped answers hold (`session` and `always`
     /// answers at the terminal prompt and through the MCP client).
     pub approvals: ApprovalsConfig,
+    /// The idempotency ledger of side-effecting calls: how long entries are kept, and the
+    /// window of keys derived for calls sent without one.
+    pub ledger: LedgerConfig,
 }
 
 /// One agent profile: a tool is in it when it is picked by `tools`, `tags` or `effects` (any
@@ -285,4 +288,19 @@ pub struct ApprovalsConfig {
     /// The longest expiry an answer may ask for; a longer one (or `never`) is refused and
     /// asked again (default `never`: no cap).
     pub max_expires: Option<String>,
+}
+
+/// The idempotency ledger's settings. Each value is a span in humantime syntax (`90s`, `30m`,
+/// `24h`, `7d`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct LedgerConfig {
+    /// How long an entry is kept after its last change (default `24h`, at least `1s`): a
+    /// side-effecting call sent again with its key within it gets the first call's result;
+    /// later it acts again.
+    pub retention: Option<String>,
+    /// How long after a call without a key ended the same call (same caller, tool and
+    /// arguments) is answered from the ledger (default `10m`; `0s` derives no keys; at most
+    /// the retention).
+    pub derived_key_window: Option<String>,
 }

@@ -27,7 +27,7 @@ pub(crate) struct Parsed {
 }
 
 /// The top-level tables, for a message about an unknown one.
-const TABLES: [&str; 10] = [
+const TABLES: [&str; 11] = [
     "profiles",
     "roles",
     "rules",
@@ -38,6 +38,7 @@ const TABLES: [&str; 10] = [
     "shell",
     "server",
     "approvals",
+    "ledger",
 ];
 
 /// Deserializes `root` (the parsed document) piece by piece; problems go to `out`, except at
@@ -69,6 +70,7 @@ pub(crate) fn config_file(
             "shell" => file.shell = p.one(&path, value).unwrap_or_default(),
             "server" => file.server = p.one(&path, value).unwrap_or_default(),
             "approvals" => file.approvals = p.one(&path, value).unwrap_or_default(),
+            "ledger" => file.ledger = p.one(&path, value).unwrap_or_default(),
             other => p.problem(
                 &path,
                 key.span(),

@@ -164,8 +164,18 @@ pub struct AuditRecord {
     /// The error reason, on errors that have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_reason: Option<String>,
-    /// Handler attempts (more than 1 after retries).
+    /// Handler attempts (more than 1 after retries; 0 when the handler did not run, a replay
+    /// included).
     pub attempts: u32,
+    /// The idempotency key of a side-effecting call under the ledger: the caller's, or the
+    /// one derived for it (`tg-...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<Arc<str>>,
+    /// What the idempotency ledger did with the call: `executed`, `replayed` (the recorded
+    /// result came back, the tool did not run), `reconciled_done`, `reconciled_not_done`, or
+    /// an operator's `resolved_done` / `resolved_not_done` (see [`crate::ledger`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<crate::ledger::LedgerEvent>,
     /// Wall time from dispatch to result, in microseconds.
     pub duration_us: u64,
 }
@@ -461,6 +471,8 @@ mod tests {
             error_kind: None,
             error_reason: None,
             attempts: 1,
+            idempotency_key: None,
+            ledger: None,
             duration_us: 5,
         }
     }

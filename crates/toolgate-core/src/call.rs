@@ -77,6 +77,13 @@ pub struct ToolCall {
     /// Pins a version of the tool; `None` calls the highest registered version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The caller's idempotency key (MCP `idempotencyKey`, `toolgate call --idempotency-key`):
+    /// a side-effecting call sent again with the same key and arguments gets the first call's
+    /// result instead of acting twice (see [`crate::ledger`]). Checked like every input: 1 to
+    /// [`crate::ledger::MAX_KEY_BYTES`] bytes of `A-Z a-z 0-9 - _ . : ~ + / = @`. `None`: a
+    /// side-effecting call gets a key derived from its caller, tool and arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 impl ToolCall {
@@ -87,6 +94,7 @@ impl ToolCall {
             name: name.into(),
             arguments: Arguments::Value(arguments),
             version: None,
+            idempotency_key: None,
         }
     }
 
@@ -101,12 +109,19 @@ impl ToolCall {
             name: name.into(),
             arguments: Arguments::Raw(arguments.into()),
             version: None,
+            idempotency_key: None,
         }
     }
 
     /// Pins the tool version.
     pub fn with_version(mut self, version: impl Into<String>) -> Self {
         self.version = Some(version.into());
+        self
+    }
+
+    /// Sets the idempotency key (see [`ToolCall::idempotency_key`]).
+    pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
         self
     }
 }

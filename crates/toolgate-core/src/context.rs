@@ -37,6 +37,7 @@ pub struct ToolContext {
     pub(crate) results: Arc<dyn ResultStore>,
     pub(crate) policy: Option<Arc<dyn crate::Policy>>,
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
+    pub(crate) idempotency_key: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -48,6 +49,7 @@ impl std::fmt::Debug for ToolContext {
             .field("call_id", &self.call_id)
             .field("deadline", &self.deadline)
             .field("budget", &self.budget)
+            .field("idempotency_key", &self.idempotency_key)
             .finish_non_exhaustive()
     }
 }
@@ -69,6 +71,7 @@ impl ToolContext {
                 results: Arc::new(MemoryResultStore::default()),
                 policy: None,
                 progress: None,
+                idempotency_key: None,
             },
         }
     }
@@ -139,6 +142,16 @@ impl ToolContext {
     /// Budgets left when the call started.
     pub fn budget(&self) -> BudgetLeft {
         self.budget
+    }
+
+    /// The call's idempotency key: the caller's own, or for a side-effecting call without
+    /// one the key derived from its caller, tool and arguments (see [`crate::ledger`]);
+    /// `None` when the call has neither. A tool that acts on another system hands it on (an
+    /// `Idempotency-Key` header, an SMTP `Message-ID`), so that system can refuse a second
+    /// delivery that the ledger alone cannot prevent: the ledger knows a call started, not
+    /// whether the world changed before a crash.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
     }
 
     /// Whether the policy lets this call reach `rel` (relative to the workspace root, found by
@@ -239,6 +252,11 @@ impl ToolContextBuilder {
     /// Sets the result store.
     pub fn results(mut self, results: Arc<dyn ResultStore>) -> Self {
         self.ctx.results = results;
+        self
+    }
+    /// Sets the idempotency key ([`ToolContext::idempotency_key`]).
+    pub fn idempotency_key(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.ctx.idempotency_key = Some(key.into());
         self
     }
     /// The context.

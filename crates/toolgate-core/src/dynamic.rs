@@ -2,6 +2,7 @@
 
 use crate::context::ToolContext;
 use crate::error::{RegistrationError, ToolError};
+use crate::ledger::Reconciliation;
 use crate::result::ToolOutput;
 use crate::spec::ToolSpec;
 use crate::tool::{Args, Resource, Tool};
@@ -18,12 +19,21 @@ pub type DynamicHandler = Arc<
 pub type DynamicGuard =
     Arc<dyn Fn(&Value, &ToolContext) -> Result<Vec<Resource>, ToolError> + Send + Sync>;
 
+/// A reconcile hook on JSON arguments (see [`Tool::reconcile`]): the idempotency key, the
+/// arguments and the context.
+pub type DynamicReconcile = Arc<
+    dyn Fn(String, Value, ToolContext) -> BoxFuture<'static, Result<Reconciliation, ToolError>>
+        + Send
+        + Sync,
+>;
+
 /// A tool from a JSON definition: the spec (with its JSON schemas) and a handler that receives
 /// the validated arguments as a JSON value.
 pub struct DynamicTool {
     spec: ToolSpec,
     handler: DynamicHandler,
     guard: Option<DynamicGuard>,
+    reconcile: Option<DynamicReconcile>,
 }
 
 impl DynamicTool {
@@ -37,6 +47,7 @@ impl DynamicTool {
             spec,
             handler: Arc::new(move |v, ctx| Box::pin(handler(v, ctx))),
             guard: None,
+            reconcile: None,
         }
     }
 
@@ -67,6 +78,18 @@ impl DynamicTool {
         self.guard = Some(Arc::new(guard));
         self
     }
+
+    /// Adds a reconcile hook (see [`Tool::reconcile`]): given the idempotency key, the
+    /// arguments and the context, it asks the system the tool acts on whether that call's
+    /// effect happened.
+    pub fn with_reconcile<F, Fut>(mut self, reconcile: F) -> Self
+    where
+        F: Fn(String, Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Reconciliation, ToolError>> + Send + 'static,
+    {
+        self.reconcile = Some(Arc::new(move |k, v, ctx| Box::pin(reconcile(k, v, ctx))));
+        self
+    }
 }
 
 impl Tool for DynamicTool {
@@ -94,5 +117,16 @@ impl Tool for DynamicTool {
                 ))
             }),
         }
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        key: &'a str,
+        args: &'a Args,
+        ctx: ToolContext,
+    ) -> Option<BoxFuture<'a, Result<Reconciliation, ToolError>>> {
+        let hook = self.reconcile.as_ref()?;
+        let v = args.downcast_ref::<Value>()?;
+        Some(hook(key.to_string(), v.clone(), ctx))
     }
 }

@@ -40,11 +40,16 @@ pub enum ErrorKind {
     InputRequired,
     /// budget: a session or tool budget is used up.
     BudgetExhausted,
+    /// execute: another call with the same idempotency key is still running; the model waits
+    /// and asks again with the same key, and then gets that call's result.
+    InProgress,
     /// execute: the call ran past its timeout (the tool is idempotent, so it may be sent again).
     Timeout,
     /// execute: the call was cancelled by the caller.
     Cancelled,
-    /// execute: a side-effecting call timed out; whether its effect happened is unknown.
+    /// execute: whether a side-effecting call's effect happened is unknown: it timed out, or an
+    /// earlier call with its idempotency key ended without recording its outcome (a crash, a
+    /// SIGKILL) and nothing has settled it yet.
     OutcomeUnknown,
     /// execute or finish: the handler failed, or its output did not satisfy its `outputSchema`.
     ToolFailed,
@@ -54,7 +59,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in pipeline order.
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::UnknownTool,
         ErrorKind::InvalidInput,
         ErrorKind::InvalidArguments,
@@ -64,6 +69,7 @@ impl ErrorKind {
         ErrorKind::ApprovalCorrected,
         ErrorKind::InputRequired,
         ErrorKind::BudgetExhausted,
+        ErrorKind::InProgress,
         ErrorKind::Timeout,
         ErrorKind::Cancelled,
         ErrorKind::OutcomeUnknown,
@@ -83,6 +89,7 @@ impl ErrorKind {
             ErrorKind::ApprovalCorrected => "approval_corrected",
             ErrorKind::InputRequired => "input_required",
             ErrorKind::BudgetExhausted => "budget_exhausted",
+            ErrorKind::InProgress => "in_progress",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::OutcomeUnknown => "outcome_unknown",
@@ -100,6 +107,7 @@ impl ErrorKind {
             | ErrorKind::UnsafeInput
             | ErrorKind::ApprovalCorrected
             | ErrorKind::InputRequired
+            | ErrorKind::InProgress
             | ErrorKind::Timeout
             | ErrorKind::OutcomeUnknown
             | ErrorKind::ToolFailed => true,
@@ -155,6 +163,12 @@ pub struct ToolError {
     /// succeed). Only the execute stage reads it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub transient: bool,
+    /// Set by the handler of a side-effecting tool when it failed before acting (nothing was
+    /// sent, written or started): the idempotency ledger then releases the call's key, so the
+    /// same call may run again, instead of recording the failure as the key's result. Only the
+    /// execute stage reads it; it is not part of the result a model or client sees.
+    #[serde(skip)]
+    pub no_effect: bool,
 }
 
 impl ToolError {
@@ -167,6 +181,7 @@ impl ToolError {
             faults: Vec::new(),
             details: None,
             transient: false,
+            no_effect: false,
         }
     }
 
@@ -217,6 +232,13 @@ impl ToolError {
     /// Marks the error transient: an idempotent tool may be retried.
     pub fn transient(mut self) -> Self {
         self.transient = true;
+        self
+    }
+
+    /// Marks the error as one that happened before the tool acted (the `no_effect` field): a
+    /// side-effecting call that failed this way may run again with the same idempotency key.
+    pub fn no_effect(mut self) -> Self {
+        self.no_effect = true;
         self
     }
 

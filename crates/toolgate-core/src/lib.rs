@@ -51,6 +51,7 @@ pub mod error;
 pub mod escape;
 pub mod grant;
 pub mod import;
+pub mod ledger;
 pub mod pattern;
 pub mod pipeline;
 pub mod policy;
@@ -89,6 +90,7 @@ pub use grant::{
     Grant, GrantError, GrantFilter, GrantRequest, GrantScope, GrantStore, MemoryGrantStore,
     NewGrant,
 };
+pub use ledger::{Ledger, LedgerEvent, LedgerOptions, MemoryLedger, Reconciliation};
 pub use pipeline::{Pipeline, PipelineBuilder, RetryPolicy};
 pub use policy::{Decision, DefaultPolicy, Policy, PolicyInput, Verdict};
 pub use progress::{ProgressReport, ProgressSink};

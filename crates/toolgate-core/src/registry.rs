@@ -472,6 +472,8 @@ impl Registry {
             budgets: Default::default(),
             attributes: Default::default(),
             unique_call_ids: true,
+            caller: None,
+            principal: None,
         }
     }
 }

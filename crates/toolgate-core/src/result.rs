@@ -345,6 +345,11 @@ pub struct ToolResult {
     /// Set when the result was truncated.
     #[serde(default)]
     pub truncation: Option<Truncation>,
+    /// Whether this is the recorded result of an earlier call with the same idempotency key,
+    /// sent back without running the tool again (see [`crate::ledger`]). Serialized only when
+    /// true.
+    #[serde(default)]
+    pub replayed: bool,
     /// Wall time from dispatch to result.
     #[serde(with = "duration_us", rename = "duration_us")]
     pub duration: Duration,
@@ -366,6 +371,7 @@ impl ToolResult {
             structured_content: None,
             error: Some(error),
             truncation: None,
+            replayed: false,
             duration,
         }
     }
@@ -440,6 +446,8 @@ impl Serialize for ToolResult {
             error: Option<&'a ToolError>,
             #[serde(skip_serializing_if = "Option::is_none")]
             truncation: Option<&'a Truncation>,
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            replayed: bool,
             duration_us: u64,
         }
         let content = if self.content.is_empty() {
@@ -455,6 +463,7 @@ impl Serialize for ToolResult {
             structured_content: self.structured_content.as_ref(),
             error: self.error.as_ref(),
             truncation: self.truncation.as_ref(),
+            replayed: self.replayed,
             duration_us: self.duration.as_micros().min(u64::MAX as u128) as u64,
         }
         .serialize(serializer)
@@ -541,6 +550,7 @@ mod tests {
             structured_content: None,
             error: None,
             truncation: None,
+            replayed: false,
             duration: Duration::ZERO,
         };
         assert_eq!(r.text(), "said");

@@ -21,6 +21,11 @@ pub use crate::seen_ids::{MAX_SEEN_BYTES, MAX_SEEN_IDS};
 /// counts what the budget stage charges.
 pub struct Session {
     pub(crate) id: Arc<str>,
+    /// Who is calling, for what outlives one session: the session's id unless the host says
+    /// otherwise ([`SessionBuilder::caller`]).
+    pub(crate) caller: Arc<str>,
+    /// The authenticated principal, when there is one ([`SessionBuilder::principal`]).
+    pub(crate) principal: Option<Arc<str>>,
     pub(crate) profile: Arc<str>,
     pub(crate) profile_bit: u64,
     pub(crate) workspace: Option<Workspace>,
@@ -78,6 +83,22 @@ impl Session {
             })
             .unwrap_or_else(|last| last);
         now.max(prev.saturating_add(1))
+    }
+
+    /// Who is calling, as far as it outlives this session: the session's id by default, or
+    /// what the host set with [`SessionBuilder::caller`] (a server whose every request is its
+    /// own session names the credential the requests carry). Derived idempotency keys are
+    /// derived from it ([`crate::ledger`]), so a client that sends a call again in another
+    /// session of the same caller is answered from the ledger.
+    pub fn caller(&self) -> &str {
+        &self.caller
+    }
+
+    /// The authenticated principal (for example an OAuth subject), when the host knows one.
+    /// Idempotency keys are kept per principal: one principal's key never finds another's
+    /// call.
+    pub fn principal(&self) -> Option<&str> {
+        self.principal.as_deref()
     }
 
     /// The workspace, when the session has one.
@@ -152,6 +173,8 @@ pub struct SessionBuilder<'r> {
     pub(crate) budgets: Budgets,
     pub(crate) attributes: HashMap<String, Value>,
     pub(crate) unique_call_ids: bool,
+    pub(crate) caller: Option<Arc<str>>,
+    pub(crate) principal: Option<Arc<str>>,
 }
 
 impl SessionBuilder<'_> {
@@ -188,6 +211,19 @@ impl SessionBuilder<'_> {
         self
     }
 
+    /// Sets who is calling when it outlives the session (default: the session's id); see
+    /// [`Session::caller`].
+    pub fn caller(mut self, caller: impl Into<Arc<str>>) -> Self {
+        self.caller = Some(caller.into());
+        self
+    }
+
+    /// Sets the authenticated principal; see [`Session::principal`].
+    pub fn principal(mut self, principal: impl Into<Arc<str>>) -> Self {
+        self.principal = Some(principal.into());
+        self
+    }
+
     /// The session.
     ///
     /// # Errors
@@ -203,6 +239,8 @@ impl SessionBuilder<'_> {
             }
         })?;
         Ok(Session {
+            caller: self.caller.unwrap_or_else(|| self.id.clone()),
+            principal: self.principal,
             id: self.id,
             profile: self.profile.into(),
             profile_bit: bit,

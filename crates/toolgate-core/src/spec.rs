@@ -132,6 +132,22 @@ pub struct ToolSpec {
     /// refuses only NUL in them, not other control characters.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verbatim_arguments: Vec<String>,
+    /// Whether a call of this side-effecting tool sent without an idempotency key gets one
+    /// derived from its caller, tool and arguments (default true), so the same call sent
+    /// again within the configured window is answered from the ledger instead of acting
+    /// twice. `false` for a tool whose identical calls are meant to act each time (running
+    /// the tests again after an edit); such calls are deduplicated only by a key the caller
+    /// sends. See [`crate::ledger`].
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub derive_idempotency_key: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 mod duration_ms {
@@ -166,6 +182,7 @@ impl ToolSpec {
                 tags: Vec::new(),
                 version: "1.0.0".into(),
                 verbatim_arguments: Vec::new(),
+                derive_idempotency_key: true,
             },
         }
     }
@@ -240,6 +257,12 @@ impl ToolSpecBuilder {
     /// Sets the version.
     pub fn version(mut self, version: impl Into<Arc<str>>) -> Self {
         self.spec.version = version.into();
+        self
+    }
+    /// Calls without an idempotency key get none derived: identical calls each act (see
+    /// [`ToolSpec::derive_idempotency_key`]).
+    pub fn no_derived_idempotency_key(mut self) -> Self {
+        self.spec.derive_idempotency_key = false;
         self
     }
     /// Marks a top-level argument as verbatim (see [`ToolSpec::verbatim_arguments`]).

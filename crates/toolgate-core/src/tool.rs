@@ -6,6 +6,7 @@
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::ledger::Reconciliation;
 use crate::result::ToolOutput;
 use crate::spec::ToolSpec;
 use futures::future::BoxFuture;
@@ -16,7 +17,7 @@ use std::fmt;
 
 /// Decoded arguments, type-erased between the decode stage and the handler. A typed tool puts
 /// its `Args` struct in here; a dynamic tool its JSON value. `Sync`, since the stages borrow
-/// them while an approver is asked.
+/// them while an approver is asked, and a tool's reconcile hook across an `await`.
 pub struct Args(Box<dyn Any + Send + Sync>);
 
 impl Args {
@@ -165,4 +166,24 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs the call. The pipeline applies the timeout, cancellation and retries around it.
     fn call(&self, args: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+
+    /// The reconcile hook of a side-effecting tool: asks the system the tool acts on whether
+    /// an earlier call with idempotency key `key` and these arguments had its effect. The
+    /// pipeline calls it when a call finds its key's ledger entry unsettled (the earlier call
+    /// timed out, panicked, or its process died before recording an end), under the tool's
+    /// timeout: [`Reconciliation::Done`] settles the entry with that result (returned as a
+    /// replay), [`Reconciliation::NotDone`] lets this call run, and
+    /// [`Reconciliation::Unknown`] (or an error) leaves the entry for the operator
+    /// (`toolgate ledger resolve`) and the call gets `outcome_unknown`.
+    ///
+    /// `None` (the default): the tool has no way to ask, so only the operator settles.
+    fn reconcile<'a>(
+        &'a self,
+        key: &'a str,
+        args: &'a Args,
+        ctx: ToolContext,
+    ) -> Option<BoxFuture<'a, Result<Reconciliation, ToolError>>> {
+        let _ = (key, args, ctx);
+        None
+    }
 }

@@ -2,6 +2,7 @@
 
 use crate::context::ToolContext;
 use crate::error::{ArgumentFault, RegistrationError, ToolError};
+use crate::ledger::Reconciliation;
 use crate::result::ToolOutput;
 use crate::spec::{ToolSpec, ToolSpecBuilder};
 use crate::tool::{Args, Resource, Tool};
@@ -79,6 +80,19 @@ pub trait TypedTool: Send + Sync + 'static {
         args: Self::Args,
         ctx: ToolContext,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+
+    /// Asks the system the tool acts on whether an earlier call with idempotency key `key` and
+    /// these arguments had its effect (see [`Tool::reconcile`]). The default cannot tell
+    /// ([`Reconciliation::Unknown`]): the operator settles such entries.
+    fn reconcile(
+        &self,
+        key: &str,
+        args: &Self::Args,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<Reconciliation<Self::Output>, ToolError>> + Send {
+        let _ = (key, args, ctx);
+        std::future::ready(Ok(Reconciliation::Unknown))
+    }
 }
 
 /// The JSON Schema (2020-12) of `T`, with subschemas inlined, no root `title`, and only
@@ -194,6 +208,27 @@ impl<T: TypedTool> Tool for Typed<T> {
                 .map_err(|e| ToolError::internal(format!("the output does not serialize: {e}")))?;
             Ok(ToolOutput::structured(value))
         })
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        key: &'a str,
+        args: &'a Args,
+        ctx: ToolContext,
+    ) -> Option<BoxFuture<'a, Result<Reconciliation, ToolError>>> {
+        let args = args.downcast_ref::<T::Args>()?;
+        Some(Box::pin(async move {
+            Ok(match self.tool.reconcile(key, args, ctx).await? {
+                Reconciliation::Done(out) => {
+                    let value = serde_json::to_value(&out).map_err(|e| {
+                        ToolError::internal(format!("the output does not serialize: {e}"))
+                    })?;
+                    Reconciliation::Done(ToolOutput::structured(value))
+                }
+                Reconciliation::NotDone => Reconciliation::NotDone,
+                Reconciliation::Unknown => Reconciliation::Unknown,
+            })
+        }))
     }
 }
 

@@ -15,6 +15,11 @@
 //! extensions where the token check leaves it, becomes the key instead of the header, so a
 //! refreshed token keeps the caller's session; nothing else here changes.
 //!
+//! The caller also names the session's caller ([`CallerKey::name`]), from which the
+//! idempotency ledger derives keys for calls sent without one: a client's re-send of a
+//! side-effecting call in a later request is answered from the ledger, even after its session
+//! was evicted or the server restarted.
+//!
 //! A caller's session lasts as long as the server, except that at most [`MAX_CALLERS`] are
 //! kept: past that, the one unused longest ends (its session grants end with it, its budget
 //! starts over if it comes back). Call ids may repeat in a caller's session (each stateless
@@ -55,6 +60,12 @@ impl CallerKey {
                 .unwrap_or_default(),
         };
         Some(CallerKey(Sha256::digest(credential).into()))
+    }
+
+    /// The caller's name for what outlives its session (the idempotency keys derived for its
+    /// calls, [`toolgate_core::Session::caller`]): `http-` and 128 bits of the hash, in hex.
+    pub fn name(&self) -> String {
+        format!("http-{}", toolgate_core::ledger::hex(&self.0[..16]))
     }
 }
 
@@ -147,6 +158,16 @@ mod tests {
         let anonymous = CallerKey::of(&head(&[])).unwrap();
         assert_ne!(a, b);
         assert_ne!(a, anonymous);
+        // the name the ledger derives keys from: the same credential, the same name
+        assert_eq!(a.name().len(), "http-".len() + 32);
+        assert!(a.name().starts_with("http-"));
+        assert_ne!(a.name(), b.name());
+        assert_eq!(
+            a.name(),
+            CallerKey::of(&head(&[("authorization", "Bearer a")]))
+                .unwrap()
+                .name()
+        );
         assert_eq!(
             Some(a),
             CallerKey::of(&head(&[("authorization", "Bearer a"), ("accept", "x")]))

@@ -3,14 +3,17 @@
 //!
 //! `tools/call` in order:
 //! 1. the call id is the JSON-RPC request id as a string (numbers in decimal), unique in the
-//!    session as MCP requires of request ids; the arguments are the request's (`{}` if absent)
+//!    session as MCP requires of request ids; the arguments are the request's (`{}` if absent),
+//!    with the idempotency key of `params.idempotencyKey` or `_meta` ([`crate::idempotency`])
 //! 2. the call runs in the connection's toolgate session, or, for a stateless HTTP request
 //!    (no `Mcp-Session-Id`), in its caller's ([`crate::caller`]), so budgets and result
 //!    handles hold across a caller's requests
 //! 3. the call is dispatched with the request's cancellation token: the session's id gate's
 //!    [`ClientCancel`] (fired by `notifications/cancelled`) or, on a stateless HTTP request,
-//!    rmcp's own (fired when its response stream closes); rmcp's token, which also fires when
-//!    the session ends, cancels it too; inside the approval scope of this client
+//!    rmcp's own (fired when its response stream closes: except for a side-effecting call,
+//!    which runs to its end so the client's re-send is answered from the idempotency ledger);
+//!    rmcp's token, which also fires when the session ends, cancels it too; inside the
+//!    approval scope of this client
 //!    ([`crate::approval`])
 //! 4. with a `progressToken`, the tool's own progress reports, or "still running" progress
 //!    every interval until it sends one ([`crate::progress`])
@@ -100,13 +103,24 @@ impl Connection {
             NumberOrString::Number(n) => n.to_string(),
             NumberOrString::String(s) => s.to_string(),
         };
+        let key = crate::idempotency::key_of(&ctx.meta)?;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall::new(id, request.name.into_owned(), arguments);
+        let mut call = ToolCall::new(id, request.name.into_owned(), arguments);
+        if let Some(key) = key {
+            call = call.with_idempotency_key(key);
+        }
         let tool = call.name.clone();
         // the client's cancellation, where the id gate gives one; the session's end too
         let client_cancel = ctx.extensions.get::<ClientCancel>().map(|c| c.0.clone());
         let session_end = ctx.ct.clone();
-        let cancel = client_cancel.clone().unwrap_or_else(|| ctx.ct.clone());
+        let cancel = match &client_cancel {
+            Some(c) => c.clone(),
+            // the response stream of a stateless request closes when the client's connection
+            // drops; a side-effecting call runs on to its end and records its result, which
+            // the client's re-send then gets from the ledger (a cut-off call would be unknown)
+            None if caller.is_some() && self.side_effecting(&tool) => CancellationToken::new(),
+            None => ctx.ct.clone(),
+        };
         let progress = ctx
             .meta
             .get_progress_token()
@@ -192,6 +206,17 @@ async fn cancelled_with<F: Future>(
             cancel.cancel();
             call.await
         }
+    }
+}
+
+impl Connection {
+    /// Whether `tool` is side-effecting: its calls run under the idempotency ledger.
+    fn side_effecting(&self, tool: &str) -> bool {
+        self.shared
+            .pipeline
+            .registry()
+            .get(tool, None)
+            .is_some_and(|e| !e.spec().effects.read_only && !e.spec().effects.idempotent)
     }
 }
 

@@ -55,6 +55,7 @@ pub mod cli;
 mod error;
 pub mod handler;
 pub mod http;
+pub mod idempotency;
 pub mod inflight;
 pub mod jsonrpc;
 mod misread;

@@ -13,7 +13,9 @@
 //!   the model (`kind (reason): message` and one line per argument fault, saying what to send
 //!   instead) and `_meta["toolgate/error"]` with the kind, reason, whether the model may go
 //!   on and, for an approval's answer, the policy `rule` that asked. Only an unknown tool
-//!   becomes a JSON-RPC error ([`unknown_tool`]).
+//!   becomes a JSON-RPC error ([`unknown_tool`]);
+//! - a replay (the recorded result of an earlier call with the same idempotency key, the
+//!   tool not run again): `_meta["toolgate/replayed"]` is `true`, beside the rest.
 
 use rmcp::model::{CallToolResult, ContentBlock, ErrorData, MetaObject, Resource};
 use serde_json::json;
@@ -24,9 +26,22 @@ use toolgate_core::{Content, ErrorKind, ResourceContents, ToolResult};
 pub const ERROR_META: &str = "toolgate/error";
 /// The `_meta` key of the truncation record on a truncated result.
 pub const TRUNCATION_META: &str = "toolgate/truncation";
+/// The `_meta` key set to `true` on a replayed result.
+pub const REPLAYED_META: &str = "toolgate/replayed";
 
 /// The MCP result of one call.
 pub fn to_call_tool_result(result: ToolResult) -> CallToolResult {
+    let replayed = result.replayed;
+    let mut out = answer(result);
+    if replayed {
+        out.meta
+            .get_or_insert_with(MetaObject::new)
+            .insert(REPLAYED_META.to_string(), json!(true));
+    }
+    out
+}
+
+fn answer(result: ToolResult) -> CallToolResult {
     let mut out = CallToolResult::default();
     if let Some(error) = &result.error {
         out.is_error = Some(true);
@@ -143,6 +158,7 @@ mod tests {
             structured_content: Some(structured),
             error: None,
             truncation: None,
+            replayed: false,
             duration: Duration::ZERO,
         }
     }
@@ -213,6 +229,25 @@ mod tests {
         assert_eq!(v["_meta"][ERROR_META]["kind"], "invalid_arguments");
         assert_eq!(v["_meta"][ERROR_META]["recoverable"], true);
         assert!(v.get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn replays_say_so_in_meta_beside_the_rest() {
+        let mut r = ok(json!({"a": 1}));
+        r.replayed = true;
+        let v = serde_json::to_value(to_call_tool_result(r)).unwrap();
+        assert_eq!(v["_meta"], json!({REPLAYED_META: true}));
+        assert_eq!(v["structuredContent"], json!({"a": 1}));
+        let e = ToolError::failed("the server said 500");
+        let mut r = ToolResult::from_error("1".into(), "t".into(), e, Duration::ZERO);
+        r.replayed = true;
+        let v = serde_json::to_value(to_call_tool_result(r)).unwrap();
+        assert_eq!(v["_meta"][REPLAYED_META], true);
+        assert_eq!(v["_meta"][ERROR_META]["kind"], "tool_failed");
+        assert!(serde_json::to_value(to_call_tool_result(ok(json!({}))))
+            .unwrap()
+            .get("_meta")
+            .is_none());
     }
 
     #[test]

@@ -80,7 +80,12 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// A new toolgate session under the server's profile, workspace, budgets and attributes.
-    pub(crate) fn new_session(&self, id: String, call_ids_repeat: bool) -> toolgate_core::Session {
+    pub(crate) fn new_session(
+        &self,
+        id: String,
+        call_ids_repeat: bool,
+        caller: Option<String>,
+    ) -> toolgate_core::Session {
         let mut builder = self
             .pipeline
             .session(id)
@@ -88,6 +93,9 @@ impl Shared {
             .budgets(self.budgets);
         if call_ids_repeat {
             builder = builder.call_ids_repeat();
+        }
+        if let Some(caller) = caller {
+            builder = builder.caller(caller);
         }
         for (k, v) in &self.attributes {
             builder = builder.attribute(k.clone(), v.clone());
@@ -106,8 +114,14 @@ impl Shared {
         &self,
         key: crate::caller::CallerKey,
     ) -> Arc<crate::caller::CallerSession> {
+        // the caller's name outlives its session (evicted, or the server restarted), so the
+        // idempotency keys derived for its calls do too
         self.callers.session(key, &self.pipeline, || {
-            self.new_session(format!("mcp-caller-{:032x}", rand::random::<u128>()), true)
+            self.new_session(
+                format!("mcp-caller-{:032x}", rand::random::<u128>()),
+                true,
+                Some(key.name()),
+            )
         })
     }
 }
@@ -174,7 +188,7 @@ impl McpServer {
     /// caller's session instead ([`crate::caller`]).
     pub fn connection(&self) -> Connection {
         let id = format!("mcp-{:032x}", rand::random::<u128>());
-        let session = self.shared.new_session(id, false);
+        let session = self.shared.new_session(id, false, None);
         Connection::new(self.shared.clone(), session)
     }
 }

@@ -48,6 +48,8 @@ fn record(i: u64) -> AuditRecord {
         error_kind: None,
         error_reason: None,
         attempts: 1,
+        idempotency_key: None,
+        ledger: None,
         duration_us: 85,
     }
 }

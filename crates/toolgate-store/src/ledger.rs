@@ -1,253 +1,416 @@
-//! The idempotency ledger: one row per idempotency key of a side-effecting call, in the
-//! `idempotency` table, so a call sent again with the same key does not act twice.
+//! The idempotency ledger in the `idempotency` table: [`Store`] is a
+//! [`toolgate_core::Ledger`], so every process using one store (`toolgate call`, `toolgate
+//! serve`) shares one ledger: a call claimed by one is in progress, unsettled or replayed for
+//! the others.
 //!
-//! The sequence a side-effecting tool follows:
-//!
-//! 1. [`Store::claim_idempotency`] before acting. [`Claim::New`]: this caller owns the key and
-//!    acts. [`Claim::InProgress`]: another call holds it (or crashed holding it): do not act;
-//!    report `outcome_unknown`. [`Claim::Done`]: the call already ran; return its recorded
-//!    result without acting. [`Claim::Conflict`]: the key was used for a different tool or
-//!    different arguments: refuse.
-//! 2. After acting, [`Store::complete_idempotency`] records the result (`succeeded` or
-//!    `failed`); a caller that knows it did not act may [`Store::release_idempotency`] instead,
-//!    so the key can be claimed again.
-//!
-//! Arguments are compared by the SHA-256 of their canonical JSON (keys sorted), so key order
-//! does not matter.
+//! Every method is one transaction (a claim is `BEGIN IMMEDIATE`: read the key's row, decide
+//! with [`toolgate_core::ledger::decide`], write), committed before it returns: in WAL mode
+//! with `synchronous=NORMAL` a claim survives a crash of the process (SIGKILL) that follows
+//! it; [`crate::Durability::Full`] makes it survive a power cut too. A row is keyed by
+//! principal (`''` for none) and key. Rows last changed before the claims' retention are
+//! deleted every 256 claims, and by [`toolgate_core::Ledger::prune`].
 
-use crate::audit::canonical::{value_hash, Hash};
-use crate::error::{Result, StoreError};
+use crate::error::StoreError;
 use crate::store::{to_i64, Store};
-use rusqlite::{OptionalExtension, TransactionBehavior};
-use serde::Serialize;
-use serde_json::Value;
+use rusqlite::TransactionBehavior;
+use std::sync::atomic::Ordering;
+use toolgate_core::ledger::{
+    decide, hex, Claim, Claimed, Held, Ledger, LedgerEntry, LedgerError, LedgerFilter, LedgerState,
+    Recorded, Settled, Settlement, Stored, Verdict,
+};
 
-/// The longest idempotency key accepted, in bytes.
-pub const MAX_KEY_BYTES: usize = 512;
+const COLUMNS: &str = "principal, key, derived, tool, args_hash, session, call_id, arguments, \
+     state, lease_until_us, created_us, updated_us, settled_by";
 
-/// How a claimed call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LedgerStatus {
-    /// Claimed; the call has not recorded an end.
-    InProgress,
-    /// The call succeeded.
-    Succeeded,
-    /// The call failed after it may have acted.
-    Failed,
+/// A row as read back, its result left out.
+struct Row {
+    principal: String,
+    key: String,
+    derived: bool,
+    tool: String,
+    args_hash: Vec<u8>,
+    session: String,
+    call_id: String,
+    arguments: String,
+    state: LedgerState,
+    lease_until_us: Option<u64>,
+    created_us: u64,
+    updated_us: u64,
+    settled_by: Option<String>,
 }
 
-impl LedgerStatus {
-    fn as_str(self) -> &'static str {
-        match self {
-            LedgerStatus::InProgress => "in_progress",
-            LedgerStatus::Succeeded => "succeeded",
-            LedgerStatus::Failed => "failed",
+impl Row {
+    fn read(r: &rusqlite::Row<'_>) -> Result<Row, LedgerError> {
+        let key: String = r.get(1).map_err(store)?;
+        let bad = |why: String| LedgerError::Corrupt {
+            key: key.clone(),
+            why,
+        };
+        let time = |i: usize| -> Result<Option<u64>, LedgerError> {
+            let v: Option<i64> = r.get(i).map_err(store)?;
+            v.map(|v| u64::try_from(v).map_err(|_| bad(format!("column {i} is negative"))))
+                .transpose()
+        };
+        let state: String = r.get(8).map_err(store)?;
+        Ok(Row {
+            principal: r.get(0).map_err(store)?,
+            derived: r.get(2).map_err(store)?,
+            tool: r.get(3).map_err(store)?,
+            args_hash: r.get(4).map_err(store)?,
+            session: r.get(5).map_err(store)?,
+            call_id: r.get(6).map_err(store)?,
+            arguments: r.get(7).map_err(store)?,
+            state: LedgerState::parse(&state).ok_or_else(|| bad(format!("state {state:?}")))?,
+            lease_until_us: time(9)?,
+            created_us: time(10)?.unwrap_or(0),
+            updated_us: time(11)?.unwrap_or(0),
+            settled_by: r.get(12).map_err(store)?,
+            key: key.clone(),
+        })
+    }
+
+    fn stored(&self) -> Stored<'_> {
+        Stored {
+            tool: &self.tool,
+            args_hash: &self.args_hash,
+            derived: self.derived,
+            state: self.state,
+            lease_until_us: self.lease_until_us,
+            created_us: self.created_us,
+            updated_us: self.updated_us,
+            session: &self.session,
+            call_id: &self.call_id,
         }
     }
 
-    fn parse(s: &str) -> Option<Self> {
-        match s {
-            "in_progress" => Some(LedgerStatus::InProgress),
-            "succeeded" => Some(LedgerStatus::Succeeded),
-            "failed" => Some(LedgerStatus::Failed),
-            _ => None,
+    fn listed(self, now_us: u64) -> LedgerEntry {
+        let state = self.stored().state_at(now_us);
+        LedgerEntry {
+            principal: (!self.principal.is_empty()).then_some(self.principal),
+            key: self.key,
+            derived: self.derived,
+            tool: self.tool,
+            args_hash: hex(&self.args_hash),
+            session: self.session,
+            call_id: self.call_id,
+            arguments: self.arguments,
+            state,
+            created_us: self.created_us,
+            updated_us: self.updated_us,
+            lease_until_us: self.lease_until_us,
+            settled_by: self.settled_by,
         }
     }
 }
 
-/// The answer of [`Store::claim_idempotency`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum Claim {
-    /// The key was free; the caller now holds it and may act.
-    New,
-    /// Another call holds the key and has not recorded an end.
-    InProgress {
-        /// When it was claimed (µs since the epoch).
-        claimed_us: u64,
-    },
-    /// The call already ran with these arguments.
-    Done {
-        /// `Succeeded` or `Failed`.
-        status: LedgerStatus,
-        /// The result it recorded.
-        result: Value,
-    },
-    /// The key was used for another tool or other arguments.
-    Conflict {
-        /// The tool the key was first used with.
-        tool: String,
-    },
+fn store(e: impl Into<StoreError>) -> LedgerError {
+    LedgerError::Store(Box::new(e.into()))
 }
 
-fn check_key(key: &str) -> Result<()> {
-    let why = if key.is_empty() {
-        "the key is empty".to_string()
-    } else if key.len() > MAX_KEY_BYTES {
-        format!("the key is {} bytes, more than {MAX_KEY_BYTES}", key.len())
-    } else if key.contains('\0') {
-        "the key contains NUL".to_string()
-    } else {
-        return Ok(());
-    };
-    Err(StoreError::Ledger {
-        key: key.chars().take(64).collect(),
-        why,
-    })
+fn principal(p: Option<&str>) -> &str {
+    p.unwrap_or("")
+}
+
+/// The key's row, in `conn`'s transaction.
+fn row(
+    conn: &rusqlite::Connection,
+    principal: &str,
+    key: &str,
+) -> Result<Option<Row>, LedgerError> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM idempotency WHERE principal = ?1 AND key = ?2"
+        ))
+        .map_err(store)?;
+    let mut rows = stmt.query([principal, key]).map_err(store)?;
+    match rows.next().map_err(store)? {
+        Some(r) => Ok(Some(Row::read(r)?)),
+        None => Ok(None),
+    }
+}
+
+/// Writes `claim` as the key's row, in progress (replacing any row of the key).
+fn put_claim(conn: &rusqlite::Connection, claim: &Claim<'_>) -> Result<(), LedgerError> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO idempotency (principal, key, derived, tool, args_hash, session, \
+         call_id, arguments, state, holder, lease_until_us, created_us, updated_us) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'in_progress', ?9, ?10, ?11, ?11)",
+    )
+    .map_err(store)?
+    .execute(rusqlite::params![
+        principal(claim.principal),
+        claim.key,
+        claim.derived,
+        claim.tool,
+        &claim.args_hash[..],
+        claim.session,
+        claim.call_id,
+        claim.arguments,
+        claim.holder as i64,
+        to_i64(claim.lease_until_us),
+        to_i64(claim.now_us),
+    ])
+    .map_err(store)?;
+    Ok(())
+}
+
+/// The recorded result of the claim's key.
+fn result_of(
+    conn: &rusqlite::Connection,
+    claim: &Claim<'_>,
+) -> Result<Option<String>, LedgerError> {
+    conn.prepare_cached("SELECT result FROM idempotency WHERE principal = ?1 AND key = ?2")
+        .map_err(store)?
+        .query_row([principal(claim.principal), claim.key], |r| r.get(0))
+        .map_err(store)
+}
+
+const PRUNE: &str = "DELETE FROM idempotency WHERE updated_us < ?1 \
+     AND NOT (state = 'in_progress' AND lease_until_us >= ?2)";
+
+impl Ledger for Store {
+    fn claim(&self, claim: &Claim<'_>) -> Result<Claimed, LedgerError> {
+        let prune = self.inner.ledger_claims.fetch_add(1, Ordering::Relaxed) % 256 == 255;
+        self.ledger_conn(|conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(store)?;
+            if prune {
+                tx.prepare_cached(PRUNE)
+                    .map_err(store)?
+                    .execute([to_i64(claim.expire_before_us), to_i64(claim.now_us)])
+                    .map_err(store)?;
+            }
+            let existing = row(&tx, principal(claim.principal), claim.key)?;
+            let verdict = match &existing {
+                None => Verdict::Take,
+                Some(r) => decide(&r.stored(), claim),
+            };
+            let answer = match verdict {
+                Verdict::Take => {
+                    put_claim(&tx, claim)?;
+                    Claimed::Held
+                }
+                Verdict::Refuse(answer) => answer,
+                Verdict::Replay => Claimed::Done {
+                    state: existing.map_or(LedgerState::Succeeded, |r| r.state),
+                    result: Recorded::from_json(
+                        claim.key,
+                        result_of(&tx, claim)?.as_deref().unwrap_or(""),
+                    )?,
+                },
+            };
+            tx.commit().map_err(store)?;
+            Ok(answer)
+        })
+    }
+
+    fn lookup(&self, claim: &Claim<'_>) -> Result<Option<Claimed>, LedgerError> {
+        self.ledger_conn(|conn| {
+            let Some(existing) = row(conn, principal(claim.principal), claim.key)? else {
+                return Ok(None);
+            };
+            Ok(match decide(&existing.stored(), claim) {
+                Verdict::Take => None,
+                Verdict::Refuse(answer) => Some(answer),
+                Verdict::Replay => Some(Claimed::Done {
+                    state: existing.state,
+                    result: Recorded::from_json(
+                        claim.key,
+                        result_of(conn, claim)?.as_deref().unwrap_or(""),
+                    )?,
+                }),
+            })
+        })
+    }
+
+    fn complete(
+        &self,
+        held: &Held<'_>,
+        state: LedgerState,
+        result: &str,
+        now_us: u64,
+    ) -> Result<bool, LedgerError> {
+        self.ledger_conn(|conn| {
+            Ok(conn
+                .prepare_cached(
+                    "UPDATE idempotency SET state = ?4, result = ?5, holder = NULL, \
+                     lease_until_us = NULL, updated_us = ?6 \
+                     WHERE principal = ?1 AND key = ?2 AND holder = ?3 AND state = 'in_progress'",
+                )
+                .map_err(store)?
+                .execute(rusqlite::params![
+                    principal(held.principal),
+                    held.key,
+                    held.holder as i64,
+                    state.as_str(),
+                    result,
+                    to_i64(now_us)
+                ])
+                .map_err(store)?
+                == 1)
+        })
+    }
+
+    fn release(&self, held: &Held<'_>) -> Result<bool, LedgerError> {
+        self.ledger_conn(|conn| {
+            Ok(conn
+                .prepare_cached(
+                    "DELETE FROM idempotency WHERE principal = ?1 AND key = ?2 AND holder = ?3 \
+                     AND state = 'in_progress'",
+                )
+                .map_err(store)?
+                .execute(rusqlite::params![
+                    principal(held.principal),
+                    held.key,
+                    held.holder as i64
+                ])
+                .map_err(store)?
+                == 1)
+        })
+    }
+
+    fn abandon(&self, held: &Held<'_>, now_us: u64) -> Result<bool, LedgerError> {
+        self.ledger_conn(|conn| {
+            Ok(conn
+                .prepare_cached(
+                    "UPDATE idempotency SET state = 'unknown', holder = NULL, \
+                     lease_until_us = NULL, updated_us = ?4 \
+                     WHERE principal = ?1 AND key = ?2 AND holder = ?3 AND state = 'in_progress'",
+                )
+                .map_err(store)?
+                .execute(rusqlite::params![
+                    principal(held.principal),
+                    held.key,
+                    held.holder as i64,
+                    to_i64(now_us)
+                ])
+                .map_err(store)?
+                == 1)
+        })
+    }
+
+    fn take_over(&self, claim: &Claim<'_>) -> Result<bool, LedgerError> {
+        self.ledger_conn(|conn| {
+            Ok(conn
+                .prepare_cached(
+                    "UPDATE idempotency SET state = 'in_progress', holder = ?5, \
+                     lease_until_us = ?6, session = ?7, call_id = ?8, arguments = ?9, \
+                     created_us = ?10, updated_us = ?10, settled_by = NULL, result = NULL \
+                     WHERE principal = ?1 AND key = ?2 AND tool = ?3 AND args_hash = ?4 \
+                     AND (state = 'unknown' OR (state = 'in_progress' AND lease_until_us < ?10))",
+                )
+                .map_err(store)?
+                .execute(rusqlite::params![
+                    principal(claim.principal),
+                    claim.key,
+                    claim.tool,
+                    &claim.args_hash[..],
+                    claim.holder as i64,
+                    to_i64(claim.lease_until_us),
+                    claim.session,
+                    claim.call_id,
+                    claim.arguments,
+                    to_i64(claim.now_us),
+                ])
+                .map_err(store)?
+                == 1)
+        })
+    }
+
+    fn settle(
+        &self,
+        who: Option<&str>,
+        key: &str,
+        settlement: Settlement<'_>,
+        now_us: u64,
+    ) -> Result<Settled, LedgerError> {
+        self.ledger_conn(|conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(store)?;
+            let Some(before) = row(&tx, principal(who), key)? else {
+                return Ok(Settled::Missing);
+            };
+            let before = before.listed(now_us);
+            if before.state != LedgerState::Unknown {
+                return Ok(Settled::NotUnsettled(before));
+            }
+            match settlement {
+                Settlement::Done { result, by } => tx
+                    .execute(
+                        "UPDATE idempotency SET state = 'succeeded', result = ?3, \
+                         settled_by = ?4, holder = NULL, lease_until_us = NULL, updated_us = ?5 \
+                         WHERE principal = ?1 AND key = ?2",
+                        rusqlite::params![principal(who), key, result, by, to_i64(now_us)],
+                    )
+                    .map_err(store)?,
+                Settlement::NotDone => tx
+                    .execute(
+                        "DELETE FROM idempotency WHERE principal = ?1 AND key = ?2",
+                        [principal(who), key],
+                    )
+                    .map_err(store)?,
+            };
+            tx.commit().map_err(store)?;
+            Ok(Settled::Settled(before))
+        })
+    }
+
+    fn list(&self, filter: &LedgerFilter, now_us: u64) -> Result<Vec<LedgerEntry>, LedgerError> {
+        self.ledger_conn(|conn| {
+            let mut stmt = conn
+                .prepare(&format!(
+                    "SELECT {COLUMNS} FROM idempotency WHERE ?1 IS NULL OR key = ?1 \
+                     ORDER BY created_us, key"
+                ))
+                .map_err(store)?;
+            let mut rows = stmt.query([filter.key.as_deref()]).map_err(store)?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next().map_err(store)? {
+                let entry = Row::read(r)?.listed(now_us);
+                if filter.state.is_none_or(|s| s == entry.state) {
+                    out.push(entry);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    fn prune(&self, before_us: u64, now_us: u64) -> Result<usize, LedgerError> {
+        self.ledger_conn(|conn| {
+            conn.execute(PRUNE, [to_i64(before_us), to_i64(now_us)])
+                .map_err(store)
+        })
+    }
 }
 
 impl Store {
-    /// Claims `key` for a call of `tool` with `arguments` at `now_us` (see the module docs).
+    /// The ledger entries with `key`, of every principal, as they read at `now_us`.
     ///
     /// # Errors
-    /// [`StoreError::Ledger`] for an empty, oversized or NUL-holding key;
-    /// [`StoreError::Sqlite`]; [`StoreError::Corrupt`] for a damaged row.
-    pub fn claim_idempotency(
-        &self,
-        key: &str,
-        tool: &str,
-        arguments: &Value,
-        now_us: u64,
-    ) -> Result<Claim> {
-        check_key(key)?;
-        let hash = value_hash(arguments);
-        self.with_conn(|conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let inserted = tx.execute(
-                "INSERT OR IGNORE INTO idempotency (key, tool, args_hash, status, created_us, \
-                 updated_us) VALUES (?1, ?2, ?3, 'in_progress', ?4, ?4)",
-                rusqlite::params![key, tool, &hash[..], to_i64(now_us)],
-            )?;
-            let claim = if inserted == 1 {
-                Claim::New
-            } else {
-                existing(&tx, key, tool, &hash)?
-            };
-            tx.commit()?;
-            Ok(claim)
-        })
-    }
-
-    /// Records how the call holding `key` ended, with its result.
-    ///
-    /// # Errors
-    /// [`StoreError::Ledger`] when `status` is `InProgress`, or the key is not held (never
-    /// claimed, released, or already completed); [`StoreError::Sqlite`].
-    pub fn complete_idempotency(
-        &self,
-        key: &str,
-        status: LedgerStatus,
-        result: &Value,
-        now_us: u64,
-    ) -> Result<()> {
-        check_key(key)?;
-        if status == LedgerStatus::InProgress {
-            return Err(StoreError::Ledger {
-                key: key.into(),
-                why: "a call ends as succeeded or failed, not in_progress".into(),
-            });
-        }
-        let n = self.with_conn(|conn| {
-            Ok(conn.execute(
-                "UPDATE idempotency SET status = ?2, result = ?3, updated_us = ?4 \
-                 WHERE key = ?1 AND status = 'in_progress'",
-                rusqlite::params![key, status.as_str(), result.to_string(), to_i64(now_us)],
-            )?)
-        })?;
-        if n == 1 {
-            Ok(())
-        } else {
-            Err(StoreError::Ledger {
-                key: key.into(),
-                why: "the key is not claimed (never claimed, released, or completed already)"
-                    .into(),
-            })
-        }
-    }
-
-    /// Gives up a claim that did not act, so the key can be claimed again. `false` when the
-    /// key is not held.
-    ///
-    /// # Errors
-    /// [`StoreError::Sqlite`].
-    pub fn release_idempotency(&self, key: &str) -> Result<bool> {
-        self.with_conn(|conn| {
-            Ok(conn.execute(
-                "DELETE FROM idempotency WHERE key = ?1 AND status = 'in_progress'",
-                [key],
-            )? == 1)
-        })
-    }
-
-    /// Deletes ledger rows created before `before_us`; returns how many.
-    ///
-    /// # Errors
-    /// [`StoreError::Sqlite`].
-    pub fn prune_idempotency(&self, before_us: u64) -> Result<usize> {
-        self.with_conn(|conn| {
-            Ok(conn.execute(
-                "DELETE FROM idempotency WHERE created_us < ?1",
-                [to_i64(before_us)],
-            )?)
-        })
-    }
-}
-
-/// A ledger row as read back.
-struct Row {
-    tool: String,
-    args_hash: Vec<u8>,
-    status: String,
-    result: Option<String>,
-    created_us: i64,
-}
-
-fn existing(conn: &rusqlite::Connection, key: &str, tool: &str, hash: &Hash) -> Result<Claim> {
-    let row = conn
-        .query_row(
-            "SELECT tool, args_hash, status, result, created_us FROM idempotency WHERE key = ?1",
-            [key],
-            |r| {
-                Ok(Row {
-                    tool: r.get(0)?,
-                    args_hash: r.get(1)?,
-                    status: r.get(2)?,
-                    result: r.get(3)?,
-                    created_us: r.get(4)?,
-                })
+    /// [`StoreError::Ledger`] saying what the ledger reported.
+    pub fn ledger_entries(&self, key: &str, now_us: u64) -> crate::Result<Vec<LedgerEntry>> {
+        Ledger::list(
+            self,
+            &LedgerFilter {
+                state: None,
+                key: Some(key.to_string()),
             },
+            now_us,
         )
-        .optional()?;
-    let bad = |why: String| StoreError::Corrupt {
-        table: "idempotency",
-        row: key.into(),
-        why,
-    };
-    let Some(Row {
-        tool: row_tool,
-        args_hash: row_hash,
-        status,
-        result,
-        created_us: created,
-    }) = row
-    else {
-        return Err(bad("the row vanished inside its transaction".into()));
-    };
-    if row_tool != tool || row_hash.as_slice() != hash.as_slice() {
-        return Ok(Claim::Conflict { tool: row_tool });
+        .map_err(|e| StoreError::Ledger {
+            key: key.chars().take(64).collect(),
+            why: e.to_string(),
+        })
     }
-    match LedgerStatus::parse(&status) {
-        Some(LedgerStatus::InProgress) => Ok(Claim::InProgress {
-            claimed_us: u64::try_from(created).unwrap_or(0),
-        }),
-        Some(status) => {
-            let result = match result {
-                Some(text) => serde_json::from_str(&text)
-                    .map_err(|e| bad(format!("result is not JSON: {e}")))?,
-                None => Value::Null,
-            };
-            Ok(Claim::Done { status, result })
-        }
-        None => Err(bad(format!("status {status:?}"))),
+
+    /// Runs `f` on the shared connection, for the ledger's methods.
+    fn ledger_conn<T>(
+        &self,
+        f: impl FnOnce(&mut rusqlite::Connection) -> Result<T, LedgerError>,
+    ) -> Result<T, LedgerError> {
+        let mut conn = self.inner.conn.lock();
+        f(&mut conn)
     }
 }

@@ -6,7 +6,7 @@
 //! | `audit` | one hash-chained record per call | [`SqliteAuditSink`], [`Store::verify_audit`], [`Store::audit_records`], [`Store::tool_stats`] |
 //! | `results` | full results behind truncation handles | [`SqliteResultStore`], [`Store::prune_results`] |
 //! | `grants` | approval grants (once, session, always) | [`Store::insert_grant`], [`Store::active_grants`], [`Store::revoke_grant`], [`Store::use_once_grant`] |
-//! | `idempotency` | the ledger of side-effecting calls | [`Store::claim_idempotency`], [`Store::complete_idempotency`] |
+//! | `idempotency` | the ledger of side-effecting calls, per principal and key | `Store` is a [`toolgate_core::Ledger`]: `PipelineBuilder::ledger(Arc::new(store))`; [`Store::ledger_entries`] |
 //!
 //! ```
 //! use std::sync::Arc;
@@ -42,7 +42,6 @@ mod store;
 pub use audit::{AuditQuery, BreakKind, SqliteAuditSink, StoredRecord, Verification, WriterStats};
 pub use error::{Result, StoreError};
 pub use grants::{Grant, GrantFilter, GrantScope, NewGrant};
-pub use ledger::{Claim, LedgerStatus};
 pub use results::SqliteResultStore;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use stats::{Latency, ToolStats};

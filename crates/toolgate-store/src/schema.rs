@@ -90,6 +90,36 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE audit ADD COLUMN grant_id INTEGER;
     ALTER TABLE audit ADD COLUMN scope TEXT;
     "#,
+    // 2 -> 3: the idempotency ledger in use: the key and what the ledger did, in the audit
+    // (old rows keep NULL, which their hashes never covered); the ledger's table, unused
+    // before, rebuilt with keys per principal, the claim's holder and lease, the call and
+    // its arguments for the operator, and the settlement
+    r#"
+    ALTER TABLE audit ADD COLUMN idempotency_key TEXT;
+    ALTER TABLE audit ADD COLUMN ledger TEXT;
+
+    DROP TABLE idempotency;
+    CREATE TABLE idempotency (
+        principal      TEXT NOT NULL,
+        key            TEXT NOT NULL,
+        derived        INTEGER NOT NULL,
+        tool           TEXT NOT NULL,
+        args_hash      BLOB NOT NULL,
+        session        TEXT NOT NULL,
+        call_id        TEXT NOT NULL,
+        arguments      TEXT NOT NULL,
+        state          TEXT NOT NULL
+                       CHECK (state IN ('in_progress', 'unknown', 'succeeded', 'failed')),
+        holder         INTEGER,
+        lease_until_us INTEGER,
+        created_us     INTEGER NOT NULL,
+        updated_us     INTEGER NOT NULL,
+        settled_by     TEXT,
+        result         TEXT,
+        PRIMARY KEY (principal, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX idempotency_updated ON idempotency(updated_us);
+    "#,
 ];
 
 /// Opens a connection to `path` with the store's settings, creating and migrating the tables

@@ -70,6 +70,8 @@ pub(crate) struct Inner {
     pub(crate) conn: Mutex<Connection>,
     /// The grants' compiled patterns, by grant id (shared by every clone of the store).
     pub(crate) grant_patterns: toolgate_core::grant::GrantPatternCache,
+    /// Ledger claims made through this store, for pruning every 256.
+    pub(crate) ledger_claims: std::sync::atomic::AtomicU32,
 }
 
 impl std::fmt::Debug for Store {
@@ -142,6 +144,7 @@ impl Store {
                 options,
                 conn: Mutex::new(conn),
                 grant_patterns: Default::default(),
+                ledger_claims: Default::default(),
             }),
         })
     }

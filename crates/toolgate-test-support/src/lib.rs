@@ -5,7 +5,10 @@
 #![deny(missing_docs)]
 
 pub mod approver;
+pub mod chaos;
 pub mod clients;
+pub mod counting;
+pub mod ledger;
 pub mod pipeline;
 pub mod policy;
 pub mod tools;

@@ -235,12 +235,15 @@ pub fn big_output(bytes: usize, cap: usize) -> DynamicTool {
     })
 }
 
-/// A destructive dynamic tool named `delete_all` that counts how often it ran.
+/// A destructive dynamic tool named `delete_all` that counts how often it ran. Tests send
+/// `delete_all {}` again and again, each call meant to be judged and run, so it derives no
+/// idempotency key (a call sent with one still runs under the ledger).
 pub fn destructive(runs: Arc<AtomicU32>) -> DynamicTool {
     let spec = ToolSpec::builder("delete_all")
         .description("Pretends to delete everything.")
         .effects(Effects::side_effecting())
         .risk(Risk::Write)
+        .no_derived_idempotency_key()
         .build()
         .expect("a valid spec");
     DynamicTool::new(spec, move |_, _| {

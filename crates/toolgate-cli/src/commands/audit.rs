@@ -120,7 +120,11 @@ fn table(out: &mut dyn Write, records: &[StoredRecord]) -> std::io::Result<()> {
     )?;
     for s in records {
         let r = &s.record;
-        let outcome = r.outcome.as_str();
+        // what the idempotency ledger did, when it did more than run the call
+        let outcome = match r.ledger {
+            None | Some(toolgate_core::LedgerEvent::Executed) => r.outcome.as_str().to_string(),
+            Some(event) => format!("{}:{}", r.outcome.as_str(), event.as_str()),
+        };
         let error = match (&r.error_kind, &r.error_reason) {
             (Some(k), Some(reason)) => format!("{k}/{reason}"),
             (Some(k), None) => k.to_string(),
@@ -134,7 +138,7 @@ fn table(out: &mut dyn Write, records: &[StoredRecord]) -> std::io::Result<()> {
             clip(&r.session, 16),
             clip(&r.tool, 14),
             clip(&decision(r), 24),
-            outcome,
+            clip(&outcome, 17),
             clip(&error, 24),
             format_us(r.duration_us),
             clip(&r.arguments.to_string(), 60),

@@ -52,6 +52,12 @@ pub struct Args {
     /// Pin a version of the tool.
     #[arg(long)]
     version: Option<String>,
+    /// The call's idempotency key: a side-effecting call sent again with the same key and
+    /// arguments (by this or any process using the store) prints the first call's result,
+    /// marked `"replayed": true`, instead of acting twice. 1 to 255 letters, digits or
+    /// `- _ . : ~ + / = @`.
+    #[arg(long, value_name = "KEY")]
+    idempotency_key: Option<String>,
     /// The operator approves this one call in advance, for calls that ask for approval.
     /// Without it, a call that asks is put to you at the terminal when there is one, and
     /// rejected when there is none.
@@ -126,9 +132,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     .audit(recording.audit.clone())
     .results(recording.results.clone())
     .approver(approver)
-    .grant_max_expiry(expiry.max);
+    .grant_max_expiry(expiry.max)
+    .ledger_options(config.ledger_options());
     if let Some(grants) = recording.grants() {
         builder = builder.grants(grants);
+    }
+    if let Some(ledger) = recording.ledger() {
+        builder = builder.ledger(ledger);
     }
     let pipeline = builder.build();
     // a session made for this call ends with it (its session grants too); one named with
@@ -151,6 +161,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     );
     if let Some(v) = &args.version {
         call = call.with_version(v.as_str());
+    }
+    if let Some(k) = &args.idempotency_key {
+        call = call.with_idempotency_key(k.as_str());
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -7,6 +7,7 @@ pub mod check;
 pub mod eval;
 pub mod export;
 pub mod in_force;
+pub mod ledger;
 pub mod recording;
 pub mod serve;
 pub mod stats;

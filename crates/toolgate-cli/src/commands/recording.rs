@@ -1,13 +1,13 @@
 //! Where `toolgate call` and `toolgate serve` record: the audit sink, the store for
-//! truncated results and the approval grants, chosen from `--audit FILE`, `--no-audit` and
-//! `--store PATH`.
+//! truncated results, the approval grants and the idempotency ledger, chosen from
+//! `--audit FILE`, `--no-audit` and `--store PATH`.
 
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toolgate_core::{
-    AuditSink, GrantStore, JsonlAuditSink, MemoryResultStore, NullAuditSink, Pipeline, ResultStore,
-    Workspace,
+    AuditSink, GrantStore, JsonlAuditSink, Ledger, MemoryResultStore, NullAuditSink, Pipeline,
+    ResultStore, Workspace,
 };
 use toolgate_store::{SqliteAuditSink, SqliteResultStore, Store};
 
@@ -102,7 +102,16 @@ impl Recording {
             .map(|s| Arc::new(s.clone()) as Arc<dyn GrantStore>)
     }
 
-    /// Commits every audit record the pipeline produced, then prunes expired results.
+    /// The idempotency ledger: the store's, shared by every process using the store, when it
+    /// opened (otherwise the pipeline's default, in memory for this run only).
+    pub fn ledger(&self) -> Option<Arc<dyn Ledger>> {
+        self.store
+            .as_ref()
+            .map(|s| Arc::new(s.clone()) as Arc<dyn Ledger>)
+    }
+
+    /// Commits every audit record the pipeline produced, then prunes expired results and
+    /// ledger entries past the retention.
     ///
     /// # Errors
     /// Records the store's writer could not commit.
@@ -118,6 +127,11 @@ impl Recording {
             let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
             if let Err(e) = s.prune_results(now) {
                 tracing::warn!(error = %e, "pruning expired results");
+            }
+            let retention = pipeline.ledger_options().retention;
+            let before = now.saturating_sub(u64::try_from(retention.as_micros()).unwrap_or(0));
+            if let Err(e) = Ledger::prune(s, before, now) {
+                tracing::warn!(error = %e, "pruning the idempotency ledger");
             }
         }
         flushed

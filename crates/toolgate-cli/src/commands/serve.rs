@@ -96,9 +96,13 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     .policy(config.policy())
     .audit(recording.audit.clone())
     .results(recording.results.clone())
-    .grant_max_expiry(expiry.max);
+    .grant_max_expiry(expiry.max)
+    .ledger_options(config.ledger_options());
     if let Some(grants) = recording.grants() {
         builder = builder.grants(grants);
+    }
+    if let Some(ledger) = recording.ledger() {
+        builder = builder.ledger(ledger);
     }
     let pipeline = builder.build();
     sweep_in_background(&workspace);

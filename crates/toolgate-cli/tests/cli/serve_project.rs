@@ -17,7 +17,7 @@ use toolgate_test_support::clients::{python_script, run_ok};
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 
 /// The client script `name` with `args`.
-fn client(name: &str, args: &[&str]) -> Option<Command> {
+pub(super) fn client(name: &str, args: &[&str]) -> Option<Command> {
     let mut cmd = python_script(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/clients")

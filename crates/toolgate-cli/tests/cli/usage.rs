@@ -265,7 +265,9 @@ fn the_readme_synopsis_matches_every_commands_help() {
             "serve",
             "approvals list",
             "approvals revoke",
-            "approvals grant"
+            "approvals grant",
+            "ledger list",
+            "ledger resolve"
         ]
     );
     let t = tree();

@@ -418,3 +418,47 @@ fn approval_expiries_resolve_over_the_defaults() {
         }
     );
 }
+
+#[test]
+fn bad_ledger_spans_are_located() {
+    one(
+        "[ledger]\nretention = \"a day\"\n",
+        "2:13: ledger.retention:",
+        "\"a day\" is not a span such as \"90s\", \"10m\" or \"24h\"",
+    );
+    one(
+        "[ledger]\nretention = \"500ms\"\n",
+        "2:13: ledger.retention:",
+        "at least 1s",
+    );
+    one(
+        "[ledger]\nderived_key_window = \"200y\"\n",
+        "2:22: ledger.derived_key_window:",
+        "longer than 100 years",
+    );
+    one(
+        "[ledger]\nretention = \"1h\"\nderived_key_window = \"2h\"\n",
+        "3:22: ledger.derived_key_window:",
+        "2h is longer than the retention (1h)",
+    );
+    one(
+        "[ledger]\nwindow = \"1m\"\n",
+        "2:1",
+        "unknown field `window`",
+    );
+}
+
+#[test]
+fn ledger_settings_resolve_over_the_defaults() {
+    use std::time::Duration;
+    let ws = TempWorkspace::new();
+    let options = |text: &str| load(&ws, text).unwrap().ledger_options();
+    assert_eq!(options(""), toolgate_core::LedgerOptions::default());
+    let o = options("[ledger]\nretention = \"7d\"\nderived_key_window = \"0s\"\n");
+    assert_eq!(o.retention, Duration::from_secs(7 * 86_400));
+    assert_eq!(o.derived_key_window, Duration::ZERO);
+    assert_eq!(
+        options("[ledger]\nderived_key_window = \"90s\"\n").derived_key_window,
+        Duration::from_secs(90)
+    );
+}

@@ -1,7 +1,8 @@
 //! Stage 7, execute: runs the handler under the tool's timeout and the call's cancellation,
 //! catches a panic, and retries with exponential backoff and full jitter, but only for tools
 //! marked `idempotent`, only on errors the handler marks transient, and only while the
-//! deadline leaves room.
+//! deadline leaves room. A call of a side-effecting tool runs once, under the idempotency
+//! ledger ([`super::once`]).
 
 use crate::context::ToolContext;
 use crate::error::{ErrorKind, ToolError};
@@ -50,7 +51,8 @@ impl RetryPolicy {
     }
 }
 
-/// Runs the call; `attempts` counts handler invocations.
+/// Runs the call; `attempts` counts handler invocations. For tools that are read-only or
+/// idempotent (a side-effecting tool's call runs once, under the ledger: [`super::once`]).
 ///
 /// # Errors
 /// `cancelled`; `timeout` (idempotent tools) or `outcome_unknown` (side-effecting ones) past
@@ -66,9 +68,7 @@ pub async fn execute(
 ) -> Result<ToolOutput, ToolError> {
     let spec = entry.spec();
     let idempotent = spec.effects.idempotent;
-    // the timeout counts from here: time spent waiting for an approver does not eat it
-    let mut ctx = ctx;
-    ctx.deadline = super::deadline_after(std::time::Instant::now(), spec.timeout);
+    let ctx = start_clock(entry, ctx);
     let deadline = tokio::time::Instant::from_std(ctx.deadline);
     let cancel = ctx.cancel.clone();
     let mut args = Some(args);
@@ -77,32 +77,14 @@ pub async fn execute(
             Some(a) => a,
             None => entry.tool.decode(arguments)?,
         };
-        *attempts += 1;
-        if cancel.is_cancelled() {
-            return Err(cancelled(idempotent));
-        }
-        let run = AssertUnwindSafe(entry.tool.call(a, ctx.clone())).catch_unwind();
-        // the handler is polled first: a call that completes at once registers neither a
-        // timer nor a cancellation waker
-        let outcome = tokio::select! {
-            biased;
-            r = tokio::time::timeout_at(deadline, run) => r,
-            _ = cancel.cancelled() => return Err(cancelled(idempotent)),
-        };
-        if cancel.is_cancelled() {
-            // the handler finished because it saw the cancellation, or raced it: the caller
-            // asked to stop, so the call ends cancelled
-            return Err(cancelled(idempotent));
-        }
-        let error = match outcome {
-            Err(_elapsed) => {
-                // blocking work the handler started watches this token: stop it too
-                cancel.cancel();
-                return Err(timed_out(spec.timeout, idempotent));
+        let error = match attempt(entry, a, ctx.clone(), attempts).await {
+            Attempt::Output(output) => return Ok(output),
+            Attempt::Failed(e) => e,
+            Attempt::Panicked(e) => return Err(e),
+            Attempt::TimedOut => return Err(timed_out(spec.timeout, idempotent)),
+            Attempt::CancelledBefore | Attempt::CancelledDuring => {
+                return Err(cancelled(idempotent))
             }
-            Ok(Err(panic)) => return Err(panicked(panic)),
-            Ok(Ok(Ok(output))) => return Ok(output),
-            Ok(Ok(Err(e))) => e,
         };
         if !(idempotent && error.transient && *attempts < retry.max_attempts) {
             return Err(error);
@@ -123,7 +105,69 @@ pub async fn execute(
     }
 }
 
-fn cancelled(idempotent: bool) -> ToolError {
+/// `ctx` with its deadline counted from now: time spent waiting for an approver does not eat
+/// the timeout.
+pub(crate) fn start_clock(entry: &Entry, mut ctx: ToolContext) -> ToolContext {
+    ctx.deadline = super::deadline_after(std::time::Instant::now(), entry.spec().timeout);
+    ctx
+}
+
+/// How one run of the handler ended.
+pub(crate) enum Attempt {
+    /// It returned its output.
+    Output(ToolOutput),
+    /// It returned an error.
+    Failed(ToolError),
+    /// It panicked (`internal`, reason `panic`).
+    Panicked(ToolError),
+    /// It ran past the deadline and was stopped (blocking work it started was told to stop).
+    TimedOut,
+    /// The call was cancelled before the handler started.
+    CancelledBefore,
+    /// The call was cancelled while the handler ran, or the handler ended because of it.
+    CancelledDuring,
+}
+
+/// Runs the handler once under `ctx`'s deadline and cancellation, catching a panic;
+/// `attempts` counts the run.
+pub(crate) async fn attempt(
+    entry: &Entry,
+    args: Args,
+    ctx: ToolContext,
+    attempts: &mut u32,
+) -> Attempt {
+    let deadline = tokio::time::Instant::from_std(ctx.deadline);
+    let cancel = ctx.cancel.clone();
+    if cancel.is_cancelled() {
+        return Attempt::CancelledBefore;
+    }
+    *attempts += 1;
+    let run = AssertUnwindSafe(entry.tool.call(args, ctx)).catch_unwind();
+    // the handler is polled first: a call that completes at once registers neither a
+    // timer nor a cancellation waker
+    let outcome = tokio::select! {
+        biased;
+        r = tokio::time::timeout_at(deadline, run) => r,
+        _ = cancel.cancelled() => return Attempt::CancelledDuring,
+    };
+    if cancel.is_cancelled() {
+        // the handler finished because it saw the cancellation, or raced it: the caller
+        // asked to stop, so the call ends cancelled
+        return Attempt::CancelledDuring;
+    }
+    match outcome {
+        Err(_elapsed) => {
+            // blocking work the handler started watches this token: stop it too
+            cancel.cancel();
+            Attempt::TimedOut
+        }
+        Ok(Err(panic)) => Attempt::Panicked(panicked(panic)),
+        Ok(Ok(Ok(output))) => Attempt::Output(output),
+        Ok(Ok(Err(e))) => Attempt::Failed(e),
+    }
+}
+
+pub(crate) fn cancelled(idempotent: bool) -> ToolError {
     let e = ToolError::new(
         ErrorKind::Cancelled,
         "the call was cancelled before it finished",
@@ -135,7 +179,7 @@ fn cancelled(idempotent: bool) -> ToolError {
     }
 }
 
-fn timed_out(timeout: Duration, idempotent: bool) -> ToolError {
+pub(crate) fn timed_out(timeout: Duration, idempotent: bool) -> ToolError {
     let ms = timeout.as_millis();
     if idempotent {
         ToolError::new(

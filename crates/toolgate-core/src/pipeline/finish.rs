@@ -93,6 +93,7 @@ pub fn finish(
         structured_content: output.structured,
         error: None,
         truncation,
+        replayed: false,
         duration: Duration::ZERO,
     })
 }

@@ -3,9 +3,12 @@
 //! 1. [`resolve`]   the call id is new in the session; the tool is known and visible to the
 //!    session's profile (`unknown_tool`, fatal)
 //! 2. [`sanitize`]  the arguments parse as a JSON object; strings hold no NUL or control
-//!    characters (`invalid_arguments`, `invalid_input`)
+//!    characters; the idempotency key, when sent, is well formed (`invalid_arguments`,
+//!    `invalid_input`)
 //! 3. [`decode`]    the arguments satisfy `inputSchema` and decode into the handler's types
 //!    (`invalid_arguments`, every fault with its JSON pointer)
+//!    (a side-effecting call's idempotency key is looked up here: a key that already has an
+//!    answer gets it now, without the guard, the policy or the budget: [`once`])
 //! 4. [`guard`]     semantic safety: the tool's own checks, and every path it touches resolved
 //!    inside the workspace (`unsafe_input`)
 //! 5. [`authorize`] the policy's verdict over the tool and its resources; `ask` is answered by
@@ -14,7 +17,9 @@
 //! 6. [`budget`]    calls per session and per tool, wall time, result bytes
 //!    (`budget_exhausted`)
 //! 7. [`execute`]   timeout, cancellation, caught panics, retries for idempotent tools on
-//!    transient errors (`timeout`, `outcome_unknown`, `cancelled`, `tool_failed`, `internal`)
+//!    transient errors (`timeout`, `outcome_unknown`, `cancelled`, `tool_failed`, `internal`);
+//!    a side-effecting call runs once under its idempotency key ([`once`], [`crate::ledger`]):
+//!    a replay, `idempotency_conflict`, `in_progress`, `outcome_unknown` (`unsettled`)
 //! 8. [`finish`]    `outputSchema` checked, output sanitized, truncated to the byte limit with
 //!    the full result behind a handle (`tool_failed` / `output_schema_mismatch`)
 //! 9. [`record`]    one audit record, the tool's metrics ([`crate::telemetry`]) and the
@@ -22,7 +27,9 @@
 //!
 //! A call of a tool that is not `read_only` also gets an intent record, committed between
 //! budget and execute (`record::intent`): its handler runs only once the intent is durable,
-//! and its result is returned only once its own record is (see [`crate::audit`]).
+//! and its result is returned only once its own record is (see [`crate::audit`]). A call under
+//! the idempotency ledger commits its intent after its key's claim held ([`once`]): a call the
+//! ledger answers (a replay, a conflict, `in_progress`) acts on nothing and writes none.
 //!
 //! Tracing: every call runs in an `info` span `tool_call` with `session`, `profile`,
 //! `call_id` and `tool` (the registered name once resolved), and `outcome` and `error_kind`
@@ -39,6 +46,7 @@ pub mod decode;
 pub mod execute;
 pub mod finish;
 pub mod guard;
+pub mod once;
 pub mod record;
 pub mod resolve;
 pub mod sanitize;
@@ -49,6 +57,7 @@ use crate::call::ToolCall;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::grant::GrantStore;
+use crate::ledger::{Ledger, LedgerEvent, LedgerOptions, MemoryLedger};
 use crate::policy::{DefaultPolicy, Policy};
 use crate::progress::ProgressSink;
 use crate::registry::{Entry, Registry};
@@ -77,6 +86,8 @@ pub(crate) struct Inner {
     pub(crate) grant_max_expiry: Option<std::time::Duration>,
     pub(crate) audit: Arc<dyn AuditSink>,
     pub(crate) results: Arc<dyn ResultStore>,
+    pub(crate) ledger: Arc<dyn Ledger>,
+    pub(crate) ledger_options: LedgerOptions,
     pub(crate) retry: RetryPolicy,
     /// Metric handles for calls whose tool did not resolve.
     pub(crate) unknown_metrics: std::sync::OnceLock<crate::telemetry::ToolMetrics>,
@@ -92,6 +103,8 @@ pub struct PipelineBuilder {
     grant_max_expiry: Option<std::time::Duration>,
     audit: Arc<dyn AuditSink>,
     results: Arc<dyn ResultStore>,
+    ledger: Arc<dyn Ledger>,
+    ledger_options: LedgerOptions,
     retry: RetryPolicy,
 }
 
@@ -132,6 +145,19 @@ impl PipelineBuilder {
         self.results = results;
         self
     }
+    /// Sets where the idempotency ledger lives (default: a [`MemoryLedger`], this process's
+    /// calls only); see [`crate::ledger`]. Every call of a tool that is neither read-only nor
+    /// idempotent and has a key (sent, or derived) claims its key there before it runs.
+    pub fn ledger(mut self, ledger: Arc<dyn Ledger>) -> Self {
+        self.ledger = ledger;
+        self
+    }
+    /// Sets the ledger's retention, derived-key window and lease grace (default
+    /// [`LedgerOptions::default`]).
+    pub fn ledger_options(mut self, options: LedgerOptions) -> Self {
+        self.ledger_options = options;
+        self
+    }
     /// Sets the retry policy for idempotent tools.
     pub fn retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
@@ -148,6 +174,8 @@ impl PipelineBuilder {
                 grant_max_expiry: self.grant_max_expiry,
                 audit: self.audit,
                 results: self.results,
+                ledger: self.ledger,
+                ledger_options: self.ledger_options,
                 retry: self.retry,
                 unknown_metrics: std::sync::OnceLock::new(),
             }),
@@ -170,6 +198,12 @@ pub(crate) struct CallState {
     /// An intent record was committed before the handler ran: the call's own record must be
     /// committed before its result is returned.
     pub(crate) intent: bool,
+    /// The idempotency key of a call under the ledger.
+    pub(crate) key: Option<Arc<str>>,
+    /// What the ledger did with the call.
+    pub(crate) ledger: Option<LedgerEvent>,
+    /// Whether the result is a recorded one.
+    pub(crate) replayed: bool,
 }
 
 impl Pipeline {
@@ -183,6 +217,8 @@ impl Pipeline {
             grant_max_expiry: None,
             audit: Arc::new(NullAuditSink),
             results: Arc::new(MemoryResultStore::default()),
+            ledger: Arc::new(MemoryLedger::default()),
+            ledger_options: LedgerOptions::default(),
             retry: RetryPolicy::default(),
         }
     }
@@ -212,6 +248,16 @@ impl Pipeline {
     /// The result store.
     pub fn results(&self) -> &Arc<dyn ResultStore> {
         &self.inner.results
+    }
+
+    /// The idempotency ledger.
+    pub fn ledger(&self) -> &Arc<dyn Ledger> {
+        &self.inner.ledger
+    }
+
+    /// The ledger's retention, derived-key window and lease grace.
+    pub fn ledger_options(&self) -> &LedgerOptions {
+        &self.inner.ledger_options
     }
 
     /// Starts a session (profile `default` unless set).
@@ -318,6 +364,7 @@ impl Pipeline {
             name,
             arguments,
             version,
+            idempotency_key,
         } = call;
         let mut st = CallState {
             entry: None,
@@ -330,6 +377,9 @@ impl Pipeline {
             result_bytes: 0,
             time_us,
             intent: false,
+            key: None,
+            ledger: None,
+            replayed: false,
         };
         let outcome = self
             .stages(
@@ -337,6 +387,7 @@ impl Pipeline {
                 &name,
                 version.as_deref(),
                 arguments,
+                idempotency_key.as_deref(),
                 session,
                 control,
                 &mut st,
@@ -353,7 +404,7 @@ impl Pipeline {
                 clean
             }
         };
-        let result = match outcome {
+        let mut result = match outcome {
             Ok(mut r) => {
                 r.call_id = id;
                 r.tool = tool_name;
@@ -364,6 +415,7 @@ impl Pipeline {
                 ToolResult::from_error(id, tool_name, finish::clean_error(e), started.elapsed())
             }
         };
+        result.replayed = st.replayed;
         record::record(&self.inner, session, st, &result, &span).await;
         result
     }
@@ -375,6 +427,7 @@ impl Pipeline {
         name: &str,
         version: Option<&str>,
         arguments: crate::Arguments,
+        key: Option<&str>,
         session: &Session,
         control: Control,
         st: &mut CallState,
@@ -387,26 +440,68 @@ impl Pipeline {
         let spec = entry.spec();
         span.record("tool", &*spec.name);
         st.arguments = sanitize::sanitize(arguments, spec)?;
+        if let Some(k) = key {
+            crate::ledger::check_key(k)?;
+        }
         let args = decode::decode(&entry, &st.arguments)?;
-        let ctx = self.context(&entry, session, id, control, started);
+        let plan = once::plan(inner, spec, session, key, &st.arguments);
+        st.key = match &plan {
+            Some(p) => Some(p.key.clone()),
+            None => key.map(Arc::from),
+        };
+        let ctx = self.context(&entry, session, id, control, started, st.key.clone());
+        if let Some(plan) = &plan {
+            // a key that already has an answer gets it before the guard judges a world the
+            // first call may have changed, and before anyone is asked again: nothing will act.
+            // The ledger's futures are boxed (here and below): inline, they made every call's
+            // future larger, and an unoptimized build polling it on a 2 MiB worker stack left
+            // Cedar less than the 100 KiB it demands, so a `when` condition failed to evaluate
+            let found = Box::pin(
+                once::lookup(inner, &entry, &args, &ctx, session, plan, st)
+                    .instrument(tracing::debug_span!("execute")),
+            )
+            .await?;
+            if let Some(output) = found {
+                let _finish = tracing::debug_span!("finish").entered();
+                return finish::finish(
+                    &entry,
+                    output,
+                    session,
+                    &*inner.results,
+                    &mut st.result_bytes,
+                );
+            }
+        }
         let resources = guard::guard(&entry, &args, &ctx)?;
         authorize::authorize(inner, &entry, &args, &ctx, &resources, session, id, st)
             .instrument(tracing::debug_span!("authorize"))
             .await?;
         budget::charge(session, spec)?;
-        if !spec.effects.read_only {
-            record::intent(inner, session, id, st, started).await?;
-        }
-        let output = execute::execute(
-            &entry,
-            args,
-            &st.arguments,
-            ctx,
-            &inner.retry,
-            &mut st.attempts,
-        )
-        .instrument(tracing::debug_span!("execute"))
-        .await?;
+        let output = match &plan {
+            None => {
+                if !spec.effects.read_only {
+                    record::intent(inner, session, id, st, started).await?;
+                }
+                execute::execute(
+                    &entry,
+                    args,
+                    &st.arguments,
+                    ctx,
+                    &inner.retry,
+                    &mut st.attempts,
+                )
+                .instrument(tracing::debug_span!("execute"))
+                .await?
+            }
+            // the intent record is committed once the call holds its key ([`once`])
+            Some(plan) => {
+                Box::pin(
+                    once::execute(inner, &entry, args, ctx, session, plan, st, started)
+                        .instrument(tracing::debug_span!("execute")),
+                )
+                .await?
+            }
+        };
         let _finish = tracing::debug_span!("finish").entered();
         finish::finish(
             &entry,
@@ -424,6 +519,7 @@ impl Pipeline {
         id: &crate::CallId,
         control: Control,
         started: Instant,
+        idempotency_key: Option<Arc<str>>,
     ) -> ToolContext {
         let spec = entry.spec();
         let workspace = session.workspace.as_ref().map(|w| {
@@ -444,6 +540,7 @@ impl Pipeline {
             results: self.inner.results.clone(),
             policy: Some(self.inner.policy.clone()),
             progress: control.progress,
+            idempotency_key,
         }
     }
 }

@@ -63,6 +63,8 @@ pub(crate) async fn intent(
         error_kind: None,
         error_reason: None,
         attempts: 0,
+        idempotency_key: st.key.clone(),
+        ledger: st.ledger,
         duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
     };
     match inner.audit.record_durable(record).await {
@@ -154,6 +156,8 @@ pub(crate) async fn record(
             .filter(|_| error_kind.is_some())
             .and_then(|e| e.reason.as_ref().map(|r| r.to_string())),
         attempts: st.attempts,
+        idempotency_key: st.key,
+        ledger: st.ledger,
         duration_us,
     };
     if !intent {

@@ -40,6 +40,9 @@ impl IncomingCall {
                 name: registry_name.to_string(),
                 arguments,
                 version: None,
+                // a provider's function call carries no idempotency key: a side-effecting
+                // one gets a derived key like any call sent without one
+                idempotency_key: None,
             },
             provider_id: id,
             provider_name,

@@ -46,6 +46,12 @@ fn setup(answers: Vec<ApprovalAnswer>, policy: Arc<dyn Policy>) -> Setup {
         .approver(approver.clone())
         .audit(audit.clone())
         .grants(grants.clone())
+        // these calls repeat `delete_all {}` on purpose, each to be approved and run: no
+        // derived idempotency keys, which would answer the repeats from the ledger
+        .ledger_options(LedgerOptions {
+            derived_key_window: std::time::Duration::ZERO,
+            ..LedgerOptions::default()
+        })
         .build();
     Setup {
         p,

@@ -6,9 +6,11 @@
 //!    bodies included)
 //! 3. [`crate::jsonrpc::check`]: a refused message gets `400` with its JSON-RPC error
 //!    (`-32700`, `-32600`, `-32602`), the request's id in it when it could be read
-//! 4. an `initialize` without a session: a place among the caller's live sessions
+//! 4. a `tools/call`'s `params.idempotencyKey` (SEP-3182) moved into its `_meta`
+//!    ([`crate::idempotency::lift`])
+//! 5. an `initialize` without a session: a place among the caller's live sessions
 //!    ([`Sessions::reserve`]), else `429` with a JSON-RPC error (`-32000`)
-//! 5. rmcp, given the body read; should it still not read the message (`415`), that is
+//! 6. rmcp, given the body read; should it still not read the message (`415`), that is
 //!    answered `400` with `-32602` for the request's id
 //!
 //! Every refusal here is `application/json`: a JSON-RPC error response with `"id"` (`null`
@@ -59,9 +61,9 @@ pub(crate) async fn middleware(
     if declared.is_some_and(|n| n > gate.max_bytes as u64) {
         return too_large(gate.max_bytes);
     }
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let capacity = declared.map_or(0, |n| n as usize);
-    let bytes = match read(body, gate.max_bytes, capacity, gate.timeout).await {
+    let mut bytes = match read(body, gate.max_bytes, capacity, gate.timeout).await {
         Ok(bytes) => bytes,
         Err(Unread::TooLarge) => return too_large(gate.max_bytes),
         Err(Unread::Timeout) => {
@@ -103,6 +105,18 @@ pub(crate) async fn middleware(
         Frame::Request { id, .. } => Some(id.clone()),
         _ => None,
     };
+    if matches!(
+        frame,
+        Frame::Request {
+            method: Method::ToolsCall,
+            ..
+        }
+    ) {
+        if let Some(lifted) = crate::idempotency::lift(&bytes) {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            bytes = Bytes::from(lifted);
+        }
+    }
     let opens_session = matches!(
         frame,
         Frame::Request {

@@ -16,6 +16,8 @@
 //!   anything is bound ([`Error::TokenRequired`])
 //! - request bodies over [`HttpConfig::max_body_bytes`] get `413` (at once when
 //!   `Content-Length` says so)
+//! - a `tools/call`'s `params.idempotencyKey` (SEP-3182) is moved into its `_meta` after the
+//!   check and before rmcp reads the body ([`crate::idempotency`])
 //! - sessions (protocol revisions before 2026-07-28) get rmcp's ids: UUID v4, 122 random bits
 //! - 2026-07-28 requests are served statelessly, one connection per request (rmcp, SEP-2567);
 //!   a stateless request whose response stream closes is cancelled

@@ -7,7 +7,9 @@
 //!    through [`IdScan`] and it is answered `-32600` with its id when one was found
 //! 2. a trailing `\r` and a leading byte-order mark are dropped; a blank line is skipped
 //! 3. [`crate::jsonrpc::check`]: a refused message gets its error (with its id when known)
-//! 4. rmcp's typed reading: a request whose params do not fit gets `-32602`; a notification
+//! 4. a `tools/call`'s `params.idempotencyKey` moved into its `_meta`
+//!    ([`crate::idempotency::lift`])
+//! 5. rmcp's typed reading: a request whose params do not fit gets `-32602`; a notification
 //!    or response that cannot be read is dropped (neither is answered in JSON-RPC)
 //!
 //! Writing goes through one writer task, one message per line, batching what is queued.
@@ -17,7 +19,7 @@
 //! then the rest are cancelled, and every one is audited. Closing the transport waits (a
 //! bounded time) for what was queued to be written.
 
-use crate::jsonrpc::{check, Frame, IdScan, Refusal};
+use crate::jsonrpc::{check, Frame, IdScan, Method, Refusal};
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::RoleServer;
@@ -222,6 +224,16 @@ fn decode_line(line: &[u8]) -> Decoded {
             return Decoded::Refuse(refusal.to_json());
         }
     };
+    // a `tools/call`'s `params.idempotencyKey` (SEP-3182), which rmcp would drop, moved into
+    // its `_meta`
+    let lifted = match frame {
+        Frame::Request {
+            method: Method::ToolsCall,
+            ..
+        } => crate::idempotency::lift(line),
+        _ => None,
+    };
+    let line = lifted.as_deref().unwrap_or(line);
     match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
         Ok(message) => Decoded::Message(Box::new(message)),
         Err(e) => match frame {

@@ -133,3 +133,24 @@ async fn a_reader_that_goes_away_ends_the_session() {
     t.close().await.unwrap();
     drop(input);
 }
+
+#[test]
+fn a_tools_call_idempotency_key_reaches_rmcp_in_meta() {
+    let line = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{},"idempotencyKey":"K-1"}}"#;
+    let Decoded::Message(m) = decode_line(line) else {
+        panic!("the call is handed to rmcp");
+    };
+    let v = serde_json::to_value(&*m).unwrap();
+    assert_eq!(
+        v["params"]["_meta"][crate::idempotency::LIFTED_KEY],
+        json!("K-1"),
+        "{v}"
+    );
+    // a key on another method is not moved (rmcp drops it)
+    let line = br#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"idempotencyKey":"K-1"}}"#;
+    let Decoded::Message(m) = decode_line(line) else {
+        panic!("the ping is handed to rmcp");
+    };
+    let v = serde_json::to_value(&*m).unwrap();
+    assert!(v["params"].get("_meta").is_none(), "{v}");
+}

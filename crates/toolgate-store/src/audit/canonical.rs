@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use toolgate_core::{Approval, AuditRecord, Decision, ErrorKind, GrantScope, Outcome};
+use toolgate_core::{Approval, AuditRecord, Decision, ErrorKind, GrantScope, LedgerEvent, Outcome};
 
 /// A SHA-256 digest.
 pub type Hash = [u8; 32];
@@ -56,6 +56,8 @@ pub(crate) struct View<'a> {
     pub error_kind: Option<ErrorKind>,
     pub error_reason: Option<&'a str>,
     pub grant: Option<i64>,
+    pub idempotency_key: Option<&'a str>,
+    pub ledger: Option<LedgerEvent>,
     pub outcome: Outcome,
     pub profile: &'a str,
     pub result_bytes: u64,
@@ -89,6 +91,8 @@ impl<'a> View<'a> {
             error_kind,
             error_reason,
             grant,
+            idempotency_key,
+            ledger,
             outcome,
             profile,
             result_bytes,
@@ -109,6 +113,8 @@ impl<'a> View<'a> {
             error_kind: *error_kind,
             error_reason: error_reason.as_deref(),
             grant: *grant,
+            idempotency_key: idempotency_key.as_deref(),
+            ledger: *ledger,
             outcome: *outcome,
             profile,
             result_bytes: saturate(*result_bytes as u64),
@@ -136,6 +142,8 @@ pub(crate) fn canonical_json_with(r: &View<'_>, arguments_json: &[u8], out: &mut
         error_kind,
         error_reason,
         grant,
+        idempotency_key,
+        ledger,
         outcome,
         profile,
         result_bytes,
@@ -158,6 +166,8 @@ pub(crate) fn canonical_json_with(r: &View<'_>, arguments_json: &[u8], out: &mut
     w.opt("error_kind", error_kind.as_ref());
     w.opt("error_reason", error_reason.as_ref());
     w.opt("grant", grant.as_ref());
+    w.opt("idempotency_key", idempotency_key.as_ref());
+    w.opt("ledger", ledger.as_ref());
     w.field("outcome", outcome);
     w.field("profile", profile);
     w.field("result_bytes", result_bytes);
@@ -298,6 +308,8 @@ pub(crate) mod tests {
             error_kind: Some(ErrorKind::ToolFailed),
             error_reason: Some("not_found".into()),
             attempts: 2,
+            idempotency_key: None,
+            ledger: None,
             duration_us: 99,
         }
     }
@@ -350,7 +362,11 @@ pub(crate) mod tests {
         minimal.error_kind = None;
         minimal.error_reason = None;
         minimal.arguments = json!({});
-        for r in [full(), minimal] {
+        // a side-effecting call's record names its key and what the ledger did
+        let mut keyed = full();
+        keyed.idempotency_key = Some("tg-0123456789abcdef0123456789abcdef".into());
+        keyed.ledger = Some(LedgerEvent::Replayed);
+        for r in [full(), minimal, keyed] {
             let mut out = Vec::new();
             canonical_json(&r, &mut out);
             let text = String::from_utf8(out).unwrap();

@@ -14,10 +14,11 @@ use toolgate_core::{Approval, AuditRecord, Decision, Outcome};
 /// The columns, in the order of [`insert_sql`] and of every `SELECT` decoded by [`decode`].
 pub(crate) const COLUMNS: &str = "seq, time_us, session, profile, tool, version, call_id, \
      decision, rule, approval, arguments, result_bytes, truncated, outcome, error_kind, \
-     error_reason, attempts, duration_us, prev_hash, hash, grant_id, scope";
+     error_reason, attempts, duration_us, prev_hash, hash, grant_id, scope, idempotency_key, \
+     ledger";
 
 /// Columns per row of [`insert_sql`].
-pub(crate) const INSERT_COLUMNS: usize = 22;
+pub(crate) const INSERT_COLUMNS: usize = 24;
 
 /// `INSERT INTO audit (...) VALUES (...), (...), ...` for `rows` rows, numbered parameters in
 /// row order ([`bind`] fills row `i`). One statement for many rows saves SQLite's
@@ -26,7 +27,8 @@ pub(crate) fn insert_sql(rows: usize) -> String {
     let mut sql = String::from(
         "INSERT INTO audit (seq, time_us, session, profile, tool, version, call_id, decision, \
          rule, approval, arguments, result_bytes, truncated, outcome, error_kind, error_reason, \
-         attempts, duration_us, prev_hash, hash, grant_id, scope) VALUES ",
+         attempts, duration_us, prev_hash, hash, grant_id, scope, idempotency_key, ledger) \
+         VALUES ",
     );
     for i in 0..rows {
         sql.push_str(if i == 0 { "(" } else { ", (" });
@@ -118,6 +120,8 @@ pub(crate) fn bind(
     stmt.raw_bind_parameter(at + 20, &hash[..])?;
     stmt.raw_bind_parameter(at + 21, r.grant)?;
     stmt.raw_bind_parameter(at + 22, r.scope.map(|s| s.as_str()))?;
+    stmt.raw_bind_parameter(at + 23, r.idempotency_key)?;
+    stmt.raw_bind_parameter(at + 24, r.ledger.map(|l| l.as_str()))?;
     Ok(())
 }
 
@@ -195,6 +199,8 @@ pub(crate) fn decode(row: &Row<'_>) -> Result<DecodedRow> {
         duration_us: int(17, "duration_us")?,
         grant: row.get::<_, Option<i64>>(20).map_err(col)?,
         scope: known(named(21, "scope")?, "scope", &bad)?,
+        idempotency_key: opt_text(22)?.map(Into::into),
+        ledger: known(named(23, "ledger")?, "ledger", &bad)?,
     };
     let hash_col = |i: usize, name: &str| -> Result<Hash> {
         let v: Vec<u8> = row.get(i).map_err(col)?;
@@ -253,9 +259,13 @@ mod tests {
     #[test]
     fn insert_sql_numbers_parameters_row_by_row() {
         let one = insert_sql(1);
-        assert!(one.ends_with("VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"));
+        assert!(one.ends_with(
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
+        ));
         let two = insert_sql(2);
-        assert!(two.ends_with("?22), (?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44)"));
+        assert!(two.ends_with(
+            "?24), (?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48)"
+        ));
         assert_eq!(two.matches('?').count(), 2 * INSERT_COLUMNS);
     }
 }

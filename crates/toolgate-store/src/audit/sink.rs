@@ -55,7 +55,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 use toolgate_core::audit::{AuditCommit, AuditError, CommitTracker};
-use toolgate_core::{Approval, AuditRecord, AuditSink, Decision, ErrorKind, GrantScope, Outcome};
+use toolgate_core::{
+    Approval, AuditRecord, AuditSink, Decision, ErrorKind, GrantScope, LedgerEvent, Outcome,
+};
 
 /// Records in `pending` at which a caller wakes the writer.
 pub const GROUP_TARGET: usize = 512;
@@ -354,7 +356,8 @@ impl Group {
 
 /// One record in the queue: its numbers and enums, and where its text is in the group's
 /// buffer, from `start`: session, profile, tool, version, call id, rule, truncation handle,
-/// error reason and the arguments' redacted canonical JSON, each ending at its `ends` offset
+/// error reason, idempotency key and the arguments' redacted canonical JSON, each ending at
+/// its `ends` offset
 /// (relative to `start`); an optional field is absent when its bit of `present` is clear.
 struct Entry {
     time_us: u64,
@@ -367,26 +370,28 @@ struct Entry {
     scope: Option<GrantScope>,
     outcome: Outcome,
     error_kind: Option<ErrorKind>,
+    ledger: Option<LedgerEvent>,
     start: usize,
     ends: [usize; TEXT_FIELDS],
-    present: u8,
+    present: u16,
     /// Arguments past [`COPY_LIMIT`], for the writer to write (their text is then empty).
     large: Option<Value>,
 }
 
-const TEXT_FIELDS: usize = 9;
+const TEXT_FIELDS: usize = 10;
 const VERSION: usize = 3;
 const RULE: usize = 5;
 const TRUNCATED: usize = 6;
 const ERROR_REASON: usize = 7;
-const ARGUMENTS: usize = 8;
+const IDEMPOTENCY_KEY: usize = 8;
+const ARGUMENTS: usize = 9;
 
 impl Entry {
     /// Encodes `r`, appending its text to `text` (empty on entry); `start` is set when the
     /// entry is queued.
     fn encode(r: AuditRecord, text: &mut Vec<u8>) -> Entry {
         let mut ends = [0; TEXT_FIELDS];
-        let mut present = 0u8;
+        let mut present = 0u16;
         let mut put = |i: usize, s: Option<&str>, text: &mut Vec<u8>| {
             if let Some(s) = s {
                 text.extend_from_slice(s.as_bytes());
@@ -402,6 +407,7 @@ impl Entry {
         put(RULE, r.rule.as_deref(), text);
         put(TRUNCATED, r.truncated.as_deref(), text);
         put(ERROR_REASON, r.error_reason.as_deref(), text);
+        put(IDEMPOTENCY_KEY, r.idempotency_key.as_deref(), text);
         let large = if within(&r.arguments, &mut { COPY_LIMIT }) {
             write_value(text, &r.arguments);
             None
@@ -420,6 +426,7 @@ impl Entry {
             scope: r.scope,
             outcome: r.outcome,
             error_kind: r.error_kind,
+            ledger: r.ledger,
             start: 0,
             ends,
             present,
@@ -448,6 +455,8 @@ impl Entry {
                 error_kind: self.error_kind,
                 error_reason: optional(ERROR_REASON),
                 grant: self.grant,
+                idempotency_key: optional(IDEMPOTENCY_KEY),
+                ledger: self.ledger,
                 outcome: self.outcome,
                 profile: field(1),
                 result_bytes: self.result_bytes,
@@ -758,9 +767,13 @@ mod tests {
         bare.grant = None;
         bare.scope = None;
         bare.error_kind = None;
+        let mut keyed = record(json!({"to": "a@b"}));
+        keyed.idempotency_key = Some("K-0001".into());
+        keyed.ledger = Some(LedgerEvent::Executed);
         let records = [
             record(json!({"z": 1, "password": "x", "a": ["sk-abcdefghijklmnop1234", null]})),
             bare,
+            keyed,
             record(json!({"content": "x".repeat(COPY_LIMIT), "token": "t"})),
             record(json!({"words": vec!["ab"; COPY_LIMIT / 4]})),
             record(json!({"path": "é"})),
@@ -777,6 +790,13 @@ mod tests {
             assert_eq!(*large, plain.len() > COPY_LIMIT, "{}", plain.len());
         }
         assert!(got[0].0.contains("\"time_us\":9223372036854775807"));
+        assert!(
+            got[2]
+                .0
+                .contains(r#""idempotency_key":"K-0001","ledger":"executed""#),
+            "{}",
+            got[2].0
+        );
     }
 
     /// The size estimate is at least the arguments' JSON length when no string needs an

@@ -361,6 +361,7 @@ fn a_version_1_store_gets_the_grant_columns() {
         .insert_grant(&grant(GrantScope::Always, None, None))
         .unwrap();
     let raw = t.raw();
+    raw.execute_batch(super::ledger::VERSION_2_LEDGER).unwrap();
     raw.execute_batch(
         "ALTER TABLE audit DROP COLUMN grant_id; ALTER TABLE audit DROP COLUMN scope; \
          PRAGMA user_version = 1;",

@@ -49,6 +49,8 @@ pub fn record(i: u64, tool: &str, session: &str, args: Value) -> AuditRecord {
         error_kind: None,
         error_reason: None,
         attempts: 1,
+        idempotency_key: None,
+        ledger: None,
         duration_us: 100 + i,
     }
 }

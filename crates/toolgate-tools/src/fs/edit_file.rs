@@ -183,7 +183,11 @@ impl TypedTool for EditFile {
         let path = resolve_for_write(&ctx, &args.path, self.allow_protected)?;
         let ws = ctx.require_workspace()?.clone();
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
-        blocking::run(move || with_edit(&ws, &path, &args, |e| e.commit(&cancel))).await
+        // the edit commits by one rename or not at all: every failure left the file as it
+        // was, so the call's key is left free for the same edit sent again
+        blocking::run(move || with_edit(&ws, &path, &args, |e| e.commit(&cancel)))
+            .await
+            .map_err(ToolError::no_effect)
     }
 }
 

@@ -189,6 +189,9 @@ impl TypedTool for RunShell {
                 concurrency_safe: false,
             })
             .risk(Risk::Dangerous)
+            // running the same command again (the tests, after an edit) is meant to run it:
+            // only a key the caller sends makes a re-send a replay
+            .no_derived_idempotency_key()
             // the command's own timeout governs; the pipeline's only backs it up
             .timeout(Duration::from_millis(MAX_TIMEOUT_MS) + Duration::from_secs(30))
             .tag("shell")
@@ -276,6 +279,7 @@ impl TypedTool for RunShell {
         let reads = self
             .reads
             .get_or_init(|| fs_rules::ReadGrants::new(&config.deny_read));
+        // nothing has run before the spawn: a failure up to it leaves the call's key free;
         // walking the workspace for the path rules is blocking work
         let plan = if report.mount_namespace {
             let (config, paths, root) =
@@ -290,7 +294,8 @@ impl TypedTool for RunShell {
                     .with_reason("sandbox_failed")
                 })
             })
-            .await?
+            .await
+            .map_err(ToolError::no_effect)?
         } else {
             binds::Plan::default()
         };
@@ -301,7 +306,8 @@ impl TypedTool for RunShell {
             ws.root(),
             &cwd_host,
             &args.command,
-        )?;
+        )
+        .map_err(ToolError::no_effect)?;
         run.execute(&config, &ctx, timeout).await
     }
 }
@@ -514,7 +520,7 @@ impl Run {
         let started = Instant::now();
         let mut child = sandbox::spawn(command, new_pid)
             .await
-            .map_err(|e| spawn_error(&config.bash, &e))?;
+            .map_err(|e| spawn_error(&config.bash, &e).no_effect())?;
         let mut group = Group::new(child.id());
         let stop = CancellationToken::new();
         let streamed = ctx

@@ -298,3 +298,25 @@ async fn a_cancelled_edit_changes_nothing() {
     assert_eq!(w.read("c.txt").unwrap(), b"v1\n");
     assert!(temp_files(&w.ws()).is_empty());
 }
+
+/// Under the idempotency ledger: an edit that failed changed nothing, so the same edit sent
+/// again once the file allows it runs (its derived key was left free); a successful edit sent
+/// again is answered with its first result instead of failing on the text it replaced.
+#[tokio::test]
+async fn a_failed_edit_leaves_its_key_free_and_a_repeated_edit_is_a_replay() {
+    let w = Ws::new();
+    w.write("a.txt", "one\n");
+    let r = edit(&w, "a.txt", "two", "three", false).await;
+    assert_eq!(
+        r.error.as_ref().map(|e| e.kind),
+        Some(ErrorKind::ToolFailed)
+    );
+    w.write("a.txt", "one\ntwo\n");
+    let first = edit(&w, "a.txt", "two", "three", false).await;
+    assert!(!first.is_error && !first.replayed, "{first:?}");
+    assert_eq!(w.read("a.txt").unwrap(), b"one\nthree\n");
+    let again = edit(&w, "a.txt", "two", "three", false).await;
+    assert!(again.replayed, "{again:?}");
+    assert_eq!(again.structured_content, first.structured_content);
+    assert_eq!(w.read("a.txt").unwrap(), b"one\nthree\n");
+}

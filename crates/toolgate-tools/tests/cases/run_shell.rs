@@ -352,3 +352,32 @@ async fn cargo_builds_and_tests_a_small_crate_offline() {
     assert_eq!(o.exit_code, Some(0), "{o:?}");
     assert!(o.stdout.contains("1 passed"), "{}", o.stdout);
 }
+
+/// run_shell derives no idempotency key: the same command sent twice runs twice (the tests
+/// again, after an edit); with a key the caller sends, a re-send is answered from the ledger.
+#[tokio::test]
+async fn the_same_command_runs_again_unless_its_key_is_sent_again() {
+    let s = Shell::new();
+    s.run("echo x >> count.txt").await;
+    s.run("echo x >> count.txt").await;
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("count.txt")).unwrap(),
+        "x\nx\n"
+    );
+    let call = |id: &str| {
+        ToolCall::new(
+            id,
+            "run_shell",
+            json!({"command": "echo y >> keyed.txt; wc -l < keyed.txt"}),
+        )
+        .with_idempotency_key("K-0001")
+    };
+    let first = s.pipeline.dispatch(call("k1"), &s.session).await;
+    let again = s.pipeline.dispatch(call("k2"), &s.session).await;
+    assert!(!first.replayed && again.replayed, "{again:?}");
+    assert_eq!(again.structured_content, first.structured_content);
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("keyed.txt")).unwrap(),
+        "y\n"
+    );
+}
