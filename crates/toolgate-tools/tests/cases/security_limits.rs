@@ -54,7 +54,7 @@ async fn fifo_81_a_fifo_blocks_no_tool() {
     let pipe = o.entries.iter().find(|e| e.name == "live.pipe").unwrap();
     assert_eq!((pipe.kind, pipe.size), (EntryKind::Other, None));
     assert!(
-        started.elapsed() < Duration::from_secs(5),
+        started.elapsed() < Duration::from_secs(30),
         "{:?}",
         started.elapsed()
     );
@@ -67,7 +67,7 @@ async fn fifo_81_a_fifo_blocks_no_tool() {
         (ErrorKind::OutcomeUnknown, Some("timeout"))
     );
     assert!(
-        started.elapsed() < Duration::from_secs(8),
+        started.elapsed() < Duration::from_secs(40),
         "{:?}",
         started.elapsed()
     );
@@ -242,7 +242,7 @@ async fn regex_redos_85_patterns_cannot_take_the_machine() {
     let o: SearchCodeOutput = out(&call(&s, "search_code", json!({"pattern": "(a+)+$"})).await);
     assert_eq!(o.total_matches, 0);
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(20),
         "{:?}",
         started.elapsed()
     );
@@ -261,9 +261,10 @@ async fn regex_redos_85_patterns_cannot_take_the_machine() {
             "{e}"
         );
         assert_eq!(e.faults[0].pointer, "/pattern");
-        // a debug build on a loaded machine; release takes a tenth of it
+        // a bound that catches a blow-up (which takes minutes), not a timing: one pattern takes
+        // ~5 s in a debug build on a loaded 2-core machine, a tenth of it in release
         assert!(
-            started.elapsed() < Duration::from_secs(5),
+            started.elapsed() < Duration::from_secs(30),
             "{pattern}: {:?}",
             started.elapsed()
         );
@@ -289,7 +290,7 @@ async fn glob_brace_86_patterns_never_expand_exponentially() {
         let started = Instant::now();
         let r = call(&s, "glob", json!({ "pattern": pattern })).await;
         assert!(
-            started.elapsed() < Duration::from_secs(3),
+            started.elapsed() < Duration::from_secs(20),
             "{pattern}: {:?}",
             started.elapsed()
         );
@@ -307,7 +308,7 @@ async fn glob_brace_86_patterns_never_expand_exponentially() {
         let started = Instant::now();
         let r = call(&s, "search_code", json!({"pattern": "fn", "glob": pattern})).await;
         assert!(
-            started.elapsed() < Duration::from_secs(3),
+            started.elapsed() < Duration::from_secs(20),
             "{pattern}: {:?}",
             started.elapsed()
         );
