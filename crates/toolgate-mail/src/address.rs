@@ -51,7 +51,10 @@ pub fn parse(text: &str) -> Result<lettre::Address, AddressProblem> {
     }
     let text = text.trim();
     if text.is_empty() {
-        return Err(problem("the address is empty", "send one such as ann@example.com"));
+        return Err(problem(
+            "the address is empty",
+            "send one such as ann@example.com",
+        ));
     }
     if text.contains('<') || text.contains('>') {
         return Err(problem(
@@ -63,7 +66,9 @@ pub fn parse(text: &str) -> Result<lettre::Address, AddressProblem> {
         use email_address::Error as E;
         let instead = "send an address such as ann@example.com";
         return Err(match e {
-            E::MissingSeparator => problem("there is no @ between a local part and a domain", instead),
+            E::MissingSeparator => {
+                problem("there is no @ between a local part and a domain", instead)
+            }
             E::LocalPartEmpty => problem("nothing comes before the @", instead),
             E::DomainEmpty => problem("nothing comes after the @", instead),
             E::LocalPartTooLong => problem(
@@ -74,9 +79,10 @@ pub fn parse(text: &str) -> Result<lettre::Address, AddressProblem> {
                 "the domain, or one of its labels, is too long (RFC 5321 section 4.5.3.1.2)",
                 instead,
             ),
-            E::SubDomainEmpty | E::DomainInvalidSeparator => {
-                problem("the domain has an empty label (two dots, or a dot at an end)", instead)
-            }
+            E::SubDomainEmpty | E::DomainInvalidSeparator => problem(
+                "the domain has an empty label (two dots, or a dot at an end)",
+                instead,
+            ),
             E::DomainTooFew => problem(
                 "the domain has a single label; a deliverable domain has a dot, as example.com",
                 "send the full domain",
@@ -87,7 +93,10 @@ pub fn parse(text: &str) -> Result<lettre::Address, AddressProblem> {
             ),
             E::UnbalancedQuotes => problem("a quoted local part is not closed", instead),
             other => problem(
-                format!("it is not an address: {}", other.to_string().trim_end_matches('.')),
+                format!(
+                    "it is not an address: {}",
+                    other.to_string().trim_end_matches('.')
+                ),
                 instead,
             ),
         });
@@ -106,7 +115,12 @@ mod tests {
 
     #[test]
     fn good_addresses_parse_internationalized_ones_too() {
-        for good in ["ann@example.com", "张伟@例子.中国", "josé@bücher.de", "a.b+tag@sub.example.org"] {
+        for good in [
+            "ann@example.com",
+            "张伟@例子.中国",
+            "josé@bücher.de",
+            "a.b+tag@sub.example.org",
+        ] {
             assert!(parse(good).is_ok(), "{good}");
         }
     }

@@ -205,9 +205,13 @@ fn checked(row: &str, name: &str, email: &str) -> Result<(), String> {
     if name.trim().is_empty() {
         return Err(format!("{row}: the name is empty"));
     }
-    address::parse(email.trim())
-        .map(|_| ())
-        .map_err(|e| format!("{row}: {:?} is not an email address: {}", email.trim(), e.what))
+    address::parse(email.trim()).map(|_| ()).map_err(|e| {
+        format!(
+            "{row}: {:?} is not an email address: {}",
+            email.trim(),
+            e.what
+        )
+    })
 }
 
 /// The contacts of a CSV text with the header `name,email,organization,aliases`.
@@ -245,12 +249,7 @@ fn read_csv(text: &str) -> Result<Vec<Contact>, String> {
             .filter(|a| !a.is_empty())
             .map(str::to_string)
             .collect();
-        out.push(Contact::new(
-            field(0),
-            field(1),
-            Some(field(2)),
-            aliases,
-        ));
+        out.push(Contact::new(field(0), field(1), Some(field(2)), aliases));
     }
     Ok(out)
 }
@@ -288,7 +287,11 @@ fn read_vcards(text: &str) -> Result<Vec<Contact>, String> {
                 let Some(email) = c.email.clone() else {
                     return Err(format!("the vCard ending on line {} has no EMAIL", n + 1));
                 };
-                checked(&format!("the vCard ending on line {}", n + 1), &name, &email)?;
+                checked(
+                    &format!("the vCard ending on line {}", n + 1),
+                    &name,
+                    &email,
+                )?;
                 out.push(Contact::new(
                     &name,
                     &email,
@@ -425,8 +428,14 @@ mod tests {
     fn bad_files_are_located() {
         for (text, says) in [
             ("email,name\n", "write `name,email,organization,aliases`"),
-            ("name,email,organization,aliases\nAnn,not-an-address,,\n", "row 2"),
-            ("name,email,organization,aliases\n,ann@example.com,,\n", "the name is empty"),
+            (
+                "name,email,organization,aliases\nAnn,not-an-address,,\n",
+                "row 2",
+            ),
+            (
+                "name,email,organization,aliases\n,ann@example.com,,\n",
+                "the name is empty",
+            ),
         ] {
             let e = read_csv(text).unwrap_err();
             assert!(e.contains(says), "{text:?}: {e}");

@@ -141,7 +141,14 @@ impl TypedTool for GenerateEmailDraft {
             .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
             .filter(|p| !p.is_empty())
             .collect();
-        let (text, html) = compose(&name, &sender, &args.subject, &points, args.tone, args.language);
+        let (text, html) = compose(
+            &name,
+            &sender,
+            &args.subject,
+            &points,
+            args.tone,
+            args.language,
+        );
         let draft = self.0.handles.add_draft(Draft {
             session: ctx.session_id().to_string(),
             to: to.iter().map(ToString::to_string).collect(),
@@ -220,7 +227,11 @@ fn compose(
     }
     text.push_str(sender);
     text.push('\n');
-    let mut html = format!("<p>{}</p>\n<p>{}</p>\n<ul>\n", escape(&greeting), escape(&intro));
+    let mut html = format!(
+        "<p>{}</p>\n<p>{}</p>\n<ul>\n",
+        escape(&greeting),
+        escape(&intro)
+    );
     for p in points {
         html.push_str(&format!("<li>{}</li>\n", escape(p)));
     }
@@ -257,16 +268,29 @@ mod tests {
 
     #[test]
     fn drafts_are_deterministic_in_english_and_chinese_with_html_escaped() {
-        let points = vec!["Report <final> & signed".to_string(), "Tests next week".to_string()];
+        let points = vec![
+            "Report <final> & signed".to_string(),
+            "Tests next week".to_string(),
+        ];
         let (text, html) = compose("Ann", "Bo", "Q3", &points, Tone::Formal, Language::English);
         assert_eq!(
             text,
             "Dear Ann,\n\nHere are the main points about \"Q3\":\n\n- Report <final> & signed\n\
              - Tests next week\n\nKind regards,\nBo\n"
         );
-        assert!(html.contains("<li>Report &lt;final&gt; &amp; signed</li>"), "{html}");
+        assert!(
+            html.contains("<li>Report &lt;final&gt; &amp; signed</li>"),
+            "{html}"
+        );
         assert!(!html.contains("<final>"));
-        let (zh, _) = compose("张伟", "Bo", "上周进展", &points[1..], Tone::Formal, Language::Chinese);
+        let (zh, _) = compose(
+            "张伟",
+            "Bo",
+            "上周进展",
+            &points[1..],
+            Tone::Formal,
+            Language::Chinese,
+        );
         assert_eq!(
             zh,
             "尊敬的张伟：\n\n关于「上周进展」，要点如下：\n\n- Tests next week\n\n此致\n敬礼\nBo\n"

@@ -214,7 +214,10 @@ mod tests {
         assert_eq!(h.file(&id, "s1", &ws).unwrap().name, "report.pdf");
         let reason = |r: Result<FileHandle, ToolError>| r.unwrap_err().reason.unwrap().to_string();
         assert_eq!(reason(h.file(&id, "s2", &ws)), "foreign_handle");
-        assert_eq!(reason(h.file("file_0000000000000000", "s1", &ws)), "unknown_handle");
+        assert_eq!(
+            reason(h.file("file_0000000000000000", "s1", &ws)),
+            "unknown_handle"
+        );
         assert_eq!(reason(h.file("report.pdf", "s1", &ws)), "not_a_handle");
         // replaced by another file of the same size: a new inode
         std::fs::write(dir.path().join("other.pdf"), b"%PDF-1.4 two").unwrap();

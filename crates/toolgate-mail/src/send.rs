@@ -220,14 +220,13 @@ impl TypedTool for SendEmail {
 
     fn guard(&self, args: &SendEmailArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         let c = self.check(args, ctx)?;
-        let mut resources: Vec<Resource> = c
-            .to
-            .iter()
-            .chain(&c.cc)
-            .map(|a| Resource::Recipient {
-                address: a.to_string(),
-            })
-            .collect();
+        let mut resources: Vec<Resource> =
+            c.to.iter()
+                .chain(&c.cc)
+                .map(|a| Resource::Recipient {
+                    address: a.to_string(),
+                })
+                .collect();
         resources.extend(
             c.files
                 .iter()
@@ -236,10 +235,17 @@ impl TypedTool for SendEmail {
         Ok(resources)
     }
 
-    fn preview(&self, args: &SendEmailArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+    fn preview(
+        &self,
+        args: &SendEmailArgs,
+        ctx: &ToolContext,
+    ) -> Result<Option<String>, ToolError> {
         let c = self.check(args, ctx)?;
         let list = |v: &[lettre::Address]| {
-            v.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            v.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         let mut out = format!("Send an email from {}\n", self.0.from);
         out.push_str(&format!("To: {}\n", list(&c.to)));
@@ -269,14 +275,20 @@ impl TypedTool for SendEmail {
         Ok(Some(out))
     }
 
-    async fn call(&self, args: SendEmailArgs, ctx: ToolContext) -> Result<SendEmailOutput, ToolError> {
+    async fn call(
+        &self,
+        args: SendEmailArgs,
+        ctx: ToolContext,
+    ) -> Result<SendEmailOutput, ToolError> {
         let c = self.check(&args, &ctx).map_err(ToolError::no_effect)?;
         let ws = ctx.require_workspace()?.clone();
         // the files as they are now, read through the workspace's handle
         let files = c.files.clone();
         let read = tokio::task::spawn_blocking(move || read_files(&ws, &files))
             .await
-            .map_err(|_| ToolError::internal("reading the attachments stopped unexpectedly").no_effect())?
+            .map_err(|_| {
+                ToolError::internal("reading the attachments stopped unexpectedly").no_effect()
+            })?
             .map_err(ToolError::no_effect)?;
         let state = &self.0;
         let domain = state.from.email.domain().to_string();
@@ -326,7 +338,10 @@ impl TypedTool for SendEmail {
                 } else if permanent {
                     ("smtp_refused", "nothing was sent; fix what the server refused (a recipient's address) before sending again")
                 } else {
-                    ("smtp_unavailable", "nothing was sent; it may be sent again later")
+                    (
+                        "smtp_unavailable",
+                        "nothing was sent; it may be sent again later",
+                    )
                 };
                 Err(ToolError::failed(format!("{message}; {advice}"))
                     .with_reason(reason)
@@ -346,7 +361,10 @@ impl TypedTool for SendEmail {
 
 /// Each file's bytes, read through the workspace's handle, each checked to be the file its
 /// handle was given for (identity before and after the read).
-fn read_files(ws: &toolgate_core::Workspace, files: &[FileHandle]) -> Result<Vec<Vec<u8>>, ToolError> {
+fn read_files(
+    ws: &toolgate_core::Workspace,
+    files: &[FileHandle],
+) -> Result<Vec<Vec<u8>>, ToolError> {
     let stale = |f: &FileHandle| {
         ToolError::invalid_input(format!(
             "the file {} changed while it was being attached; call search_files again and send \
@@ -417,6 +435,7 @@ fn build(
         b.multipart(mixed)
     };
     message.map_err(|e| {
-        ToolError::invalid_input(format!("the message cannot be built: {e}")).with_reason("invalid_message")
+        ToolError::invalid_input(format!("the message cannot be built: {e}"))
+            .with_reason("invalid_message")
     })
 }

@@ -67,8 +67,13 @@ pub async fn send(
     let port = config.smtp_port.unwrap_or(config.tls.default_port());
     let hello = ClientId::default();
     let params = || {
-        TlsParameters::new(host.to_string())
-            .map_err(|e| not_sent(format!("the TLS settings for {host} are refused: {e}"), false, false))
+        TlsParameters::new(host.to_string()).map_err(|e| {
+            not_sent(
+                format!("the TLS settings for {host} are refused: {e}"),
+                false,
+                false,
+            )
+        })
     };
     let wrapper = match config.tls {
         Tls::Tls => Some(params()?),
@@ -94,7 +99,11 @@ pub async fn send(
             ));
         }
         conn.starttls(params()?, &hello).await.map_err(|e| {
-            not_sent(format!("the TLS upgrade with {host}:{port} failed: {e}"), false, false)
+            not_sent(
+                format!("the TLS upgrade with {host}:{port} failed: {e}"),
+                false,
+                false,
+            )
         })?;
     }
     if let Some((user, password)) = &config.credentials {

@@ -70,7 +70,10 @@ impl TypedTool for SearchContacts {
             .effects(Effects::read_only())
             .risk(Risk::Read)
             .tag("mail")
-            .example("Find Mr. Zhang", serde_json::json!({"query": "张总", "limit": 5}))
+            .example(
+                "Find Mr. Zhang",
+                serde_json::json!({"query": "张总", "limit": 5}),
+            )
     }
 
     async fn call(

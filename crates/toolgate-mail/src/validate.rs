@@ -86,7 +86,11 @@ impl TypedTool for ValidateEmailAddress {
             )
     }
 
-    async fn call(&self, args: ValidateArgs, ctx: ToolContext) -> Result<ValidateOutput, ToolError> {
+    async fn call(
+        &self,
+        args: ValidateArgs,
+        ctx: ToolContext,
+    ) -> Result<ValidateOutput, ToolError> {
         Ok(match crate::address::parse(&args.address) {
             Ok(address) => {
                 let normalized = address.to_string();

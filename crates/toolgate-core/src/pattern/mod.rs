@@ -180,7 +180,9 @@ impl ResourcePattern {
             "path" => Ok(ResourcePattern::Path(PathPattern::parse(rest, mode)?)),
             "host" => Ok(ResourcePattern::Host(HostPattern::parse(rest)?)),
             "command" => Ok(ResourcePattern::Command(CommandPattern::parse(rest)?, mode)),
-            "recipient" => Ok(ResourcePattern::Recipient(RecipientPattern::parse(rest, mode)?)),
+            "recipient" => Ok(ResourcePattern::Recipient(RecipientPattern::parse(
+                rest, mode,
+            )?)),
             _ => Err(PatternError::Kind {
                 pattern: text.to_string(),
             }),

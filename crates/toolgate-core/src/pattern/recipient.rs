@@ -86,7 +86,9 @@ impl RecipientPattern {
                 "*" => Local::Any,
                 "" => return Err(bad("the local part before @ is empty; write * for any")),
                 l if l.contains('*') => {
-                    return Err(bad("`*` may only stand as the whole local part, as *@company.com"))
+                    return Err(bad(
+                        "`*` may only stand as the whole local part, as *@company.com",
+                    ))
                 }
                 l => Local::Exact(l.to_string()),
             };

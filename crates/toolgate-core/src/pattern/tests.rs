@@ -279,8 +279,14 @@ fn every_pattern_displays_as_written_and_parses_back() {
 fn bad_patterns_get_clear_errors() {
     let cases: &[(&str, &str)] = &[
         ("", "must start with path:, host:, command: or recipient:"),
-        (".env", "must start with path:, host:, command: or recipient:"),
-        ("file:.env", "must start with path:, host:, command: or recipient:"),
+        (
+            ".env",
+            "must start with path:, host:, command: or recipient:",
+        ),
+        (
+            "file:.env",
+            "must start with path:, host:, command: or recipient:",
+        ),
         ("path:", "a path pattern must not be empty"),
         ("path:/", "a path pattern must not be empty"),
         ("path:src/[", "does not parse"),
