@@ -8,6 +8,7 @@ pub mod eval;
 pub mod export;
 pub mod in_force;
 pub mod ledger;
+pub mod mail;
 pub mod recording;
 pub mod serve;
 pub mod stats;
@@ -25,6 +26,18 @@ use toolgate_core::{IntoTool, Registry, Tool, Workspace};
 /// run where the kernel lacks its sandbox), each under the configuration's per-call limits.
 pub fn builtin_tools(config: &toolgate_config::Config) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
     tools_with_shell(config, config.shell_config())
+}
+
+/// The contracts a configuration may name in its profiles and rules: the built-in tools and
+/// the mail tools (named whether or not `[mail]` registers them).
+pub fn nameable_specs() -> anyhow::Result<Vec<toolgate_core::ToolSpec>> {
+    let mut specs: Vec<toolgate_core::ToolSpec> =
+        builtin_tools(&toolgate_config::Config::default())?
+            .iter()
+            .map(|t| t.spec().clone())
+            .collect();
+    specs.extend(toolgate_mail::specs());
+    Ok(specs)
 }
 
 fn tools_with_shell(
@@ -56,14 +69,27 @@ pub fn builtin_registry_storing(
     workspace: &Workspace,
     files: &[&Path],
 ) -> anyhow::Result<Registry> {
-    registry_with_shell(config, config.shell_config_storing(workspace.root(), files))
+    let mut tools = tools_with_shell(config, config.shell_config_storing(workspace.root(), files))?;
+    tools.extend(
+        mail::mail_tools(config, workspace.root())?
+            .into_iter()
+            .map(|t| config.limit(t)),
+    );
+    registry_of(config, tools)
 }
 
 fn registry_with_shell(
     config: &toolgate_config::Config,
     shell: toolgate_tools::shell::ShellConfig,
 ) -> anyhow::Result<Registry> {
-    let mut builder = Registry::builder().tools(tools_with_shell(config, shell)?);
+    registry_of(config, tools_with_shell(config, shell)?)
+}
+
+fn registry_of(
+    config: &toolgate_config::Config,
+    tools: Vec<Arc<dyn Tool>>,
+) -> anyhow::Result<Registry> {
+    let mut builder = Registry::builder().tools(tools);
     for p in config.profiles() {
         builder = builder.profile(p.clone());
     }
@@ -103,8 +129,8 @@ pub fn load_config(
     let located =
         toolgate_config::locate(workspace.root(), explicit).map_err(|p| problems(vec![p]))?;
     in_force::check(workspace, explicit, &located)?;
-    let tools = builtin_tools(&toolgate_config::Config::default())?;
-    let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    let specs = nameable_specs()?;
+    let specs: Vec<&toolgate_core::ToolSpec> = specs.iter().collect();
     let config = toolgate_config::load(workspace.root(), explicit, &specs).map_err(problems)?;
     if let Some(p) = store_problem(&config, workspace.root()) {
         return Err(problems(vec![p]));
