@@ -1,0 +1,247 @@
+//! The email assistant through the binary (issue 14), sending to a real SMTP server
+//! (aiosmtpd, toolgate-mail's `tests/support/recording_smtp.py`) on 127.0.0.1: the seed's flow
+//! through `toolgate serve` with the official Python SDK (`tests/clients/mail_client.py`),
+//! approved through elicitation; and a SIGKILL of `toolgate serve` while the server holds the
+//! message's final reply, then re-sends through `toolgate call` with the same key: one copy,
+//! and the ledger says the call is unsettled.
+
+use super::toolgate;
+use pretty_assertions::assert_eq;
+use serde_json::{json as j, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use toolgate_test_support::clients::python_script;
+
+/// The recording SMTP server; killed when dropped.
+struct Smtp {
+    child: Child,
+    port: u16,
+    out: tempfile::TempDir,
+}
+
+impl Smtp {
+    fn start(args: &[&str]) -> Option<Smtp> {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../toolgate-mail/tests/support/recording_smtp.py");
+        let mut cmd = python_script(script)?;
+        let out = tempfile::tempdir().unwrap();
+        let mut child = cmd
+            .arg("--out")
+            .arg(out.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the SMTP server's port");
+        Some(Smtp { child, port, out })
+    }
+
+    fn messages(&self) -> Vec<Value> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.out.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
+            .collect()
+    }
+}
+
+impl Drop for Smtp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn pdf() -> Vec<u8> {
+    let mut b = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
+    b.extend((0..5000u32).map(|i| (i * 13 % 256) as u8));
+    b.extend_from_slice(b"\n%%EOF\n");
+    b
+}
+
+/// A workspace with a contacts book, the report and `[mail]` for the server on `port`, with
+/// `extra` appended to toolgate.toml.
+fn workspace(port: u16, extra: &str) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path();
+    std::fs::write(
+        ws.join("contacts.csv"),
+        "name,email,organization,aliases\n张伟,zhang.wei@example.cn,Example Ltd,张总;Mr. Zhang\n\
+         Ann Lee,ann@company.com,Company,\n",
+    )
+    .unwrap();
+    std::fs::create_dir(ws.join("reports")).unwrap();
+    std::fs::write(ws.join("reports/analysis-report.pdf"), pdf()).unwrap();
+    std::fs::write(
+        ws.join("toolgate.toml"),
+        format!(
+            "[mail]\nsmtp_host = \"127.0.0.1\"\nsmtp_port = {port}\ntls = \"none\"\n\
+             from = \"Assistant <assistant@example.com>\"\ncontacts = \"contacts.csv\"\n{extra}"
+        ),
+    )
+    .unwrap();
+    t
+}
+
+#[test]
+#[cfg_attr(toolgate_no_python, ignore = "TOOLGATE_TEST_PYTHON is not set")]
+fn the_seed_flow_through_serve_with_the_python_sdk_sends_exactly_one_message() {
+    let Some(smtp) = Smtp::start(&[]) else { return };
+    let t = workspace(smtp.port, "");
+    let ws = t.path();
+    let Some(mut client) =
+        python_script(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/mail_client.py"))
+    else {
+        return;
+    };
+    let argv = j!([env!("CARGO_BIN_EXE_toolgate"), "serve", "--workspace", ws]);
+    let out = client
+        .args(["--mode", "legacy", "--stdio", &argv.to_string()])
+        .args(["--pdf-size", &pdf().len().to_string()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("passed: mail"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let messages = smtp.messages();
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    let m = &messages[0];
+    assert_eq!(
+        m["rcpt_tos"],
+        j!(["zhang.wei@example.cn", "ann@company.com"])
+    );
+    assert_eq!(m["subject"], "Last week's progress");
+    let text = m["text"].as_str().unwrap();
+    assert!(text.starts_with("Dear 张伟,"), "{text}");
+    assert!(text.contains("- Tests start on Monday"), "{text}");
+    assert!(stdout.contains(&format!(
+        "message-id: {}",
+        m["message_id"].as_str().unwrap()
+    )));
+    let a = &m["attachments"][0];
+    assert_eq!(
+        (&a["filename"], &a["content_type"]),
+        (&j!("analysis-report.pdf"), &j!("application/pdf"))
+    );
+    assert_eq!(b64(a["data_b64"].as_str().unwrap()), pdf());
+}
+
+/// Standard base64 without padding checks (the server wrote it).
+fn b64(text: &str) -> Vec<u8> {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text.bytes().filter(|c| *c != b'=') {
+        acc = acc << 6 | ABC.iter().position(|x| *x == c).unwrap() as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
+}
+
+#[test]
+#[cfg_attr(toolgate_no_python, ignore = "TOOLGATE_TEST_PYTHON is not set")]
+fn a_server_killed_during_the_send_and_a_resend_leave_one_copy_and_an_unsettled_entry() {
+    let Some(smtp) = Smtp::start(&["--stall", "30"]) else {
+        return;
+    };
+    // allowed without a question (the hand-driven client answers none); a 4 s timeout, so
+    // the killed call's claim runs out 9 s after it was made
+    let t = workspace(
+        smtp.port,
+        "timeout = \"4s\"\n\n[[rules]]\ndecision = \"allow\"\ntool = \"send_email\"\n",
+    );
+    let ws = t.path();
+    let args = j!({"to": ["ann@company.com"], "subject": "Invoice 7", "body": "Please pay."});
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "-w"])
+        .arg(ws)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    for m in [
+        j!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "mail-test", "version": "1"}}}),
+        j!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        j!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "send_email", "arguments": args, "idempotencyKey": "K-mail"}}),
+    ] {
+        writeln!(stdin, "{m}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let start = Instant::now();
+    while smtp.messages().is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "nothing reached the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+    drop(stdin);
+    // re-sent with the same key through `toolgate call` (the same store): in progress while
+    // the dead call's claim holds, then unsettled; never a second copy
+    let w = ws.to_str().unwrap();
+    let start = Instant::now();
+    loop {
+        let out = toolgate(
+            &[
+                "call",
+                "send_email",
+                &args.to_string(),
+                "-w",
+                w,
+                "--yes",
+                "--idempotency-key",
+                "K-mail",
+            ],
+            ws,
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(smtp.messages().len(), 1, "a re-send sent again: {v}");
+        match v["error"]["kind"].as_str() {
+            Some("in_progress") => {
+                assert!(start.elapsed() < Duration::from_secs(30), "{v}");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Some("outcome_unknown") => break,
+            _ => panic!("{v}"),
+        }
+    }
+    let list = toolgate(&["ledger", "list", "--json", "-w", w], ws);
+    let entries: Vec<Value> = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let entry = entries
+        .iter()
+        .find(|e| e["key"] == "K-mail")
+        .unwrap_or_else(|| panic!("{entries:?}"));
+    assert_eq!(entry["state"], "unknown", "{entry}");
+    assert_eq!(entry["tool"], "send_email");
+    assert_eq!(smtp.messages().len(), 1);
+}
