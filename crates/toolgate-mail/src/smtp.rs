@@ -75,20 +75,41 @@ pub async fn send(
             )
         })
     };
-    let wrapper = match config.tls {
-        Tls::Tls => Some(params()?),
-        Tls::None | Tls::Starttls => None,
+    let unreachable = |e: String| {
+        not_sent(
+            format!("the SMTP server {host}:{port} could not be reached: {e}"),
+            false,
+            false,
+        )
     };
-    let mut conn =
-        AsyncSmtpConnection::connect_tokio1((host, port), Some(timeout), &hello, wrapper, None)
-            .await
-            .map_err(|e| {
-                not_sent(
-                    format!("the SMTP server {host}:{port} could not be reached: {e}"),
-                    false,
-                    false,
-                )
-            })?;
+    let mut conn = match config.tls {
+        Tls::Tls => AsyncSmtpConnection::connect_tokio1(
+            (host, port),
+            Some(timeout),
+            &hello,
+            Some(params()?),
+            None,
+        )
+        .await
+        .map_err(|e| unreachable(e.to_string()))?,
+        Tls::None | Tls::Starttls => {
+            // our own socket, with Nagle's algorithm off: lettre writes the message and its
+            // terminating `.` apart, and the second write would wait for the server's delayed
+            // ACK (about 40 ms on Linux) before the final reply could come
+            let greeted = async {
+                let stream = tokio::net::TcpStream::connect((host, port))
+                    .await
+                    .map_err(|e| unreachable(e.to_string()))?;
+                let _ = stream.set_nodelay(true);
+                AsyncSmtpConnection::connect_with_transport(Box::new(stream), &hello)
+                    .await
+                    .map_err(|e| unreachable(e.to_string()))
+            };
+            tokio::time::timeout(timeout, greeted)
+                .await
+                .map_err(|_| unreachable(format!("no greeting within {timeout:?}")))??
+        }
+    };
     if config.tls == Tls::Starttls {
         if !conn.can_starttls() {
             conn.abort().await;
