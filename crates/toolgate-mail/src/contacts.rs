@@ -7,9 +7,10 @@
 //! - `.vcf` / `.vcard`: vCards (RFC 6350, 2.1 and 3.0 read alike): `FN` (else `N`), the first
 //!   `EMAIL`, `ORG`'s first component, `NICKNAME`s as aliases.
 //!
-//! Ranking of a query against a contact (the best of its name and aliases, folded by
-//! [`crate::text::fold`]): equal 100, a whole word 85, a prefix 80, a word's prefix 70, contained 50; against
-//! its address: equal 90, contained 40. Ties go by name, then id.
+//! Ranking of a query against a contact (the best of its name and aliases, both folded: NFKD,
+//! combining marks removed, lower case): equal 100, a whole word 85, a prefix 80, a word's
+//! prefix 70, contained 50; against its address: equal 90, contained 40. Ties go by name, then
+//! id.
 
 use crate::address;
 use crate::text::fold;

@@ -124,7 +124,7 @@ impl TypedTool for GenerateEmailDraft {
         let name = self
             .0
             .contacts
-            .search(&first.to_string(), 1)
+            .search(first.as_ref(), 1)
             .first()
             .filter(|c| c.email.eq_ignore_ascii_case(first.as_ref()))
             .map(|c| c.name.clone())
