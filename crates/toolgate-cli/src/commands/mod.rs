@@ -54,11 +54,17 @@ fn tools_with_shell(
     Ok(tools.into_iter().map(|t| config.limit(t)).collect())
 }
 
-/// The built-in registry under `config`: [`builtin_tools`] and the configuration's profiles.
-/// The write tools and run_shell are destructive: the default policy asks, and `call --yes`
-/// is the operator's approval.
-pub fn builtin_registry(config: &toolgate_config::Config) -> anyhow::Result<Registry> {
-    registry_with_shell(config, config.shell_config())
+/// The built-in registry under `config` in `workspace`: [`builtin_tools`], the mail tools when
+/// the configuration has `[mail]`, and the configuration's profiles: what `serve` and `call`
+/// register, for the commands that only show it (`tools`, `export`). The write tools and
+/// run_shell are destructive: the default policy asks, and `call --yes` is the operator's
+/// approval.
+pub fn builtin_registry(
+    config: &toolgate_config::Config,
+    workspace: &Workspace,
+) -> anyhow::Result<Registry> {
+    let tools = tools_with_shell(config, config.shell_config())?;
+    registry_of(config, with_mail(config, workspace, tools)?)
 }
 
 /// [`builtin_registry`] for calls that record to `files` (the store, a JSON-lines audit log)
@@ -69,20 +75,23 @@ pub fn builtin_registry_storing(
     workspace: &Workspace,
     files: &[&Path],
 ) -> anyhow::Result<Registry> {
-    let mut tools = tools_with_shell(config, config.shell_config_storing(workspace.root(), files))?;
+    let tools = tools_with_shell(config, config.shell_config_storing(workspace.root(), files))?;
+    registry_of(config, with_mail(config, workspace, tools)?)
+}
+
+/// `tools` and the mail tools of `[mail]` (none without it), each under the configuration's
+/// per-call limits.
+fn with_mail(
+    config: &toolgate_config::Config,
+    workspace: &Workspace,
+    mut tools: Vec<Arc<dyn Tool>>,
+) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
     tools.extend(
         mail::mail_tools(config, workspace.root())?
             .into_iter()
             .map(|t| config.limit(t)),
     );
-    registry_of(config, tools)
-}
-
-fn registry_with_shell(
-    config: &toolgate_config::Config,
-    shell: toolgate_tools::shell::ShellConfig,
-) -> anyhow::Result<Registry> {
-    registry_of(config, tools_with_shell(config, shell)?)
+    Ok(tools)
 }
 
 fn registry_of(

@@ -245,3 +245,50 @@ fn a_server_killed_during_the_send_and_a_resend_leave_one_copy_and_an_unsettled_
     assert_eq!(entry["tool"], "send_email");
     assert_eq!(smtp.messages().len(), 1);
 }
+
+/// `toolgate tools` and `toolgate export` show what `serve` and `call` register: the five
+/// mail tools with `[mail]` (their effects and risk as declared), none without it.
+#[test]
+fn tools_and_export_list_the_mail_tools_when_mail_is_configured() {
+    let t = workspace(8025, "");
+    let ws = t.path();
+    let w = ws.to_str().unwrap();
+    let out = toolgate(&["tools", "-w", w, "--format", "json"], ws);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let specs: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = specs.iter().filter_map(|s| s["name"].as_str()).collect();
+    for tool in toolgate_mail::TOOL_NAMES {
+        assert!(names.contains(&tool), "{tool} missing from {names:?}");
+    }
+    let send = specs.iter().find(|s| s["name"] == "send_email").unwrap();
+    assert_eq!(send["risk"], "external", "{send}");
+    let text = toolgate(&["tools", "-w", w], ws);
+    let text = String::from_utf8_lossy(&text.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("send_email "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("destructive") && line.contains("open_world"),
+        "{line}"
+    );
+    let export = toolgate(&["export", "-w", w, "--format", "openai"], ws);
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    assert!(String::from_utf8_lossy(&export.stdout).contains("\"send_email\""));
+    // without [mail]: the built-in tools only
+    std::fs::write(ws.join("toolgate.toml"), "").unwrap();
+    let out = toolgate(&["tools", "-w", w, "--format", "json"], ws);
+    let specs: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(specs
+        .iter()
+        .all(|s| s["name"] != "send_email" && s["name"] != "search_contacts"));
+    assert!(specs.iter().any(|s| s["name"] == "read_file"));
+}
