@@ -880,6 +880,13 @@ impl Config {
             .unwrap_or_default()
     }
 
+    /// The CA file of `[mail]`, relative to the workspace `root` or absolute.
+    pub fn mail_ca_file(&self, root: &Path) -> Option<PathBuf> {
+        self.mail()
+            .and_then(|m| m.ca_file.as_ref())
+            .map(|p| root.join(p))
+    }
+
     /// How long approval grants hold: the `[approvals]` table over the built-in defaults
     /// ([`GrantExpiry::default`]), defaults cut to `max_expires`. Values were checked at
     /// load.

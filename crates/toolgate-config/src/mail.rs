@@ -1,6 +1,7 @@
 //! `[mail]`: the email assistant's settings, checked at load so `toolgate check` locates
 //! every problem: the TLS mode against the host, the credentials' variables in the
-//! environment, the contacts files readable, the timeout and the size cap in range.
+//! environment, the contacts files and the CA file readable, the timeout and the size cap in
+//! range.
 
 use crate::model::{MailSettings, MailTls};
 use crate::problem::Seg;
@@ -105,6 +106,30 @@ pub(crate) fn check(m: &MailSettings, root: &Path) -> Vec<(Vec<Seg>, String)> {
                 )),
                 Err(e) => out.push((key, format!("the contacts file {p:?} cannot be read: {e}"))),
             }
+        }
+    }
+    if let Some(ca) = &m.ca_file {
+        if m.tls == Some(MailTls::None) {
+            out.push((
+                at("ca_file"),
+                "ca_file is for a TLS connection, and tls = \"none\" has none; remove it or \
+                 write tls = \"starttls\" or \"tls\""
+                    .into(),
+            ));
+        }
+        match std::fs::read(root.join(ca)) {
+            Ok(pem) if pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") => {}
+            Ok(_) => out.push((
+                at("ca_file"),
+                format!(
+                    "{ca:?} holds no PEM certificate (-----BEGIN CERTIFICATE-----); write the \
+                     CA's certificate in PEM"
+                ),
+            )),
+            Err(e) => out.push((
+                at("ca_file"),
+                format!("the CA file {ca:?} cannot be read: {e}"),
+            )),
         }
     }
     if let Some(t) = &m.timeout {

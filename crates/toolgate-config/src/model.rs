@@ -340,6 +340,11 @@ pub struct MailSettings {
     /// The largest message sent, in bytes, attachments encoded (default 10485760, 10 MiB).
     #[serde(default)]
     pub max_message_bytes: Option<u64>,
+    /// A PEM file of the CA certificates trusted for the server's TLS certificate instead of
+    /// the public web roots (an internal relay's private CA), relative to the workspace root
+    /// or absolute.
+    #[serde(default)]
+    pub ca_file: Option<String>,
 }
 
 /// How the SMTP connection is secured.

@@ -128,6 +128,9 @@ pub struct MailConfig {
     pub timeout: Duration,
     /// The largest message `send_email` sends, in bytes.
     pub max_message_bytes: u64,
+    /// A PEM file of the CA certificates trusted for the server's TLS certificate, instead of
+    /// the public web roots (an internal relay's private CA); `None` trusts the public roots.
+    pub ca_file: Option<PathBuf>,
 }
 
 impl MailConfig {
@@ -143,7 +146,14 @@ impl MailConfig {
             contacts: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            ca_file: None,
         }
+    }
+
+    /// Trusts only the CA certificates of the PEM file `path` for the server's certificate.
+    pub fn ca_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ca_file = Some(path.into());
+        self
     }
 
     /// Sets the port.
@@ -198,6 +208,15 @@ pub enum MailError {
     /// The sender address is not an address.
     #[error("the sender address {0:?} is not an email address: {1}")]
     From(String, String),
+    /// The TLS settings cannot be used: the CA file cannot be read or holds no PEM
+    /// certificate.
+    #[error("TLS: {}: {message}", path.display())]
+    Tls {
+        /// The CA file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// A tool did not register.
     #[error(transparent)]
     Registration(#[from] toolgate_core::RegistrationError),
@@ -207,24 +226,37 @@ pub enum MailError {
 #[derive(Debug)]
 pub(crate) struct MailState {
     pub config: MailConfig,
+    pub tls: TlsSetup,
     pub from: lettre::message::Mailbox,
     pub contacts: ContactBook,
     pub handles: handles::Handles,
+}
+
+/// The TLS parameters built once for every send (lettre's type has no `Debug`).
+pub(crate) struct TlsSetup(pub Option<lettre::transport::smtp::client::TlsParameters>);
+
+impl std::fmt::Debug for TlsSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("TlsSetup").field(&self.0.is_some()).finish()
+    }
 }
 
 /// The five mail tools over `config`: the contacts files are read now.
 ///
 /// # Errors
 /// [`MailError::Contacts`] for a contacts file that cannot be read or has no usable row,
-/// [`MailError::From`] for a sender that is not an address.
+/// [`MailError::From`] for a sender that is not an address, [`MailError::Tls`] for a CA file
+/// that cannot be used.
 pub fn tools(config: MailConfig) -> Result<Vec<Arc<dyn Tool>>, MailError> {
     let contacts = ContactBook::load(&config.contacts)?;
+    let tls = TlsSetup(smtp::tls_parameters(&config)?);
     let from = config
         .from
         .parse::<lettre::message::Mailbox>()
         .map_err(|e| MailError::From(config.from.clone(), e.to_string()))?;
     let state = Arc::new(MailState {
         config,
+        tls,
         from,
         contacts,
         handles: handles::Handles::default(),

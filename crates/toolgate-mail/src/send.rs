@@ -16,7 +16,7 @@
 //!    `no_effect` (the ledger frees the key); one after is `outcome_unknown`.
 
 use crate::handles::{FileHandle, Identity};
-use crate::smtp::{self, Failure};
+use crate::smtp::{self, Cause, Failure};
 use crate::text::has_control;
 use crate::MailState;
 use lettre::message::header::ContentType;
@@ -310,8 +310,9 @@ impl TypedTool for SendEmail {
             )
             .no_effect());
         }
-        let timeout = ctx.time_left().min(state.config.timeout);
-        match smtp::send(&state.config, message.envelope(), &bytes, timeout).await {
+        let by = smtp::Deadlines::within(ctx.time_left().min(state.config.timeout));
+        let tls = state.tls.0.as_ref();
+        match smtp::send(&state.config, tls, message.envelope(), &bytes, by).await {
             Ok(reply) => Ok(SendEmailOutput {
                 message_id,
                 recipients: c.to.iter().chain(&c.cc).map(ToString::to_string).collect(),
@@ -328,20 +329,15 @@ impl TypedTool for SendEmail {
                 size_bytes: bytes.len() as u64,
                 server_reply: reply,
             }),
-            Err(Failure::NotSent {
-                message,
-                auth,
-                permanent,
-            }) => {
-                let (reason, advice) = if auth {
-                    ("smtp_auth_failed", "nothing was sent; the operator must fix the mail credentials, sending again will not help")
-                } else if permanent {
-                    ("smtp_refused", "nothing was sent; fix what the server refused (a recipient's address) before sending again")
-                } else {
-                    (
+            Err(Failure::NotSent { message, cause }) => {
+                let (reason, advice) = match cause {
+                    Cause::Auth => ("smtp_auth_failed", "nothing was sent; the operator must fix the mail credentials, sending again will not help"),
+                    Cause::Tls => ("smtp_tls_failed", "nothing was sent; the operator must fix the mail server's TLS settings, sending again will not help"),
+                    Cause::Refused { permanent: true } => ("smtp_refused", "nothing was sent; fix what the server refused (a recipient's address) before sending again"),
+                    Cause::Refused { permanent: false } | Cause::Unavailable => (
                         "smtp_unavailable",
                         "nothing was sent; it may be sent again later",
-                    )
+                    ),
                 };
                 Err(ToolError::failed(format!("{message}; {advice}"))
                     .with_reason(reason)

@@ -92,7 +92,12 @@ async fn a_final_reply_past_the_timeout_is_outcome_unknown_and_never_sent_twice(
     let args = json!({"to": ["ann@company.com"], "subject": "Invoice", "body": "Please pay."});
     let started = Instant::now();
     let first = t.call_keyed(&s, "1", "K-1", args.clone()).await;
-    assert_eq!(kind_reason(&first).0, "outcome_unknown", "{first:?}");
+    // the handler's own verdict, with the Message-ID to look for, before the call's timeout
+    assert_eq!(
+        kind_reason(&first),
+        ("outcome_unknown".into(), "smtp_no_final_reply".into()),
+        "{first:?}"
+    );
     assert!(started.elapsed() < Duration::from_secs(4));
     for (id, key) in [("2", "K-1"), ("3", "K-1")] {
         let again = t.call_keyed(&s, id, key, args.clone()).await;

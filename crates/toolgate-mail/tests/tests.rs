@@ -7,3 +7,5 @@ mod support {
 }
 mod bad_input;
 mod send;
+mod timeouts;
+mod tls;

@@ -34,6 +34,9 @@ pub fn mail_tools(
         let d = toolgate_config::parse_span(t).map_err(anyhow::Error::msg)?;
         mail = mail.timeout(d);
     }
+    if let Some(ca) = config.mail_ca_file(root) {
+        mail = mail.ca_file(ca);
+    }
     if let Some(b) = m.max_message_bytes {
         mail = mail.max_message_bytes(b);
     }

@@ -20,6 +20,7 @@ fn problems(ws: &TempWorkspace, text: &str) -> Vec<String> {
 #[test]
 fn bad_mail_settings_are_located() {
     let ws = TempWorkspace::new();
+    std::fs::write(ws.root().join("contacts.csv"), "name,email\n").unwrap();
     let head = "[mail]\nsmtp_host = \"smtp.example.com\"\nfrom = \"a@example.com\"\n";
     for (rest, at, says) in [
         ("tls = \"none\"\n", "4:7: mail.tls:", "allowed only for a loopback host"),
@@ -37,6 +38,8 @@ fn bad_mail_settings_are_located() {
         ("timeout = \"soon\"\n", "4:11: mail.timeout:", "not a span"),
         ("timeout = \"1h\"\n", "4:11: mail.timeout:", "from 1s to 10m"),
         ("max_message_bytes = 10\n", "4:21: mail.max_message_bytes:", "1024 to"),
+        ("ca_file = \"missing.pem\"\n", "4:11: mail.ca_file:", "cannot be read"),
+        ("ca_file = \"contacts.csv\"\n", "4:11: mail.ca_file:", "holds no PEM certificate"),
         ("smtp_prot = 25\n", "4:1", "unknown field `smtp_prot`"),
     ] {
         let p = problems(&ws, &format!("{head}{rest}"));

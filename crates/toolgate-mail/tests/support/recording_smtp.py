@@ -11,6 +11,12 @@ Options:
   --stall SECONDS        wait this long before the final reply to DATA
   --reject-domain D      answer 550 to RCPT TO for addresses at domain D
   --user U --password P  require AUTH with these credentials (plain text allowed)
+  --stall-greeting S     wait this long before the greeting (220)
+  --stall-auth S         wait this long before answering AUTH
+  --tls starttls|tls     offer and require STARTTLS, or speak TLS from the first byte, with
+                         a certificate made now by trustme for --cert-host (default
+                         127.0.0.1) from a new CA; the CA's certificate is written to
+                         OUT/ca.pem, another CA's (that signed nothing here) to OUT/other-ca.pem
 """
 
 import argparse
@@ -64,8 +70,24 @@ def main() -> None:
     ap.add_argument("--reject-domain", default=None)
     ap.add_argument("--user", default=None)
     ap.add_argument("--password", default=None)
+    ap.add_argument("--stall-greeting", type=float, default=0.0)
+    ap.add_argument("--stall-auth", type=float, default=0.0)
+    ap.add_argument("--tls", choices=["starttls", "tls"], default=None)
+    ap.add_argument("--cert-host", default="127.0.0.1")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+
+    ssl_context = None
+    if args.tls:
+        import ssl
+
+        import trustme
+
+        ca = trustme.CA()
+        ca.cert_pem.write_to_path(os.path.join(args.out, "ca.pem"))
+        trustme.CA().cert_pem.write_to_path(os.path.join(args.out, "other-ca.pem"))
+        ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert(args.cert_host).configure_cert(ssl_context)
 
     class Recorder:
         count = 0
@@ -83,6 +105,7 @@ def main() -> None:
             if isinstance(data, str):
                 data = data.encode("utf-8")
             record = {
+                "tls": server.transport.get_extra_info("ssl_object") is not None,
                 "mail_from": envelope.mail_from,
                 "rcpt_tos": envelope.rcpt_tos,
                 **parsed(data),
@@ -103,17 +126,31 @@ def main() -> None:
         # handled=False: aiosmtpd then answers 535 itself
         return AuthResult(success=ok, handled=False)
 
+    class Stalling(SMTP):
+        async def _handle_client(self):
+            if args.stall_greeting:
+                await asyncio.sleep(args.stall_greeting)
+            await super()._handle_client()
+
+        async def smtp_AUTH(self, arg):
+            if args.stall_auth:
+                await asyncio.sleep(args.stall_auth)
+            await super().smtp_AUTH(arg)
+
     def factory():
         kwargs = dict(enable_SMTPUTF8=True, decode_data=False)
         if args.user is not None:
             kwargs.update(
                 authenticator=authenticator, auth_required=True, auth_require_tls=False
             )
-        return SMTP(Recorder(), hostname="toolgate-test", **kwargs)
+        if args.tls == "starttls":
+            kwargs.update(tls_context=ssl_context, require_starttls=True)
+        return Stalling(Recorder(), hostname="toolgate-test", **kwargs)
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()
-        server = await loop.create_server(factory, "127.0.0.1", 0)
+        implicit = ssl_context if args.tls == "tls" else None
+        server = await loop.create_server(factory, "127.0.0.1", 0, ssl=implicit)
         print(server.sockets[0].getsockname()[1], flush=True)
         await server.serve_forever()
 

@@ -44,6 +44,14 @@ pub struct Setup {
 /// Starts a server with `server_args` and builds the pipeline with `edit` applied to the
 /// configuration; `None` when Python is not configured.
 pub fn setup(server_args: &[&str], edit: impl FnOnce(MailConfig) -> MailConfig) -> Option<Setup> {
+    setup_with(server_args, |c, _| edit(c))
+}
+
+/// [`setup`] with `edit` given the server too (its CA files).
+pub fn setup_with(
+    server_args: &[&str],
+    edit: impl FnOnce(MailConfig, &SmtpServer) -> MailConfig,
+) -> Option<Setup> {
     let server = SmtpServer::start(server_args)?;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -58,6 +66,7 @@ pub fn setup(server_args: &[&str], edit: impl FnOnce(MailConfig) -> MailConfig) 
             .tls(Tls::None)
             .contacts([root.join("contacts.csv")])
             .timeout(Duration::from_secs(10)),
+        &server,
     );
     let tools = toolgate_mail::tools(config).unwrap();
     let specs: Vec<toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec().clone()).collect();

@@ -45,6 +45,11 @@ impl SmtpServer {
         Some(SmtpServer { child, port, out })
     }
 
+    /// The file `name` the server wrote in its output folder (`ca.pem`, `other-ca.pem`).
+    pub fn file(&self, name: &str) -> std::path::PathBuf {
+        self.out.path().join(name)
+    }
+
     /// Every message recorded, in the order received.
     pub fn messages(&self) -> Vec<Value> {
         let mut files: Vec<_> = std::fs::read_dir(self.out.path())
