@@ -292,3 +292,97 @@ fn tools_and_export_list_the_mail_tools_when_mail_is_configured() {
         .all(|s| s["name"] != "send_email" && s["name"] != "search_contacts"));
     assert!(specs.iter().any(|s| s["name"] == "read_file"));
 }
+
+/// One stateless 2026-07-28 `tools/call` of `tool` (its own request and connection): the
+/// tool result.
+fn stateless_call(server: &super::mcp::HttpServe, id: u64, tool: &str, arguments: Value) -> Value {
+    let body = j!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": tool, "arguments": arguments,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "mail-http-test", "version": "0"}
+        }
+    }});
+    let name = format!("Mcp-Name: {tool}");
+    let r = server.post(
+        body.to_string().as_bytes(),
+        &[
+            "MCP-Protocol-Version: 2026-07-28",
+            "Mcp-Method: tools/call",
+            &name,
+        ],
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    r.json()["result"].clone()
+}
+
+/// Handles over `toolgate serve --http`: stateless requests of one caller run in that
+/// caller's session, so a `file_...` and a `draft_...` handle one request got are good in
+/// the next (each its own connection); another session (an initialized 2025-11-25 one on the
+/// same server) is refused them (`foreign_handle`) and nothing more is sent.
+#[test]
+#[cfg_attr(toolgate_no_python, ignore = "TOOLGATE_TEST_PYTHON is not set")]
+fn handles_hold_across_one_callers_stateless_requests_and_not_for_another_session() {
+    let Some(smtp) = Smtp::start(&[]) else { return };
+    let t = workspace(
+        smtp.port,
+        "\n[[rules]]\ndecision = \"allow\"\ntool = \"send_email\"\n",
+    );
+    let server = super::mcp::HttpServe::start(t.path(), &[], &[], false);
+    let found = stateless_call(
+        &server,
+        1,
+        "search_files",
+        j!({"query": "analysis", "kind": "pdf"}),
+    );
+    let file = found["structuredContent"]["files"][0]["handle"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{found}"))
+        .to_string();
+    let drafted = stateless_call(
+        &server,
+        2,
+        "generate_email_draft",
+        j!({"to": ["ann@company.com"], "subject": "Report", "key_points": ["Attached"],
+            "language": "en"}),
+    );
+    let draft = drafted["structuredContent"]["draft"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{drafted}"))
+        .to_string();
+    let send = j!({"to": ["ann@company.com"], "draft": draft, "attachments": [file]});
+    let sent = stateless_call(&server, 3, "send_email", send.clone());
+    assert_eq!(sent["isError"], false, "{sent}");
+    let messages = smtp.messages();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(
+        b64(messages[0]["attachments"][0]["data_b64"].as_str().unwrap()),
+        pdf()
+    );
+    // another session on the same server: both handles refused, before anything is sent
+    let headers = server.session(j!({}));
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    for (id, args) in [
+        (
+            10,
+            j!({"to": ["ann@company.com"], "subject": "S", "body": "B", "attachments": [file]}),
+        ),
+        (11, j!({"to": ["ann@company.com"], "draft": draft})),
+    ] {
+        let r = server.post(
+            super::mcp::call(id, "send_email", args)
+                .to_string()
+                .as_bytes(),
+            &h,
+        );
+        let result = r.json()["result"].clone();
+        assert_eq!(result["isError"], true, "{result}");
+        let text = result.to_string();
+        assert!(
+            text.contains("foreign_handle") && text.contains("was not given to this session"),
+            "{text}"
+        );
+    }
+    assert_eq!(smtp.messages().len(), 1);
+}
