@@ -386,3 +386,46 @@ fn handles_hold_across_one_callers_stateless_requests_and_not_for_another_sessio
     }
     assert_eq!(smtp.messages().len(), 1);
 }
+
+/// Contact ids are derived from the contact (its address and name), not handed out by a
+/// process: an id one `toolgate call` found is good in the next process (a restart), and
+/// delivers to that contact's address; an invented id is refused (`unknown_contact`) and
+/// nothing is sent.
+#[test]
+#[cfg_attr(toolgate_no_python, ignore = "TOOLGATE_TEST_PYTHON is not set")]
+fn contact_ids_hold_across_processes_and_invented_ids_are_refused() {
+    let Some(smtp) = Smtp::start(&[]) else { return };
+    let t = workspace(smtp.port, "");
+    let ws = t.path();
+    let w = ws.to_str().unwrap();
+    let found = toolgate(
+        &["call", "search_contacts", r#"{"query": "张总"}"#, "-w", w],
+        ws,
+    );
+    let v: Value = serde_json::from_slice(&found.stdout).unwrap();
+    let id = v["structured_content"]["contacts"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string();
+    let again = toolgate(
+        &["call", "search_contacts", r#"{"query": "Zhang"}"#, "-w", w],
+        ws,
+    );
+    let v: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(v["structured_content"]["contacts"][0]["id"], id.as_str());
+    for (to, sent) in [("contact_0000000000000000", 0), (id.as_str(), 1)] {
+        let args = j!({"to": [to], "subject": "Hello", "body": "Hi"});
+        let out = toolgate(
+            &["call", "send_email", &args.to_string(), "-w", w, "--yes"],
+            ws,
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        if sent == 0 {
+            assert_eq!(v["error"]["reason"], "unknown_contact", "{v}");
+        } else {
+            assert_eq!(v["is_error"], false, "{v}");
+        }
+        assert_eq!(smtp.messages().len(), sent, "{v}");
+    }
+    assert_eq!(smtp.messages()[0]["rcpt_tos"], j!(["zhang.wei@example.cn"]));
+}
