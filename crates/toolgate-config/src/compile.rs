@@ -133,6 +133,7 @@ pub fn load_str(
     let parsed = crate::parse::config_file(&loc, root_table, &secrets, &mut problems);
     let raw = parsed.file;
     let mut c = Compiler {
+        root,
         loc: &loc,
         raw: &raw,
         tools,
@@ -173,6 +174,7 @@ pub fn load_str(
 }
 
 struct Compiler<'a> {
+    root: &'a Path,
     loc: &'a Locator<'a>,
     raw: &'a ConfigFile,
     tools: &'a [&'a ToolSpec],
@@ -415,6 +417,7 @@ impl Compiler<'_> {
         self.approvals();
         self.server_limits();
         self.ledger();
+        self.mail();
     }
 }
 
@@ -492,6 +495,15 @@ impl Compiler<'_> {
 }
 
 impl Compiler<'_> {
+    /// `[mail]`, when present ([`crate::mail`]).
+    fn mail(&mut self) {
+        if let Some(m) = &self.raw.mail {
+            for (path, message) in crate::mail::check(m, self.root) {
+                self.problem(&path, message);
+            }
+        }
+    }
+
     /// `[ledger]`: each value a span; the retention at least a second, the window at most
     /// the retention.
     fn ledger(&mut self) {
@@ -852,6 +864,27 @@ impl Config {
     /// followed), when it does.
     pub fn file_in_workspace(&self) -> Option<&Path> {
         self.in_workspace.as_deref()
+    }
+
+    /// `[mail]`, when present: what `toolgate serve` and `toolgate call` build the mail tools
+    /// from (checked at load: see `Compiler::mail`).
+    pub fn mail(&self) -> Option<&crate::model::MailSettings> {
+        self.raw.mail.as_ref()
+    }
+
+    /// The contacts files of `[mail]`, each relative to the workspace `root` or absolute.
+    pub fn mail_contacts(&self, root: &Path) -> Vec<PathBuf> {
+        self.mail()
+            .and_then(|m| m.contacts.as_ref())
+            .map(|c| c.paths().into_iter().map(|p| root.join(p)).collect())
+            .unwrap_or_default()
+    }
+
+    /// The CA file of `[mail]`, relative to the workspace `root` or absolute.
+    pub fn mail_ca_file(&self, root: &Path) -> Option<PathBuf> {
+        self.mail()
+            .and_then(|m| m.ca_file.as_ref())
+            .map(|p| root.join(p))
     }
 
     /// How long approval grants hold: the `[approvals]` table over the built-in defaults

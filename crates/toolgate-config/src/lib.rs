@@ -15,7 +15,8 @@
 //!   ([`Config::store_path`]), `run_shell`'s settings ([`Config::shell_config`]), the
 //!   environment variable that holds the server's token, how long approval grants hold
 //!   ([`Config::grant_expiry`]), and the idempotency ledger's retention and window
-//!   ([`Config::ledger_options`]).
+//!   ([`Config::ledger_options`]), and the email assistant's `[mail]` settings
+//!   ([`Config::mail`], checked by [`mail`]).
 //!
 //! The JSON Schema of the file is generated from [`model::ConfigFile`] ([`schema`]).
 
@@ -28,6 +29,7 @@ mod compile;
 mod ledger;
 mod limits;
 pub mod locate;
+pub mod mail;
 pub mod model;
 mod parse;
 pub mod policy;
@@ -43,6 +45,7 @@ pub use approvals::{
     check_span, parse_expiry, span_text, GrantExpiry, Override, DEFAULT_ALWAYS_EXPIRES, MAX_EXPIRY,
 };
 pub use compile::{load, load_str, Config, SandboxEnforces, SandboxRule, CONFIG_FILE};
+pub use ledger::parse_span;
 pub use limits::Limited;
 pub use locate::{locate, Located};
 pub use policy::{ConfigPolicy, RiskDefaults, ROLE_ATTRIBUTE};

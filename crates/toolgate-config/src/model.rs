@@ -36,6 +36,9 @@ pub struct ConfigFile {
     /// The idempotency ledger of side-effecting calls: how long entries are kept, and the
     /// window of keys derived for calls sent without one.
     pub ledger: LedgerConfig,
+    /// The email assistant (toolgate-mail): when present, `toolgate serve` and `toolgate
+    /// call` register its tools.
+    pub mail: Option<MailSettings>,
 }
 
 /// One agent profile: a tool is in it when it is picked by `tools`, `tags` or `effects` (any
@@ -303,4 +306,75 @@ pub struct LedgerConfig {
     /// arguments) is answered from the ledger (default `10m`; `0s` derives no keys; at most
     /// the retention).
     pub derived_key_window: Option<String>,
+}
+
+/// `[mail]`: the email assistant's SMTP server, sender, contacts book and limits. Credentials
+/// are never written here: `username_env` and `password_env` name the environment variables
+/// that hold them.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MailSettings {
+    /// The SMTP server's host name or address.
+    pub smtp_host: String,
+    /// Its port (default 587 for `starttls`, 465 for `tls`, 25 for `none`).
+    #[serde(default)]
+    pub smtp_port: Option<u16>,
+    /// How the connection is secured (default `starttls`; `none` only for a loopback host).
+    #[serde(default)]
+    pub tls: Option<MailTls>,
+    /// The environment variable holding the SMTP user name (with `password_env`).
+    #[serde(default)]
+    pub username_env: Option<String>,
+    /// The environment variable holding the SMTP password (with `username_env`).
+    #[serde(default)]
+    pub password_env: Option<String>,
+    /// The sender: `assistant@example.com` or `Assistant <assistant@example.com>`.
+    pub from: String,
+    /// The contacts book: a `.csv` (header `name,email,organization,aliases`) or `.vcf`
+    /// file, or a list of them, relative to the workspace root or absolute.
+    #[serde(default)]
+    pub contacts: Option<ContactsFiles>,
+    /// The SMTP timeout and `send_email`'s call timeout, a span (`30s`, `2m`; default `30s`).
+    #[serde(default)]
+    pub timeout: Option<String>,
+    /// The largest message sent, in bytes, attachments encoded (default 10485760, 10 MiB).
+    #[serde(default)]
+    pub max_message_bytes: Option<u64>,
+    /// A PEM file of the CA certificates trusted for the server's TLS certificate instead of
+    /// the public web roots (an internal relay's private CA), relative to the workspace root
+    /// or absolute.
+    #[serde(default)]
+    pub ca_file: Option<String>,
+}
+
+/// How the SMTP connection is secured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MailTls {
+    /// Plain text: only for a loopback host.
+    None,
+    /// STARTTLS (RFC 3207), required.
+    Starttls,
+    /// TLS from the first byte (RFC 8314).
+    Tls,
+}
+
+/// One contacts file or several.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ContactsFiles {
+    /// One file.
+    One(String),
+    /// Several files.
+    Many(Vec<String>),
+}
+
+impl ContactsFiles {
+    /// The files, in order.
+    pub fn paths(&self) -> Vec<&str> {
+        match self {
+            ContactsFiles::One(p) => vec![p.as_str()],
+            ContactsFiles::Many(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
 }

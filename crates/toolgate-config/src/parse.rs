@@ -27,7 +27,7 @@ pub(crate) struct Parsed {
 }
 
 /// The top-level tables, for a message about an unknown one.
-const TABLES: [&str; 11] = [
+const TABLES: [&str; 12] = [
     "profiles",
     "roles",
     "rules",
@@ -39,6 +39,7 @@ const TABLES: [&str; 11] = [
     "server",
     "approvals",
     "ledger",
+    "mail",
 ];
 
 /// Deserializes `root` (the parsed document) piece by piece; problems go to `out`, except at
@@ -71,6 +72,7 @@ pub(crate) fn config_file(
             "server" => file.server = p.one(&path, value).unwrap_or_default(),
             "approvals" => file.approvals = p.one(&path, value).unwrap_or_default(),
             "ledger" => file.ledger = p.one(&path, value).unwrap_or_default(),
+            "mail" => file.mail = p.one(&path, value),
             other => p.problem(
                 &path,
                 key.span(),

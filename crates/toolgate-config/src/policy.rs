@@ -335,9 +335,30 @@ impl Policy for ConfigPolicy {
         }
         d
     }
+
+    fn decide_recipient(&self, address: &str, _profile: &str) -> Decision {
+        self.recipient_decision(address)
+    }
 }
 
 impl ConfigPolicy {
+    /// [`Policy::decide_recipient`]: the strongest deny or ask rule over `recipient:`
+    /// patterns matching `address` (rules restricted to a tool, a role or a condition are
+    /// applied as if they matched, as for walked paths: warning too much is the safe side).
+    fn recipient_decision(&self, address: &str) -> Decision {
+        let mut d = Decision::Allow;
+        for rule in &self.rules {
+            if rule.decision > d {
+                if let Some(ResourcePattern::Recipient(p)) = &rule.resource {
+                    if p.matches(address) {
+                        d = rule.decision;
+                    }
+                }
+            }
+        }
+        d
+    }
+
     /// [`Policy::decide_path`] matching each pattern alone (when the set could not be built).
     fn decide_path_one_by_one(&self, rel: &Path, access: Access) -> Decision {
         if let Some(v) = self.protected.verdict(rel, access) {

@@ -3,6 +3,7 @@
 mod all {
     pub mod config_fuzz;
     pub mod load;
+    pub mod mail;
     pub mod policy_cases;
     pub mod support;
 }

@@ -164,6 +164,15 @@ impl ToolContext {
         }
     }
 
+    /// The policy's decision for a recipient the tool checks on its own
+    /// ([`crate::Policy::decide_recipient`]); `Allow` without a policy.
+    pub fn recipient_decision(&self, address: &str) -> crate::Decision {
+        match &self.policy {
+            None => crate::Decision::Allow,
+            Some(p) => p.decide_recipient(address, &self.profile),
+        }
+    }
+
     /// The store that keeps full results behind truncation handles.
     pub fn results(&self) -> &Arc<dyn ResultStore> {
         &self.results

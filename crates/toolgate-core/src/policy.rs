@@ -115,6 +115,17 @@ pub trait Policy: Send + Sync {
         let _ = (rel, access, profile);
         Decision::Allow
     }
+
+    /// The decision for a message's recipient a tool checks on its own, without a call that
+    /// sends to it: an address validator tells the model whether a send to `address` (its
+    /// domain normalized, [`crate::pattern::normalize_address`]) would be denied or asked
+    /// before the model drafts one. The strongest deny or ask over `recipient:` resources
+    /// (allow rules cover a call only with every resource it touches, so they are left to the
+    /// call). Default: allow.
+    fn decide_recipient(&self, address: &str, profile: &str) -> Decision {
+        let _ = (address, profile);
+        Decision::Allow
+    }
 }
 
 /// The default policy: destructive tools ask, dangerous risk asks, everything else (already

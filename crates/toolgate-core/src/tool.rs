@@ -81,6 +81,11 @@ pub enum Resource {
         /// The command as sent.
         command: String,
     },
+    /// A recipient of a message the call will send (`recipient:` rules and grants).
+    Recipient {
+        /// The email address as sent (`local@domain`, without a display name).
+        address: String,
+    },
 }
 
 impl Resource {
@@ -116,6 +121,9 @@ pub enum ResolvedResource {
     Url(String),
     /// A command line.
     Command(String),
+    /// A recipient's email address, its domain in lower-case ASCII
+    /// ([`crate::pattern::normalize_address`]).
+    Recipient(String),
 }
 
 /// A registered tool: its contract and its handler, type-erased.

@@ -30,8 +30,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         return Ok(Exit::Success);
     }
     let workspace = super::open_workspace(args.workspace.as_deref())?;
-    let tools = super::builtin_tools(&toolgate_config::Config::default())?;
-    let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    let specs = super::nameable_specs()?;
+    let specs: Vec<&toolgate_core::ToolSpec> = specs.iter().collect();
     let loaded = toolgate_config::locate(workspace.root(), args.config.as_deref())
         .map_err(|p| vec![p])
         .and_then(|located| {

@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             let workspace = super::open_workspace(args.workspace.as_deref())?;
             let config =
                 super::load_config(&workspace, args.config.as_deref(), super::ConfigUse::Show)?;
-            let registry = super::builtin_registry(&config)?;
+            let registry = super::builtin_registry(&config, &workspace)?;
             export_profile(&registry, args.profile.as_deref(), args.format, options)?
         }
     };

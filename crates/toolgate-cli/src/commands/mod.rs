@@ -8,6 +8,7 @@ pub mod eval;
 pub mod export;
 pub mod in_force;
 pub mod ledger;
+pub mod mail;
 pub mod recording;
 pub mod serve;
 pub mod stats;
@@ -27,6 +28,18 @@ pub fn builtin_tools(config: &toolgate_config::Config) -> anyhow::Result<Vec<Arc
     tools_with_shell(config, config.shell_config())
 }
 
+/// The contracts a configuration may name in its profiles and rules: the built-in tools and
+/// the mail tools (named whether or not `[mail]` registers them).
+pub fn nameable_specs() -> anyhow::Result<Vec<toolgate_core::ToolSpec>> {
+    let mut specs: Vec<toolgate_core::ToolSpec> =
+        builtin_tools(&toolgate_config::Config::default())?
+            .iter()
+            .map(|t| t.spec().clone())
+            .collect();
+    specs.extend(toolgate_mail::specs());
+    Ok(specs)
+}
+
 fn tools_with_shell(
     config: &toolgate_config::Config,
     shell: toolgate_tools::shell::ShellConfig,
@@ -41,11 +54,17 @@ fn tools_with_shell(
     Ok(tools.into_iter().map(|t| config.limit(t)).collect())
 }
 
-/// The built-in registry under `config`: [`builtin_tools`] and the configuration's profiles.
-/// The write tools and run_shell are destructive: the default policy asks, and `call --yes`
-/// is the operator's approval.
-pub fn builtin_registry(config: &toolgate_config::Config) -> anyhow::Result<Registry> {
-    registry_with_shell(config, config.shell_config())
+/// The built-in registry under `config` in `workspace`: [`builtin_tools`], the mail tools when
+/// the configuration has `[mail]`, and the configuration's profiles: what `serve` and `call`
+/// register, for the commands that only show it (`tools`, `export`). The write tools and
+/// run_shell are destructive: the default policy asks, and `call --yes` is the operator's
+/// approval.
+pub fn builtin_registry(
+    config: &toolgate_config::Config,
+    workspace: &Workspace,
+) -> anyhow::Result<Registry> {
+    let tools = tools_with_shell(config, config.shell_config())?;
+    registry_of(config, with_mail(config, workspace, tools)?)
 }
 
 /// [`builtin_registry`] for calls that record to `files` (the store, a JSON-lines audit log)
@@ -56,14 +75,30 @@ pub fn builtin_registry_storing(
     workspace: &Workspace,
     files: &[&Path],
 ) -> anyhow::Result<Registry> {
-    registry_with_shell(config, config.shell_config_storing(workspace.root(), files))
+    let tools = tools_with_shell(config, config.shell_config_storing(workspace.root(), files))?;
+    registry_of(config, with_mail(config, workspace, tools)?)
 }
 
-fn registry_with_shell(
+/// `tools` and the mail tools of `[mail]` (none without it), each under the configuration's
+/// per-call limits.
+fn with_mail(
     config: &toolgate_config::Config,
-    shell: toolgate_tools::shell::ShellConfig,
+    workspace: &Workspace,
+    mut tools: Vec<Arc<dyn Tool>>,
+) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
+    tools.extend(
+        mail::mail_tools(config, workspace.root())?
+            .into_iter()
+            .map(|t| config.limit(t)),
+    );
+    Ok(tools)
+}
+
+fn registry_of(
+    config: &toolgate_config::Config,
+    tools: Vec<Arc<dyn Tool>>,
 ) -> anyhow::Result<Registry> {
-    let mut builder = Registry::builder().tools(tools_with_shell(config, shell)?);
+    let mut builder = Registry::builder().tools(tools);
     for p in config.profiles() {
         builder = builder.profile(p.clone());
     }
@@ -103,8 +138,8 @@ pub fn load_config(
     let located =
         toolgate_config::locate(workspace.root(), explicit).map_err(|p| problems(vec![p]))?;
     in_force::check(workspace, explicit, &located)?;
-    let tools = builtin_tools(&toolgate_config::Config::default())?;
-    let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    let specs = nameable_specs()?;
+    let specs: Vec<&toolgate_core::ToolSpec> = specs.iter().collect();
     let config = toolgate_config::load(workspace.root(), explicit, &specs).map_err(problems)?;
     if let Some(p) = store_problem(&config, workspace.root()) {
         return Err(problems(vec![p]));

@@ -96,7 +96,7 @@ fn bad_patterns_are_located_at_their_value() {
     one(
         "[[rules]]\ndecision = \"deny\"\nresource = \".env\"\n",
         "3:12: rules[0].resource:",
-        "must start with path:, host: or command:",
+        "must start with path:, host:, command: or recipient:",
     );
     one(
         "[[rules]]\ndecision = \"deny\"\nresource = \"path:../x\"\n",

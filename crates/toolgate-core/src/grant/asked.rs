@@ -232,6 +232,7 @@ pub fn line(r: &ResolvedResource) -> String {
         ),
         ResolvedResource::Url(u) => format!("url {u}"),
         ResolvedResource::Command(c) => format!("command {c}"),
+        ResolvedResource::Recipient(a) => format!("recipient {a}"),
     }
 }
 
@@ -292,6 +293,13 @@ fn pattern(r: &ResolvedResource) -> Result<String, String> {
             Some(host) if !host.is_empty() => Ok(format!("host:{host}")),
             _ => Err(format!("the URL {u:?} has no host a grant can name")),
         },
+        ResolvedResource::Recipient(a) => {
+            if a.contains(['*', '\n', '\r']) || a.chars().any(char::is_whitespace) {
+                Err(format!("the recipient {a:?} cannot be named in a grant"))
+            } else {
+                Ok(format!("recipient:{a}"))
+            }
+        }
     }
 }
 

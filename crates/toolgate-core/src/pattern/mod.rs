@@ -8,7 +8,9 @@
 //!   - `host:<pattern>` ([`HostPattern`]): the host of a URL (`host:example.com`,
 //!     `host:*.example.com`, `host:10.0.0.0/8`);
 //!   - `command:<prefix>` ([`CommandPattern`]): the leading words of one simple command
-//!     (`command:git push` matches `git push origin` but not `git pushx`).
+//!     (`command:git push` matches `git push origin` but not `git pushx`);
+//!   - `recipient:<address>` ([`RecipientPattern`]): a recipient of a message
+//!     (`recipient:boss@company.com`, `recipient:*@company.com`, `recipient:*@*.company.com`).
 //!
 //! Every pattern parses from text with a clear [`PatternError`] and displays as it was
 //! written, so `parse(p.to_string())` gives `p` back.
@@ -36,11 +38,13 @@ mod command;
 mod host;
 mod path;
 pub mod program;
+mod recipient;
 mod tool;
 
 pub use command::{split_command, CommandPattern, CommandPatternError};
 pub use host::HostPattern;
 pub use path::{PathPattern, PathPatternSet};
+pub use recipient::{normalize_address, RecipientPattern};
 pub use tool::ToolPattern;
 
 use crate::policy::Decision;
@@ -78,13 +82,13 @@ pub enum PatternError {
     /// No pattern after the kind.
     #[error("a {kind} pattern must not be empty")]
     Empty {
-        /// `tool`, `path`, `host` or `command`.
+        /// `tool`, `path`, `host`, `command` or `recipient`.
         kind: &'static str,
     },
     /// A resource pattern without a known `kind:` prefix.
     #[error(
-        "resource pattern {pattern:?} must start with path:, host: or command: (for example \
-         path:.env, host:*.example.com, command:git push)"
+        "resource pattern {pattern:?} must start with path:, host:, command: or recipient: (for \
+         example path:.env, host:*.example.com, command:git push, recipient:*@company.com)"
     )]
     Kind {
         /// The pattern as written.
@@ -123,13 +127,21 @@ pub enum PatternError {
         /// The offending character.
         found: char,
     },
+    /// A recipient pattern that does not parse.
+    #[error("recipient pattern {pattern:?}: {why}")]
+    Recipient {
+        /// The pattern as written.
+        pattern: String,
+        /// What is wrong.
+        why: String,
+    },
     /// A command pattern that does not parse.
     #[error(transparent)]
     Command(#[from] CommandPatternError),
 }
 
-/// A pattern over one kind of resource, written `path:<glob>`, `host:<pattern>` or
-/// `command:<prefix>` (see the module docs).
+/// A pattern over one kind of resource, written `path:<glob>`, `host:<pattern>`,
+/// `command:<prefix>` or `recipient:<address>` (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ResourcePattern {
@@ -139,6 +151,8 @@ pub enum ResourcePattern {
     Host(HostPattern),
     /// `command:<prefix>`: simple commands, with the mode they match in.
     Command(CommandPattern, MatchMode),
+    /// `recipient:<address>`: recipients of messages.
+    Recipient(RecipientPattern),
 }
 
 impl ResourcePattern {
@@ -166,6 +180,9 @@ impl ResourcePattern {
             "path" => Ok(ResourcePattern::Path(PathPattern::parse(rest, mode)?)),
             "host" => Ok(ResourcePattern::Host(HostPattern::parse(rest)?)),
             "command" => Ok(ResourcePattern::Command(CommandPattern::parse(rest)?, mode)),
+            "recipient" => Ok(ResourcePattern::Recipient(RecipientPattern::parse(
+                rest, mode,
+            )?)),
             _ => Err(PatternError::Kind {
                 pattern: text.to_string(),
             }),
@@ -173,7 +190,7 @@ impl ResourcePattern {
     }
 
     /// Whether the resolved resource matches: a path pattern a path (whatever its access), a
-    /// host pattern a URL, a command pattern a command. Resources of another kind never match.
+    /// host pattern a URL, a command pattern a command, a recipient pattern a recipient. Resources of another kind never match.
     pub fn matches(&self, resource: &ResolvedResource) -> bool {
         match (self, resource) {
             (ResourcePattern::Path(p), ResolvedResource::Path { path, .. }) => {
@@ -183,16 +200,20 @@ impl ResourcePattern {
             (ResourcePattern::Command(c, mode), ResolvedResource::Command(line)) => {
                 c.matches_line(line, *mode == MatchMode::Restrict)
             }
+            (ResourcePattern::Recipient(p), ResolvedResource::Recipient(address)) => {
+                p.matches(address)
+            }
             _ => false,
         }
     }
 
-    /// The kind: `path`, `host` or `command`.
+    /// The kind: `path`, `host`, `command` or `recipient`.
     pub fn kind(&self) -> &'static str {
         match self {
             ResourcePattern::Path(_) => "path",
             ResourcePattern::Host(_) => "host",
             ResourcePattern::Command(..) => "command",
+            ResourcePattern::Recipient(_) => "recipient",
         }
     }
 }
@@ -203,6 +224,7 @@ impl fmt::Display for ResourcePattern {
             ResourcePattern::Path(p) => write!(f, "path:{p}"),
             ResourcePattern::Host(h) => write!(f, "host:{h}"),
             ResourcePattern::Command(c, _) => write!(f, "command:{c}"),
+            ResourcePattern::Recipient(r) => write!(f, "recipient:{r}"),
         }
     }
 }

@@ -278,9 +278,15 @@ fn every_pattern_displays_as_written_and_parses_back() {
 #[test]
 fn bad_patterns_get_clear_errors() {
     let cases: &[(&str, &str)] = &[
-        ("", "must start with path:, host: or command:"),
-        (".env", "must start with path:, host: or command:"),
-        ("file:.env", "must start with path:, host: or command:"),
+        ("", "must start with path:, host:, command: or recipient:"),
+        (
+            ".env",
+            "must start with path:, host:, command: or recipient:",
+        ),
+        (
+            "file:.env",
+            "must start with path:, host:, command: or recipient:",
+        ),
         ("path:", "a path pattern must not be empty"),
         ("path:/", "a path pattern must not be empty"),
         ("path:src/[", "does not parse"),
@@ -304,6 +310,8 @@ fn bad_patterns_get_clear_errors() {
         ),
         ("command:", "must not be empty"),
         ("command:git * push", "`*` may only end the last word"),
+        ("recipient:", "must not be empty"),
+        ("recipient:company.com", "*@domain"),
     ];
     for (text, expect) in cases {
         let e = ResourcePattern::parse(text).expect_err(text).to_string();

@@ -28,6 +28,15 @@ pub fn guard(
             },
             Resource::Url { url } => ResolvedResource::Url(url),
             Resource::Command { command } => ResolvedResource::Command(command),
+            Resource::Recipient { address } => ResolvedResource::Recipient(
+                crate::pattern::normalize_address(&address).ok_or_else(|| {
+                    ToolError::invalid_input(format!(
+                        "{address:?} is not an email address (local@domain); send one such as \
+                         ann@example.com"
+                    ))
+                    .with_reason("invalid_address")
+                })?,
+            ),
         });
     }
     Ok(resolved)

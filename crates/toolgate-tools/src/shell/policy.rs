@@ -301,6 +301,11 @@ impl Policy for ShellPolicy {
     ) -> Decision {
         self.inner.decide_path(rel, access, profile)
     }
+
+    /// The inner policy's: command rules are not about recipients.
+    fn decide_recipient(&self, address: &str, profile: &str) -> Decision {
+        self.inner.decide_recipient(address, profile)
+    }
 }
 
 /// The higher of two verdicts; the first on a tie, unless only the second cannot be granted

@@ -239,8 +239,9 @@ async fn protected_paths_can_be_allowed_by_the_host() {
 /// When the link is not at `sub` it waits at `sub.l`; when the directory is not, at `sub.d`.
 /// Three swaps in four are atomic (`renameat2(RENAME_EXCHANGE)`); the fourth is two plain
 /// renames, leaving `sub` missing for a moment (a write may create a new `sub` then, which
-/// is moved aside to `sub.junk.N`, inside the workspace).
-fn swapper(ws: std::path::PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+/// is moved aside to `sub.junk.N`, inside the workspace). While `control.hold` is set it
+/// stops between swaps, with `sub` in place, and says so in `control.held`.
+fn swapper(ws: std::path::PathBuf, control: Arc<Control>) -> std::thread::JoinHandle<u64> {
     use rustix::fs::{renameat, renameat_with, RenameFlags};
     std::thread::spawn(move || {
         let dir = std::fs::File::open(&ws).unwrap();
@@ -258,7 +259,16 @@ fn swapper(ws: std::path::PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHa
         };
         let mut link_at_sub = false;
         let mut swaps = 0u64;
-        while !stop.load(Ordering::Relaxed) {
+        while !control.stop.load(Ordering::Relaxed) {
+            if control.hold.load(Ordering::Acquire) {
+                control.held.store(true, Ordering::Release);
+                while control.hold.load(Ordering::Acquire) && !control.stop.load(Ordering::Relaxed)
+                {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+                control.held.store(false, Ordering::Release);
+                continue;
+            }
             let (waiting, parked) = if link_at_sub {
                 ("sub.d", "sub.l")
             } else {
@@ -280,28 +290,83 @@ fn swapper(ws: std::path::PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHa
     })
 }
 
+/// What the test and [`swapper`] share: `stop` ends the swapper; `hold` asks it to stop
+/// between swaps, which it confirms with `held`.
+#[derive(Default)]
+struct Control {
+    stop: AtomicBool,
+    hold: AtomicBool,
+    held: AtomicBool,
+}
+
 /// fs-toctou-write-10 (toctou_race): while a helper thread swaps `ws/sub` between a real
-/// directory and a symlink to `../outside`, 1000 write_file calls (and 200 edit_file calls)
+/// directory and a symlink to `../outside`, 1200 calls (write_file, the last 200 edit_file)
 /// to `sub/...` each either write inside the workspace or fail with path_outside_workspace
 /// (or, when `sub` is missing for a moment, not_found); `outside/out.txt` is never created.
+/// Every 25th call is a write_file with the swapper held, `sub` still: it must write when `sub` is the
+/// directory and be refused when it is the link, so both outcomes are seen however the calls
+/// and the swaps are scheduled (a loaded machine once let no racing write through).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fs_toctou_write_10_a_swapped_parent_never_leads_a_write_out() {
     let w = Ws::new();
     std::fs::create_dir_all(w.ws().join("sub")).unwrap();
     std::os::unix::fs::symlink("../outside", w.ws().join("sub.l")).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let helper = swapper(w.ws(), stop.clone());
+    let control = Arc::new(Control::default());
+    let helper = swapper(w.ws(), control.clone());
     // stops the swapper however the test ends, before the tree is removed
-    struct StopOnDrop(Arc<AtomicBool>);
+    struct StopOnDrop(Arc<Control>);
     impl Drop for StopOnDrop {
         fn drop(&mut self) {
-            self.0.store(true, Ordering::Relaxed);
+            self.0.stop.store(true, Ordering::Relaxed);
         }
     }
-    let _stop = StopOnDrop(stop.clone());
+    let _stop = StopOnDrop(control.clone());
     let (mut written, mut refused, mut missing) = (0u32, 0u32, 0u32);
+    let (mut still_dir, mut still_link) = (0u32, 0u32);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
-    for i in 0..1200u32 {
+    let mut i = 0u32;
+    // the racing calls, then still calls until each state was seen twice
+    while i < 1200 || still_dir < 2 || still_link < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the calls take less than two minutes (call {i}, {still_dir} still calls in the \
+             directory, {still_link} at the link)"
+        );
+        if i % 25 == 24 || i >= 1200 {
+            control.hold.store(true, Ordering::Release);
+            while !control.held.load(Ordering::Acquire) {
+                assert!(tokio::time::Instant::now() < deadline, "the swapper stops");
+                tokio::time::sleep(Duration::from_micros(200)).await;
+            }
+            let link = std::fs::symlink_metadata(w.ws().join("sub"))
+                .unwrap()
+                .file_type()
+                .is_symlink();
+            let r = w
+                .call(
+                    "write_file",
+                    json!({"path": "sub/out.txt", "content": "STILL"}),
+                )
+                .await;
+            let reason = r.error.as_ref().and_then(|e| e.reason.as_deref());
+            if link {
+                assert_eq!(reason, Some("path_outside_workspace"), "{}", r.text());
+                still_link += 1;
+            } else {
+                assert_eq!(reason, None, "{}", r.text());
+                still_dir += 1;
+            }
+            control.hold.store(false, Ordering::Release);
+            while control.held.load(Ordering::Acquire) {
+                tokio::time::sleep(Duration::from_micros(200)).await;
+            }
+            assert!(
+                !w.t.join("outside/out.txt").exists(),
+                "still call {i} wrote outside the workspace"
+            );
+            i += 1;
+            continue;
+        }
         let (tool, args) = if i < 1000 {
             (
                 "write_file",
@@ -327,14 +392,15 @@ async fn fs_toctou_write_10_a_swapped_parent_never_leads_a_write_out() {
             !w.t.join("outside/out.txt").exists(),
             "call {i} ({tool}) wrote outside the workspace"
         );
+        i += 1;
     }
-    stop.store(true, Ordering::Relaxed);
+    control.stop.store(true, Ordering::Relaxed);
     let swaps = helper.join().unwrap();
     w.assert_outside_untouched();
-    assert!(
-        swaps > 0 && written > 0 && refused > 0,
-        "swaps {swaps}, written {written}, refused {refused}"
-    );
+    assert!(swaps > 0, "the swapper swapped");
     assert!(temp_files(&w.ws()).is_empty());
-    eprintln!("toctou: {written} written, {refused} refused, {missing} missing, {swaps} swaps");
+    eprintln!(
+        "toctou: racing calls {written} written, {refused} refused, {missing} missing; still \
+         calls {still_dir} in the directory, {still_link} at the link; {swaps} swaps"
+    );
 }

@@ -1,0 +1,227 @@
+//! Handles: what `search_files` and `generate_email_draft` give out, and the only way
+//! `send_email` takes an attachment or a draft.
+//!
+//! A handle (`file_` or `draft_` and 16 random hex digits) is bound to the session that got
+//! it: another session's handle is refused as if it were unknown to it, so a model cannot
+//! attach a file it was never shown. A file handle is also bound to the file's identity when
+//! it was given out (device, inode, size, modification time, read without following a link):
+//! a file changed, replaced or swapped for a link since is refused as stale, so what is sent
+//! is what was found. At most [`MAX_HANDLES`] of each kind are kept; the oldest go first.
+
+use parking_lot::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use toolgate_core::{ToolError, Workspace};
+
+/// At most this many file handles and this many draft handles are kept.
+pub const MAX_HANDLES: usize = 10_000;
+
+/// What a file was when its handle was given out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+}
+
+impl Identity {
+    /// The identity of the regular file at `rel` (relative to the workspace root), read
+    /// without following a link; `None` for a link, a directory, a device, or a missing file.
+    pub fn of(ws: &Workspace, rel: &Path) -> Option<Identity> {
+        use cap_std::fs::MetadataExt;
+        let meta = ws.dir().symlink_metadata(rel).ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        Some(Identity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.len(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        })
+    }
+
+    /// The size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+/// A file a session was given a handle to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileHandle {
+    /// The session it was given to.
+    pub session: String,
+    /// The file, relative to the workspace root.
+    pub rel: PathBuf,
+    /// The file's name (its last component).
+    pub name: String,
+    /// Its MIME type, by its extension.
+    pub mime: String,
+    /// What it was.
+    pub identity: Identity,
+}
+
+/// A draft a session composed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draft {
+    /// The session it was composed in.
+    pub session: String,
+    /// The recipients it was written for.
+    pub to: Vec<String>,
+    /// Its subject.
+    pub subject: String,
+    /// The plain-text body.
+    pub text: String,
+    /// The HTML body (its text escaped).
+    pub html: String,
+}
+
+/// The handles given out, shared by the tools of one toolset.
+#[derive(Debug, Default)]
+pub struct Handles {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    files: HashMap<String, FileHandle>,
+    file_order: VecDeque<String>,
+    drafts: HashMap<String, Draft>,
+    draft_order: VecDeque<String>,
+}
+
+fn new_id(prefix: &str) -> String {
+    let n: u64 = rand::random();
+    format!("{prefix}{n:016x}")
+}
+
+impl Handles {
+    /// Gives out a handle to `file`.
+    pub fn add_file(&self, file: FileHandle) -> String {
+        let id = new_id("file_");
+        let mut g = self.inner.lock();
+        if g.file_order.len() >= MAX_HANDLES {
+            if let Some(old) = g.file_order.pop_front() {
+                g.files.remove(&old);
+            }
+        }
+        g.files.insert(id.clone(), file);
+        g.file_order.push_back(id.clone());
+        id
+    }
+
+    /// Gives out a handle to `draft`.
+    pub fn add_draft(&self, draft: Draft) -> String {
+        let id = new_id("draft_");
+        let mut g = self.inner.lock();
+        if g.draft_order.len() >= MAX_HANDLES {
+            if let Some(old) = g.draft_order.pop_front() {
+                g.drafts.remove(&old);
+            }
+        }
+        g.drafts.insert(id.clone(), draft);
+        g.draft_order.push_back(id.clone());
+        id
+    }
+
+    /// The file behind handle `id` for `session`, checked against the file as it is now in
+    /// `ws`.
+    ///
+    /// # Errors
+    /// `invalid_input` with reason `not_a_handle` (a path or anything not `file_...`),
+    /// `unknown_handle` (never given out, or evicted), `foreign_handle` (given to another
+    /// session) or `stale_handle` (the file changed, was replaced or removed since).
+    pub fn file(&self, id: &str, session: &str, ws: &Workspace) -> Result<FileHandle, ToolError> {
+        if !id.starts_with("file_") {
+            return Err(ToolError::invalid_input(format!(
+                "attachment {id:?} is not a file handle: attachments are handles (file_...) that \
+                 search_files gave this session, never paths; call search_files to find the \
+                 file and send its handle"
+            ))
+            .with_reason("not_a_handle"));
+        }
+        let handle = self.inner.lock().files.get(id).cloned();
+        let handle = match handle {
+            Some(h) if h.session == session => h,
+            Some(_) => {
+                return Err(ToolError::invalid_input(format!(
+                    "file handle {id} was not given to this session; call search_files here and \
+                     send the handle it returns"
+                ))
+                .with_reason("foreign_handle"))
+            }
+            None => {
+                return Err(ToolError::invalid_input(format!(
+                    "no file handle {id} was given out (or it expired); call search_files and \
+                     send a handle it returns"
+                ))
+                .with_reason("unknown_handle"))
+            }
+        };
+        if Identity::of(ws, &handle.rel) != Some(handle.identity) {
+            return Err(ToolError::invalid_input(format!(
+                "file handle {id} ({}) is stale: the file was changed, replaced or removed \
+                 since search_files found it; call search_files again and send the new handle",
+                handle.name
+            ))
+            .with_reason("stale_handle"));
+        }
+        Ok(handle)
+    }
+
+    /// The draft behind handle `id` for `session`.
+    ///
+    /// # Errors
+    /// `invalid_input` with reason `unknown_handle` or `foreign_handle`.
+    pub fn draft(&self, id: &str, session: &str) -> Result<Draft, ToolError> {
+        match self.inner.lock().drafts.get(id) {
+            Some(d) if d.session == session => Ok(d.clone()),
+            Some(_) => Err(ToolError::invalid_input(format!(
+                "draft handle {id} was not given to this session; call generate_email_draft \
+                 here and send the handle it returns"
+            ))
+            .with_reason("foreign_handle")),
+            None => Err(ToolError::invalid_input(format!(
+                "no draft handle {id} was given out (or it expired); call generate_email_draft \
+                 and send the handle it returns, or send `body` instead"
+            ))
+            .with_reason("unknown_handle")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_handles_are_bound_to_their_session_and_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("report.pdf"), b"%PDF-1.4 one").unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let rel = PathBuf::from("report.pdf");
+        let h = Handles::default();
+        let id = h.add_file(FileHandle {
+            session: "s1".into(),
+            rel: rel.clone(),
+            name: "report.pdf".into(),
+            mime: "application/pdf".into(),
+            identity: Identity::of(&ws, &rel).unwrap(),
+        });
+        assert!(id.starts_with("file_") && id.len() == 21);
+        assert_eq!(h.file(&id, "s1", &ws).unwrap().name, "report.pdf");
+        let reason = |r: Result<FileHandle, ToolError>| r.unwrap_err().reason.unwrap().to_string();
+        assert_eq!(reason(h.file(&id, "s2", &ws)), "foreign_handle");
+        assert_eq!(
+            reason(h.file("file_0000000000000000", "s1", &ws)),
+            "unknown_handle"
+        );
+        assert_eq!(reason(h.file("report.pdf", "s1", &ws)), "not_a_handle");
+        // replaced by another file of the same size: a new inode
+        std::fs::write(dir.path().join("other.pdf"), b"%PDF-1.4 two").unwrap();
+        std::fs::rename(dir.path().join("other.pdf"), dir.path().join("report.pdf")).unwrap();
+        assert_eq!(reason(h.file(&id, "s1", &ws)), "stale_handle");
+    }
+}
