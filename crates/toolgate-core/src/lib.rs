@@ -55,6 +55,8 @@ pub mod ledger;
 pub mod pattern;
 pub mod pipeline;
 pub mod policy;
+pub mod principal;
+pub mod rate;
 pub mod progress;
 pub mod provider;
 pub mod redact;
@@ -82,6 +84,7 @@ pub use audit::{
     NullAuditSink, Outcome,
 };
 pub use budget::Budgets;
+pub use principal::Principal;
 pub use call::{Arguments, CallId, ToolCall};
 pub use context::{BudgetLeft, ToolContext};
 pub use dynamic::DynamicTool;

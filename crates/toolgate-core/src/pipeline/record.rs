@@ -137,6 +137,7 @@ pub(crate) async fn record(
         time_us: st.time_us,
         session: session.id.clone(),
         profile: session.profile.clone(),
+        principal: session.principal.clone(),
         tool: result.tool.clone(),
         version: st.entry.as_ref().map(|e| e.spec().version.clone()),
         call_id: result.call_id.clone(),

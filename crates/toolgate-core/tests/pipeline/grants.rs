@@ -156,6 +156,7 @@ async fn an_expired_grant_stops_applying() {
         expires_us: Some(expires_us),
         granted_by: Some("operator".into()),
         note: None,
+        principal: None,
     };
     // expired a second ago
     t.grants
@@ -180,7 +181,7 @@ async fn an_expired_grant_stops_applying() {
         expires_in_secs: Some(90),
         ..GrantRequest::new(GrantScope::Session)
     };
-    let g = req.to_new_grant("delete_all", "s", now, None).unwrap();
+    let g = req.to_new_grant("delete_all", "s", None, now, None).unwrap();
     assert_eq!(g.expires_us, Some(now + 90_000_000));
 }
 
@@ -264,6 +265,7 @@ async fn a_once_grant_is_spent_by_exactly_one_of_concurrent_calls() {
             expires_us: None,
             granted_by: Some("operator".into()),
             note: None,
+            principal: None,
         })
         .unwrap();
     let results = futures::future::join_all((0..8).map(|i| {
@@ -310,6 +312,7 @@ async fn a_grant_never_overrides_a_deny() {
             expires_us: None,
             granted_by: None,
             note: None,
+            principal: None,
         });
     }
     let s = t.p.session("s").build().unwrap();

@@ -17,6 +17,7 @@ fn grant(scope: GrantScope, session: Option<&str>, expires: Option<u64>) -> NewG
         expires_us: expires,
         granted_by: Some("terminal".into()),
         note: None,
+        principal: None,
     }
 }
 
@@ -232,6 +233,7 @@ fn bad_grants_are_refused_with_the_reason() {
         (
             NewGrant {
                 note: Some("a\0b".into()),
+                principal: None,
                 ..grant(GrantScope::Always, None, None)
             },
             "note contains NUL",
@@ -364,7 +366,9 @@ fn a_version_1_store_gets_the_grant_columns() {
     raw.execute_batch(super::ledger::VERSION_2_LEDGER).unwrap();
     raw.execute_batch(
         "ALTER TABLE audit DROP COLUMN grant_id; ALTER TABLE audit DROP COLUMN scope; \
-         PRAGMA user_version = 1;",
+         ALTER TABLE audit DROP COLUMN principal; ALTER TABLE audit DROP COLUMN principal_issuer; \
+         ALTER TABLE grants DROP COLUMN principal; ALTER TABLE grants DROP COLUMN principal_issuer; \
+         DROP TABLE quota; PRAGMA user_version = 1;",
     )
     .unwrap();
     drop(raw);
