@@ -5,11 +5,11 @@
 //!
 //! | Cedar | value |
 //! |---|---|
-//! | `principal` | `Toolgate::Session::"<session id>"` |
+//! | `principal` | `Toolgate::Principal::"<subject>"` for a session acting for a verified caller (an OAuth access token's `sub`; its issuer is `context.attributes.iss`), else `Toolgate::Session::"<session id>"` |
 //! | `action` | `Toolgate::Action::"call"` |
 //! | `resource` | `Toolgate::Tool::"<tool name>"` |
 //! | `context.tool`, `context.profile`, `context.role` | strings (`role` is `""` without one) |
-//! | `context.attributes` | the session attributes (from the role and `--attr`) |
+//! | `context.attributes` | the session attributes (from the role and `--attr`; over OAuth, the token claims `[server.auth] claims` names, and `iss`) |
 //! | `context.arguments` | the call's arguments (JSON nulls left out, other numbers than integers as strings) |
 //! | `context.paths` | the canonical workspace-relative paths the call touches, a set of strings |
 //!
@@ -68,6 +68,21 @@ impl Condition {
     /// Never called: no condition exists in this build.
     pub fn holds(&self, input: &PolicyInput<'_>) -> bool {
         let _ = input;
+        match *self {}
+    }
+
+    /// Never called: no condition exists in this build.
+    pub fn session_only(&self) -> bool {
+        match *self {}
+    }
+
+    /// Never called: no condition exists in this build.
+    pub fn holds_for(
+        &self,
+        principal: Option<&toolgate_core::Principal>,
+        attributes: &std::collections::HashMap<String, serde_json::Value>,
+    ) -> bool {
+        let _ = (principal, attributes);
         match *self {}
     }
 }
@@ -248,6 +263,29 @@ impl Condition {
         self.inner.reads
     }
 
+    /// Whether the condition reads nothing of the call (only what the session fixes: its
+    /// principal, attributes, role and profile), so its answer is the session's.
+    pub fn session_only(&self) -> bool {
+        self.inner.reads.session_only()
+    }
+
+    /// Whether the condition holds for a caller with `principal` and `attributes`, before
+    /// any session or call exists (a role's condition over the token's claims): `context`
+    /// holds `attributes` alone, `resource` is no tool (`Toolgate::Tool::""`).
+    pub fn holds_for(
+        &self,
+        principal: Option<&toolgate_core::Principal>,
+        attributes: &std::collections::HashMap<String, Value>,
+    ) -> bool {
+        let Some(record) = cedar_record(attributes) else {
+            return false;
+        };
+        let Ok(context) = Context::from_pairs([("attributes".to_string(), record)]) else {
+            return false;
+        };
+        self.authorized(principal_uid(principal, ""), "", context)
+    }
+
     /// Whether the condition holds for the call (see the module docs): once per session for
     /// a condition that reads nothing of the call, else on every call.
     pub fn holds(&self, input: &PolicyInput<'_>) -> bool {
@@ -317,16 +355,19 @@ impl Condition {
         let Ok(context) = Context::from_pairs(pairs) else {
             return false;
         };
-        let uid = |ty: &str, id: &str| {
-            EntityUid::from_type_name_and_id(
-                cedar_policy::EntityTypeName::from_str(ty).expect("a fixed type name"),
-                cedar_policy::EntityId::new(id),
-            )
-        };
+        self.authorized(
+            principal_uid(session.principal(), session.id()),
+            &input.tool.name,
+            context,
+        )
+    }
+
+    /// Cedar's answer for `principal` calling `tool` in `context`.
+    fn authorized(&self, principal: EntityUid, tool: &str, context: Context) -> bool {
         let Ok(request) = Request::new(
-            uid("Toolgate::Session", session.id()),
+            principal,
             self.inner.action.clone(),
-            uid("Toolgate::Tool", &input.tool.name),
+            uid("Toolgate::Tool", tool),
             context,
             None,
         ) else {
@@ -335,6 +376,24 @@ impl Condition {
         let response =
             Authorizer::new().is_authorized(&request, &self.inner.set, &Entities::empty());
         response.decision() == cedar_policy::Decision::Allow
+    }
+}
+
+#[cfg(feature = "cedar")]
+fn uid(ty: &str, id: &str) -> EntityUid {
+    EntityUid::from_type_name_and_id(
+        cedar_policy::EntityTypeName::from_str(ty).expect("a fixed type name"),
+        cedar_policy::EntityId::new(id),
+    )
+}
+
+/// `Toolgate::Principal::"<subject>"` for a session with a principal, else
+/// `Toolgate::Session::"<session id>"`.
+#[cfg(feature = "cedar")]
+fn principal_uid(principal: Option<&toolgate_core::Principal>, session: &str) -> EntityUid {
+    match principal {
+        Some(p) => uid("Toolgate::Principal", &p.subject),
+        None => uid("Toolgate::Session", session),
     }
 }
 

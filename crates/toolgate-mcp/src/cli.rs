@@ -78,9 +78,26 @@ pub struct ServeArgs {
     /// it); `None`: the built-in defaults and `--always-expires-hours`.
     #[arg(skip)]
     pub grant_expiry: Option<GrantExpiryArgs>,
+    /// Check OAuth access tokens of this authorization server instead of a static token (the
+    /// binary's `[server.auth]`).
+    #[arg(skip)]
+    pub auth: Option<crate::http::auth::AuthConfig>,
+    /// How a verified caller's sessions are shaped (the binary's role mapping).
+    #[arg(skip)]
+    pub identity_setup: Option<Shaper>,
     /// Seconds calls in flight may run on after SIGINT or SIGTERM.
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     pub grace: u64,
+}
+
+/// A [`crate::server::IdentitySetup`] among the arguments.
+#[derive(Clone)]
+pub struct Shaper(pub crate::server::IdentitySetup);
+
+impl std::fmt::Debug for Shaper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shaper")
+    }
 }
 
 impl ServeArgs {
@@ -116,6 +133,12 @@ impl ServeArgs {
             .grace(Duration::from_secs(self.grace));
         config.allowed_hosts = self.allow_hosts.clone();
         config.allowed_origins = self.allow_origins.clone();
+        if let Some(auth) = &self.auth {
+            // the access token is the credential: no static token
+            config = config.auth(auth.clone());
+            config.check()?;
+            return Ok((config, false));
+        }
         let given = self.token.clone().or_else(|| {
             std::env::var(self.token_env.as_deref().unwrap_or(TOKEN_ENV))
                 .ok()
@@ -281,6 +304,9 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
     for (k, v) in &args.attributes {
         builder = builder.attribute(k.clone(), v.clone());
     }
+    if let Some(shaper) = &args.identity_setup {
+        builder = builder.identity_setup(shaper.0.clone());
+    }
     let server = builder.build()?;
     let grace = Duration::from_secs(args.grace);
     match args.http {
@@ -294,6 +320,12 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
             }
             let http = crate::serve_http(server, config).await?;
             note(format_args!("toolgate: serving MCP at {}", http.url()));
+            if let Some(auth) = &args.auth {
+                note(format_args!(
+                    "toolgate: access tokens of {} are checked on every request",
+                    auth.issuer
+                ));
+            }
             if generated {
                 if let Some(t) = http.token() {
                     note(format_args!("toolgate: token: {t}"));

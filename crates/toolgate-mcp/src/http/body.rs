@@ -6,6 +6,9 @@
 //!    bodies included)
 //! 3. [`crate::jsonrpc::check`]: a refused message gets `400` with its JSON-RPC error
 //!    (`-32700`, `-32600`, `-32602`), the request's id in it when it could be read
+//! 0. a request naming a session (`Mcp-Session-Id`) another caller opened: `404`, as for a
+//!    session that does not exist (a session is bound to the caller that opened it: over
+//!    OAuth, its principal)
 //! 4. a `tools/call`'s `params.idempotencyKey` (SEP-3182) moved into its `_meta`
 //!    ([`crate::idempotency::lift`])
 //! 5. an `initialize` without a session: a place among the caller's live sessions
@@ -50,6 +53,24 @@ pub(crate) async fn middleware(
     req: Request,
     next: Next,
 ) -> Response {
+    // a session is its opener's: another caller naming it learns nothing of it
+    if let Some(id) = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        if !gate.sessions.owned_by(id, req.extensions().get::<Caller>()) {
+            tracing::warn!("a request named a session another caller opened");
+            return refuse(
+                StatusCode::NOT_FOUND,
+                &Refusal::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "no such session: start one with initialize",
+                    None,
+                ),
+            );
+        }
+    }
     if req.method() != http::Method::POST || !is_json(req.headers()) {
         return next.run(req).await;
     }
