@@ -25,6 +25,8 @@ mod formats;
 mod ledger;
 #[path = "cli/leftovers.rs"]
 mod leftovers;
+#[path = "cli/identity.rs"]
+mod identity;
 #[path = "cli/mail.rs"]
 mod mail;
 #[path = "cli/mcp.rs"]

@@ -67,7 +67,10 @@ impl Compiler<'_> {
         };
         let at = |k: &str| [key("server"), key("auth"), key(k)];
         if a.issuer.trim().is_empty() {
-            self.problem(&at("issuer"), "issuer is required: the authorization server's issuer URL");
+            self.problem(
+                &at("issuer"),
+                "issuer is required: the authorization server's issuer URL",
+            );
         } else if let Err(e) = check_url(&a.issuer) {
             self.problem(&at("issuer"), e);
         }
@@ -83,13 +86,15 @@ impl Compiler<'_> {
             for (i, scope) in list.iter().enumerate() {
                 // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
                 let ok = !scope.is_empty()
-                    && scope
-                        .bytes()
-                        .all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b));
+                    && scope.bytes().all(|b| {
+                        b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b)
+                    });
                 if !ok {
                     self.problem(
                         &[key("server"), key("auth"), key(name), Seg::Index(i)],
-                        format!("{scope:?} is not a scope: printable ASCII without spaces, \" or \\"),
+                        format!(
+                            "{scope:?} is not a scope: printable ASCII without spaces, \" or \\"
+                        ),
                     );
                 }
             }
@@ -247,30 +252,36 @@ impl Config {
 
     /// The rate limits of `[[limits.rate]]` (checked at load).
     pub fn rate_limits(&self) -> RateLimits {
-        let rules = self.raw.limits.rate.iter().enumerate().filter_map(|(i, r)| {
-            let (calls, period) = match (r.per_second, r.per_minute) {
-                (Some(n), None) => (n, Duration::from_secs(1)),
-                (None, Some(n)) => (n, Duration::from_secs(60)),
-                _ => return None,
-            };
-            let calls = NonZeroU32::new(calls)?;
-            Some(RateLimit {
-                name: r
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| format!("limits.rate[{i}]"))
-                    .into(),
-                per: match r.per {
-                    RatePerConfig::Principal => RatePer::Principal,
-                    RatePerConfig::Tool => RatePer::Tool,
-                    RatePerConfig::PrincipalTool => RatePer::PrincipalTool,
-                },
-                tool: r.tool.as_deref().and_then(|t| ToolPattern::parse(t).ok()),
-                calls,
-                period,
-                burst: r.burst.and_then(NonZeroU32::new).unwrap_or(calls),
-            })
-        });
+        let rules = self
+            .raw
+            .limits
+            .rate
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let (calls, period) = match (r.per_second, r.per_minute) {
+                    (Some(n), None) => (n, Duration::from_secs(1)),
+                    (None, Some(n)) => (n, Duration::from_secs(60)),
+                    _ => return None,
+                };
+                let calls = NonZeroU32::new(calls)?;
+                Some(RateLimit {
+                    name: r
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| format!("limits.rate[{i}]"))
+                        .into(),
+                    per: match r.per {
+                        RatePerConfig::Principal => RatePer::Principal,
+                        RatePerConfig::Tool => RatePer::Tool,
+                        RatePerConfig::PrincipalTool => RatePer::PrincipalTool,
+                    },
+                    tool: r.tool.as_deref().and_then(|t| ToolPattern::parse(t).ok()),
+                    calls,
+                    period,
+                    burst: r.burst.and_then(NonZeroU32::new).unwrap_or(calls),
+                })
+            });
         RateLimits::new(rules.collect::<Vec<_>>())
     }
 

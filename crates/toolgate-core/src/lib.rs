@@ -56,9 +56,9 @@ pub mod pattern;
 pub mod pipeline;
 pub mod policy;
 pub mod principal;
-pub mod rate;
 pub mod progress;
 pub mod provider;
+pub mod rate;
 pub mod redact;
 pub mod registry;
 pub mod result;
@@ -84,7 +84,6 @@ pub use audit::{
     NullAuditSink, Outcome,
 };
 pub use budget::Budgets;
-pub use principal::Principal;
 pub use call::{Arguments, CallId, ToolCall};
 pub use context::{BudgetLeft, ToolContext};
 pub use dynamic::DynamicTool;
@@ -96,6 +95,7 @@ pub use grant::{
 pub use ledger::{Ledger, LedgerEvent, LedgerOptions, MemoryLedger, Reconciliation};
 pub use pipeline::{Pipeline, PipelineBuilder, RetryPolicy};
 pub use policy::{Decision, DefaultPolicy, Policy, PolicyInput, Verdict};
+pub use principal::Principal;
 pub use progress::{ProgressReport, ProgressSink};
 pub use registry::{Entry, IntoTool, Profile, Registry, RegistryBuilder, Selector};
 pub use result::{

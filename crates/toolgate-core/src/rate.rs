@@ -257,9 +257,15 @@ mod tests {
         let e = limits.check(Some(&alice), &tool).unwrap_err();
         assert_eq!(e.kind, ErrorKind::RateLimited);
         assert!(e.kind.is_recoverable());
-        let wait = e.details.as_ref().unwrap()["retry_after_ms"].as_u64().unwrap();
+        let wait = e.details.as_ref().unwrap()["retry_after_ms"]
+            .as_u64()
+            .unwrap();
         assert!(wait > 0 && wait <= 1000, "{wait}");
-        assert!(e.message.contains("send the call again in"), "{}", e.message);
+        assert!(
+            e.message.contains("send the call again in"),
+            "{}",
+            e.message
+        );
         // bob's bucket is his own, and the local caller's too
         assert!(limits.check(Some(&bob), &tool).is_ok());
         assert!(limits.check(None, &tool).is_ok());

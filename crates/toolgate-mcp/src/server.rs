@@ -140,7 +140,9 @@ impl Shared {
             Err(e) => {
                 // only an identity's profile can be unknown: the server's was checked
                 tracing::error!(error = %e, "a caller's profile is not defined; using the server's");
-                let mut fallback = self.pipeline.session(format!("mcp-{:032x}", rand::random::<u128>()))
+                let mut fallback = self
+                    .pipeline
+                    .session(format!("mcp-{:032x}", rand::random::<u128>()))
                     .profile(self.profile.as_str())
                     .budgets(self.budgets);
                 if let Some(identity) = identity {
@@ -155,7 +157,10 @@ impl Shared {
 
     /// The tools `session` lists: those of its profile the policy does not deny it outright
     /// (the server's own list when that is all of them).
-    pub(crate) fn visible_tools(&self, session: &toolgate_core::Session) -> std::borrow::Cow<'_, [Tool]> {
+    pub(crate) fn visible_tools(
+        &self,
+        session: &toolgate_core::Session,
+    ) -> std::borrow::Cow<'_, [Tool]> {
         let registry = self.pipeline.registry();
         let specs = registry.list(Some(session.profile())).unwrap_or_default();
         let visible: Vec<_> = specs

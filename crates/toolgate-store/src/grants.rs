@@ -59,7 +59,10 @@ fn decode(r: &Row<'_>) -> Result<Grant> {
         used_us: time(8)?,
         granted_by: r.get(9)?,
         note: r.get(10)?,
-        principal: match (r.get::<_, Option<String>>(11)?, r.get::<_, Option<String>>(12)?) {
+        principal: match (
+            r.get::<_, Option<String>>(11)?,
+            r.get::<_, Option<String>>(12)?,
+        ) {
             (Some(subject), Some(issuer)) => Some(toolgate_core::Principal::new(issuer, subject)),
             (None, None) => None,
             _ => return Err(bad("a principal without its issuer".into())),

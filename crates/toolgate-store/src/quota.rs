@@ -20,7 +20,12 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::Sqlite`].
-    pub fn take_quota(&self, principal: Option<&Principal>, day: u64, max: u64) -> Result<Option<u64>> {
+    pub fn take_quota(
+        &self,
+        principal: Option<&Principal>,
+        day: u64,
+        max: u64,
+    ) -> Result<Option<u64>> {
         let (subject, issuer) = principal.map_or(("", ""), |p| (&*p.subject, &*p.issuer));
         self.with_conn(|conn| {
             let n: Option<i64> = conn

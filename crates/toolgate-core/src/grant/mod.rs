@@ -176,7 +176,10 @@ impl NewGrant {
             ("granted_by", self.granted_by.as_deref()),
             ("note", self.note.as_deref()),
             ("principal", self.principal.as_ref().map(|p| &*p.subject)),
-            ("principal issuer", self.principal.as_ref().map(|p| &*p.issuer)),
+            (
+                "principal issuer",
+                self.principal.as_ref().map(|p| &*p.issuer),
+            ),
         ] {
             if let Some(v) = v {
                 if v.len() > MAX_GRANT_TEXT {

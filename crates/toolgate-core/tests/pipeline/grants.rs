@@ -181,7 +181,9 @@ async fn an_expired_grant_stops_applying() {
         expires_in_secs: Some(90),
         ..GrantRequest::new(GrantScope::Session)
     };
-    let g = req.to_new_grant("delete_all", "s", None, now, None).unwrap();
+    let g = req
+        .to_new_grant("delete_all", "s", None, now, None)
+        .unwrap();
     assert_eq!(g.expires_us, Some(now + 90_000_000));
 }
 

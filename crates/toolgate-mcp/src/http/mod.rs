@@ -37,8 +37,8 @@ pub mod listener;
 mod sessions;
 mod tracked;
 
-pub use caller::Caller;
 pub(crate) use caller::caller_of_request;
+pub use caller::Caller;
 pub use limits::{
     Limits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER, DEFAULT_MAX_SESSIONS_PER_CALLER,
@@ -353,12 +353,7 @@ pub async fn serve_http(server: McpServer, config: HttpConfig) -> Result<HttpSer
                 &path,
                 axum::routing::get(move || {
                     let document = document.clone();
-                    async move {
-                        (
-                            [(http::header::CONTENT_TYPE, "application/json")],
-                            document,
-                        )
-                    }
+                    async move { ([(http::header::CONTENT_TYPE, "application/json")], document) }
                 }),
             );
         }

@@ -36,11 +36,20 @@ fn the_audit_record_names_its_principal_and_is_found_by_it() {
         .collect();
     assert_eq!(found, vec![a]);
     // the principal is covered by the chain: editing it is found
-    assert!(matches!(t.store.verify_audit().unwrap(), Verification::Intact { .. }));
+    assert!(matches!(
+        t.store.verify_audit().unwrap(),
+        Verification::Intact { .. }
+    ));
     t.raw()
-        .execute("UPDATE audit SET principal = 'mallory' WHERE principal = 'alice'", [])
+        .execute(
+            "UPDATE audit SET principal = 'mallory' WHERE principal = 'alice'",
+            [],
+        )
         .unwrap();
-    assert!(matches!(t.store.verify_audit().unwrap(), Verification::Broken { .. }));
+    assert!(matches!(
+        t.store.verify_audit().unwrap(),
+        Verification::Broken { .. }
+    ));
 }
 
 #[test]

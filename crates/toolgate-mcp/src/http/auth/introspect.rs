@@ -26,7 +26,9 @@ pub(crate) async fn introspect(
         Refusal::Unavailable(format!("token introspection failed: {e}"))
     })?;
     let Value::Object(claims) = answer else {
-        return Err(Refusal::Unavailable("introspection answered no object".into()));
+        return Err(Refusal::Unavailable(
+            "introspection answered no object".into(),
+        ));
     };
     if claims.get("active") != Some(&Value::Bool(true)) {
         return Err(Refusal::Invalid("the token is not active".into()));

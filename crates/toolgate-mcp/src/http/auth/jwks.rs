@@ -2,7 +2,7 @@
 //! OpenID Connect Discovery) when no `jwks_uri` is configured, fetched once and kept.
 //!
 //! A token whose key id (`kid`) is not among the kept keys makes one refresh (a key rotation),
-//! at most one every [`MIN_REFRESH`] (a flood of made-up key ids cannot turn into a flood of
+//! at most one every [`MIN_REFRESH`] (5 s) (a flood of made-up key ids cannot turn into a flood of
 //! requests to the authorization server); a key id still unknown after it is refused. The keys
 //! are refreshed too when older than [`MAX_AGE`]; a failed refresh keeps the keys held and is
 //! logged. With no keys at all (the JWKS endpoint down from the start), every token is refused:
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The least time between two refreshes for unknown key ids.
-pub const MIN_REFRESH: Duration = Duration::from_secs(10);
+pub const MIN_REFRESH: Duration = Duration::from_secs(5);
 /// The age after which the keys are fetched again.
 pub const MAX_AGE: Duration = Duration::from_secs(600);
 
@@ -136,7 +136,8 @@ impl KeySet {
                 }
             })
             .await?;
-        let doc = fetch::json(self.client.get(uri.as_str())).await
+        let doc = fetch::json(self.client.get(uri.as_str()))
+            .await
             .map_err(|e| format!("JWKS {uri}: {e}"))?;
         let set: JwkSet =
             serde_json::from_value(doc).map_err(|e| format!("JWKS {uri}: not a JWK set: {e}"))?;

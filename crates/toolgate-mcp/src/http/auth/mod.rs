@@ -357,7 +357,6 @@ impl ResourceServer {
             scopes,
         })
     }
-
 }
 
 /// Seconds since the Unix epoch now.
@@ -414,10 +413,18 @@ mod tests {
                 "sub": "alice", "scope": "mcp:tools other", "groups": ["a"], "email": "x"
             })))
             .unwrap();
-        assert_eq!(ok.principal, Principal::new("https://as.example.com", "alice"));
-        assert_eq!(Value::Object(ok.claims), serde_json::json!({"groups": ["a"]}));
         assert_eq!(
-            s.accept(claims(serde_json::json!({"sub": "alice", "scp": ["other"]}))),
+            ok.principal,
+            Principal::new("https://as.example.com", "alice")
+        );
+        assert_eq!(
+            Value::Object(ok.claims),
+            serde_json::json!({"groups": ["a"]})
+        );
+        assert_eq!(
+            s.accept(claims(
+                serde_json::json!({"sub": "alice", "scp": ["other"]})
+            )),
             Err(Refusal::InsufficientScope)
         );
         assert!(matches!(

@@ -1,0 +1,164 @@
+"""The MCP Python SDK's OAuth client against `toolgate serve --http` with `[server.auth]`.
+
+Run by crates/toolgate-cli/tests/cli/identity.rs, with the authorization server of
+oauth_server.py. Prints one JSON object on stdout.
+
+  oauth_client.py flow --url URL --user NAME [--calls JSON] [--mode MODE]
+      The SDK's whole flow: the 401 names the Protected Resource Metadata (RFC 9728), which
+      names the authorization server, whose metadata (RFC 8414) gives the endpoints; dynamic
+      registration as client NAME (the test server logs in the client's name), PKCE, the
+      code, the token; then tools/list and each call of --calls ([[name, arguments], ...]).
+      {"tools": [names], "calls": [{"name", "is_error", "kind", "text"}], "discovery": [urls]}
+
+  oauth_client.py probe --url URL --issuer ISSUER --cases JSON
+      For each case (a /test/mint spec, or null for no token), an initialize POST with the
+      token: {"cases": [{"status", "www_authenticate"}], "metadata": PRM document}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from urllib.parse import parse_qs, urlparse
+
+import anyio
+import httpx2
+import mcp_types as types
+from client_support import text_of
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"},
+    },
+}
+
+
+class Memory(TokenStorage):
+    def __init__(self):
+        self.tokens = None
+        self.client = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+async def flow(args) -> dict:
+    seen: list[str] = []
+    redirect: dict = {}
+
+    async def on_redirect(url: str) -> None:
+        # the user's browser: the test server approves at once and redirects with the code
+        async with httpx2.AsyncClient() as http:
+            r = await http.get(url, follow_redirects=False)
+        location = r.headers["location"]
+        redirect.update({k: v[0] for k, v in parse_qs(urlparse(location).query).items()})
+
+    async def on_callback() -> AuthorizationCodeResult:
+        return AuthorizationCodeResult(code=redirect["code"], state=redirect.get("state"))
+
+    async def log_request(request):
+        seen.append(f"{request.method} {request.url}")
+
+    auth = OAuthClientProvider(
+        server_url=args.url,
+        client_metadata=OAuthClientMetadata(
+            client_name=args.user,
+            redirect_uris=["http://127.0.0.1:9/callback"],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        storage=Memory(),
+        redirect_handler=on_redirect,
+        callback_handler=on_callback,
+    )
+    http = create_mcp_http_client(auth=auth)
+    http.event_hooks["request"].append(log_request)
+    calls = json.loads(args.calls)
+    out: dict = {"calls": []}
+    async with Client(streamable_http_client(args.url, http_client=http), mode=args.mode,
+                      read_timeout_seconds=60) as client:
+        tools = await client.list_tools()
+        out["tools"] = sorted(t.name for t in tools.tools)
+        for name, arguments in calls:
+            try:
+                r = await client.call_tool(name, arguments)
+                sc = r.structured_content or {}
+                out["calls"].append({
+                    "name": name,
+                    "is_error": bool(r.is_error),
+                    "kind": (sc.get("error") or {}).get("kind") if isinstance(sc, dict) else None,
+                    "text": text_of(r)[:400],
+                })
+            except Exception as e:  # an unknown tool is a JSON-RPC error
+                out["calls"].append({"name": name, "is_error": True, "kind": "protocol_error",
+                                     "text": str(e)[:400]})
+    out["discovery"] = [s for s in seen if "well-known" in s or "/register" in s or "/token" in s]
+    return out
+
+
+async def probe(args) -> dict:
+    cases = json.loads(args.cases)
+    base = args.issuer.rstrip("/")
+    out: dict = {"cases": []}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        for spec in cases:
+            headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+            if spec is not None:
+                if "raw" in spec:
+                    token = spec["raw"]
+                else:
+                    if "control" in spec:
+                        await http.post(base + spec["control"][0], json=spec["control"][1])
+                        spec = spec["mint"]
+                    token = (await http.post(base + "/test/mint", json=spec)).json()["token"]
+                headers["authorization"] = f"Bearer {token}"
+            r = await http.post(args.url, headers=headers, content=json.dumps(INIT))
+            out["cases"].append({
+                "status": r.status_code,
+                "www_authenticate": r.headers.get("www-authenticate"),
+            })
+        prm = urlparse(args.url)
+        r = await http.get(f"{prm.scheme}://{prm.netloc}/.well-known/oauth-protected-resource{prm.path}")
+        out["metadata"] = r.json()
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("what", choices=["flow", "probe"])
+    p.add_argument("--url", required=True)
+    p.add_argument("--user")
+    p.add_argument("--calls", default="[]")
+    p.add_argument("--mode", default="legacy")
+    p.add_argument("--issuer")
+    p.add_argument("--cases", default="[]")
+    args = p.parse_args()
+
+    async def go():
+        with anyio.fail_after(90):
+            return await (flow(args) if args.what == "flow" else probe(args))
+
+    print(json.dumps(anyio.run(go)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
