@@ -489,4 +489,37 @@ async fn an_ask_that_cannot_be_granted_is_answered_only_by_a_whole_tool_grant() 
             ),
         ]
     );
+
+/// A grant an approval leaves for a principal's session is that principal's: another
+/// principal (or a session without one) is asked again, whatever the grant's scope; the grant
+/// records whom it is bound to; the audit record names the principal of each call.
+#[tokio::test]
+async fn a_grant_is_bound_to_the_principal_that_asked() {
+    let s = setup(
+        vec![
+            scoped(GrantScope::Always),
+            ApprovalAnswer::Rejected { reason: "no".into() },
+            ApprovalAnswer::Rejected { reason: "no".into() },
+        ],
+        Arc::new(DefaultPolicy),
+    );
+    let alice = toolgate_core::Principal::new("https://as.example", "alice");
+    let bob = toolgate_core::Principal::new("https://as.example", "bob");
+    let a = s.p.session("a").principal(alice.clone()).build().unwrap();
+    let a2 = s.p.session("a2").principal(alice.clone()).build().unwrap();
+    let b = s.p.session("b").principal(bob.clone()).build().unwrap();
+    let local = s.p.session("local").build().unwrap();
+    assert!(!call(&s.p, &a, "1", "delete_all").await.is_error);
+    // alice again, in another session: her always grant answers
+    assert!(!call(&s.p, &a2, "2", "delete_all").await.is_error);
+    // bob and the local caller are asked (and rejected)
+    assert!(call(&s.p, &b, "3", "delete_all").await.is_error);
+    assert!(call(&s.p, &local, "4", "delete_all").await.is_error);
+    assert_eq!(s.approver.asked().len(), 3);
+    assert_eq!(s.runs.load(Ordering::SeqCst), 2);
+    let grants = s.grants.list(&GrantFilter::default()).unwrap();
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].principal, Some(alice.clone()));
+    let principals: Vec<_> = s.audit.records().into_iter().map(|r| r.principal).collect();
+    assert_eq!(principals, [Some(alice.clone()), Some(alice), Some(bob), None]);
 }
