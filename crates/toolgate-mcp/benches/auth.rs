@@ -48,7 +48,9 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let jwks = serde_json::json!({"keys": [{"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256", "n": N, "e": "AQAB"}]}).to_string();
-    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
     let addr = listener.local_addr().unwrap();
     let app = axum::Router::new().route(
         "/jwks",
@@ -81,10 +83,20 @@ fn bench(c: &mut Criterion) {
     g.bench_function("jwt_rs256_key_cached", |b| {
         b.iter(|| rt.block_on(rs.verify(black_box(&token))).unwrap())
     });
-    let guard = Guard::new("127.0.0.1:8765".parse().unwrap(), Some("s3cret-static-token-of-64-hex-characters-0123456789abcdef01234567".into()), &[], &[]);
+    let guard = Guard::new(
+        "127.0.0.1:8765".parse().unwrap(),
+        Some("s3cret-static-token-of-64-hex-characters-0123456789abcdef01234567".into()),
+        &[],
+        &[],
+    );
     let mut headers = http::HeaderMap::new();
     headers.insert("host", "127.0.0.1:8765".parse().unwrap());
-    headers.insert("authorization", "Bearer s3cret-static-token-of-64-hex-characters-0123456789abcdef01234567".parse().unwrap());
+    headers.insert(
+        "authorization",
+        "Bearer s3cret-static-token-of-64-hex-characters-0123456789abcdef01234567"
+            .parse()
+            .unwrap(),
+    );
     g.bench_function("static_token", |b| {
         b.iter(|| guard.check(black_box(&headers), None).unwrap())
     });

@@ -498,8 +498,12 @@ async fn a_grant_is_bound_to_the_principal_that_asked() {
     let s = setup(
         vec![
             scoped(GrantScope::Always),
-            ApprovalAnswer::Rejected { reason: "no".into() },
-            ApprovalAnswer::Rejected { reason: "no".into() },
+            ApprovalAnswer::Rejected {
+                reason: "no".into(),
+            },
+            ApprovalAnswer::Rejected {
+                reason: "no".into(),
+            },
         ],
         Arc::new(DefaultPolicy),
     );
@@ -521,5 +525,8 @@ async fn a_grant_is_bound_to_the_principal_that_asked() {
     assert_eq!(grants.len(), 1);
     assert_eq!(grants[0].principal, Some(alice.clone()));
     let principals: Vec<_> = s.audit.records().into_iter().map(|r| r.principal).collect();
-    assert_eq!(principals, [Some(alice.clone()), Some(alice), Some(bob), None]);
+    assert_eq!(
+        principals,
+        [Some(alice.clone()), Some(alice), Some(bob), None]
+    );
 }

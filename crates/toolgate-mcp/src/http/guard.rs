@@ -289,7 +289,13 @@ fn refuse_token(auth: &ResourceServer, refusal: &Refusal) -> Response {
     let mut builder = Response::builder()
         .status(status)
         .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
-        .header(header::WWW_AUTHENTICATE, auth.challenge(refusal));
+        .header(
+            header::WWW_AUTHENTICATE,
+            // the scopes a library user configured may hold what a header cannot: the
+            // challenge then says only "Bearer"
+            http::HeaderValue::from_str(&auth.challenge(refusal))
+                .unwrap_or_else(|_| http::HeaderValue::from_static("Bearer")),
+        );
     if status == StatusCode::SERVICE_UNAVAILABLE {
         builder = builder.header(header::RETRY_AFTER, "10");
     }
