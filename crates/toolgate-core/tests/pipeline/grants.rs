@@ -462,6 +462,7 @@ async fn an_ask_that_cannot_be_granted_is_answered_only_by_a_whole_tool_grant() 
         expires_us: None,
         granted_by: Some("operator".into()),
         note: None,
+        principal: None,
     };
     grants
         .insert(&grant(vec!["path:a.txt".into(), "path:**".into()]))
@@ -489,6 +490,7 @@ async fn an_ask_that_cannot_be_granted_is_answered_only_by_a_whole_tool_grant() 
             ),
         ]
     );
+}
 
 /// A grant an approval leaves for a principal's session is that principal's: another
 /// principal (or a session without one) is asked again, whatever the grant's scope; the grant

@@ -59,7 +59,7 @@ fn a_grant_keeps_the_principal_it_is_bound_to() {
         .store
         .insert(&NewGrant {
             tool_pattern: "write_file".into(),
-            resource_pattern: None,
+            resource_patterns: Vec::new(),
             scope: GrantScope::Always,
             session: None,
             created_us: 1,
