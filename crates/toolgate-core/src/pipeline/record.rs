@@ -48,6 +48,7 @@ pub(crate) async fn intent(
         time_us: st.time_us,
         session: session.id.clone(),
         profile: session.profile.clone(),
+        principal: session.principal.clone(),
         tool: entry.spec().name.clone(),
         version: Some(entry.spec().version.clone()),
         call_id: id.clone(),
