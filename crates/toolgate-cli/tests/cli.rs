@@ -23,10 +23,10 @@ mod edges;
 mod formats;
 #[path = "cli/ledger.rs"]
 mod ledger;
-#[path = "cli/leftovers.rs"]
-mod leftovers;
 #[path = "cli/identity.rs"]
 mod identity;
+#[path = "cli/leftovers.rs"]
+mod leftovers;
 #[path = "cli/mail.rs"]
 mod mail;
 #[path = "cli/mcp.rs"]

@@ -98,7 +98,10 @@ fn requests_become_grants_or_clear_errors() {
             expires_in_secs: Some(secs),
             ..GrantRequest::new(GrantScope::Always)
         };
-        let e = far.to_new_grant("t", "s", None, 1, None).unwrap_err().to_string();
+        let e = far
+            .to_new_grant("t", "s", None, 1, None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("longer than the longest"), "{e}");
     }
     let longest = GrantRequest {
@@ -106,7 +109,10 @@ fn requests_become_grants_or_clear_errors() {
         ..GrantRequest::new(GrantScope::Always)
     };
     assert_eq!(
-        longest.to_new_grant("t", "s", None, 1, None).unwrap().expires_us,
+        longest
+            .to_new_grant("t", "s", None, 1, None)
+            .unwrap()
+            .expires_us,
         Some(1 + MAX_EXPIRY.as_secs() * 1_000_000)
     );
 }
