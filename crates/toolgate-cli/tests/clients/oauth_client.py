@@ -119,7 +119,11 @@ async def probe(args) -> dict:
     cases = json.loads(args.cases)
     base = args.issuer.rstrip("/")
     out: dict = {"cases": []}
-    async with httpx2.AsyncClient(timeout=30) as http:
+    # a new connection to toolgate per request: minting a token can take longer than toolgate
+    # keeps an idle connection (header_timeout_ms), and a request sent as it closes is lost
+    fresh = httpx2.Limits(max_keepalive_connections=0)
+    async with httpx2.AsyncClient(timeout=30) as http, \
+            httpx2.AsyncClient(timeout=30, limits=fresh) as tg:
         for spec in cases:
             headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
             if spec is not None:
@@ -131,13 +135,13 @@ async def probe(args) -> dict:
                         spec = spec["mint"]
                     token = (await http.post(base + "/test/mint", json=spec)).json()["token"]
                 headers["authorization"] = f"Bearer {token}"
-            r = await http.post(args.url, headers=headers, content=json.dumps(INIT))
+            r = await tg.post(args.url, headers=headers, content=json.dumps(INIT))
             out["cases"].append({
                 "status": r.status_code,
                 "www_authenticate": r.headers.get("www-authenticate"),
             })
         prm = urlparse(args.url)
-        r = await http.get(f"{prm.scheme}://{prm.netloc}/.well-known/oauth-protected-resource{prm.path}")
+        r = await tg.get(f"{prm.scheme}://{prm.netloc}/.well-known/oauth-protected-resource{prm.path}")
         out["metadata"] = r.json()
     return out
 
