@@ -21,10 +21,10 @@ mod dup_keys;
 mod edges;
 #[path = "cli/formats.rs"]
 mod formats;
-#[path = "cli/ledger.rs"]
-mod ledger;
 #[path = "cli/identity.rs"]
 mod identity;
+#[path = "cli/ledger.rs"]
+mod ledger;
 #[path = "cli/leftovers.rs"]
 mod leftovers;
 #[path = "cli/mail.rs"]
