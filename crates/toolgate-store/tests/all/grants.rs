@@ -363,12 +363,11 @@ fn a_version_1_store_gets_the_grant_columns() {
         .insert_grant(&grant(GrantScope::Always, None, None))
         .unwrap();
     let raw = t.raw();
+    raw.execute_batch(super::identity::VERSION_3).unwrap();
     raw.execute_batch(super::ledger::VERSION_2_LEDGER).unwrap();
     raw.execute_batch(
         "ALTER TABLE audit DROP COLUMN grant_id; ALTER TABLE audit DROP COLUMN scope; \
-         ALTER TABLE audit DROP COLUMN principal; ALTER TABLE audit DROP COLUMN principal_issuer; \
-         ALTER TABLE grants DROP COLUMN principal; ALTER TABLE grants DROP COLUMN principal_issuer; \
-         DROP TABLE quota; PRAGMA user_version = 1;",
+         PRAGMA user_version = 1;",
     )
     .unwrap();
     drop(raw);

@@ -7,6 +7,16 @@ use toolgate_core::grant::{GrantFilter, GrantScope, GrantStore, NewGrant};
 use toolgate_core::{AuditSink, Principal};
 use toolgate_store::{AuditQuery, SqliteAuditSink, Store, Verification};
 
+/// Takes a current store back to version 3: no principal in the audit or the grants, no
+/// quota table.
+pub const VERSION_3: &str = "
+    ALTER TABLE audit DROP COLUMN principal;
+    ALTER TABLE audit DROP COLUMN principal_issuer;
+    ALTER TABLE grants DROP COLUMN principal;
+    ALTER TABLE grants DROP COLUMN principal_issuer;
+    DROP TABLE quota;
+    PRAGMA user_version = 3;";
+
 fn alice() -> Principal {
     Principal::new("https://as.example", "alice")
 }
@@ -101,4 +111,55 @@ fn a_daily_quota_counts_per_principal_and_survives_reopening() {
     // the same subject from another issuer is another principal
     let other = Principal::new("https://other.example", "alice");
     assert_eq!(reopened.take_quota(Some(&other), 100, 2).unwrap(), Some(1));
+}
+
+/// A version 3 store (before identity) is migrated on open: its records keep verifying and
+/// read as local calls, its grants are bound to no principal, and quotas start counting.
+#[test]
+fn a_version_3_store_gets_the_principal_and_keeps_its_chain() {
+    let t = TempStore::new();
+    let sink = SqliteAuditSink::new(&t.store).unwrap();
+    for i in 0..3 {
+        sink.record(rec(i));
+    }
+    sink.flush_checked().unwrap();
+    drop(sink);
+    t.store
+        .insert(&NewGrant {
+            tool_pattern: "write_file".into(),
+            resource_patterns: Vec::new(),
+            scope: GrantScope::Always,
+            session: None,
+            created_us: 1,
+            expires_us: None,
+            granted_by: None,
+            note: None,
+            principal: None,
+        })
+        .unwrap();
+    t.raw().execute_batch(VERSION_3).unwrap();
+    let reopened = Store::open(t.path()).unwrap();
+    let v: i64 = t
+        .raw()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, toolgate_store::SCHEMA_VERSION);
+    assert!(reopened.verify_audit().unwrap().is_intact());
+    let records = reopened.audit_records(&AuditQuery::default()).unwrap();
+    assert_eq!(records.len(), 3);
+    assert!(records.iter().all(|s| s.record.principal.is_none()));
+    let grants = reopened.list(&GrantFilter::default()).unwrap();
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].principal, None);
+    assert_eq!(
+        reopened.take_quota(Some(&alice()), 100, 1).unwrap(),
+        Some(1)
+    );
+    // a record made after the migration names its principal and the chain still holds
+    let sink = SqliteAuditSink::new(&reopened).unwrap();
+    let mut a = rec(3);
+    a.principal = Some(alice());
+    sink.record(a);
+    sink.flush_checked().unwrap();
+    assert!(reopened.verify_audit().unwrap().is_intact());
 }
