@@ -4,7 +4,7 @@
 
 use crate::cedar::Condition;
 use crate::compile::{Compiler, Config};
-use crate::model::{AuthConfig, RatePerConfig};
+use crate::model::{AuthConfig, RateConfig, RateCountsConfig, RatePerConfig};
 use crate::problem::Seg;
 use crate::session::{SessionError, SessionSetup};
 use serde_json::Value;
@@ -182,6 +182,22 @@ impl Compiler<'_> {
                     self.problem(&at("tool"), e.to_string());
                 }
             }
+            if r.counts == RateCountsConfig::Requests {
+                if r.per != RatePerConfig::Principal {
+                    self.problem(
+                        &at("per"),
+                        "requests are counted per caller: write per = \"principal\" (or \
+                         counts = \"calls\" to count tool calls per tool)",
+                    );
+                }
+                if r.tool.is_some() {
+                    self.problem(
+                        &at("tool"),
+                        "a limit on requests counts every request, whatever tool it calls: \
+                         remove tool (or write counts = \"calls\")",
+                    );
+                }
+            }
         }
         if self
             .raw
@@ -250,14 +266,26 @@ impl Config {
         }
     }
 
-    /// The rate limits of `[[limits.rate]]` (checked at load).
+    /// The rate limits of `[[limits.rate]]` on tool calls (`counts = "calls"`; checked at
+    /// load), for the pipeline's budget stage.
     pub fn rate_limits(&self) -> RateLimits {
+        self.rate_limits_counting(RateCountsConfig::Calls)
+    }
+
+    /// The rate limits of `[[limits.rate]]` on HTTP requests (`counts = "requests"`, each
+    /// per principal), for `toolgate serve --http` before dispatch.
+    pub fn request_rate_limits(&self) -> RateLimits {
+        self.rate_limits_counting(RateCountsConfig::Requests)
+    }
+
+    fn rate_limits_counting(&self, counts: RateCountsConfig) -> RateLimits {
         let rules = self
             .raw
             .limits
             .rate
             .iter()
             .enumerate()
+            .filter(|(_, r): &(usize, &RateConfig)| r.counts == counts)
             .filter_map(|(i, r)| {
                 let (calls, period) = match (r.per_second, r.per_minute) {
                     (Some(n), None) => (n, Duration::from_secs(1)),

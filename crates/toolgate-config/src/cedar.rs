@@ -66,8 +66,8 @@ impl Condition {
     }
 
     /// Never called: no condition exists in this build.
-    pub fn holds(&self, input: &PolicyInput<'_>) -> bool {
-        let _ = input;
+    pub fn holds(&self, input: &PolicyInput<'_>, unevaluable: bool) -> bool {
+        let _ = (input, unevaluable);
         match *self {}
     }
 
@@ -284,17 +284,30 @@ impl Condition {
             return false;
         };
         self.authorized(principal_uid(principal, ""), "", context)
+            .unwrap_or(false)
     }
 
     /// Whether the condition holds for the call (see the module docs): once per session for
-    /// a condition that reads nothing of the call, else on every call.
-    pub fn holds(&self, input: &PolicyInput<'_>) -> bool {
+    /// a condition that reads nothing of the call, else on every call. A condition Cedar
+    /// cannot evaluate (an evaluation error, its recursion guard finding too little stack
+    /// left, a context it refuses) answers `unevaluable`, logged: `true` for a deny or ask
+    /// rule, `false` for an allow rule, so that a failure never lets a call through.
+    pub fn holds(&self, input: &PolicyInput<'_>, unevaluable: bool) -> bool {
+        let answer = || {
+            self.evaluate(input).unwrap_or_else(|| {
+                tracing::error!(
+                    tool = %input.tool.name,
+                    answer = unevaluable,
+                    "a rule's condition could not be evaluated; it is taken to hold for a deny \
+                     or ask rule and not for an allow rule"
+                );
+                unevaluable
+            })
+        };
         if self.inner.reads.session_only() {
-            input
-                .session
-                .memo_condition(self.inner.key, || self.evaluate(input))
+            input.session.memo_condition(self.inner.key, answer)
         } else {
-            self.evaluate(input)
+            answer()
         }
     }
 
@@ -303,7 +316,7 @@ impl Condition {
     /// The context is built from Cedar values directly (not through Cedar's JSON parser, which
     /// cost about 25 µs of a call's 48 µs under 20 rules: `cargo bench -p toolgate-config
     /// --bench rules`).
-    fn evaluate(&self, input: &PolicyInput<'_>) -> bool {
+    fn evaluate(&self, input: &PolicyInput<'_>) -> Option<bool> {
         let reads = &self.inner.reads;
         let session = input.session;
         let mut pairs: Vec<(String, RestrictedExpression)> = Vec::with_capacity(6);
@@ -332,13 +345,13 @@ impl Condition {
         }
         if reads.attributes {
             let Some(attributes) = cedar_record(session.attributes()) else {
-                return false;
+                return None;
             };
             pairs.push(("attributes".to_string(), attributes));
         }
         if reads.arguments {
             let Some(arguments) = cedar_value(input.arguments) else {
-                return false;
+                return None;
             };
             pairs.push(("arguments".to_string(), arguments));
         }
@@ -352,9 +365,7 @@ impl Condition {
                 }));
             pairs.push(("paths".to_string(), paths));
         }
-        let Ok(context) = Context::from_pairs(pairs) else {
-            return false;
-        };
+        let context = Context::from_pairs(pairs).ok()?;
         self.authorized(
             principal_uid(session.principal(), session.id()),
             &input.tool.name,
@@ -362,20 +373,24 @@ impl Condition {
         )
     }
 
-    /// Cedar's answer for `principal` calling `tool` in `context`.
-    fn authorized(&self, principal: EntityUid, tool: &str, context: Context) -> bool {
-        let Ok(request) = Request::new(
+    /// Cedar's answer for `principal` calling `tool` in `context`; `None` when the request
+    /// cannot be made or the condition could not be evaluated (an error in the response).
+    fn authorized(&self, principal: EntityUid, tool: &str, context: Context) -> Option<bool> {
+        let request = Request::new(
             principal,
             self.inner.action.clone(),
             uid("Toolgate::Tool", tool),
             context,
             None,
-        ) else {
-            return false;
-        };
+        )
+        .ok()?;
         let response =
             Authorizer::new().is_authorized(&request, &self.inner.set, &Entities::empty());
-        response.decision() == cedar_policy::Decision::Allow
+        if let Some(e) = response.diagnostics().errors().next() {
+            tracing::debug!(error = %e, "Cedar could not evaluate a condition");
+            return None;
+        }
+        Some(response.decision() == cedar_policy::Decision::Allow)
     }
 }
 

@@ -242,6 +242,12 @@ pub struct RateConfig {
     /// A name for the limit, shown in the error (default `limits.rate[N]`).
     #[serde(default)]
     pub name: Option<String>,
+    /// What the limit counts: `calls` (default: tool calls the policy let through, refused
+    /// with the recoverable `rate_limited`) or `requests` (every HTTP request of a caller to
+    /// `/mcp`, refused before dispatch with `429` and `Retry-After`; `per = "principal"`
+    /// only, no `tool`; `toolgate serve --http` only).
+    #[serde(default)]
+    pub counts: RateCountsConfig,
     /// What the calls are counted per: `principal` (default), `tool` or `principal_tool`.
     #[serde(default)]
     pub per: RatePerConfig,
@@ -257,6 +263,17 @@ pub struct RateConfig {
     /// Calls that may come at once (default: the calls per period).
     #[serde(default)]
     pub burst: Option<u32>,
+}
+
+/// What a rate limit counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RateCountsConfig {
+    /// Tool calls, in the pipeline's budget stage (recoverable `rate_limited`).
+    #[default]
+    Calls,
+    /// HTTP requests to `/mcp`, before dispatch (`429` with `Retry-After`).
+    Requests,
 }
 
 /// What a rate limit counts per.

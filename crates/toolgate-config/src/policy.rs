@@ -332,13 +332,17 @@ impl Policy for ConfigPolicy {
                 && match &rule.condition {
                     None => true,
                     Some(c) => {
+                        // a deny rule: hidden too when its condition cannot be evaluated
                         c.session_only()
-                            && c.holds(&PolicyInput {
-                                tool,
-                                resources: &[],
-                                arguments: &serde_json::Value::Null,
-                                session,
-                            })
+                            && c.holds(
+                                &PolicyInput {
+                                    tool,
+                                    resources: &[],
+                                    arguments: &serde_json::Value::Null,
+                                    session,
+                                },
+                                true,
+                            )
                     }
                 }
         })

@@ -118,16 +118,82 @@ impl RateLimits {
                 RatePer::Tool => Key::Tool(tool.clone()),
                 RatePer::PrincipalTool => Key::Both(principal.cloned(), tool.clone()),
             };
-            let outcome = l.limiter.check_key(&key);
-            if l.limiter.len() > RETAIN_AT {
-                l.limiter.retain_recent();
-            }
-            if let Err(not_until) = outcome {
-                let wait = not_until.wait_time_from(DefaultClock::default().now());
+            if let Err(wait) = l.take(&key) {
                 return Err(limited(&l.rule, tool, wait));
             }
         }
         Ok(())
+    }
+
+    /// Takes one request of `principal` from every limit, each counting per principal (the
+    /// limits of `[[limits.rate]]` with `counts = "requests"`: HTTP requests refused before
+    /// dispatch, whatever they ask).
+    ///
+    /// # Errors
+    /// [`RequestLimited`] naming the first limit with no request left and the wait until one
+    /// more would pass (HTTP `429` with `Retry-After`).
+    pub fn check_request(&self, principal: Option<&Principal>) -> Result<(), RequestLimited> {
+        if self.limiters.is_empty() {
+            return Ok(());
+        }
+        let key = Key::Principal(principal.cloned());
+        for l in &self.limiters {
+            if let Err(retry_after) = l.take(&key) {
+                return Err(RequestLimited {
+                    limit: l.rule.name.clone(),
+                    calls: l.rule.calls,
+                    per_minute: l.rule.period >= Duration::from_secs(60),
+                    retry_after,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Limiter {
+    /// One from `key`'s bucket, or the wait until the bucket holds one.
+    fn take(&self, key: &Key) -> Result<(), Duration> {
+        let outcome = self.limiter.check_key(key);
+        if self.limiter.len() > RETAIN_AT {
+            self.limiter.retain_recent();
+        }
+        outcome.map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+    }
+}
+
+/// A request over a request rate limit ([`RateLimits::check_request`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestLimited {
+    /// The limit's name (`limits.rate[N]` or its own).
+    pub limit: Arc<str>,
+    /// Requests it allows per period.
+    pub calls: NonZeroU32,
+    /// Whether the period is a minute (else a second).
+    pub per_minute: bool,
+    /// The wait until one more request would pass.
+    pub retry_after: Duration,
+}
+
+impl RequestLimited {
+    /// The wait in whole seconds, rounded up, at least 1: the `Retry-After` value (RFC 9110
+    /// §10.2.3).
+    pub fn retry_after_secs(&self) -> u64 {
+        self.retry_after.as_secs() + u64::from(self.retry_after.subsec_nanos() > 0)
+    }
+}
+
+impl std::fmt::Display for RequestLimited {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "rate limit {}: at most {} requests a {} per caller and none is left; send the \
+             request again in {} s",
+            self.limit,
+            self.calls,
+            if self.per_minute { "minute" } else { "second" },
+            self.retry_after_secs().max(1)
+        )
     }
 }
 
@@ -285,6 +351,24 @@ mod tests {
         for _ in 0..5 {
             assert!(limits.check(None, &read).is_ok());
         }
+    }
+
+    #[test]
+    fn requests_are_counted_per_principal_with_a_retry_after_in_whole_seconds() {
+        let limits = RateLimits::new([rule(RatePer::Principal, 2, 2)]);
+        let alice = Principal::new("https://as", "alice");
+        assert!(limits.check_request(Some(&alice)).is_ok());
+        assert!(limits.check_request(Some(&alice)).is_ok());
+        let e = limits.check_request(Some(&alice)).unwrap_err();
+        assert_eq!(&*e.limit, "limits.rate[0]");
+        // 2 a minute: the next in up to 30 s
+        assert!((1..=30).contains(&e.retry_after_secs()), "{e:?}");
+        assert!(e.to_string().contains("send the request again in"), "{e}");
+        assert!(limits.check_request(None).is_ok());
+        assert!(limits
+            .check_request(Some(&Principal::new("https://as", "bob")))
+            .is_ok());
+        assert!(RateLimits::default().check_request(Some(&alice)).is_ok());
     }
 
     #[test]

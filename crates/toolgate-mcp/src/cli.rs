@@ -12,6 +12,7 @@
 use crate::{Error, HttpConfig, McpServer};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::{Pipeline, Workspace};
 
@@ -85,6 +86,10 @@ pub struct ServeArgs {
     /// How a verified caller's sessions are shaped (the binary's role mapping).
     #[arg(skip)]
     pub identity_setup: Option<Shaper>,
+    /// Rate limits on each caller's HTTP requests (the binary's `[[limits.rate]]` with
+    /// `counts = "requests"`).
+    #[arg(skip)]
+    pub request_limits: Option<RequestLimits>,
     /// Seconds calls in flight may run on after SIGINT or SIGTERM.
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     pub grace: u64,
@@ -99,6 +104,10 @@ impl std::fmt::Debug for Shaper {
         f.write_str("Shaper")
     }
 }
+
+/// [`toolgate_core::rate::RateLimits`] on requests, among the arguments.
+#[derive(Clone, Debug)]
+pub struct RequestLimits(pub Arc<toolgate_core::rate::RateLimits>);
 
 impl ServeArgs {
     /// Opens the workspace (`--workspace`, default the current directory).
@@ -133,6 +142,7 @@ impl ServeArgs {
             .grace(Duration::from_secs(self.grace));
         config.allowed_hosts = self.allow_hosts.clone();
         config.allowed_origins = self.allow_origins.clone();
+        config.request_limits = self.request_limits.as_ref().map(|l| l.0.clone());
         if let Some(auth) = &self.auth {
             // the access token is the credential: no static token
             config = config.auth(auth.clone());
@@ -270,6 +280,7 @@ pub fn random_token() -> String {
 pub fn run(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) -> Result<(), Error> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(WORKER_STACK_BYTES)
         .build()
         .map_err(|e| Error::io("starting the runtime", e))?;
     let served = runtime.block_on(serve(args, pipeline, workspace));
@@ -279,6 +290,13 @@ pub fn run(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) -> Result<
     runtime.shutdown_timeout(Duration::from_millis(500));
     served
 }
+
+/// The stack of each worker thread of [`run`]'s runtime, in bytes. Cedar refuses to evaluate
+/// a condition with under 100 KiB of stack left (its recursion guard), and a call's future is
+/// polled deep under rmcp, axum and hyper: tokio's default 2 MiB left a debug build about
+/// 300 KiB at authorize on the stateless (2026-07-28) path, close enough that a condition
+/// failed to evaluate. 8 MiB is reserved address space, touched only as used.
+pub const WORKER_STACK_BYTES: usize = 8 << 20;
 
 /// [`run`] on the caller's runtime.
 ///

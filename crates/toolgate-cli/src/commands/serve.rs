@@ -82,6 +82,12 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
         always: expiry.always,
         max: expiry.max,
     });
+    let request_limits = config.request_rate_limits();
+    if !request_limits.is_empty() {
+        args.serve.request_limits = Some(toolgate_mcp::cli::RequestLimits(std::sync::Arc::new(
+            request_limits,
+        )));
+    }
     if let Some(auth) = config.auth() {
         args.serve.auth = Some(super::auth::auth_config(auth)?);
         args.serve.identity_setup = Some(super::auth::shaper(

@@ -505,6 +505,50 @@ calls_per_day = 4
 }
 
 #[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON")]
+fn requests_over_a_request_rate_limit_get_429_with_retry_after_per_principal() {
+    let Some(auth) = AuthServer::start(false) else {
+        return;
+    };
+    let limits = r#"
+[[limits.rate]]
+name = "requests"
+counts = "requests"
+per_minute = 3
+"#;
+    let ws = workspace(&auth.issuer, "", limits);
+    let served = Served::start(ws.path(), &[]);
+    let aud = served.url.as_str();
+    let alice = json!({"aud": aud, "sub": "alice"});
+    let report = probe(
+        &served.url,
+        &auth.issuer,
+        // refused tokens spend nothing: they never reach the limit
+        json!([{"aud": aud, "sub": "alice", "exp_in": -120}, alice, alice, alice, alice,
+               {"aud": aud, "sub": "bob"}]),
+    );
+    let cases = report["cases"].as_array().unwrap();
+    let statuses: Vec<u64> = cases
+        .iter()
+        .map(|c| c["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(statuses, [401, 200, 200, 200, 429, 200], "{report}");
+    // 3 a minute: the next of alice's in at most 20 s
+    let retry: u64 = cases[4]["retry_after"].as_str().unwrap().parse().unwrap();
+    assert!((1..=20).contains(&retry), "{report}");
+    let body: Value = serde_json::from_str(cases[4]["body"].as_str().unwrap()).unwrap();
+    assert_eq!(body["error"]["code"], -32000, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("rate limit requests") && message.contains("send the request again in"),
+        "{message}"
+    );
+    // the metadata is not counted
+    assert_eq!(report["metadata"]["resource"], aud);
+    served.stop();
+}
+
+#[test]
 fn an_oauth_server_refuses_a_non_loopback_address() {
     let ws = workspace("https://as.example.com", "", "");
     let out = Command::new(TOOLGATE)
@@ -517,4 +561,79 @@ fn an_oauth_server_refuses_a_non_loopback_address() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("without HTTPS in front"), "{err}");
+}
+
+/// Whether `needle` occurs in any file under `dir` (the store, its WAL, anything else).
+fn found_under(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(found_under(&path, needle));
+        } else if std::fs::read(&path)
+            .unwrap()
+            .windows(needle.len())
+            .any(|w| w == needle)
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON")]
+fn the_token_is_checked_on_every_request_of_a_session_and_kept_nowhere() {
+    let Some(auth) = AuthServer::start(false) else {
+        return;
+    };
+    let ws = workspace(&auth.issuer, "", ROLES);
+    let served = Served::start(ws.path(), &[]);
+    let mut cmd = python_script(script("oauth_client.py")).unwrap();
+    cmd.args(["session", "--url", &served.url, "--issuer", &auth.issuer]);
+    let out = run_ok(cmd, Duration::from_secs(120));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // alice's session id with: no token, her expired token, her token without the scope,
+    // bob's token (the session is not his: as if it did not exist), her token
+    assert_eq!(
+        report["statuses"],
+        json!([401, 401, 403, 404, 200]),
+        "{report}"
+    );
+    assert_eq!(
+        report["tools"],
+        json!([
+            "edit_file",
+            "glob",
+            "list_dir",
+            "read_file",
+            "read_result",
+            "run_shell",
+            "search_code",
+            "write_file"
+        ])
+    );
+    // a flow's calls too, then the token is looked for where toolgate writes
+    let alice = flow(
+        &served.url,
+        "alice",
+        json!([["read_file", {"path": "notes.txt"}]]),
+        "legacy",
+    );
+    assert_eq!(kinds(&alice), [("read_file".to_string(), false)], "{alice}");
+    let log = served.log.clone();
+    served.stop();
+    // the token (or its signature alone) is in no file of the workspace (the store, its WAL,
+    // the audit) and not in the log
+    let token = report["token"].as_str().unwrap();
+    let signature = token.rsplit('.').next().unwrap();
+    assert!(signature.len() > 100, "{token}");
+    for needle in [token, signature] {
+        assert_eq!(
+            found_under(ws.path(), needle.as_bytes()),
+            Vec::<PathBuf>::new()
+        );
+        assert!(!log.lock().unwrap().contains(needle));
+    }
+    assert!(ws.path().join(".toolgate").is_dir());
 }

@@ -12,7 +12,14 @@ oauth_server.py. Prints one JSON object on stdout.
 
   oauth_client.py probe --url URL --issuer ISSUER --cases JSON
       For each case (a /test/mint spec, or null for no token), an initialize POST with the
-      token: {"cases": [{"status", "www_authenticate"}], "metadata": PRM document}.
+      token: {"cases": [{"status", "www_authenticate", "retry_after", "body"}],
+      "metadata": PRM document}.
+
+  oauth_client.py session --url URL --issuer ISSUER
+      alice opens a session (2025-11-25) with her token, then the same session's tools/list is
+      sent with no token, alice's expired token, alice's token without the scope, bob's token,
+      and alice's token again: {"token": alice's, "session": id, "statuses": [...],
+      "tools": [names of the last answer]}.
 """
 
 from __future__ import annotations
@@ -139,6 +146,8 @@ async def probe(args) -> dict:
             out["cases"].append({
                 "status": r.status_code,
                 "www_authenticate": r.headers.get("www-authenticate"),
+                "retry_after": r.headers.get("retry-after"),
+                "body": r.text[:400] if r.status_code >= 400 else None,
             })
         prm = urlparse(args.url)
         r = await tg.get(f"{prm.scheme}://{prm.netloc}/.well-known/oauth-protected-resource{prm.path}")
@@ -146,9 +155,50 @@ async def probe(args) -> dict:
     return out
 
 
+async def session(args) -> dict:
+    base = args.issuer.rstrip("/")
+    fresh = httpx2.Limits(max_keepalive_connections=0)
+    async with httpx2.AsyncClient(timeout=30) as http, \
+            httpx2.AsyncClient(timeout=30, limits=fresh) as tg:
+        async def mint(**spec) -> str:
+            spec.setdefault("aud", args.url)
+            return (await http.post(base + "/test/mint", json=spec)).json()["token"]
+
+        alice = await mint(sub="alice")
+        tokens = [None, await mint(sub="alice", exp_in=-120), await mint(sub="alice", scope="mcp:admin"),
+                  await mint(sub="bob"), alice]
+        base_headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        r = await tg.post(args.url, headers={**base_headers, "authorization": f"Bearer {alice}"},
+                          content=json.dumps(INIT))
+        r.raise_for_status()
+        sid = r.headers["mcp-session-id"]
+        in_session = {**base_headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+        r = await tg.post(args.url, headers={**in_session, "authorization": f"Bearer {alice}"},
+                          content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        r.raise_for_status()
+        statuses = []
+        tools = None
+        for i, token in enumerate(tokens):
+            headers = dict(in_session)
+            if token is not None:
+                headers["authorization"] = f"Bearer {token}"
+            r = await tg.post(args.url, headers=headers,
+                              content=json.dumps({"jsonrpc": "2.0", "id": 2 + i, "method": "tools/list"}))
+            statuses.append(r.status_code)
+            if r.status_code == 200:
+                text = r.text
+                if text.lstrip().startswith("{"):
+                    answer = json.loads(text)
+                else:  # one SSE event with the answer
+                    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+                    answer = json.loads([d for d in data if d][-1])
+                tools = sorted(t["name"] for t in answer["result"]["tools"])
+    return {"token": alice, "session": sid, "statuses": statuses, "tools": tools}
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["flow", "probe"])
+    p.add_argument("what", choices=["flow", "probe", "session"])
     p.add_argument("--url", required=True)
     p.add_argument("--user")
     p.add_argument("--calls", default="[]")
@@ -159,7 +209,7 @@ def main() -> None:
 
     async def go():
         with anyio.fail_after(90):
-            return await (flow(args) if args.what == "flow" else probe(args))
+            return await {"flow": flow, "probe": probe, "session": session}[args.what](args)
 
     print(json.dumps(anyio.run(go)), flush=True)
 

@@ -90,6 +90,9 @@ pub struct HttpConfig {
     /// Check OAuth access tokens of this authorization server instead of `token` (toolgate
     /// as a resource server; loopback addresses only: HTTPS comes from a proxy in front).
     pub auth: Option<auth::AuthConfig>,
+    /// Rate limits on the requests of each caller to `/mcp` (`[[limits.rate]]` with
+    /// `counts = "requests"`), checked before dispatch: `429` with `Retry-After` past them.
+    pub request_limits: Option<Arc<toolgate_core::rate::RateLimits>>,
 }
 
 impl HttpConfig {
@@ -108,7 +111,15 @@ impl HttpConfig {
             metrics: None,
             limits: Limits::default(),
             auth: None,
+            request_limits: None,
         }
+    }
+
+    /// Counts each caller's requests to `/mcp` against `limits` before dispatch (none: no
+    /// limit).
+    pub fn request_limits(mut self, limits: toolgate_core::rate::RateLimits) -> Self {
+        self.request_limits = (!limits.is_empty()).then(|| Arc::new(limits));
+        self
     }
 
     /// Checks access tokens of `auth`'s authorization server on every request (the static
@@ -317,6 +328,7 @@ pub async fn serve_http(server: McpServer, config: HttpConfig) -> Result<HttpSer
         max_bytes: config.max_body_bytes,
         timeout: limits.body_timeout,
         sessions,
+        request_limits: config.request_limits.clone(),
     });
     let mut guard = guard::Guard::new(
         local_addr,
