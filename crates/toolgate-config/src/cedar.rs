@@ -344,15 +344,11 @@ impl Condition {
             ));
         }
         if reads.attributes {
-            let Some(attributes) = cedar_record(session.attributes()) else {
-                return None;
-            };
+            let attributes = cedar_record(session.attributes())?;
             pairs.push(("attributes".to_string(), attributes));
         }
         if reads.arguments {
-            let Some(arguments) = cedar_value(input.arguments) else {
-                return None;
-            };
+            let arguments = cedar_value(input.arguments)?;
             pairs.push(("arguments".to_string(), arguments));
         }
         if reads.paths {
