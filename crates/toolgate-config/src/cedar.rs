@@ -5,11 +5,11 @@
 //!
 //! | Cedar | value |
 //! |---|---|
-//! | `principal` | `Toolgate::Session::"<session id>"` |
+//! | `principal` | `Toolgate::Principal::"<subject>"` for a session acting for a verified caller (an OAuth access token's `sub`; its issuer is `context.attributes.iss`), else `Toolgate::Session::"<session id>"` |
 //! | `action` | `Toolgate::Action::"call"` |
 //! | `resource` | `Toolgate::Tool::"<tool name>"` |
 //! | `context.tool`, `context.profile`, `context.role` | strings (`role` is `""` without one) |
-//! | `context.attributes` | the session attributes (from the role and `--attr`) |
+//! | `context.attributes` | the session attributes (from the role and `--attr`; over OAuth, the token claims `[server.auth] claims` names, and `iss`) |
 //! | `context.arguments` | the call's arguments (JSON nulls left out, other numbers than integers as strings) |
 //! | `context.paths` | the canonical workspace-relative paths the call touches, a set of strings |
 //!
@@ -66,8 +66,23 @@ impl Condition {
     }
 
     /// Never called: no condition exists in this build.
-    pub fn holds(&self, input: &PolicyInput<'_>) -> bool {
-        let _ = input;
+    pub fn holds(&self, input: &PolicyInput<'_>, unevaluable: bool) -> bool {
+        let _ = (input, unevaluable);
+        match *self {}
+    }
+
+    /// Never called: no condition exists in this build.
+    pub fn session_only(&self) -> bool {
+        match *self {}
+    }
+
+    /// Never called: no condition exists in this build.
+    pub fn holds_for(
+        &self,
+        principal: Option<&toolgate_core::Principal>,
+        attributes: &std::collections::HashMap<String, serde_json::Value>,
+    ) -> bool {
+        let _ = (principal, attributes);
         match *self {}
     }
 }
@@ -248,15 +263,51 @@ impl Condition {
         self.inner.reads
     }
 
+    /// Whether the condition reads nothing of the call (only what the session fixes: its
+    /// principal, attributes, role and profile), so its answer is the session's.
+    pub fn session_only(&self) -> bool {
+        self.inner.reads.session_only()
+    }
+
+    /// Whether the condition holds for a caller with `principal` and `attributes`, before
+    /// any session or call exists (a role's condition over the token's claims): `context`
+    /// holds `attributes` alone, `resource` is no tool (`Toolgate::Tool::""`).
+    pub fn holds_for(
+        &self,
+        principal: Option<&toolgate_core::Principal>,
+        attributes: &std::collections::HashMap<String, Value>,
+    ) -> bool {
+        let Some(record) = cedar_record(attributes) else {
+            return false;
+        };
+        let Ok(context) = Context::from_pairs([("attributes".to_string(), record)]) else {
+            return false;
+        };
+        self.authorized(principal_uid(principal, ""), "", context)
+            .unwrap_or(false)
+    }
+
     /// Whether the condition holds for the call (see the module docs): once per session for
-    /// a condition that reads nothing of the call, else on every call.
-    pub fn holds(&self, input: &PolicyInput<'_>) -> bool {
+    /// a condition that reads nothing of the call, else on every call. A condition Cedar
+    /// cannot evaluate (an evaluation error, its recursion guard finding too little stack
+    /// left, a context it refuses) answers `unevaluable`, logged: `true` for a deny or ask
+    /// rule, `false` for an allow rule, so that a failure never lets a call through.
+    pub fn holds(&self, input: &PolicyInput<'_>, unevaluable: bool) -> bool {
+        let answer = || {
+            self.evaluate(input).unwrap_or_else(|| {
+                tracing::error!(
+                    tool = %input.tool.name,
+                    answer = unevaluable,
+                    "a rule's condition could not be evaluated; it is taken to hold for a deny \
+                     or ask rule and not for an allow rule"
+                );
+                unevaluable
+            })
+        };
         if self.inner.reads.session_only() {
-            input
-                .session
-                .memo_condition(self.inner.key, || self.evaluate(input))
+            input.session.memo_condition(self.inner.key, answer)
         } else {
-            self.evaluate(input)
+            answer()
         }
     }
 
@@ -265,7 +316,7 @@ impl Condition {
     /// The context is built from Cedar values directly (not through Cedar's JSON parser, which
     /// cost about 25 µs of a call's 48 µs under 20 rules: `cargo bench -p toolgate-config
     /// --bench rules`).
-    fn evaluate(&self, input: &PolicyInput<'_>) -> bool {
+    fn evaluate(&self, input: &PolicyInput<'_>) -> Option<bool> {
         let reads = &self.inner.reads;
         let session = input.session;
         let mut pairs: Vec<(String, RestrictedExpression)> = Vec::with_capacity(6);
@@ -293,15 +344,11 @@ impl Condition {
             ));
         }
         if reads.attributes {
-            let Some(attributes) = cedar_record(session.attributes()) else {
-                return false;
-            };
+            let attributes = cedar_record(session.attributes())?;
             pairs.push(("attributes".to_string(), attributes));
         }
         if reads.arguments {
-            let Some(arguments) = cedar_value(input.arguments) else {
-                return false;
-            };
+            let arguments = cedar_value(input.arguments)?;
             pairs.push(("arguments".to_string(), arguments));
         }
         if reads.paths {
@@ -314,27 +361,50 @@ impl Condition {
                 }));
             pairs.push(("paths".to_string(), paths));
         }
-        let Ok(context) = Context::from_pairs(pairs) else {
-            return false;
-        };
-        let uid = |ty: &str, id: &str| {
-            EntityUid::from_type_name_and_id(
-                cedar_policy::EntityTypeName::from_str(ty).expect("a fixed type name"),
-                cedar_policy::EntityId::new(id),
-            )
-        };
-        let Ok(request) = Request::new(
-            uid("Toolgate::Session", session.id()),
+        let context = Context::from_pairs(pairs).ok()?;
+        self.authorized(
+            principal_uid(session.principal(), session.id()),
+            &input.tool.name,
+            context,
+        )
+    }
+
+    /// Cedar's answer for `principal` calling `tool` in `context`; `None` when the request
+    /// cannot be made or the condition could not be evaluated (an error in the response).
+    fn authorized(&self, principal: EntityUid, tool: &str, context: Context) -> Option<bool> {
+        let request = Request::new(
+            principal,
             self.inner.action.clone(),
-            uid("Toolgate::Tool", &input.tool.name),
+            uid("Toolgate::Tool", tool),
             context,
             None,
-        ) else {
-            return false;
-        };
+        )
+        .ok()?;
         let response =
             Authorizer::new().is_authorized(&request, &self.inner.set, &Entities::empty());
-        response.decision() == cedar_policy::Decision::Allow
+        if let Some(e) = response.diagnostics().errors().next() {
+            tracing::debug!(error = %e, "Cedar could not evaluate a condition");
+            return None;
+        }
+        Some(response.decision() == cedar_policy::Decision::Allow)
+    }
+}
+
+#[cfg(feature = "cedar")]
+fn uid(ty: &str, id: &str) -> EntityUid {
+    EntityUid::from_type_name_and_id(
+        cedar_policy::EntityTypeName::from_str(ty).expect("a fixed type name"),
+        cedar_policy::EntityId::new(id),
+    )
+}
+
+/// `Toolgate::Principal::"<subject>"` for a session with a principal, else
+/// `Toolgate::Session::"<session id>"`.
+#[cfg(feature = "cedar")]
+fn principal_uid(principal: Option<&toolgate_core::Principal>, session: &str) -> EntityUid {
+    match principal {
+        Some(p) => uid("Toolgate::Principal", &p.subject),
+        None => uid("Toolgate::Session", session),
     }
 }
 

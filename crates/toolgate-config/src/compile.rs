@@ -50,7 +50,9 @@ pub enum SandboxEnforces {
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     file: Option<PathBuf>,
-    raw: ConfigFile,
+    pub(crate) raw: ConfigFile,
+    /// `[server.auth.roles]`, compiled: role name and its condition over the claims.
+    pub(crate) auth_roles: Vec<(String, Condition)>,
     profiles: Vec<Profile>,
     rules: Vec<CompiledRule>,
     protected: Protected,
@@ -144,6 +146,8 @@ pub fn load_str(
     let rules = c.rules();
     c.other();
     crate::store_path::check(&loc, root, &raw, &mut c.problems);
+    let auth_roles = c.auth();
+    c.rates();
     // the compiler's problems under a piece that failed are about the default put there
     let under_failed = |key: &str| {
         parsed.failed.iter().any(|f| {
@@ -166,6 +170,7 @@ pub fn load_str(
         file: Some(file.to_path_buf()),
         protected: protected(root, Some(file), &raw),
         raw,
+        auth_roles,
         profiles,
         rules,
         command_rules,
@@ -173,10 +178,10 @@ pub fn load_str(
     })
 }
 
-struct Compiler<'a> {
+pub(crate) struct Compiler<'a> {
     root: &'a Path,
     loc: &'a Locator<'a>,
-    raw: &'a ConfigFile,
+    pub(crate) raw: &'a ConfigFile,
     tools: &'a [&'a ToolSpec],
     problems: Vec<Problem>,
 }
@@ -186,7 +191,7 @@ fn key(k: &str) -> Seg {
 }
 
 impl Compiler<'_> {
-    fn problem(&mut self, path: &[Seg], message: impl Into<String>) {
+    pub(crate) fn problem(&mut self, path: &[Seg], message: impl Into<String>) {
         self.problems.push(self.loc.at(path, message));
     }
 

@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod approvals;
+mod auth;
 pub mod cedar;
 pub mod cedar_shape;
 mod compile;
@@ -44,6 +45,7 @@ mod store_path;
 pub use approvals::{
     check_span, parse_expiry, span_text, GrantExpiry, Override, DEFAULT_ALWAYS_EXPIRES, MAX_EXPIRY,
 };
+pub use auth::{check_url, ALGORITHMS, DEFAULT_ALGORITHMS, ISSUER_ATTRIBUTE, MAX_LEEWAY_SECS};
 pub use compile::{load, load_str, Config, SandboxEnforces, SandboxRule, CONFIG_FILE};
 pub use ledger::parse_span;
 pub use limits::Limited;

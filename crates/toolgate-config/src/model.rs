@@ -216,7 +216,9 @@ pub struct BudgetsConfig {
     pub max_result_bytes: Option<u64>,
 }
 
-/// Per-call limits; each only lowers a tool's own.
+/// Per-call limits; each only lowers a tool's own. Rate limits and the daily quota count
+/// calls the policy let through, per caller (the OAuth principal; without `[server.auth]`
+/// every session is the one local caller) and per tool.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitsConfig {
@@ -224,6 +226,75 @@ pub struct LimitsConfig {
     pub timeout_ms: Option<u64>,
     /// The most bytes of a result handed back before it is truncated.
     pub max_result_bytes: Option<u64>,
+    /// Rate limits (`[[limits.rate]]`); a call over one gets the recoverable `rate_limited`
+    /// error with `retry_after_ms`.
+    pub rate: Vec<RateConfig>,
+    /// The daily quota of calls per caller, counted in the store (a restart does not reset
+    /// it).
+    pub quota: Option<QuotaConfig>,
+}
+
+/// One rate limit: `per_second` or `per_minute` calls (one of the two), with bursts of
+/// `burst` calls (default: the same number).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateConfig {
+    /// A name for the limit, shown in the error (default `limits.rate[N]`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the limit counts: `calls` (default: tool calls the policy let through, refused
+    /// with the recoverable `rate_limited`) or `requests` (every HTTP request of a caller to
+    /// `/mcp`, refused before dispatch with `429` and `Retry-After`; `per = "principal"`
+    /// only, no `tool`; `toolgate serve --http` only).
+    #[serde(default)]
+    pub counts: RateCountsConfig,
+    /// What the calls are counted per: `principal` (default), `tool` or `principal_tool`.
+    #[serde(default)]
+    pub per: RatePerConfig,
+    /// A glob over the tool names it counts (default every tool).
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// Calls per second.
+    #[serde(default)]
+    pub per_second: Option<u32>,
+    /// Calls per minute.
+    #[serde(default)]
+    pub per_minute: Option<u32>,
+    /// Calls that may come at once (default: the calls per period).
+    #[serde(default)]
+    pub burst: Option<u32>,
+}
+
+/// What a rate limit counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RateCountsConfig {
+    /// Tool calls, in the pipeline's budget stage (recoverable `rate_limited`).
+    #[default]
+    Calls,
+    /// HTTP requests to `/mcp`, before dispatch (`429` with `Retry-After`).
+    Requests,
+}
+
+/// What a rate limit counts per.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RatePerConfig {
+    /// Each caller (principal) has a bucket.
+    #[default]
+    Principal,
+    /// Each tool has a bucket, whoever calls it.
+    Tool,
+    /// Each caller has a bucket per tool.
+    PrincipalTool,
+}
+
+/// The daily quota.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuotaConfig {
+    /// Calls per caller per UTC day.
+    pub calls_per_day: u64,
 }
 
 /// Where the store lives.
@@ -273,6 +344,55 @@ pub struct ServerConfig {
     pub max_sessions: Option<u64>,
     /// Requests one MCP session may have in flight, stdio and HTTP (default 256).
     pub max_requests_in_flight: Option<u64>,
+    /// toolgate as an OAuth 2.1 resource server: every HTTP request carries an access token
+    /// of this authorization server, whose subject is the caller (the MCP specification's
+    /// authorization section). The static token is not used then.
+    pub auth: Option<AuthConfig>,
+}
+
+/// `[server.auth]`: the authorization server whose access tokens the HTTP server accepts,
+/// and what a token's claims become. Tokens are JWTs checked against the issuer's JWKS, or,
+/// with `introspection_endpoint`, opaque tokens asked about (RFC 7662).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthConfig {
+    /// The authorization server's issuer identifier (RFC 8414), the `iss` every token must
+    /// carry; its metadata is found at `/.well-known/oauth-authorization-server` (or
+    /// `/.well-known/openid-configuration`) under it.
+    pub issuer: String,
+    /// The canonical URI of this server's MCP endpoint (`https://mcp.example.com/mcp`, the
+    /// proxy's URL when one is in front): the `resource` of the Protected Resource Metadata
+    /// (RFC 9728) and the audience tokens must be issued for (default: `http://ADDR/mcp` of
+    /// the bound loopback address).
+    pub resource: Option<String>,
+    /// The accepted `aud` values (default: `resource` alone).
+    pub audiences: Vec<String>,
+    /// The JWKS URL (default: the issuer metadata's `jwks_uri`).
+    pub jwks_uri: Option<String>,
+    /// The RFC 7662 introspection endpoint, for opaque (non-JWT) tokens; with it, every
+    /// token is introspected instead of verified as a JWT.
+    pub introspection_endpoint: Option<String>,
+    /// The environment variable holding toolgate's client id at the introspection endpoint.
+    pub client_id_env: Option<String>,
+    /// The environment variable holding toolgate's client secret there.
+    pub client_secret_env: Option<String>,
+    /// The scopes listed in the Protected Resource Metadata (default: `required_scopes`).
+    pub scopes_supported: Vec<String>,
+    /// Scopes every token must carry (`403 insufficient_scope` otherwise).
+    pub required_scopes: Vec<String>,
+    /// Token claims copied into the session's attributes (`context.attributes` in rule
+    /// conditions), for example `["groups", "email"]`.
+    pub claims: Vec<String>,
+    /// Accepted JWT signature algorithms (default `RS256`, `ES256`, `PS256`, `EdDSA`);
+    /// `none` and the HMAC algorithms are never accepted.
+    pub algorithms: Vec<String>,
+    /// Seconds of clock skew allowed on `exp` and `nbf` (default 30, at most 300).
+    pub leeway_secs: Option<u64>,
+    /// Roles given by the token's claims: role name to a Cedar condition over
+    /// `context.attributes` (the copied claims), such as
+    /// `'context.attributes.groups.contains("toolgate-admins")'`; the first role (by name)
+    /// whose condition holds is the caller's, and its profiles and attributes apply.
+    pub roles: BTreeMap<String, String>,
 }
 
 /// How long approval grants hold. Each value is a span in humantime syntax (`90s`, `30m`,

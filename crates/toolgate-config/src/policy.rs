@@ -76,6 +76,9 @@ pub struct ConfigPolicy {
     protected: Protected,
     /// `None` when globset could not combine the patterns: each is then matched alone.
     paths: Option<PathPatternSet>,
+    /// The rules that deny a whole tool (no resource pattern), which can hide it
+    /// ([`Policy::visible`]).
+    deny_tool: Vec<usize>,
 }
 
 /// Path slots a call's hits fit in without allocating (a call of one path under up to 254
@@ -98,11 +101,18 @@ impl ConfigPolicy {
                 None
             }
         };
+        let deny_tool = rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.decision == Decision::Deny && r.resource.is_none())
+            .map(|(i, _)| i)
+            .collect();
         ConfigPolicy {
             rules,
             risk,
             protected,
             paths,
+            deny_tool,
         }
     }
 
@@ -302,6 +312,40 @@ impl Policy for ConfigPolicy {
             Some((_, i)) => self.rules[i].verdict(),
             None => self.risk_verdict(input.tool),
         }
+    }
+
+    /// Hidden from a session: a tool a rule without a resource pattern denies it, when the
+    /// rule's condition (if any) reads only what the session fixes (principal, attributes,
+    /// role, profile) and holds; a condition over the call's arguments or paths can let some
+    /// call through, so its tool stays listed.
+    fn visible(&self, tool: &ToolSpec, session: &toolgate_core::Session) -> bool {
+        if self.deny_tool.is_empty() {
+            return true;
+        }
+        let role = session
+            .attributes()
+            .get(ROLE_ATTRIBUTE)
+            .and_then(|v| v.as_str());
+        !self.deny_tool.iter().any(|&i| {
+            let rule = &self.rules[i];
+            rule.applies_to(&tool.name, role)
+                && match &rule.condition {
+                    None => true,
+                    Some(c) => {
+                        // a deny rule: hidden too when its condition cannot be evaluated
+                        c.session_only()
+                            && c.holds(
+                                &PolicyInput {
+                                    tool,
+                                    resources: &[],
+                                    arguments: &serde_json::Value::Null,
+                                    session,
+                                },
+                                true,
+                            )
+                    }
+                }
+        })
     }
 
     fn decide_path(&self, rel: &Path, access: Access, _profile: &str) -> Decision {

@@ -51,9 +51,12 @@ impl CompiledRule {
         }
     }
 
-    /// Whether the rule's condition holds (true without one).
+    /// Whether the rule's condition holds (true without one). A condition that cannot be
+    /// evaluated holds for a deny or ask rule and not for an allow rule: fail closed.
     pub fn condition_holds(&self, input: &PolicyInput<'_>) -> bool {
-        self.condition.as_ref().is_none_or(|c| c.holds(input))
+        self.condition
+            .as_ref()
+            .is_none_or(|c| c.holds(input, self.decision != Decision::Allow))
     }
 
     /// The rule's verdict.

@@ -125,6 +125,10 @@ pub struct AuditRecord {
     pub session: Arc<str>,
     /// Agent profile.
     pub profile: Arc<str>,
+    /// Whom the session acted for (an OAuth access token's issuer and subject), when a front
+    /// end verified it ([`crate::principal`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<crate::Principal>,
     /// Tool name as called.
     pub tool: Arc<str>,
     /// Version of the tool that ran, when it was resolved.
@@ -456,6 +460,7 @@ mod tests {
             time_us: 1,
             session: "s".into(),
             profile: "default".into(),
+            principal: None,
             tool: "t".into(),
             version: None,
             call_id: format!("c{i}").into(),

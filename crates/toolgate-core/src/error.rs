@@ -38,6 +38,9 @@ pub enum ErrorKind {
     /// finish; the client sends the call again with the answers. Neither a rejection nor a
     /// failure: audited with the outcome `input_required` and no error kind.
     InputRequired,
+    /// budget: a rate limit or the daily quota has no call left for now; the details'
+    /// `retry_after_ms` says when the call may be sent again.
+    RateLimited,
     /// budget: a session or tool budget is used up.
     BudgetExhausted,
     /// execute: another call with the same idempotency key is still running; the model waits
@@ -59,7 +62,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in pipeline order.
-    pub const ALL: [ErrorKind; 15] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::UnknownTool,
         ErrorKind::InvalidInput,
         ErrorKind::InvalidArguments,
@@ -68,6 +71,7 @@ impl ErrorKind {
         ErrorKind::ApprovalRejected,
         ErrorKind::ApprovalCorrected,
         ErrorKind::InputRequired,
+        ErrorKind::RateLimited,
         ErrorKind::BudgetExhausted,
         ErrorKind::InProgress,
         ErrorKind::Timeout,
@@ -88,6 +92,7 @@ impl ErrorKind {
             ErrorKind::ApprovalRejected => "approval_rejected",
             ErrorKind::ApprovalCorrected => "approval_corrected",
             ErrorKind::InputRequired => "input_required",
+            ErrorKind::RateLimited => "rate_limited",
             ErrorKind::BudgetExhausted => "budget_exhausted",
             ErrorKind::InProgress => "in_progress",
             ErrorKind::Timeout => "timeout",
@@ -108,6 +113,7 @@ impl ErrorKind {
             | ErrorKind::ApprovalCorrected
             | ErrorKind::InputRequired
             | ErrorKind::InProgress
+            | ErrorKind::RateLimited
             | ErrorKind::Timeout
             | ErrorKind::OutcomeUnknown
             | ErrorKind::ToolFailed => true,

@@ -55,8 +55,10 @@ pub mod ledger;
 pub mod pattern;
 pub mod pipeline;
 pub mod policy;
+pub mod principal;
 pub mod progress;
 pub mod provider;
+pub mod rate;
 pub mod redact;
 pub mod registry;
 pub mod result;
@@ -93,6 +95,7 @@ pub use grant::{
 pub use ledger::{Ledger, LedgerEvent, LedgerOptions, MemoryLedger, Reconciliation};
 pub use pipeline::{Pipeline, PipelineBuilder, RetryPolicy};
 pub use policy::{Decision, DefaultPolicy, Policy, PolicyInput, Verdict};
+pub use principal::Principal;
 pub use progress::{ProgressReport, ProgressSink};
 pub use registry::{Entry, IntoTool, Profile, Registry, RegistryBuilder, Selector};
 pub use result::{

@@ -126,6 +126,15 @@ pub trait Policy: Send + Sync {
         let _ = (address, profile);
         Decision::Allow
     }
+
+    /// Whether `session` could be allowed a call of `tool` at all: `false` when a rule denies
+    /// every call of it in this session (whatever the arguments), which hides the tool from the
+    /// session's `tools/list` and answers a call of it as an unknown tool. Called by the
+    /// resolve stage on every call: must be cheap. Default: every tool of the profile.
+    fn visible(&self, tool: &ToolSpec, session: &Session) -> bool {
+        let _ = (tool, session);
+        true
+    }
 }
 
 /// The default policy: destructive tools ask, dangerous risk asks, everything else (already

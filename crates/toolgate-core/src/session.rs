@@ -3,6 +3,7 @@
 use crate::budget::Budgets;
 use crate::call::CallId;
 use crate::context::BudgetLeft;
+use crate::principal::Principal;
 use crate::seen_ids::SeenIds;
 use crate::workspace::Workspace;
 use parking_lot::Mutex;
@@ -24,13 +25,16 @@ pub struct Session {
     /// Who is calling, for what outlives one session: the session's id unless the host says
     /// otherwise ([`SessionBuilder::caller`]).
     pub(crate) caller: Arc<str>,
-    /// The authenticated principal, when there is one ([`SessionBuilder::principal`]).
-    pub(crate) principal: Option<Arc<str>>,
+    /// The principal's name, `subject (issuer)`, when there is one: what idempotency keys
+    /// are kept per ([`Session::principal_key`]).
+    pub(crate) principal_key: Option<Arc<str>>,
     pub(crate) profile: Arc<str>,
     pub(crate) profile_bit: u64,
     pub(crate) workspace: Option<Workspace>,
     pub(crate) budgets: Budgets,
     pub(crate) attributes: HashMap<String, Value>,
+    /// Whom the session acts for, when a front end verified it ([`crate::principal`]).
+    pub(crate) principal: Option<Principal>,
     pub(crate) started: Instant,
     pub(crate) calls: AtomicU64,
     pub(crate) result_bytes: AtomicU64,
@@ -53,6 +57,7 @@ impl std::fmt::Debug for Session {
             .field("profile", &self.profile)
             .field("workspace", &self.workspace)
             .field("budgets", &self.budgets)
+            .field("principal", &self.principal)
             .finish_non_exhaustive()
     }
 }
@@ -94,11 +99,11 @@ impl Session {
         &self.caller
     }
 
-    /// The authenticated principal (for example an OAuth subject), when the host knows one.
-    /// Idempotency keys are kept per principal: one principal's key never finds another's
-    /// call.
-    pub fn principal(&self) -> Option<&str> {
-        self.principal.as_deref()
+    /// The principal's name, `subject (issuer)`, when the session has one
+    /// ([`Session::principal`]). Idempotency keys are kept per principal: one principal's key
+    /// never finds another's call.
+    pub fn principal_key(&self) -> Option<&str> {
+        self.principal_key.as_deref()
     }
 
     /// The workspace, when the session has one.
@@ -114,6 +119,12 @@ impl Session {
     /// Session attributes (for example who the user is), for policy conditions.
     pub fn attributes(&self) -> &HashMap<String, Value> {
         &self.attributes
+    }
+
+    /// Whom the session acts for: the verified caller of an HTTP server with an authorization
+    /// server (`None` for the CLI, stdio and the static token).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_ref()
     }
 
     /// `compute()`'s answer for `key`, computed at most once per session (and again only
@@ -172,9 +183,9 @@ pub struct SessionBuilder<'r> {
     pub(crate) workspace: Option<Workspace>,
     pub(crate) budgets: Budgets,
     pub(crate) attributes: HashMap<String, Value>,
+    pub(crate) principal: Option<Principal>,
     pub(crate) unique_call_ids: bool,
     pub(crate) caller: Option<Arc<str>>,
-    pub(crate) principal: Option<Arc<str>>,
 }
 
 impl SessionBuilder<'_> {
@@ -218,9 +229,9 @@ impl SessionBuilder<'_> {
         self
     }
 
-    /// Sets the authenticated principal; see [`Session::principal`].
-    pub fn principal(mut self, principal: impl Into<Arc<str>>) -> Self {
-        self.principal = Some(principal.into());
+    /// Sets whom the session acts for: a verified caller (see [`crate::principal`]).
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
         self
     }
 
@@ -240,13 +251,14 @@ impl SessionBuilder<'_> {
         })?;
         Ok(Session {
             caller: self.caller.unwrap_or_else(|| self.id.clone()),
-            principal: self.principal,
+            principal_key: self.principal.as_ref().map(|p| p.to_string().into()),
             id: self.id,
             profile: self.profile.into(),
             profile_bit: bit,
             workspace: self.workspace,
             budgets: self.budgets,
             attributes: self.attributes,
+            principal: self.principal,
             started: Instant::now(),
             calls: AtomicU64::new(0),
             result_bytes: AtomicU64::new(0),

@@ -7,13 +7,12 @@
 //! run in the session of their **caller**, so `max_calls` counts every
 //! call a caller makes and a `read_result` handle from one request reads in the next.
 //!
-//! The caller is identified by the credential its requests carry: a SHA-256 of the
-//! `Authorization` header, which the HTTP guard has already checked ([`CallerKey::of`]). With
-//! the one static token of `toolgate serve`, everyone holding it is one caller; without a
-//! token (`--no-token`, loopback) every request is the one anonymous caller. When OAuth lands
-//! (issue 16), the verified principal (issuer and subject), taken from the request's
-//! extensions where the token check leaves it, becomes the key instead of the header, so a
-//! refreshed token keeps the caller's session; nothing else here changes.
+//! The caller is the [`crate::http::Caller`] the HTTP guard established ([`CallerKey::of`]):
+//! with an authorization server (`[server.auth]`), the verified principal (issuer and
+//! subject) and its kept claims, so a refreshed token keeps the caller's session and a token
+//! whose claims changed gets a new one, built from them; with the one static token of
+//! `toolgate serve`, a SHA-256 of the `Authorization` header (everyone holding the token is
+//! one caller); without a token (`--no-token`, loopback) the one anonymous caller.
 //!
 //! The caller also names the session's caller ([`CallerKey::name`]), from which the
 //! idempotency ledger derives keys for calls sent without one: a client's re-send of a
@@ -53,6 +52,15 @@ impl CallerKey {
         }
         let credential = match parts.extensions.get::<crate::http::Caller>() {
             Some(crate::http::Caller::Anonymous) => &[][..],
+            Some(crate::http::Caller::Principal(id)) => {
+                let mut h = Sha256::new();
+                for part in [&*id.principal.issuer, &*id.principal.subject] {
+                    h.update((part.len() as u64).to_le_bytes());
+                    h.update(part.as_bytes());
+                }
+                h.update(serde_json::to_vec(&id.claims).unwrap_or_default());
+                return Some(CallerKey(h.finalize().into()));
+            }
             _ => parts
                 .headers
                 .get(http::header::AUTHORIZATION)

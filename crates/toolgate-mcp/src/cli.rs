@@ -12,6 +12,7 @@
 use crate::{Error, HttpConfig, McpServer};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::{Pipeline, Workspace};
 
@@ -78,10 +79,35 @@ pub struct ServeArgs {
     /// it); `None`: the built-in defaults and `--always-expires-hours`.
     #[arg(skip)]
     pub grant_expiry: Option<GrantExpiryArgs>,
+    /// Check OAuth access tokens of this authorization server instead of a static token (the
+    /// binary's `[server.auth]`).
+    #[arg(skip)]
+    pub auth: Option<crate::http::auth::AuthConfig>,
+    /// How a verified caller's sessions are shaped (the binary's role mapping).
+    #[arg(skip)]
+    pub identity_setup: Option<Shaper>,
+    /// Rate limits on each caller's HTTP requests (the binary's `[[limits.rate]]` with
+    /// `counts = "requests"`).
+    #[arg(skip)]
+    pub request_limits: Option<RequestLimits>,
     /// Seconds calls in flight may run on after SIGINT or SIGTERM.
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     pub grace: u64,
 }
+
+/// A [`crate::server::IdentitySetup`] among the arguments.
+#[derive(Clone)]
+pub struct Shaper(pub crate::server::IdentitySetup);
+
+impl std::fmt::Debug for Shaper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shaper")
+    }
+}
+
+/// [`toolgate_core::rate::RateLimits`] on requests, among the arguments.
+#[derive(Clone, Debug)]
+pub struct RequestLimits(pub Arc<toolgate_core::rate::RateLimits>);
 
 impl ServeArgs {
     /// Opens the workspace (`--workspace`, default the current directory).
@@ -116,6 +142,13 @@ impl ServeArgs {
             .grace(Duration::from_secs(self.grace));
         config.allowed_hosts = self.allow_hosts.clone();
         config.allowed_origins = self.allow_origins.clone();
+        config.request_limits = self.request_limits.as_ref().map(|l| l.0.clone());
+        if let Some(auth) = &self.auth {
+            // the access token is the credential: no static token
+            config = config.auth(auth.clone());
+            config.check()?;
+            return Ok((config, false));
+        }
         let given = self.token.clone().or_else(|| {
             std::env::var(self.token_env.as_deref().unwrap_or(TOKEN_ENV))
                 .ok()
@@ -247,6 +280,7 @@ pub fn random_token() -> String {
 pub fn run(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) -> Result<(), Error> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(WORKER_STACK_BYTES)
         .build()
         .map_err(|e| Error::io("starting the runtime", e))?;
     let served = runtime.block_on(serve(args, pipeline, workspace));
@@ -256,6 +290,13 @@ pub fn run(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) -> Result<
     runtime.shutdown_timeout(Duration::from_millis(500));
     served
 }
+
+/// The stack of each worker thread of [`run`]'s runtime, in bytes. Cedar refuses to evaluate
+/// a condition with under 100 KiB of stack left (its recursion guard), and a call's future is
+/// polled deep under rmcp, axum and hyper: tokio's default 2 MiB left a debug build about
+/// 300 KiB at authorize on the stateless (2026-07-28) path, close enough that a condition
+/// failed to evaluate. 8 MiB is reserved address space, touched only as used.
+pub const WORKER_STACK_BYTES: usize = 8 << 20;
 
 /// [`run`] on the caller's runtime.
 ///
@@ -281,6 +322,9 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
     for (k, v) in &args.attributes {
         builder = builder.attribute(k.clone(), v.clone());
     }
+    if let Some(shaper) = &args.identity_setup {
+        builder = builder.identity_setup(shaper.0.clone());
+    }
     let server = builder.build()?;
     let grace = Duration::from_secs(args.grace);
     match args.http {
@@ -294,6 +338,12 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
             }
             let http = crate::serve_http(server, config).await?;
             note(format_args!("toolgate: serving MCP at {}", http.url()));
+            if let Some(auth) = &args.auth {
+                note(format_args!(
+                    "toolgate: access tokens of {} are checked on every request",
+                    auth.issuer
+                ));
+            }
             if generated {
                 if let Some(t) = http.token() {
                     note(format_args!("toolgate: token: {t}"));

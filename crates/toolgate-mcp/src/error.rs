@@ -18,6 +18,17 @@ pub enum Error {
         /// The address that was asked for.
         addr: SocketAddr,
     },
+    /// An OAuth resource server (`[server.auth]`) asked to listen on an address other
+    /// machines reach: access tokens would travel in clear text.
+    #[error(
+        "refusing to serve OAuth on {addr} without HTTPS in front: bind a loopback address \
+         (127.0.0.1) behind a reverse proxy that terminates TLS, and set [server.auth] resource \
+         to the proxy's https URL"
+    )]
+    HttpsRequired {
+        /// The address that was asked for.
+        addr: SocketAddr,
+    },
     /// The configuration is inconsistent.
     #[error("invalid server configuration: {0}")]
     Config(String),

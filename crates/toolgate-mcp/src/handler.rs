@@ -87,7 +87,10 @@ impl Connection {
     ) -> Option<Arc<crate::caller::CallerSession>> {
         let parts = ctx.extensions.get::<http::request::Parts>()?;
         let key = crate::caller::CallerKey::of(parts)?;
-        Some(self.shared.caller_session(key))
+        Some(
+            self.shared
+                .caller_session(key, parts.extensions.get::<crate::http::Caller>()),
+        )
     }
 
     async fn dispatch(
@@ -261,13 +264,18 @@ impl ServerHandler for Connection {
         self.shared.info.clone()
     }
 
+    /// The tools the session (the caller's, for a stateless request) could be allowed: those
+    /// of its profile the policy does not deny it outright ([`toolgate_core::Policy::visible`]).
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        crate::tools::page(&self.shared.tools, cursor, self.shared.page_size)
+        let caller = self.caller_session(&ctx);
+        let session = caller.as_ref().map_or(&self.session, |c| &c.session);
+        let visible = self.shared.visible_tools(session);
+        crate::tools::page(&visible, cursor, self.shared.page_size)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

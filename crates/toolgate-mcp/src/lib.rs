@@ -71,7 +71,7 @@ pub mod tools;
 pub use approval::ClientApprover;
 pub use error::Error;
 pub use http::{serve_http, HttpConfig, HttpServer};
-pub use server::{McpServer, McpServerBuilder};
+pub use server::{IdentitySetup, McpServer, McpServerBuilder, SessionShape};
 pub use stdio::serve_stdio;
 
 use std::sync::Arc;

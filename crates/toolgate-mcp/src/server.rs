@@ -76,26 +76,58 @@ pub(crate) struct Shared {
     pub(crate) callers: Callers,
     /// The most requests in flight in one session ([`crate::jsonrpc::InFlightIds`]).
     pub(crate) max_in_flight: usize,
+    /// The profile and attributes of a verified caller's sessions.
+    pub(crate) identity_setup: Option<IdentitySetup>,
 }
 
+/// What a verified caller's sessions are built with: its profile and attributes, from its
+/// identity (the CLI maps the token's claims to a role of the configuration).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionShape {
+    /// The agent profile.
+    pub profile: String,
+    /// The session attributes, added to the server's.
+    pub attributes: Vec<(String, serde_json::Value)>,
+}
+
+/// Maps a verified identity to its sessions' [`SessionShape`]; an error is logged and the
+/// caller's requests get the server's profile and the claims alone.
+pub type IdentitySetup =
+    Arc<dyn Fn(&crate::http::auth::Identity) -> Result<SessionShape, String> + Send + Sync>;
+
 impl Shared {
-    /// A new toolgate session under the server's profile, workspace, budgets and attributes.
+    /// A new toolgate session under the server's profile, workspace, budgets and attributes,
+    /// its idempotency keys derived from `name` (default: its id); for a verified `caller`,
+    /// acting for its principal, with the profile and attributes of its [`IdentitySetup`]
+    /// (else its kept claims).
     pub(crate) fn new_session(
         &self,
         id: String,
         call_ids_repeat: bool,
-        caller: Option<String>,
+        name: Option<String>,
+        caller: Option<&crate::http::Caller>,
     ) -> toolgate_core::Session {
+        let identity = caller.and_then(crate::http::Caller::identity);
+        let shape = identity.map(|i| self.shape(i));
+        let profile = shape
+            .as_ref()
+            .map_or(self.profile.as_str(), |s| s.profile.as_str());
         let mut builder = self
             .pipeline
             .session(id)
-            .profile(self.profile.as_str())
+            .profile(profile)
             .budgets(self.budgets);
+        if let (Some(identity), Some(shape)) = (identity, &shape) {
+            builder = builder.principal(identity.principal.clone());
+            for (k, v) in &shape.attributes {
+                builder = builder.attribute(k.clone(), v.clone());
+            }
+        }
         if call_ids_repeat {
             builder = builder.call_ids_repeat();
         }
-        if let Some(caller) = caller {
-            builder = builder.caller(caller);
+        if let Some(name) = name {
+            builder = builder.caller(name);
         }
         for (k, v) in &self.attributes {
             builder = builder.attribute(k.clone(), v.clone());
@@ -103,16 +135,72 @@ impl Shared {
         if let Some(ws) = &self.workspace {
             builder = builder.workspace(ws.clone());
         }
-        // The profile was checked when the server was built.
-        builder
-            .build()
-            .expect("the server's profile was checked at build")
+        match builder.build() {
+            Ok(session) => session,
+            Err(e) => {
+                // only an identity's profile can be unknown: the server's was checked
+                tracing::error!(error = %e, "a caller's profile is not defined; using the server's");
+                let mut fallback = self
+                    .pipeline
+                    .session(format!("mcp-{:032x}", rand::random::<u128>()))
+                    .profile(self.profile.as_str())
+                    .budgets(self.budgets);
+                if let Some(identity) = identity {
+                    fallback = fallback.principal(identity.principal.clone());
+                }
+                fallback
+                    .build()
+                    .expect("the server's profile was checked at build")
+            }
+        }
+    }
+
+    /// The tools `session` lists: those of its profile the policy does not deny it outright
+    /// (the server's own list when that is all of them).
+    pub(crate) fn visible_tools(
+        &self,
+        session: &toolgate_core::Session,
+    ) -> std::borrow::Cow<'_, [Tool]> {
+        let registry = self.pipeline.registry();
+        let specs = registry.list(Some(session.profile())).unwrap_or_default();
+        let visible: Vec<_> = specs
+            .into_iter()
+            .filter(|s| self.pipeline.visible(s, session))
+            .collect();
+        if session.profile() == self.profile && visible.len() == self.tools.len() {
+            return std::borrow::Cow::Borrowed(&self.tools);
+        }
+        std::borrow::Cow::Owned(visible.into_iter().map(crate::tools::to_mcp_tool).collect())
+    }
+
+    /// The shape of `identity`'s sessions.
+    fn shape(&self, identity: &crate::http::auth::Identity) -> SessionShape {
+        let plain = || SessionShape {
+            profile: self.profile.clone(),
+            attributes: identity
+                .claims
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .chain([(
+                    "iss".to_string(),
+                    serde_json::Value::String(identity.principal.issuer.to_string()),
+                )])
+                .collect(),
+        };
+        match &self.identity_setup {
+            None => plain(),
+            Some(setup) => setup(identity).unwrap_or_else(|e| {
+                tracing::error!(principal = %identity.principal, error = %e, "shaping a caller's session");
+                plain()
+            }),
+        }
     }
 
     /// The session of a stateless request's caller, made at its first request.
     pub(crate) fn caller_session(
         &self,
         key: crate::caller::CallerKey,
+        caller: Option<&crate::http::Caller>,
     ) -> Arc<crate::caller::CallerSession> {
         // the caller's name outlives its session (evicted, or the server restarted), so the
         // idempotency keys derived for its calls do too
@@ -121,6 +209,7 @@ impl Shared {
                 format!("mcp-caller-{:032x}", rand::random::<u128>()),
                 true,
                 Some(key.name()),
+                caller,
             )
         })
     }
@@ -154,6 +243,7 @@ impl McpServer {
             version: env!("CARGO_PKG_VERSION").to_string(),
             instructions: None,
             max_in_flight: crate::jsonrpc::DEFAULT_MAX_IN_FLIGHT,
+            identity_setup: None,
         }
     }
 
@@ -188,7 +278,9 @@ impl McpServer {
     /// caller's session instead ([`crate::caller`]).
     pub fn connection(&self) -> Connection {
         let id = format!("mcp-{:032x}", rand::random::<u128>());
-        let session = self.shared.new_session(id, false, None);
+        // over HTTP, built while serving the request that opens the session: its caller's
+        let caller = crate::http::caller_of_request();
+        let session = self.shared.new_session(id, false, None, caller.as_ref());
         Connection::new(self.shared.clone(), session)
     }
 }
@@ -209,6 +301,7 @@ pub struct McpServerBuilder {
     version: String,
     instructions: Option<String>,
     max_in_flight: usize,
+    identity_setup: Option<IdentitySetup>,
 }
 
 impl McpServerBuilder {
@@ -298,6 +391,14 @@ impl McpServerBuilder {
         self
     }
 
+    /// Sets how a verified caller's sessions are shaped (profile, attributes) from its
+    /// identity (default: the server's profile, and the token's kept claims and `iss` as
+    /// attributes).
+    pub fn identity_setup(mut self, setup: IdentitySetup) -> Self {
+        self.identity_setup = Some(setup);
+        self
+    }
+
     /// The server.
     ///
     /// # Errors
@@ -351,6 +452,7 @@ impl McpServerBuilder {
                 approvals: ApprovalStates::new(),
                 callers: Callers::default(),
                 max_in_flight: self.max_in_flight,
+                identity_setup: self.identity_setup,
             }),
         })
     }

@@ -33,6 +33,7 @@ fn record(i: u64) -> AuditRecord {
         time_us: 1_700_000_000_000_000 + i,
         session: "bench".into(),
         profile: "default".into(),
+        principal: None,
         tool: "read_file".into(),
         version: Some("1.0.0".into()),
         call_id: format!("call-{i}").into(),

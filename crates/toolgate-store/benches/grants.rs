@@ -36,6 +36,7 @@ fn grant(tool: &str, resource: Option<&str>, scope: GrantScope) -> NewGrant {
         expires_us: None,
         granted_by: None,
         note: None,
+        principal: None,
     }
 }
 

@@ -27,7 +27,7 @@ pub use toolgate_core::grant::{Grant, GrantFilter, GrantScope, NewGrant, MAX_GRA
 use toolgate_core::grant::{GrantError, GrantPatternCache, GrantStore};
 
 const GRANT_COLUMNS: &str = "id, tool_pattern, resource_pattern, scope, session, created_us, \
-     expires_us, revoked_us, used_us, granted_by, note";
+     expires_us, revoked_us, used_us, granted_by, note, principal, principal_issuer";
 
 fn decode(r: &Row<'_>) -> Result<Grant> {
     let id: i64 = r.get(0)?;
@@ -59,6 +59,14 @@ fn decode(r: &Row<'_>) -> Result<Grant> {
         used_us: time(8)?,
         granted_by: r.get(9)?,
         note: r.get(10)?,
+        principal: match (
+            r.get::<_, Option<String>>(11)?,
+            r.get::<_, Option<String>>(12)?,
+        ) {
+            (Some(subject), Some(issuer)) => Some(toolgate_core::Principal::new(issuer, subject)),
+            (None, None) => None,
+            _ => return Err(bad("a principal without its issuer".into())),
+        },
     })
 }
 
@@ -80,7 +88,8 @@ impl Store {
         let id = self.with_conn(|conn| {
             conn.execute(
                 "INSERT INTO grants (tool_pattern, resource_pattern, scope, session, created_us, \
-                 expires_us, granted_by, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 expires_us, granted_by, note, principal, principal_issuer) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 rusqlite::params![
                     g.tool_pattern,
                     (!g.resource_patterns.is_empty()).then(|| g.resource_patterns.join("\n")),
@@ -89,7 +98,9 @@ impl Store {
                     to_i64(g.created_us),
                     g.expires_us.map(to_i64),
                     g.granted_by,
-                    g.note
+                    g.note,
+                    g.principal.as_ref().map(|p| &*p.subject),
+                    g.principal.as_ref().map(|p| &*p.issuer)
                 ],
             )?;
             Ok(conn.last_insert_rowid())

@@ -34,6 +34,7 @@ pub mod audit;
 mod error;
 pub mod grants;
 pub mod ledger;
+pub mod quota;
 pub mod results;
 mod schema;
 pub mod stats;

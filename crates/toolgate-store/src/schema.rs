@@ -120,6 +120,22 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX idempotency_updated ON idempotency(updated_us);
     "#,
+    // 3 -> 4: identity (issue 16): the principal a call was made for (an OAuth token's subject
+    // and issuer; old rows and local calls keep NULL, which their hashes never covered), the
+    // principal a grant is bound to, and the calls of each principal per UTC day
+    r#"
+    ALTER TABLE audit ADD COLUMN principal TEXT;
+    ALTER TABLE audit ADD COLUMN principal_issuer TEXT;
+    ALTER TABLE grants ADD COLUMN principal TEXT;
+    ALTER TABLE grants ADD COLUMN principal_issuer TEXT;
+    CREATE TABLE quota (
+        principal TEXT NOT NULL,
+        issuer    TEXT NOT NULL,
+        day       INTEGER NOT NULL,
+        calls     INTEGER NOT NULL,
+        PRIMARY KEY (principal, issuer, day)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// Opens a connection to `path` with the store's settings, creating and migrating the tables

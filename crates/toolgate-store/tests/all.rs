@@ -6,6 +6,7 @@ mod all {
     pub mod crash;
     pub mod durable;
     pub mod grants;
+    pub mod identity;
     pub mod ledger;
     pub mod open;
     pub mod results;

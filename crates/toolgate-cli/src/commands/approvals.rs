@@ -189,6 +189,7 @@ fn grant(a: GrantArgs) -> anyhow::Result<Exit> {
         expires_us,
         granted_by: Some("operator".into()),
         note: a.note,
+        principal: None,
     })?;
     if a.json {
         println!("{}", serde_json::to_string(&Row::new(g, now))?);
@@ -262,14 +263,14 @@ impl Row {
 fn table(out: &mut dyn Write, rows: &[Row]) -> std::io::Result<()> {
     writeln!(
         out,
-        "{:>5} {:<8} {:<8} {:<24} {:<24} {:<20} {:<20} BY",
-        "ID", "STATE", "SCOPE", "TOOL", "RESOURCE", "SESSION", "EXPIRES"
+        "{:>5} {:<8} {:<8} {:<24} {:<24} {:<20} {:<16} {:<20} BY",
+        "ID", "STATE", "SCOPE", "TOOL", "RESOURCE", "SESSION", "PRINCIPAL", "EXPIRES"
     )?;
     for r in rows {
         let g = &r.grant;
         writeln!(
             out,
-            "{:>5} {:<8} {:<8} {:<24} {:<24} {:<20} {:<20} {}",
+            "{:>5} {:<8} {:<8} {:<24} {:<24} {:<20} {:<16} {:<20} {}",
             g.id,
             r.state,
             g.scope.as_str(),
@@ -283,6 +284,7 @@ fn table(out: &mut dyn Write, rows: &[Row]) -> std::io::Result<()> {
                 24
             ),
             clip(g.session.as_deref().unwrap_or("(every)"), 20),
+            clip(g.principal.as_ref().map_or("(anyone)", |p| &*p.subject), 16),
             g.expires_us
                 .map(format_time)
                 .unwrap_or_else(|| "never".into()),

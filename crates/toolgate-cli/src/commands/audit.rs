@@ -32,6 +32,9 @@ struct QueryArgs {
     /// Only calls of this session.
     #[arg(long)]
     session: Option<String>,
+    /// Only calls made for this principal (the subject of an OAuth access token).
+    #[arg(long, value_name = "SUBJECT")]
+    principal: Option<String>,
     /// Only calls that ended this way.
     #[arg(long, value_enum)]
     outcome: Option<OutcomeArg>,
@@ -103,6 +106,7 @@ fn query(a: QueryArgs) -> anyhow::Result<Exit> {
     let records = store.audit_records(&AuditQuery {
         tool: a.tool,
         session: a.session,
+        principal: a.principal,
         outcome: a.outcome.map(Into::into),
         since_us,
         until_us: None,
@@ -115,8 +119,8 @@ fn query(a: QueryArgs) -> anyhow::Result<Exit> {
 fn table(out: &mut dyn Write, records: &[StoredRecord]) -> std::io::Result<()> {
     writeln!(
         out,
-        "{:>7}  {:<20}  {:<16}  {:<14}  {:<24}  {:<17}  {:<24}  {:>9}  ARGUMENTS",
-        "SEQ", "TIME", "SESSION", "TOOL", "DECISION", "OUTCOME", "ERROR", "DURATION"
+        "{:>7}  {:<20}  {:<16}  {:<16}  {:<14}  {:<24}  {:<17}  {:<24}  {:>9}  ARGUMENTS",
+        "SEQ", "TIME", "SESSION", "PRINCIPAL", "TOOL", "DECISION", "OUTCOME", "ERROR", "DURATION"
     )?;
     for s in records {
         let r = &s.record;
@@ -132,10 +136,11 @@ fn table(out: &mut dyn Write, records: &[StoredRecord]) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "{:>7}  {:<20}  {:<16}  {:<14}  {:<24}  {:<17}  {:<24}  {:>9}  {}",
+            "{:>7}  {:<20}  {:<16}  {:<16}  {:<14}  {:<24}  {:<17}  {:<24}  {:>9}  {}",
             s.seq,
             format_time(r.time_us),
             clip(&r.session, 16),
+            clip(r.principal.as_ref().map_or("-", |p| &*p.subject), 16),
             clip(&r.tool, 14),
             clip(&decision(r), 24),
             clip(&outcome, 17),

@@ -165,6 +165,7 @@ fn resolve(a: ResolveArgs) -> anyhow::Result<Exit> {
         time_us: now,
         session: before.session.as_str().into(),
         profile: "operator".into(),
+        principal: None,
         tool: before.tool.as_str().into(),
         version: None,
         call_id: format!("ledger-resolve-{now}").into(),

@@ -2,6 +2,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod auth;
 pub mod call;
 pub mod check;
 pub mod eval;

@@ -110,6 +110,13 @@ impl Recording {
             .map(|s| Arc::new(s.clone()) as Arc<dyn Ledger>)
     }
 
+    /// The store as the daily quota's counter, when it opened.
+    pub fn quota_store(&self) -> Option<Arc<dyn toolgate_core::rate::QuotaStore>> {
+        self.store
+            .as_ref()
+            .map(|s| Arc::new(s.clone()) as Arc<dyn toolgate_core::rate::QuotaStore>)
+    }
+
     /// Commits every audit record the pipeline produced, then prunes expired results and
     /// ledger entries past the retention.
     ///

@@ -82,6 +82,19 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
         always: expiry.always,
         max: expiry.max,
     });
+    let request_limits = config.request_rate_limits();
+    if !request_limits.is_empty() {
+        args.serve.request_limits = Some(toolgate_mcp::cli::RequestLimits(std::sync::Arc::new(
+            request_limits,
+        )));
+    }
+    if let Some(auth) = config.auth() {
+        args.serve.auth = Some(super::auth::auth_config(auth)?);
+        args.serve.identity_setup = Some(super::auth::shaper(
+            std::sync::Arc::new(config.clone()),
+            args.serve.profile.clone().unwrap_or_default(),
+        ));
+    }
     let recording = super::recording::Recording::open(
         &workspace,
         args.store
@@ -103,6 +116,13 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     }
     if let Some(ledger) = recording.ledger() {
         builder = builder.ledger(ledger);
+    }
+    builder = builder.rate_limits(config.rate_limits());
+    if let Some(quota) = config.quota() {
+        let store = recording.quota_store().context(
+            "[limits.quota] counts calls in the store: serve without --audit FILE and --no-audit",
+        )?;
+        builder = builder.quota(store, quota);
     }
     let pipeline = builder.build();
     sweep_in_background(&workspace);

@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 use toolgate_test_support::TempWorkspace;
 
 /// The problems of `text` as `line:column: key: message` lines.
-fn problems(text: &str) -> Vec<String> {
+pub fn problems(text: &str) -> Vec<String> {
     let ws = TempWorkspace::new();
     let errs = load(&ws, text).expect_err("the configuration should be refused");
     errs.iter()
@@ -19,7 +19,7 @@ fn problems(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn one(text: &str, at: &str, contains: &str) {
+pub fn one(text: &str, at: &str, contains: &str) {
     let p = problems(text);
     assert_eq!(p.len(), 1, "{p:#?}");
     assert!(p[0].starts_with(at), "expected at {at}: {}", p[0]);

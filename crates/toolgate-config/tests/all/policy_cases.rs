@@ -627,6 +627,7 @@ async fn a_deny_on_a_subcommand_matches_every_spelling_and_beats_a_grant() {
             expires_us: None,
             granted_by: Some("test".into()),
             note: None,
+            principal: None,
         })
         .unwrap();
     let s = Setup::with_grants(

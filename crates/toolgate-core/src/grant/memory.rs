@@ -42,6 +42,7 @@ impl GrantStore for MemoryGrantStore {
             used_us: None,
             granted_by: grant.granted_by.clone(),
             note: grant.note.clone(),
+            principal: grant.principal.clone(),
         };
         grants.push(g.clone());
         Ok(g)

@@ -15,6 +15,10 @@
 //! - [`GrantScope::Session`]: every call of one session;
 //! - [`GrantScope::Always`]: every call of every session.
 //!
+//! A grant an approval leaves behind for a session that acts for a [`crate::Principal`] is
+//! bound to that principal: it covers that principal's calls alone, whatever its scope (a
+//! grant without one, such as an operator's `toolgate approvals grant`, covers everyone's).
+//!
 //! A grant is active while it is not revoked, not expired and, for `once`, not spent. The
 //! grants of one session expire when that session ends ([`GrantStore::end_session`], called
 //! by [`crate::Pipeline::end_session`]).
@@ -130,6 +134,8 @@ pub struct NewGrant {
     pub granted_by: Option<String>,
     /// Free text (the approver's words).
     pub note: Option<String>,
+    /// The principal whose calls alone it covers (`None`: everyone's).
+    pub principal: Option<crate::Principal>,
 }
 
 impl NewGrant {
@@ -164,11 +170,16 @@ impl NewGrant {
         }
         let resources = self.resource_patterns.join("\n");
         for (name, v) in [
-            ("tool_pattern", Some(&self.tool_pattern)),
-            ("resource_patterns", Some(&resources)),
-            ("session", self.session.as_ref()),
-            ("granted_by", self.granted_by.as_ref()),
-            ("note", self.note.as_ref()),
+            ("tool_pattern", Some(self.tool_pattern.as_str())),
+            ("resource_patterns", Some(resources.as_str())),
+            ("session", self.session.as_deref()),
+            ("granted_by", self.granted_by.as_deref()),
+            ("note", self.note.as_deref()),
+            ("principal", self.principal.as_ref().map(|p| &*p.subject)),
+            (
+                "principal issuer",
+                self.principal.as_ref().map(|p| &*p.issuer),
+            ),
         ] {
             if let Some(v) = v {
                 if v.len() > MAX_GRANT_TEXT {
@@ -240,6 +251,9 @@ pub struct Grant {
     pub granted_by: Option<String>,
     /// Free text.
     pub note: Option<String>,
+    /// The principal whose calls alone it covers (`None`: everyone's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub principal: Option<crate::Principal>,
 }
 
 impl Grant {
@@ -327,8 +341,8 @@ pub trait GrantStore: Send + Sync {
     }
 }
 
-/// The active grant of `session` covering a call of `tool` touching `resources` at `now_us`,
-/// if any. A standing grant (`session` or `always`) is preferred; a `once` grant is used only
+/// The active grant of `session` (acting for `principal`, if any) covering a call of `tool`
+/// touching `resources` at `now_us`, if any; a grant bound to another principal is never one. A standing grant (`session` or `always`) is preferred; a `once` grant is used only
 /// when no standing grant covers the call, and is spent here (a once grant another call spent
 /// first is skipped). Patterns are matched through the store's [`GrantPatternCache`] when it
 /// has one ([`GrantStore::pattern_cache`]).
@@ -338,6 +352,7 @@ pub trait GrantStore: Send + Sync {
 pub fn find_covering(
     store: &dyn GrantStore,
     session: &str,
+    principal: Option<&crate::Principal>,
     tool: &str,
     resources: &[ResolvedResource],
     now_us: u64,
@@ -350,7 +365,12 @@ pub fn find_covering(
     let mut candidates: Vec<Grant> = store
         .active(session, now_us)?
         .into_iter()
-        .filter(|g| g.is_active(now_us) && g.is_for_session(session) && covers(g))
+        .filter(|g| {
+            g.is_active(now_us)
+                && g.is_for_session(session)
+                && crate::Principal::may_use(principal, g.principal.as_ref())
+                && covers(g)
+        })
         .collect();
     // always before session before once; oldest first within a scope
     candidates.sort_by_key(|g| (std::cmp::Reverse(g.scope), g.id));
@@ -407,7 +427,8 @@ impl GrantRequest {
         }
     }
 
-    /// The grant it asks for, for a call of `tool` in `session` at `now_us`.
+    /// The grant it asks for, for a call of `tool` in `session` (acting for `principal`, to
+    /// whom the grant is then bound) at `now_us`.
     ///
     /// # Errors
     /// [`GrantError::Invalid`] for a `once` request (nothing to store), a pattern that does
@@ -416,6 +437,7 @@ impl GrantRequest {
         &self,
         tool: &str,
         session: &str,
+        principal: Option<&crate::Principal>,
         now_us: u64,
         granted_by: Option<&str>,
     ) -> Result<NewGrant, GrantError> {
@@ -455,6 +477,7 @@ impl GrantRequest {
             expires_us,
             granted_by: granted_by.map(str::to_owned),
             note: None,
+            principal: principal.cloned(),
         };
         grant.check()?;
         Ok(grant)

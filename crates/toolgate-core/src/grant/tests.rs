@@ -11,6 +11,7 @@ fn new(scope: GrantScope, session: Option<&str>) -> NewGrant {
         expires_us: None,
         granted_by: None,
         note: None,
+        principal: None,
     }
 }
 
@@ -46,6 +47,7 @@ fn bad_grants_are_refused_with_a_reason() {
         (
             NewGrant {
                 note: Some("a\0b".into()),
+                principal: None,
                 ..new(GrantScope::Always, None)
             },
             "note contains NUL",
@@ -73,30 +75,33 @@ fn bad_grants_are_refused_with_a_reason() {
 fn requests_become_grants_or_clear_errors() {
     let req = GrantRequest::new(GrantScope::Session);
     let g = req
-        .to_new_grant("edit_file", "s1", 100, Some("terminal"))
+        .to_new_grant("edit_file", "s1", None, 100, Some("terminal"))
         .unwrap();
     assert_eq!(
         (g.tool_pattern.as_str(), g.session.as_deref(), g.expires_us),
         ("edit_file", Some("s1"), None)
     );
     let always = GrantRequest::new(GrantScope::Always)
-        .to_new_grant("edit_file", "s1", 100, None)
+        .to_new_grant("edit_file", "s1", None, 100, None)
         .unwrap();
     assert_eq!(always.session, None);
-    let once = GrantRequest::new(GrantScope::Once).to_new_grant("t", "s", 1, None);
+    let once = GrantRequest::new(GrantScope::Once).to_new_grant("t", "s", None, 1, None);
     assert!(once.unwrap_err().to_string().contains("not stored"));
     let zero = GrantRequest {
         expires_in_secs: Some(0),
         ..GrantRequest::new(GrantScope::Always)
     };
-    assert!(zero.to_new_grant("t", "s", 1, None).is_err());
+    assert!(zero.to_new_grant("t", "s", None, 1, None).is_err());
     // an expiry past 100 years is refused, not saturated into a time no view can show
     for secs in [u64::MAX, MAX_EXPIRY.as_secs() + 1] {
         let far = GrantRequest {
             expires_in_secs: Some(secs),
             ..GrantRequest::new(GrantScope::Always)
         };
-        let e = far.to_new_grant("t", "s", 1, None).unwrap_err().to_string();
+        let e = far
+            .to_new_grant("t", "s", None, 1, None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("longer than the longest"), "{e}");
     }
     let longest = GrantRequest {
@@ -104,7 +109,10 @@ fn requests_become_grants_or_clear_errors() {
         ..GrantRequest::new(GrantScope::Always)
     };
     assert_eq!(
-        longest.to_new_grant("t", "s", 1, None).unwrap().expires_us,
+        longest
+            .to_new_grant("t", "s", None, 1, None)
+            .unwrap()
+            .expires_us,
         Some(1 + MAX_EXPIRY.as_secs() * 1_000_000)
     );
 }
@@ -179,6 +187,7 @@ fn patterns_cover_what_they_say_and_no_more() {
         used_us: None,
         granted_by: None,
         note: None,
+        principal: None,
     };
     let src = [path(&ws, "src/deep/a.rs")];
     let mixed = [path(&ws, "src/a.rs"), path(&ws, "README.md")];
@@ -243,7 +252,7 @@ fn bad_patterns_are_refused_when_granted() {
             ..GrantRequest::new(GrantScope::Always)
         };
         let e = req
-            .to_new_grant("write_file", "s", 1, None)
+            .to_new_grant("write_file", "s", None, 1, None)
             .unwrap_err()
             .to_string();
         assert!(e.contains(says), "{tool:?} {resource:?}: {e}");
@@ -268,6 +277,7 @@ fn the_pattern_cache_matches_as_covers_does() {
         used_us: None,
         granted_by: None,
         note: None,
+        principal: None,
     };
     let none: &[ResolvedResource] = &[];
     let grants = [

@@ -69,7 +69,14 @@ pub(crate) async fn authorize(
                 // what a verdict that cannot be granted is about cannot be named: only a grant
                 // of the whole tool (no resource patterns) covers it, as it covers anything
                 let covered = if verdict.grantable { resources } else { &[] };
-                match find_covering(&**grants, &session.id, &spec.name, covered, now) {
+                match find_covering(
+                    &**grants,
+                    &session.id,
+                    session.principal(),
+                    &spec.name,
+                    covered,
+                    now,
+                ) {
                     Ok(Some(g)) => {
                         st.approval = Some(Approval::Granted);
                         st.grant = Some(g.id);
@@ -235,7 +242,13 @@ fn store_grant(
     };
     let now = now_us(SystemTime::now());
     let stored = request
-        .to_new_grant(&spec.name, &session.id, now, Some(granted_by))
+        .to_new_grant(
+            &spec.name,
+            &session.id,
+            session.principal(),
+            now,
+            Some(granted_by),
+        )
         .and_then(|g| store.insert(&g));
     match stored {
         Ok(g) => {

@@ -1,9 +1,35 @@
-//! Stage 6, budget: charges the call to the session's budgets.
+//! Stage 6, budget: takes the call from the rate limits and the daily quota of its principal
+//! ([`crate::rate`]), then charges it to the session's budgets.
 
 use crate::error::{ErrorKind, ToolError};
 use crate::session::Session;
 use crate::spec::ToolSpec;
 use std::sync::atomic::Ordering;
+
+/// Takes one call from the rate limits, then from the daily quota (a call refused by a rate
+/// limit spends none of the quota).
+///
+/// # Errors
+/// `rate_limited` (recoverable) with `retry_after_ms` in its details; `internal` when the
+/// quota store fails.
+pub(crate) fn limit(
+    inner: &super::Inner,
+    session: &Session,
+    spec: &ToolSpec,
+) -> Result<(), ToolError> {
+    if !inner.rate.is_empty() {
+        inner.rate.check(session.principal(), &spec.name)?;
+    }
+    if let Some((store, quota)) = &inner.quota {
+        crate::rate::take_quota(
+            &**store,
+            *quota,
+            session.principal(),
+            std::time::SystemTime::now(),
+        )?;
+    }
+    Ok(())
+}
 
 /// Charges one call.
 ///

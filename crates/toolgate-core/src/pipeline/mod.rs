@@ -14,8 +14,8 @@
 //! 5. [`authorize`] the policy's verdict over the tool and its resources; `ask` is answered by
 //!    an active grant, else by the approver (`permission_denied`, `approval_rejected`,
 //!    `approval_corrected`)
-//! 6. [`budget`]    calls per session and per tool, wall time, result bytes
-//!    (`budget_exhausted`)
+//! 6. [`budget`]    rate limits and daily quotas ([`crate::rate`], `rate_limited`), then calls
+//!    per session and per tool, wall time, result bytes (`budget_exhausted`)
 //! 7. [`execute`]   timeout, cancellation, caught panics, retries for idempotent tools on
 //!    transient errors (`timeout`, `outcome_unknown`, `cancelled`, `tool_failed`, `internal`);
 //!    a side-effecting call runs once under its idempotency key ([`once`], [`crate::ledger`]):
@@ -89,6 +89,10 @@ pub(crate) struct Inner {
     pub(crate) ledger: Arc<dyn Ledger>,
     pub(crate) ledger_options: LedgerOptions,
     pub(crate) retry: RetryPolicy,
+    /// Rate limits by principal and tool.
+    pub(crate) rate: crate::rate::RateLimits,
+    /// The daily quota of calls per principal and where it is counted.
+    pub(crate) quota: Option<(Arc<dyn crate::rate::QuotaStore>, crate::rate::Quota)>,
     /// Metric handles for calls whose tool did not resolve.
     pub(crate) unknown_metrics: std::sync::OnceLock<crate::telemetry::ToolMetrics>,
 }
@@ -106,6 +110,8 @@ pub struct PipelineBuilder {
     ledger: Arc<dyn Ledger>,
     ledger_options: LedgerOptions,
     retry: RetryPolicy,
+    rate: crate::rate::RateLimits,
+    quota: Option<(Arc<dyn crate::rate::QuotaStore>, crate::rate::Quota)>,
 }
 
 impl PipelineBuilder {
@@ -163,6 +169,20 @@ impl PipelineBuilder {
         self.retry = retry;
         self
     }
+    /// Sets the rate limits (default: none), checked for every call the policy let through.
+    pub fn rate_limits(mut self, limits: crate::rate::RateLimits) -> Self {
+        self.rate = limits;
+        self
+    }
+    /// Sets a daily quota of calls per principal, counted in `store` (default: none).
+    pub fn quota(
+        mut self,
+        store: Arc<dyn crate::rate::QuotaStore>,
+        quota: crate::rate::Quota,
+    ) -> Self {
+        self.quota = Some((store, quota));
+        self
+    }
     /// The pipeline.
     pub fn build(self) -> Pipeline {
         Pipeline {
@@ -177,6 +197,8 @@ impl PipelineBuilder {
                 ledger: self.ledger,
                 ledger_options: self.ledger_options,
                 retry: self.retry,
+                rate: self.rate,
+                quota: self.quota,
                 unknown_metrics: std::sync::OnceLock::new(),
             }),
         }
@@ -220,6 +242,8 @@ impl Pipeline {
             ledger: Arc::new(MemoryLedger::default()),
             ledger_options: LedgerOptions::default(),
             retry: RetryPolicy::default(),
+            rate: crate::rate::RateLimits::default(),
+            quota: None,
         }
     }
 
@@ -263,6 +287,12 @@ impl Pipeline {
     /// Starts a session (profile `default` unless set).
     pub fn session(&self, id: impl Into<Arc<str>>) -> SessionBuilder<'_> {
         self.inner.registry.session(id)
+    }
+
+    /// Whether `session` sees `tool` (in its profile, the caller checks that) under the
+    /// policy: `false` when a rule denies it every call of the tool ([`Policy::visible`]).
+    pub fn visible(&self, tool: &crate::ToolSpec, session: &Session) -> bool {
+        self.inner.policy.visible(tool, session)
     }
 
     /// Ends `session`: the grants stored for it alone (`session` and `once` answers) stop
@@ -435,7 +465,7 @@ impl Pipeline {
         span: &tracing::Span,
     ) -> Result<ToolResult, ToolError> {
         let inner = &self.inner;
-        let entry = resolve::resolve(&inner.registry, session, id, name, version)?;
+        let entry = resolve::resolve(&inner.registry, &*inner.policy, session, id, name, version)?;
         st.entry = Some(entry.clone());
         let spec = entry.spec();
         span.record("tool", &*spec.name);
@@ -476,6 +506,7 @@ impl Pipeline {
         authorize::authorize(inner, &entry, &args, &ctx, &resources, session, id, st)
             .instrument(tracing::debug_span!("authorize"))
             .await?;
+        budget::limit(inner, session, spec)?;
         budget::charge(session, spec)?;
         let output = match &plan {
             None => {

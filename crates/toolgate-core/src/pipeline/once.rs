@@ -171,7 +171,7 @@ fn new_claim<'a>(
     preview: &'a str,
 ) -> Claim<'a> {
     Claim {
-        principal: session.principal(),
+        principal: session.principal_key(),
         key: &plan.key,
         derived: plan.derived,
         tool: &spec.name,

@@ -1,8 +1,10 @@
 //! Stage 1, resolve: the call id is new in the session, and the tool is known and visible to
-//! the session's profile.
+//! the session: in its profile, and not denied to it whatever the arguments
+//! ([`crate::Policy::visible`]).
 
 use crate::call::CallId;
 use crate::error::{ErrorKind, ToolError};
+use crate::policy::Policy;
 use crate::registry::{Entry, Registry};
 use crate::session::Session;
 use std::sync::Arc;
@@ -15,6 +17,7 @@ use std::sync::Arc;
 /// not exist).
 pub fn resolve(
     registry: &Registry,
+    policy: &dyn Policy,
     session: &Session,
     id: &CallId,
     name: &str,
@@ -27,8 +30,8 @@ pub fn resolve(
         .with_reason("duplicate_call_id"));
     }
     match registry.get_visible(name, version, session.profile_bit) {
-        Some(e) => Ok(e.clone()),
-        None => Err(unknown(registry, session, name, version)),
+        Some(e) if policy.visible(e.spec(), session) => Ok(e.clone()),
+        _ => Err(unknown(registry, policy, session, name, version)),
     }
 }
 
@@ -38,10 +41,16 @@ pub const MAX_LISTED_TOOLS: usize = 50;
 /// `unknown_tool`, saying which tools the session can call: the closest name first when one
 /// is close (`did you mean read_file?`), then the names (at most [`MAX_LISTED_TOOLS`]); the
 /// details carry them too (`available`, `did_you_mean`).
-fn unknown(registry: &Registry, session: &Session, name: &str, version: Option<&str>) -> ToolError {
+fn unknown(
+    registry: &Registry,
+    policy: &dyn Policy,
+    session: &Session,
+    name: &str,
+    version: Option<&str>,
+) -> ToolError {
     let visible = registry
         .get_visible(name, None, session.profile_bit)
-        .is_some();
+        .is_some_and(|e| policy.visible(e.spec(), session));
     if let (Some(v), true) = (version, visible) {
         return ToolError::new(
             ErrorKind::UnknownTool,
@@ -53,6 +62,11 @@ fn unknown(registry: &Registry, session: &Session, name: &str, version: Option<&
     }
     let available: Vec<&str> = registry
         .visible_names(session.profile_bit)
+        .filter(|n| {
+            registry
+                .get_visible(n, None, session.profile_bit)
+                .is_some_and(|e| policy.visible(e.spec(), session))
+        })
         .take(MAX_LISTED_TOOLS + 1)
         .collect();
     let near = crate::suggest::closest(name, available.iter().copied());

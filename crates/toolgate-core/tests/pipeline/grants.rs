@@ -156,6 +156,7 @@ async fn an_expired_grant_stops_applying() {
         expires_us: Some(expires_us),
         granted_by: Some("operator".into()),
         note: None,
+        principal: None,
     };
     // expired a second ago
     t.grants
@@ -180,7 +181,9 @@ async fn an_expired_grant_stops_applying() {
         expires_in_secs: Some(90),
         ..GrantRequest::new(GrantScope::Session)
     };
-    let g = req.to_new_grant("delete_all", "s", now, None).unwrap();
+    let g = req
+        .to_new_grant("delete_all", "s", None, now, None)
+        .unwrap();
     assert_eq!(g.expires_us, Some(now + 90_000_000));
 }
 
@@ -264,6 +267,7 @@ async fn a_once_grant_is_spent_by_exactly_one_of_concurrent_calls() {
             expires_us: None,
             granted_by: Some("operator".into()),
             note: None,
+            principal: None,
         })
         .unwrap();
     let results = futures::future::join_all((0..8).map(|i| {
@@ -310,6 +314,7 @@ async fn a_grant_never_overrides_a_deny() {
             expires_us: None,
             granted_by: None,
             note: None,
+            principal: None,
         });
     }
     let s = t.p.session("s").build().unwrap();
@@ -457,6 +462,7 @@ async fn an_ask_that_cannot_be_granted_is_answered_only_by_a_whole_tool_grant() 
         expires_us: None,
         granted_by: Some("operator".into()),
         note: None,
+        principal: None,
     };
     grants
         .insert(&grant(vec!["path:a.txt".into(), "path:**".into()]))
@@ -483,5 +489,53 @@ async fn an_ask_that_cannot_be_granted_is_answered_only_by_a_whole_tool_grant() 
                 Some(GrantScope::Always)
             ),
         ]
+    );
+}
+
+/// A grant an approval leaves for a principal's session is that principal's: another
+/// principal (or a session without one) is asked again, whatever the grant's scope; the grant
+/// records whom it is bound to; the audit record names the principal of each call.
+#[tokio::test]
+async fn a_grant_is_bound_to_the_principal_that_asked() {
+    let s = setup(
+        vec![
+            scoped(GrantScope::Always),
+            ApprovalAnswer::Rejected {
+                reason: "no".into(),
+            },
+            ApprovalAnswer::Rejected {
+                reason: "no".into(),
+            },
+        ],
+        Arc::new(DefaultPolicy),
+    );
+    let alice = toolgate_core::Principal::new("https://as.example", "alice");
+    let bob = toolgate_core::Principal::new("https://as.example", "bob");
+    let a = s.p.session("a").principal(alice.clone()).build().unwrap();
+    let a2 = s.p.session("a2").principal(alice.clone()).build().unwrap();
+    let b = s.p.session("b").principal(bob.clone()).build().unwrap();
+    let local = s.p.session("local").build().unwrap();
+    assert!(!call(&s.p, &a, "1", "delete_all").await.is_error);
+    // alice again, in another session: her always grant answers
+    assert!(!call(&s.p, &a2, "2", "delete_all").await.is_error);
+    // bob and the local caller are asked (and rejected)
+    assert!(call(&s.p, &b, "3", "delete_all").await.is_error);
+    assert!(call(&s.p, &local, "4", "delete_all").await.is_error);
+    assert_eq!(s.approver.asked().len(), 3);
+    assert_eq!(s.runs.load(Ordering::SeqCst), 2);
+    let grants = s.grants.list(&GrantFilter::default()).unwrap();
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].principal, Some(alice.clone()));
+    // the calls' records (not the intents written before a side effect)
+    let principals: Vec<_> = s
+        .audit
+        .records()
+        .into_iter()
+        .filter(|r| r.outcome != Outcome::Started)
+        .map(|r| r.principal)
+        .collect();
+    assert_eq!(
+        principals,
+        [Some(alice.clone()), Some(alice), Some(bob), None]
     );
 }

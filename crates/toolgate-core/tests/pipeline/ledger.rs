@@ -503,8 +503,16 @@ async fn entries_expire_after_the_retention() {
 #[tokio::test]
 async fn keys_are_kept_per_principal() {
     let t = setup();
-    let alice = t.p.session("a").principal("alice").build().unwrap();
-    let bob = t.p.session("b").principal("bob").build().unwrap();
+    let alice =
+        t.p.session("a")
+            .principal(toolgate_core::Principal::new("https://as.example", "alice"))
+            .build()
+            .unwrap();
+    let bob =
+        t.p.session("b")
+            .principal(toolgate_core::Principal::new("https://as.example", "bob"))
+            .build()
+            .unwrap();
     assert!(!send(&t, &alice, "1", Some("K"), "alice's").await.is_error);
     // the same key from another principal is another call, not a conflict nor a replay of
     // alice's result

@@ -6,6 +6,11 @@
 //!    bodies included)
 //! 3. [`crate::jsonrpc::check`]: a refused message gets `400` with its JSON-RPC error
 //!    (`-32700`, `-32600`, `-32602`), the request's id in it when it could be read
+//! 0. a request naming a session (`Mcp-Session-Id`) another caller opened: `404`, as for a
+//!    session that does not exist (a session is bound to the caller that opened it: over
+//!    OAuth, its principal); then a request over the caller's request rate limits
+//!    (`[[limits.rate]]` with `counts = "requests"`): `429` with `Retry-After` (seconds) and a
+//!    JSON-RPC error (`-32000`) saying when to send it again, before anything is read
 //! 4. a `tools/call`'s `params.idempotencyKey` (SEP-3182) moved into its `_meta`
 //!    ([`crate::idempotency::lift`])
 //! 5. an `initialize` without a session: a place among the caller's live sessions
@@ -35,6 +40,8 @@ pub(crate) struct BodyGate {
     pub(crate) max_bytes: usize,
     pub(crate) timeout: Duration,
     pub(crate) sessions: Arc<Sessions>,
+    /// Rate limits on each caller's requests.
+    pub(crate) request_limits: Option<Arc<toolgate_core::rate::RateLimits>>,
 }
 
 /// Why a body was not read.
@@ -50,6 +57,40 @@ pub(crate) async fn middleware(
     req: Request,
     next: Next,
 ) -> Response {
+    // a session is its opener's: another caller naming it learns nothing of it
+    if let Some(id) = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        if !gate.sessions.owned_by(id, req.extensions().get::<Caller>()) {
+            tracing::warn!("a request named a session another caller opened");
+            return refuse(
+                StatusCode::NOT_FOUND,
+                &Refusal::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "no such session: start one with initialize",
+                    None,
+                ),
+            );
+        }
+    }
+    if let Some(limits) = &gate.request_limits {
+        let caller = req.extensions().get::<Caller>();
+        let principal = caller.and_then(Caller::identity).map(|i| &i.principal);
+        if let Err(limited) = limits.check_request(principal) {
+            tracing::info!(limit = %limited.limit, "refused a request over a request rate limit");
+            let mut response = refuse(
+                StatusCode::TOO_MANY_REQUESTS,
+                &Refusal::new(SERVER_BUSY, limited.to_string(), None),
+            );
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                http::HeaderValue::from(limited.retry_after_secs().max(1)),
+            );
+            return response;
+        }
+    }
     if req.method() != http::Method::POST || !is_json(req.headers()) {
         return next.run(req).await;
     }

@@ -4,8 +4,12 @@
 //!    request target (or HTTP/2 `:authority`) that names another host than `Host`, is `400`
 //!    (RFC 9112 §3.2: the target's authority wins over `Host`, so two that differ are two
 //!    answers to "which server?", and a guard must not check one while the other is served)
-//! 1. bearer token, when one is configured: `Authorization: Bearer TOKEN`, compared in constant
-//!    time; never taken from the query string (`401` with `WWW-Authenticate: Bearer`)
+//! 1. the credential: with an authorization server (`[server.auth]`), an access token checked
+//!    by the resource server ([`super::auth`]: `401`, `403 insufficient_scope` or `503`, with
+//!    `WWW-Authenticate` naming the Protected Resource Metadata); else the bearer token, when
+//!    one is configured: `Authorization: Bearer TOKEN`, compared in constant time; never taken
+//!    from the query string (`401` with `WWW-Authenticate: Bearer`). The Protected Resource
+//!    Metadata itself (`GET` at its well-known paths) needs no credential.
 //! 2. `Host` (or the HTTP/2 authority): one of the allowed authorities, against DNS rebinding
 //!    (`403`)
 //! 3. `Origin`, when present: one of the allowed origins (`403`); requests without `Origin`
@@ -15,6 +19,7 @@
 //! (security case transport-auth-65: a foreign Origin without a token gets `401`). A request
 //! that passes carries its [`Caller`] in its extensions.
 
+use super::auth::{Refusal, ResourceServer};
 use super::caller::Caller;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -28,6 +33,10 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct Guard {
     token: Option<String>,
+    /// The resource server, when access tokens are checked instead of `token`.
+    auth: Option<Arc<ResourceServer>>,
+    /// The paths of the Protected Resource Metadata (no credential needed).
+    metadata_paths: Vec<String>,
     /// Lower-case `host` or `host:port` authorities; empty means any host.
     hosts: Vec<String>,
     /// Lower-case `scheme://host:port` origins.
@@ -75,9 +84,19 @@ impl Guard {
         );
         Guard {
             token,
+            auth: None,
+            metadata_paths: Vec::new(),
             hosts,
             origins,
         }
+    }
+
+    /// Checks access tokens with `auth` instead of a static token.
+    pub fn with_auth(mut self, auth: Arc<ResourceServer>) -> Guard {
+        self.metadata_paths = auth.metadata_paths();
+        self.auth = Some(auth);
+        self.token = None;
+        self
     }
 
     /// Who sent a request with these headers and request-target `authority`, or why it is
@@ -90,25 +109,10 @@ impl Guard {
         headers: &HeaderMap,
         authority: Option<&str>,
     ) -> Result<Caller, StatusCode> {
-        let mut hosts = headers.get_all(header::HOST).iter();
-        let host = hosts.next();
-        if hosts.next().is_some() || headers.get_all(header::ORIGIN).iter().nth(1).is_some() {
-            return Err(StatusCode::BAD_REQUEST);
-        }
-        let host = match (host, authority) {
-            (Some(h), Some(a)) => match h.to_str() {
-                Ok(h) if h.eq_ignore_ascii_case(a) => Some(a),
-                _ => return Err(StatusCode::BAD_REQUEST),
-            },
-            (Some(h), None) => Some(h.to_str().map_err(|_| StatusCode::BAD_REQUEST)?),
-            (None, a) => a,
-        };
+        let host = self.check_head(headers, authority)?;
         let caller = match &self.token {
             Some(token) => {
-                let presented = headers
-                    .get(header::AUTHORIZATION)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(bearer);
+                let presented = presented(headers);
                 match presented {
                     Some(p) if constant_time_eq(p.as_bytes(), token.as_bytes()) => Caller::Token,
                     _ => return Err(StatusCode::UNAUTHORIZED),
@@ -116,6 +120,33 @@ impl Guard {
             }
             None => Caller::Anonymous,
         };
+        self.check_authority(headers, host)?;
+        Ok(caller)
+    }
+
+    /// Step 0: one `Host`, at most one `Origin`, a target naming no other host; the host.
+    fn check_head<'h>(
+        &self,
+        headers: &'h HeaderMap,
+        authority: Option<&'h str>,
+    ) -> Result<Option<&'h str>, StatusCode> {
+        let mut hosts = headers.get_all(header::HOST).iter();
+        let host = hosts.next();
+        if hosts.next().is_some() || headers.get_all(header::ORIGIN).iter().nth(1).is_some() {
+            return Err(StatusCode::BAD_REQUEST);
+        }
+        Ok(match (host, authority) {
+            (Some(h), Some(a)) => match h.to_str() {
+                Ok(h) if h.eq_ignore_ascii_case(a) => Some(a),
+                _ => return Err(StatusCode::BAD_REQUEST),
+            },
+            (Some(h), None) => Some(h.to_str().map_err(|_| StatusCode::BAD_REQUEST)?),
+            (None, a) => a,
+        })
+    }
+
+    /// Steps 2 and 3: `Host` and `Origin` allowed.
+    fn check_authority(&self, headers: &HeaderMap, host: Option<&str>) -> Result<(), StatusCode> {
         if !self.hosts.is_empty() {
             match host.map(str::to_ascii_lowercase) {
                 Some(h) if self.hosts.contains(&h) => {}
@@ -131,8 +162,42 @@ impl Guard {
                 return Err(StatusCode::FORBIDDEN);
             }
         }
+        Ok(())
+    }
+
+    /// [`Guard::check`] with the resource server checking the access token; a request for the
+    /// Protected Resource Metadata (`metadata`) needs none.
+    async fn check_oauth(
+        &self,
+        auth: &ResourceServer,
+        headers: &HeaderMap,
+        authority: Option<&str>,
+        metadata: bool,
+    ) -> Result<Caller, Response> {
+        let host = self.check_head(headers, authority).map_err(refuse)?;
+        let caller = if metadata {
+            Caller::Anonymous
+        } else {
+            let identity = match presented(headers) {
+                None => Err(Refusal::Missing),
+                Some(token) => auth.verify(token).await,
+            };
+            match identity {
+                Ok(id) => Caller::Principal(Arc::new(id)),
+                Err(refusal) => return Err(refuse_token(auth, &refusal)),
+            }
+        };
+        self.check_authority(headers, host).map_err(refuse)?;
         Ok(caller)
     }
+}
+
+/// The bearer token of `Authorization`, if it has one.
+fn presented(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer)
 }
 
 fn bearer(value: &str) -> Option<&str> {
@@ -156,21 +221,85 @@ pub(crate) async fn middleware(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let checked = guard.check(req.headers(), req.uri().authority().map(|a| a.as_str()));
-    match checked {
-        Ok(caller) => {
-            req.extensions_mut().insert(caller);
+    let authority = req.uri().authority().map(|a| a.as_str());
+    let caller = match &guard.auth {
+        Some(auth) => {
+            let metadata = req.method() == http::Method::GET
+                && guard.metadata_paths.iter().any(|p| p == req.uri().path());
+            match guard
+                .check_oauth(auth, req.headers(), authority, metadata)
+                .await
+            {
+                Ok(caller) => caller,
+                Err(response) => return response,
+            }
         }
-        Err(status) => return refuse(status),
-    }
+        None => match guard.check(req.headers(), authority) {
+            Ok(caller) => caller,
+            Err(status) => return refuse(status),
+        },
+    };
+    req.extensions_mut().insert(caller.clone());
     let delete = req.method() == http::Method::DELETE;
-    let mut response = next.run(req).await;
+    let mut response = super::caller::REQUEST_CALLER
+        .scope(caller, next.run(req))
+        .await;
     // rmcp answers a session DELETE with 202; clients expect 200 or 204 for a terminated
     // session (the Python SDK logs 202 as a failure).
     if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     response
+}
+
+/// The answer to a request whose access token was refused (see [`super::auth`]).
+fn refuse_token(auth: &ResourceServer, refusal: &Refusal) -> Response {
+    let (status, text) = match refusal {
+        Refusal::Missing => (
+            StatusCode::UNAUTHORIZED,
+            "unauthorized: send an access token of this server's authorization server as \
+             Authorization: Bearer TOKEN (see the resource_metadata of WWW-Authenticate)\n"
+                .to_string(),
+        ),
+        Refusal::Invalid(why) => {
+            tracing::info!(reason = %why, "refused an access token");
+            (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: the access token is not valid for this resource; get a new one \
+                 from the authorization server\n"
+                    .to_string(),
+            )
+        }
+        Refusal::InsufficientScope => (
+            StatusCode::FORBIDDEN,
+            "forbidden: the access token lacks a scope this resource needs (see the scope of \
+             WWW-Authenticate)\n"
+                .to_string(),
+        ),
+        Refusal::Unavailable(why) => {
+            tracing::error!(reason = %why, "cannot check access tokens: refusing the request");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable: the authorization server cannot be reached to check the access \
+                 token; try again later\n"
+                    .to_string(),
+            )
+        }
+    };
+    let mut builder = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .header(
+            header::WWW_AUTHENTICATE,
+            // the scopes a library user configured may hold what a header cannot: the
+            // challenge then says only "Bearer"
+            http::HeaderValue::from_str(&auth.challenge(refusal))
+                .unwrap_or_else(|_| http::HeaderValue::from_static("Bearer")),
+        );
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        builder = builder.header(header::RETRY_AFTER, "10");
+    }
+    builder.body(Body::from(text)).expect("a valid response")
 }
 
 fn refuse(status: StatusCode) -> Response {

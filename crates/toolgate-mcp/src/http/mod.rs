@@ -1,7 +1,9 @@
 //! MCP over streamable HTTP at `/mcp`: rmcp's `StreamableHttpService` on axum, on hyper's
 //! connections within [`Limits`] (`connections`), behind, in this order:
 //!
-//! 1. the [`guard`] (one `Host`, one `Origin`; bearer token; `Host` and `Origin` allowed)
+//! 1. the [`guard`] (one `Host`, one `Origin`; bearer token, or with [`HttpConfig::auth`] an
+//!    OAuth access token checked by the resource server ([`auth`]); `Host` and `Origin`
+//!    allowed); the Protected Resource Metadata (RFC 9728) is served at its well-known paths
 //! 2. the count of requests in flight a shutdown waits for
 //! 3. the body of a JSON `POST` read within the cap and the body timeout and checked as one
 //!    JSON-RPC message before rmcp reads it (`body`; [`crate::jsonrpc`])
@@ -13,7 +15,8 @@
 //! ([`crate::prometheus`]) behind the same guard.
 //!
 //! - loopback by default; a non-loopback address without a bearer token is refused before
-//!   anything is bound ([`Error::TokenRequired`])
+//!   anything is bound ([`Error::TokenRequired`]), and so is one with an authorization server
+//!   ([`Error::HttpsRequired`]: access tokens need HTTPS, from a reverse proxy in front)
 //! - request bodies over [`HttpConfig::max_body_bytes`] get `413` (at once when
 //!   `Content-Length` says so)
 //! - a `tools/call`'s `params.idempotencyKey` (SEP-3182) is moved into its `_meta` after the
@@ -24,6 +27,7 @@
 //! - [`HttpServer::shutdown`]: stop accepting, let calls in flight finish within the grace
 //!   period, then close every session
 
+pub mod auth;
 mod body;
 mod caller;
 mod connections;
@@ -33,6 +37,7 @@ pub mod listener;
 mod sessions;
 mod tracked;
 
+pub(crate) use caller::caller_of_request;
 pub use caller::Caller;
 pub use limits::{
     Limits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
@@ -82,6 +87,12 @@ pub struct HttpConfig {
     pub metrics: Option<PrometheusHandle>,
     /// Connections, timeouts and sessions per caller ([`Limits::default`]).
     pub limits: Limits,
+    /// Check OAuth access tokens of this authorization server instead of `token` (toolgate
+    /// as a resource server; loopback addresses only: HTTPS comes from a proxy in front).
+    pub auth: Option<auth::AuthConfig>,
+    /// Rate limits on the requests of each caller to `/mcp` (`[[limits.rate]]` with
+    /// `counts = "requests"`), checked before dispatch: `429` with `Retry-After` past them.
+    pub request_limits: Option<Arc<toolgate_core::rate::RateLimits>>,
 }
 
 impl HttpConfig {
@@ -99,7 +110,23 @@ impl HttpConfig {
             json_response: false,
             metrics: None,
             limits: Limits::default(),
+            auth: None,
+            request_limits: None,
         }
+    }
+
+    /// Counts each caller's requests to `/mcp` against `limits` before dispatch (none: no
+    /// limit).
+    pub fn request_limits(mut self, limits: toolgate_core::rate::RateLimits) -> Self {
+        self.request_limits = (!limits.is_empty()).then(|| Arc::new(limits));
+        self
+    }
+
+    /// Checks access tokens of `auth`'s authorization server on every request (the static
+    /// token is then not used).
+    pub fn auth(mut self, auth: auth::AuthConfig) -> Self {
+        self.auth = Some(auth);
+        self
     }
 
     /// Requires `token` as `Authorization: Bearer TOKEN` on every request.
@@ -160,8 +187,16 @@ impl HttpConfig {
     ///
     /// # Errors
     /// [`Error::TokenRequired`] for a non-loopback address without a token;
+    /// [`Error::HttpsRequired`] for a non-loopback address with an authorization server;
     /// [`Error::Config`] for an empty token.
     pub fn check(&self) -> Result<(), Error> {
+        if self.auth.is_some() {
+            return if self.addr.ip().is_loopback() {
+                Ok(())
+            } else {
+                Err(Error::HttpsRequired { addr: self.addr })
+            };
+        }
         match &self.token {
             Some(t) if t.trim().is_empty() => Err(Error::Config("the token is empty".into())),
             Some(_) => Ok(()),
@@ -293,19 +328,48 @@ pub async fn serve_http(server: McpServer, config: HttpConfig) -> Result<HttpSer
         max_bytes: config.max_body_bytes,
         timeout: limits.body_timeout,
         sessions,
+        request_limits: config.request_limits.clone(),
     });
-    let guard = Arc::new(guard::Guard::new(
+    let mut guard = guard::Guard::new(
         local_addr,
         config.token.clone(),
         &config.allowed_hosts,
         &config.allowed_origins,
-    ));
+    );
+    let mut token = config.token;
+    let resource_server = match config.auth {
+        Some(a) => {
+            let resource = a
+                .resource
+                .clone()
+                .unwrap_or_else(|| format!("http://{local_addr}/mcp"));
+            let rs = Arc::new(auth::ResourceServer::new(a, resource).map_err(Error::Config)?);
+            guard = guard.with_auth(rs.clone());
+            token = None;
+            Some(rs)
+        }
+        None => None,
+    };
+    let guard = Arc::new(guard);
     let requests = Arc::new(InFlight::default());
     let mcp = tower::Layer::layer(
         &axum::middleware::from_fn_with_state(body_gate, body::middleware),
         service,
     );
     let mut app = axum::Router::new().nest_service("/mcp", mcp);
+    if let Some(rs) = &resource_server {
+        let document = rs.metadata().to_string();
+        for path in rs.metadata_paths() {
+            let document = document.clone();
+            app = app.route(
+                &path,
+                axum::routing::get(move || {
+                    let document = document.clone();
+                    async move { ([(http::header::CONTENT_TYPE, "application/json")], document) }
+                }),
+            );
+        }
+    }
     if let Some(handle) = config.metrics.clone() {
         app = app.route(
             "/metrics",
@@ -328,7 +392,7 @@ pub async fn serve_http(server: McpServer, config: HttpConfig) -> Result<HttpSer
     let task = tokio::spawn(connections::serve(listener, app, limits));
     Ok(HttpServer {
         local_addr,
-        token: config.token,
+        token,
         grace: config.grace,
         server,
         stop_accepting,

@@ -105,6 +105,15 @@ impl Sessions {
         }
     }
 
+    /// Whether `caller` may use the session `id`: it opened it, or the session is unknown
+    /// here (rmcp answers that).
+    pub(crate) fn owned_by(&self, id: &str, caller: Option<&Caller>) -> bool {
+        match self.table.lock().get(id).and_then(|e| e.slot.as_ref()) {
+            Some(slot) => Some(&slot.caller) == caller,
+            None => true,
+        }
+    }
+
     /// Live sessions now.
     #[cfg(test)]
     pub(crate) fn live(&self) -> usize {

@@ -59,6 +59,7 @@ pub(crate) struct View<'a> {
     pub idempotency_key: Option<&'a str>,
     pub ledger: Option<LedgerEvent>,
     pub outcome: Outcome,
+    pub principal: Option<&'a toolgate_core::Principal>,
     pub profile: &'a str,
     pub result_bytes: u64,
     pub rule: Option<&'a str>,
@@ -94,6 +95,7 @@ impl<'a> View<'a> {
             idempotency_key,
             ledger,
             outcome,
+            principal,
             profile,
             result_bytes,
             rule,
@@ -116,6 +118,7 @@ impl<'a> View<'a> {
             idempotency_key: idempotency_key.as_deref(),
             ledger: *ledger,
             outcome: *outcome,
+            principal: principal.as_ref(),
             profile,
             result_bytes: saturate(*result_bytes as u64),
             rule: rule.as_deref(),
@@ -145,6 +148,7 @@ pub(crate) fn canonical_json_with(r: &View<'_>, arguments_json: &[u8], out: &mut
         idempotency_key,
         ledger,
         outcome,
+        principal,
         profile,
         result_bytes,
         rule,
@@ -169,6 +173,7 @@ pub(crate) fn canonical_json_with(r: &View<'_>, arguments_json: &[u8], out: &mut
     w.opt("idempotency_key", idempotency_key.as_ref());
     w.opt("ledger", ledger.as_ref());
     w.field("outcome", outcome);
+    w.opt("principal", principal.as_ref());
     w.field("profile", profile);
     w.field("result_bytes", result_bytes);
     w.opt("rule", rule.as_ref());
@@ -293,6 +298,7 @@ pub(crate) mod tests {
             time_us: 1_700_000_000_000_000,
             session: "s\"1".into(),
             profile: "default".into(),
+            principal: None,
             tool: "read_file".into(),
             version: Some("1.0.0".into()),
             call_id: "c\n1".into(),
@@ -366,7 +372,10 @@ pub(crate) mod tests {
         let mut keyed = full();
         keyed.idempotency_key = Some("tg-0123456789abcdef0123456789abcdef".into());
         keyed.ledger = Some(LedgerEvent::Replayed);
-        for r in [full(), minimal, keyed] {
+        // a record with a principal: the records before identity keep their bytes (no key)
+        let mut principal = full();
+        principal.principal = Some(toolgate_core::Principal::new("https://as.example", "alice"));
+        for r in [full(), minimal, keyed, principal] {
             let mut out = Vec::new();
             canonical_json(&r, &mut out);
             let text = String::from_utf8(out).unwrap();

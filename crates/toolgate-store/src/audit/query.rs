@@ -16,6 +16,9 @@ pub struct AuditQuery {
     pub tool: Option<String>,
     /// Only calls of this session (exact id).
     pub session: Option<String>,
+    /// Only calls made for this principal: its subject (exact), made for by an OAuth access
+    /// token.
+    pub principal: Option<String>,
     /// Only calls that ended this way. [`Outcome::Started`] gives the intents of calls with no
     /// record of their end (the process stopped while they ran); without an outcome, an
     /// intent whose call has its own record is left out, so each call shows once.
@@ -40,6 +43,10 @@ impl AuditQuery {
         if let Some(s) = &self.session {
             clauses.push("session = ?");
             params.push(SqlValue::Text(s.clone()));
+        }
+        if let Some(p) = &self.principal {
+            clauses.push("principal = ?");
+            params.push(SqlValue::Text(p.clone()));
         }
         if let Some(o) = &self.outcome {
             clauses.push("outcome = ?");

@@ -15,10 +15,10 @@ use toolgate_core::{Approval, AuditRecord, Decision, Outcome};
 pub(crate) const COLUMNS: &str = "seq, time_us, session, profile, tool, version, call_id, \
      decision, rule, approval, arguments, result_bytes, truncated, outcome, error_kind, \
      error_reason, attempts, duration_us, prev_hash, hash, grant_id, scope, idempotency_key, \
-     ledger";
+     ledger, principal, principal_issuer";
 
 /// Columns per row of [`insert_sql`].
-pub(crate) const INSERT_COLUMNS: usize = 24;
+pub(crate) const INSERT_COLUMNS: usize = 26;
 
 /// `INSERT INTO audit (...) VALUES (...), (...), ...` for `rows` rows, numbered parameters in
 /// row order ([`bind`] fills row `i`). One statement for many rows saves SQLite's
@@ -27,7 +27,8 @@ pub(crate) fn insert_sql(rows: usize) -> String {
     let mut sql = String::from(
         "INSERT INTO audit (seq, time_us, session, profile, tool, version, call_id, decision, \
          rule, approval, arguments, result_bytes, truncated, outcome, error_kind, error_reason, \
-         attempts, duration_us, prev_hash, hash, grant_id, scope, idempotency_key, ledger) \
+         attempts, duration_us, prev_hash, hash, grant_id, scope, idempotency_key, ledger, \
+         principal, principal_issuer) \
          VALUES ",
     );
     for i in 0..rows {
@@ -122,6 +123,8 @@ pub(crate) fn bind(
     stmt.raw_bind_parameter(at + 22, r.scope.map(|s| s.as_str()))?;
     stmt.raw_bind_parameter(at + 23, r.idempotency_key)?;
     stmt.raw_bind_parameter(at + 24, r.ledger.map(|l| l.as_str()))?;
+    stmt.raw_bind_parameter(at + 25, r.principal.map(|p| &*p.subject))?;
+    stmt.raw_bind_parameter(at + 26, r.principal.map(|p| &*p.issuer))?;
     Ok(())
 }
 
@@ -201,6 +204,11 @@ pub(crate) fn decode(row: &Row<'_>) -> Result<DecodedRow> {
         scope: known(named(21, "scope")?, "scope", &bad)?,
         idempotency_key: opt_text(22)?.map(Into::into),
         ledger: known(named(23, "ledger")?, "ledger", &bad)?,
+        principal: match (opt_text(24)?, opt_text(25)?) {
+            (Some(subject), Some(issuer)) => Some(toolgate_core::Principal::new(issuer, subject)),
+            (None, None) => None,
+            _ => return Err(bad("a principal without its issuer".into())),
+        },
     };
     let hash_col = |i: usize, name: &str| -> Result<Hash> {
         let v: Vec<u8> = row.get(i).map_err(col)?;
@@ -260,11 +268,11 @@ mod tests {
     fn insert_sql_numbers_parameters_row_by_row() {
         let one = insert_sql(1);
         assert!(one.ends_with(
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"
         ));
         let two = insert_sql(2);
         assert!(two.ends_with(
-            "?24), (?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48)"
+            "?26), (?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52)"
         ));
         assert_eq!(two.matches('?').count(), 2 * INSERT_COLUMNS);
     }

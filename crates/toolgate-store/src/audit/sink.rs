@@ -371,6 +371,7 @@ struct Entry {
     outcome: Outcome,
     error_kind: Option<ErrorKind>,
     ledger: Option<LedgerEvent>,
+    principal: Option<toolgate_core::Principal>,
     start: usize,
     ends: [usize; TEXT_FIELDS],
     present: u16,
@@ -427,6 +428,7 @@ impl Entry {
             outcome: r.outcome,
             error_kind: r.error_kind,
             ledger: r.ledger,
+            principal: r.principal,
             start: 0,
             ends,
             present,
@@ -442,7 +444,7 @@ impl Entry {
 
     /// The record as a [`View`] over `text` (the group's text, UTF-8 as the fields were), and
     /// its arguments' text (empty for [`Entry::large`]).
-    fn view<'a>(&self, text: &'a str) -> (View<'a>, &'a str) {
+    fn view<'a>(&'a self, text: &'a str) -> (View<'a>, &'a str) {
         let field = |i: usize| text.get(self.range(i)).unwrap_or_default();
         let optional = |i: usize| (self.present >> i & 1 == 1).then(|| field(i));
         (
@@ -458,6 +460,7 @@ impl Entry {
                 idempotency_key: optional(IDEMPOTENCY_KEY),
                 ledger: self.ledger,
                 outcome: self.outcome,
+                principal: self.principal.as_ref(),
                 profile: field(1),
                 result_bytes: self.result_bytes,
                 rule: optional(RULE),

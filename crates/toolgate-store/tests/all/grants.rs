@@ -17,6 +17,7 @@ fn grant(scope: GrantScope, session: Option<&str>, expires: Option<u64>) -> NewG
         expires_us: expires,
         granted_by: Some("terminal".into()),
         note: None,
+        principal: None,
     }
 }
 
@@ -232,6 +233,7 @@ fn bad_grants_are_refused_with_the_reason() {
         (
             NewGrant {
                 note: Some("a\0b".into()),
+                principal: None,
                 ..grant(GrantScope::Always, None, None)
             },
             "note contains NUL",
@@ -361,6 +363,7 @@ fn a_version_1_store_gets_the_grant_columns() {
         .insert_grant(&grant(GrantScope::Always, None, None))
         .unwrap();
     let raw = t.raw();
+    raw.execute_batch(super::identity::VERSION_3).unwrap();
     raw.execute_batch(super::ledger::VERSION_2_LEDGER).unwrap();
     raw.execute_batch(
         "ALTER TABLE audit DROP COLUMN grant_id; ALTER TABLE audit DROP COLUMN scope; \

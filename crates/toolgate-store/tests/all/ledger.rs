@@ -9,8 +9,9 @@ use toolgate_core::ledger::{arguments_hash, Claimed, Held, Ledger, LedgerError, 
 use toolgate_store::Store;
 use toolgate_test_support::ledger::{check, claim};
 
-/// Takes a current store back to version 2: the audit without the ledger's columns, the
-/// `idempotency` table as version 2 made it (unused then).
+/// Takes a version 3 store (a current one after [`super::identity::VERSION_3`]) back to
+/// version 2: the audit without the ledger's columns, the `idempotency` table as version 2
+/// made it (unused then).
 pub const VERSION_2_LEDGER: &str = "
     ALTER TABLE audit DROP COLUMN idempotency_key;
     ALTER TABLE audit DROP COLUMN ledger;
@@ -35,6 +36,7 @@ fn a_version_2_store_gets_the_ledger_and_keeps_its_chain() {
     }
     sink.flush_checked().unwrap();
     drop(sink);
+    t.raw().execute_batch(super::identity::VERSION_3).unwrap();
     t.raw().execute_batch(VERSION_2_LEDGER).unwrap();
     let reopened = Store::open(t.path()).unwrap();
     assert!(reopened.verify_audit().unwrap().is_intact());

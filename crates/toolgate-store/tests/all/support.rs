@@ -34,6 +34,7 @@ pub fn record(i: u64, tool: &str, session: &str, args: Value) -> AuditRecord {
         time_us: 1_700_000_000_000_000 + i * 1_000_000,
         session: session.into(),
         profile: "default".into(),
+        principal: None,
         tool: tool.into(),
         version: Some("1.0.0".into()),
         call_id: format!("call-{i}").into(),

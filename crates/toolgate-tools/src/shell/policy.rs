@@ -306,6 +306,11 @@ impl Policy for ShellPolicy {
     fn decide_recipient(&self, address: &str, profile: &str) -> Decision {
         self.inner.decide_recipient(address, profile)
     }
+
+    /// The inner policy's: command rules judge a call's command, never hide a tool.
+    fn visible(&self, tool: &toolgate_core::ToolSpec, session: &toolgate_core::Session) -> bool {
+        self.inner.visible(tool, session)
+    }
 }
 
 /// The higher of two verdicts; the first on a tie, unless only the second cannot be granted
