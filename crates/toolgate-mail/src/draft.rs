@@ -177,6 +177,14 @@ pub(crate) fn check_subject(subject: &str) -> Result<(), ToolError> {
         )
         .with_reason("header_injection"));
     }
+    if crate::text::has_encoded_word(subject) {
+        return Err(ToolError::invalid_input(
+            "the subject holds an RFC 2047 encoded word (=?charset?q?...?=), which mail readers \
+             would decode into other text (line breaks included); send the subject as plain \
+             text: it is encoded for you when it needs to be",
+        )
+        .with_reason("header_injection"));
+    }
     Ok(())
 }
 
@@ -300,5 +308,7 @@ mod tests {
             compose("A", "B", "S", &points, Tone::Friendly, Language::English)
         );
         assert!(check_subject("Q3\r\nBcc: x@evil.com").is_err());
+        assert!(check_subject("=?utf-8?q?Hi=0D=0ABcc:_x@y?=").is_err());
+        assert!(check_subject("Is 2+2=? 4").is_ok());
     }
 }

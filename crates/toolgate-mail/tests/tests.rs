@@ -6,6 +6,7 @@ mod support {
     pub mod smtp;
 }
 mod bad_input;
+mod rerun;
 mod send;
 mod timeouts;
 mod tls;

@@ -63,10 +63,16 @@ impl TypedTool for PostNote {
     }
 
     fn effect(&self, args: &PostArgs, _ctx: &ToolContext) -> Result<Option<Value>, ToolError> {
-        let text = self.notes.0.lock().get(&args.note).cloned().ok_or_else(|| {
-            ToolError::invalid_input(format!("no note has the handle {:?}", args.note))
-                .with_reason("unknown_handle")
-        })?;
+        let text = self
+            .notes
+            .0
+            .lock()
+            .get(&args.note)
+            .cloned()
+            .ok_or_else(|| {
+                ToolError::invalid_input(format!("no note has the handle {:?}", args.note))
+                    .with_reason("unknown_handle")
+            })?;
         Ok(Some(json!({"to": args.to, "text": text})))
     }
 
