@@ -124,9 +124,7 @@ impl TypedTool for GenerateEmailDraft {
         let name = self
             .0
             .contacts
-            .search(first.as_ref(), 1)
-            .first()
-            .filter(|c| c.email.eq_ignore_ascii_case(first.as_ref()))
+            .by_address(first)
             .map(|c| c.name.clone())
             .unwrap_or_else(|| first.user().to_string());
         let sender = self

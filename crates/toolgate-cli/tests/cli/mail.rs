@@ -15,14 +15,14 @@ use std::time::{Duration, Instant};
 use toolgate_test_support::clients::python_script;
 
 /// The recording SMTP server; killed when dropped.
-struct Smtp {
+pub(super) struct Smtp {
     child: Child,
-    port: u16,
+    pub(super) port: u16,
     out: tempfile::TempDir,
 }
 
 impl Smtp {
-    fn start(args: &[&str]) -> Option<Smtp> {
+    pub(super) fn start(args: &[&str]) -> Option<Smtp> {
         let script = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../toolgate-mail/tests/support/recording_smtp.py");
         let mut cmd = python_script(script)?;
@@ -43,7 +43,7 @@ impl Smtp {
         Some(Smtp { child, port, out })
     }
 
-    fn messages(&self) -> Vec<Value> {
+    pub(super) fn messages(&self) -> Vec<Value> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(self.out.path())
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -73,7 +73,7 @@ fn pdf() -> Vec<u8> {
 
 /// A workspace with a contacts book, the report and `[mail]` for the server on `port`, with
 /// `extra` appended to toolgate.toml.
-fn workspace(port: u16, extra: &str) -> tempfile::TempDir {
+pub(super) fn workspace(port: u16, extra: &str) -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     let ws = t.path();
     std::fs::write(
