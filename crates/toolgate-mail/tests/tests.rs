@@ -6,6 +6,7 @@ mod support {
     pub mod smtp;
 }
 mod bad_input;
+mod refusals;
 mod rerun;
 mod send;
 mod timeouts;
