@@ -29,6 +29,8 @@ mod ledger;
 mod leftovers;
 #[path = "cli/mail.rs"]
 mod mail;
+#[path = "cli/mail_rows.rs"]
+mod mail_rows;
 #[path = "cli/mcp.rs"]
 mod mcp;
 #[path = "cli/policy_file.rs"]

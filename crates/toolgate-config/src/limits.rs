@@ -49,6 +49,16 @@ impl Tool for Limited {
     ) -> Result<Vec<toolgate_core::Resource>, ToolError> {
         self.inner.guard(args, ctx)
     }
+    fn preview(&self, args: &Args, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        self.inner.preview(args, ctx)
+    }
+    fn effect(
+        &self,
+        args: &Args,
+        ctx: &ToolContext,
+    ) -> Result<Option<serde_json::Value>, ToolError> {
+        self.inner.effect(args, ctx)
+    }
     fn call(
         &self,
         args: Args,

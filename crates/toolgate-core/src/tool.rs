@@ -172,6 +172,26 @@ pub trait Tool: Send + Sync + 'static {
         Ok(None)
     }
 
+    /// The effect a call of a side-effecting tool would have, in a canonical form, for the
+    /// idempotency ledger ([`crate::ledger`]): when `Some`, the key a call without one derives
+    /// and the hash every key's arguments are checked against are computed from this value
+    /// instead of the arguments as sent. Two calls that would do the same thing (the same
+    /// message, whatever handles name its draft and files) are then one call to the ledger,
+    /// and two that would do different things never are; an explicit key sent with another
+    /// effect is an `idempotency_conflict`, as with other arguments.
+    ///
+    /// Called after decode, before the ledger is asked, for a call of a tool that is neither
+    /// read-only nor idempotent and runs under a key; it must not act (it may read what the
+    /// handles it resolves stand for). The default gives `None`: the arguments as sent.
+    ///
+    /// # Errors
+    /// Why the call cannot run (a handle unknown to the session, or stale): the call ends with
+    /// this error and the ledger is not asked.
+    fn effect(&self, args: &Args, ctx: &ToolContext) -> Result<Option<Value>, ToolError> {
+        let _ = (args, ctx);
+        Ok(None)
+    }
+
     /// Runs the call. The pipeline applies the timeout, cancellation and retries around it.
     fn call(&self, args: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
 

@@ -74,6 +74,17 @@ pub trait TypedTool: Send + Sync + 'static {
         Ok(None)
     }
 
+    /// The canonical effect of a side-effecting call, from which the idempotency ledger
+    /// derives its key and checks its arguments (see [`Tool::effect`]). The default gives
+    /// `Ok(None)`: the arguments as sent.
+    ///
+    /// # Errors
+    /// Why the call cannot run: it ends with the error, before the ledger is asked.
+    fn effect(&self, args: &Self::Args, ctx: &ToolContext) -> Result<Option<Value>, ToolError> {
+        let _ = (args, ctx);
+        Ok(None)
+    }
+
     /// Runs the call.
     fn call(
         &self,
@@ -198,6 +209,11 @@ impl<T: TypedTool> Tool for Typed<T> {
     fn preview(&self, args: &Args, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
         let args = args.downcast_ref::<T::Args>().ok_or_else(wrong_args)?;
         self.tool.preview(args, ctx)
+    }
+
+    fn effect(&self, args: &Args, ctx: &ToolContext) -> Result<Option<Value>, ToolError> {
+        let args = args.downcast_ref::<T::Args>().ok_or_else(wrong_args)?;
+        self.tool.effect(args, ctx)
     }
 
     fn call(&self, args: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {

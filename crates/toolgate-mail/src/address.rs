@@ -2,6 +2,12 @@
 //! (RFC 5321 section 4.5.3.1: a local part of at most 64 octets, a domain of at most 255),
 //! with UTF-8 local parts and internationalized domains (RFC 6531), checked by the
 //! `email_address` crate and then by lettre's `Address`, the type that is sent.
+//!
+//! What is accepted is what can be sent: the domain is sent in its IDNA ASCII form (RFC 5890,
+//! `xn--...`, lower case), so only a non-ASCII local part needs a server with `SMTPUTF8`
+//! (RFC 6531); a quoted local part (`"a b"@example.com`), which lettre cannot carry from the
+//! message's headers into its envelope, is refused, and so is any address that does not come
+//! back unchanged from a message built to it.
 
 use crate::text::has_control;
 use email_address::{EmailAddress, Options};
@@ -101,12 +107,50 @@ pub fn parse(text: &str) -> Result<lettre::Address, AddressProblem> {
             ),
         });
     }
-    text.parse::<lettre::Address>().map_err(|e| {
+    if text.starts_with('"') {
+        return Err(problem(
+            "a quoted local part (\"a b\"@example.com) cannot be sent by this mail server's \
+             client",
+            "send the address without the quotes when they only wrap letters, digits and \
+             . _ + - (ann.lee@example.com), or ask the recipient for an address without spaces \
+             or quotes",
+        ));
+    }
+    // the domain in IDNA ASCII, lower case: `a@例子.广告` needs no SMTPUTF8
+    let ascii = toolgate_core::pattern::normalize_address(text).ok_or_else(|| {
+        problem(
+            "the domain is not a valid internationalized domain name (IDNA)",
+            "send the recipient's domain as it is registered, such as example.com",
+        )
+    })?;
+    let address = ascii.parse::<lettre::Address>().map_err(|e| {
         problem(
             format!("it is not an address SMTP can send to: {e}"),
             "send an address such as ann@example.com",
         )
-    })
+    })?;
+    if !survives_a_message(&address) {
+        return Err(problem(
+            "the address does not come through unchanged when written into a message's \
+             headers, so it cannot be sent",
+            "send a plain address such as ann.lee@example.com",
+        ));
+    }
+    Ok(address)
+}
+
+/// Whether a message built to `address` has it, unchanged, as its envelope's recipient
+/// (lettre derives the envelope from the `To:` header it writes).
+fn survives_a_message(address: &lettre::Address) -> bool {
+    use lettre::message::Mailbox;
+    let Ok(from) = "toolgate@example.com".parse::<lettre::Address>() else {
+        return false;
+    };
+    lettre::Message::builder()
+        .from(Mailbox::new(None, from))
+        .to(Mailbox::new(None, address.clone()))
+        .body(String::new())
+        .is_ok_and(|m| m.envelope().to() == std::slice::from_ref(address))
 }
 
 #[cfg(test)]
@@ -126,6 +170,20 @@ mod tests {
     }
 
     #[test]
+    fn domains_are_sent_in_idna_ascii_so_only_a_utf8_local_part_needs_smtputf8() {
+        let a = parse("a@例子.广告").unwrap();
+        assert_eq!(a.to_string(), "a@xn--fsqu00a.xn--4rr70v");
+        assert!(a.to_string().is_ascii());
+        let b = parse("张伟@例子.中国").unwrap();
+        assert_eq!(b.to_string(), "张伟@xn--fsqu00a.xn--fiqs8s");
+        assert!(!b.to_string().is_ascii());
+        assert_eq!(
+            parse("Ann@Example.COM").unwrap().to_string(),
+            "Ann@example.com"
+        );
+    }
+
+    #[test]
     fn bad_addresses_say_what_is_wrong() {
         for (bad, says) in [
             ("", "empty"),
@@ -138,6 +196,8 @@ mod tests {
             ("ann@example.com\r\nBcc: x@evil.com", "control character"),
             ("ann@[10.0.0.1]", "IP address"),
             ("\"ann@example.com", "not an address"),
+            ("\"a b\"@example.com", "quoted local part"),
+            ("\"ab\"@example.com", "quoted local part"),
         ] {
             let e = parse(bad).unwrap_err();
             assert!(e.what.contains(says), "{bad:?}: {e}");

@@ -7,13 +7,20 @@
 //! - `.vcf` / `.vcard`: vCards (RFC 6350, 2.1 and 3.0 read alike): `FN` (else `N`), the first
 //!   `EMAIL`, `ORG`'s first component, `NICKNAME`s as aliases.
 //!
+//! A row that cannot be used (an empty name, an address that cannot be sent to, a line break
+//! or another control character in a name, organization or alias, which could end up in a
+//! message) is skipped, not fatal: the book holds the good rows, and
+//! [`ContactBook::skipped`] says which rows were left out, where and why (`toolgate check`
+//! reports them as problems; `serve` and `call` log them and go on). A file that cannot be
+//! read, is too large, or has a wrong header is an error.
+//!
 //! Ranking of a query against a contact (the best of its name and aliases, both folded: NFKD,
 //! combining marks removed, lower case): equal 100, a whole word 85, a prefix 80, a word's
 //! prefix 70, contained 50; against its address: equal 90, contained 40. Ties go by name, then
 //! id.
 
 use crate::address;
-use crate::text::fold;
+use crate::text::{fold, has_control};
 use crate::MailError;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -40,6 +47,9 @@ pub struct Contact {
     /// The name and aliases folded for matching.
     #[serde(skip)]
     keys: Vec<String>,
+    /// The address as sent (the domain in lower-case IDNA ASCII), when it has one.
+    #[serde(skip)]
+    sent_as: Option<String>,
 }
 
 impl Contact {
@@ -63,7 +73,9 @@ impl Contact {
         let mut keys = vec![fold(&name)];
         keys.extend(aliases.iter().map(|a| fold(a)));
         keys.retain(|k| !k.is_empty());
+        let sent_as = toolgate_core::pattern::normalize_address(&email);
         Contact {
+            sent_as,
             id,
             name,
             email,
@@ -105,21 +117,41 @@ impl Contact {
     }
 }
 
+/// A row of a contacts file that was left out of the book.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedRow {
+    /// The file.
+    pub path: PathBuf,
+    /// The row's first line in the file, from 1 (a vCard's `END:VCARD` line).
+    pub line: u64,
+    /// What is wrong with it and what to write instead.
+    pub problem: String,
+}
+
+impl std::fmt::Display for SkippedRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.path.display(), self.line, self.problem)
+    }
+}
+
 /// The contacts of every configured file.
 #[derive(Debug, Clone, Default)]
 pub struct ContactBook {
     contacts: Vec<Contact>,
+    skipped: Vec<SkippedRow>,
 }
 
 impl ContactBook {
     /// Reads `files` (each `.csv`, `.vcf` or `.vcard`); an address found twice with the same
-    /// name is kept once.
+    /// name is kept once; a row that cannot be used is left out and listed in
+    /// [`ContactBook::skipped`].
     ///
     /// # Errors
     /// [`MailError::Contacts`]: a file that cannot be read, is too large, has an unknown
-    /// extension or a wrong header, or a row whose address is not an address (located by row).
+    /// extension or a wrong header, or a vCard without its end.
     pub fn load(files: &[PathBuf]) -> Result<ContactBook, MailError> {
         let mut contacts: Vec<Contact> = Vec::new();
+        let mut skipped = Vec::new();
         for path in files {
             let bad = |message: String| MailError::Contacts {
                 path: path.clone(),
@@ -143,7 +175,12 @@ impl ContactBook {
                 _ => Err("has no .csv, .vcf or .vcard extension".into()),
             }
             .map_err(bad)?;
-            for c in read {
+            skipped.extend(read.skipped.into_iter().map(|(line, problem)| SkippedRow {
+                path: path.clone(),
+                line,
+                problem,
+            }));
+            for c in read.contacts {
                 if !contacts.iter().any(|o| o.id == c.id) {
                     contacts.push(c);
                 }
@@ -152,12 +189,28 @@ impl ContactBook {
                 return Err(bad(format!("more than {MAX_CONTACTS} contacts in all")));
             }
         }
-        Ok(ContactBook { contacts })
+        Ok(ContactBook { contacts, skipped })
     }
 
     /// A book of `contacts` (for tests and embedders).
     pub fn from_contacts(contacts: Vec<Contact>) -> ContactBook {
-        ContactBook { contacts }
+        ContactBook {
+            contacts,
+            skipped: Vec::new(),
+        }
+    }
+
+    /// The rows the files had that were left out, in file order.
+    pub fn skipped(&self) -> &[SkippedRow] {
+        &self.skipped
+    }
+
+    /// The contact whose address is `address` (compared as sent: the domain in IDNA ASCII).
+    pub fn by_address(&self, address: &lettre::Address) -> Option<&Contact> {
+        let wanted: &str = address.as_ref();
+        self.contacts
+            .iter()
+            .find(|c| c.sent_as.as_deref() == Some(wanted))
     }
 
     /// How many contacts there are.
@@ -202,21 +255,48 @@ fn extension(path: &Path) -> Option<String> {
         .map(str::to_ascii_lowercase)
 }
 
-fn checked(row: &str, name: &str, email: &str) -> Result<(), String> {
+/// What a file gave: its good rows, and each bad row's line and problem.
+#[derive(Default)]
+struct Read {
+    contacts: Vec<Contact>,
+    skipped: Vec<(u64, String)>,
+}
+
+/// Why a row cannot be used, with what to write instead: an empty name, an address that
+/// cannot be sent to, or a control character (a line break) in a field that could reach a
+/// message (the name greets the recipient in a draft).
+fn checked(
+    name: &str,
+    email: &str,
+    organization: Option<&str>,
+    aliases: &[String],
+) -> Result<(), String> {
     if name.trim().is_empty() {
-        return Err(format!("{row}: the name is empty"));
+        return Err("the name is empty; write the contact's name in the first column".into());
+    }
+    let fields = [("name", Some(name)), ("organization", organization)];
+    let aliases = aliases.iter().map(|a| ("alias", Some(a.as_str())));
+    for (field, value) in fields.into_iter().chain(aliases) {
+        if value.is_some_and(has_control) {
+            return Err(format!(
+                "the {field} {:?} holds a line break or another control character, which \
+                 could end up in a message; write it on one line",
+                value.unwrap_or_default()
+            ));
+        }
     }
     address::parse(email.trim()).map(|_| ()).map_err(|e| {
         format!(
-            "{row}: {:?} is not an email address: {}",
+            "{:?} is not an email address that can be sent to: {}; {}",
             email.trim(),
-            e.what
+            e.what,
+            e.instead
         )
     })
 }
 
 /// The contacts of a CSV text with the header `name,email,organization,aliases`.
-fn read_csv(text: &str) -> Result<Vec<Contact>, String> {
+fn read_csv(text: &str) -> Result<Read, String> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
@@ -235,39 +315,57 @@ fn read_csv(text: &str) -> Result<Vec<Contact>, String> {
             header.join(",")
         ));
     }
-    let mut out = Vec::new();
-    for (i, record) in reader.records().enumerate() {
-        let row = format!("row {}", i + 2);
-        let record = record.map_err(|e| format!("{row} does not parse: {e}"))?;
-        let field = |n: usize| record.get(n).unwrap_or("");
+    let mut out = Read::default();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let line = reader.position().line();
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                let line = e.position().map_or(line, csv::Position::line);
+                out.skipped.push((
+                    line,
+                    format!("row {line} does not parse: {e}; fix its quoting"),
+                ));
+                continue;
+            }
+        }
+        let line = record.position().map_or(line, csv::Position::line);
         if record.iter().all(str::is_empty) {
             continue;
         }
-        checked(&row, field(0), field(1))?;
-        let aliases = field(3)
+        let field = |n: usize| record.get(n).unwrap_or("");
+        let aliases: Vec<String> = field(3)
             .split(';')
             .map(str::trim)
             .filter(|a| !a.is_empty())
             .map(str::to_string)
             .collect();
-        out.push(Contact::new(field(0), field(1), Some(field(2)), aliases));
+        match checked(field(0), field(1), Some(field(2)), &aliases) {
+            Ok(()) => out
+                .contacts
+                .push(Contact::new(field(0), field(1), Some(field(2)), aliases)),
+            Err(problem) => out.skipped.push((line, format!("row {line}: {problem}"))),
+        }
     }
     Ok(out)
 }
 
 /// The contacts of a text of vCards.
-fn read_vcards(text: &str) -> Result<Vec<Contact>, String> {
+fn read_vcards(text: &str) -> Result<Read, String> {
     // unfold: a line starting with a space or tab continues the one before (RFC 6350 3.2)
-    let mut lines: Vec<String> = Vec::new();
-    for raw in text.trim_start_matches('\u{feff}').lines() {
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    for (n, raw) in text.trim_start_matches('\u{feff}').lines().enumerate() {
         match raw.strip_prefix([' ', '\t']) {
-            Some(rest) if !lines.is_empty() => lines.last_mut().unwrap().push_str(rest),
-            _ => lines.push(raw.to_string()),
+            Some(rest) if !lines.is_empty() => lines.last_mut().unwrap().1.push_str(rest),
+            _ => lines.push((n + 1, raw.to_string())),
         }
     }
-    let mut out = Vec::new();
+    let mut out = Read::default();
     let mut card: Option<Card> = None;
-    for (n, line) in lines.iter().enumerate() {
+    for (n, line) in &lines {
+        let n = *n as u64;
         let Some((head, value)) = line.split_once(':') else {
             continue;
         };
@@ -285,20 +383,21 @@ fn read_vcards(text: &str) -> Result<Vec<Contact>, String> {
             }
             ("END", Some(c)) if value.trim().eq_ignore_ascii_case("VCARD") => {
                 let name = c.full_name.clone().or(c.n.clone()).unwrap_or_default();
-                let Some(email) = c.email.clone() else {
-                    return Err(format!("the vCard ending on line {} has no EMAIL", n + 1));
-                };
-                checked(
-                    &format!("the vCard ending on line {}", n + 1),
-                    &name,
-                    &email,
-                )?;
-                out.push(Contact::new(
-                    &name,
-                    &email,
-                    c.org.as_deref(),
-                    c.aliases.clone(),
-                ));
+                let at = format!("the vCard ending on line {n}");
+                match &c.email {
+                    None => out
+                        .skipped
+                        .push((n, format!("{at} has no EMAIL; add the contact's address"))),
+                    Some(email) => match checked(&name, email, c.org.as_deref(), &c.aliases) {
+                        Ok(()) => out.contacts.push(Contact::new(
+                            &name,
+                            email,
+                            c.org.as_deref(),
+                            c.aliases.clone(),
+                        )),
+                        Err(problem) => out.skipped.push((n, format!("{at}: {problem}"))),
+                    },
+                }
                 card = None;
             }
             ("FN", Some(c)) => c.full_name = Some(unescape(value)),
@@ -390,7 +489,7 @@ mod tests {
 
     #[test]
     fn csv_contacts_rank_names_and_aliases_ignoring_case_and_accents() {
-        let book = ContactBook::from_contacts(read_csv(CSV).unwrap());
+        let book = ContactBook::from_contacts(read_csv(CSV).unwrap().contacts);
         let names = |q: &str| -> Vec<String> {
             book.search(q, 10).iter().map(|c| c.name.clone()).collect()
         };
@@ -415,7 +514,7 @@ mod tests {
             EMAIL;TYPE=work:anna@ex\r\n ample.de\r\nORG:Beispiel GmbH;Vertrieb\r\n\
             NICKNAME:Anni,Frau Schmidt\r\nEND:VCARD\r\nBEGIN:VCARD\r\nN:Li;Na;;;\r\n\
             item1.EMAIL:li.na@example.cn\r\nEND:VCARD\r\n";
-        let cards = read_vcards(text).unwrap();
+        let cards = read_vcards(text).unwrap().contacts;
         assert_eq!(cards.len(), 2);
         assert_eq!(cards[0].name, "Anna Schmidt");
         assert_eq!(cards[0].email, "anna@example.de");
@@ -427,25 +526,13 @@ mod tests {
 
     #[test]
     fn bad_files_are_located() {
-        for (text, says) in [
-            ("email,name\n", "write `name,email,organization,aliases`"),
-            (
-                "name,email,organization,aliases\nAnn,not-an-address,,\n",
-                "row 2",
-            ),
-            (
-                "name,email,organization,aliases\n,ann@example.com,,\n",
-                "the name is empty",
-            ),
-        ] {
-            let e = read_csv(text).unwrap_err();
-            assert!(e.contains(says), "{text:?}: {e}");
-        }
-        assert!(read_vcards("BEGIN:VCARD\nFN:A\nEND:VCARD\n")
-            .unwrap_err()
-            .contains("no EMAIL"));
+        assert!(read_csv("email,name\n")
+            .err()
+            .unwrap()
+            .contains("write `name,email,organization,aliases`"));
         assert!(read_vcards("BEGIN:VCARD\nFN:A\n")
-            .unwrap_err()
+            .err()
+            .unwrap()
             .contains("END:VCARD"));
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing.csv");
@@ -455,5 +542,59 @@ mod tests {
         std::fs::write(&txt, CSV).unwrap();
         let e = ContactBook::load(&[txt]).unwrap_err().to_string();
         assert!(e.contains("extension"), "{e}");
+    }
+
+    #[test]
+    fn bad_rows_are_skipped_located_and_the_good_ones_kept() {
+        let text = "name,email,organization,aliases\n\
+            Ann Lee,ann@company.com,,\n\
+            Bad,not-an-address,X,\n\
+            ,nobody@example.com,,\n\
+            \"Eve\r\nBcc: all@example.com\",eve@example.com,,\n\
+            Tab,tab@example.com,\"Org\tX\",\n\
+            Quoted,\"\"\"a b\"\"@example.com\",,\n\
+            Bo,bo@example.com,,\n";
+        let read = read_csv(text).unwrap();
+        let names: Vec<&str> = read.contacts.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Ann Lee", "Bo"]);
+        let lines: Vec<u64> = read.skipped.iter().map(|(l, _)| *l).collect();
+        assert_eq!(lines, [3, 4, 5, 7, 8], "{:?}", read.skipped);
+        for ((_, problem), says) in read.skipped.iter().zip([
+            "row 3: \"not-an-address\" is not an email address",
+            "row 4: the name is empty",
+            "the name \"Eve\\r\\nBcc: all@example.com\" holds a line break",
+            "the organization \"Org\\tX\" holds a line break or another control",
+            "quoted local part",
+        ]) {
+            assert!(problem.contains(says), "{problem}");
+        }
+        let cards = read_vcards(
+            "BEGIN:VCARD\nFN:A\nEND:VCARD\nBEGIN:VCARD\nFN:Li\rNa\nEMAIL:li@example.cn\n\
+             END:VCARD\nBEGIN:VCARD\nFN:Ok\nEMAIL:ok@example.cn\nEND:VCARD\n",
+        )
+        .unwrap();
+        assert_eq!(cards.contacts.len(), 1);
+        assert_eq!(cards.skipped.len(), 2);
+        assert!(
+            cards.skipped[0].1.contains("line 3 has no EMAIL"),
+            "{:?}",
+            cards.skipped
+        );
+        assert!(
+            cards.skipped[1].1.contains("line break"),
+            "{:?}",
+            cards.skipped
+        );
+        // through load: the file and line of each, and the book of the good rows
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("contacts.csv");
+        std::fs::write(&path, text).unwrap();
+        let book = ContactBook::load(std::slice::from_ref(&path)).unwrap();
+        assert_eq!(book.len(), 2);
+        let first = book.skipped()[0].to_string();
+        assert!(
+            first.starts_with(&format!("{}:3: row 3:", path.display())),
+            "{first}"
+        );
     }
 }

@@ -124,9 +124,7 @@ impl TypedTool for GenerateEmailDraft {
         let name = self
             .0
             .contacts
-            .search(first.as_ref(), 1)
-            .first()
-            .filter(|c| c.email.eq_ignore_ascii_case(first.as_ref()))
+            .by_address(first)
             .map(|c| c.name.clone())
             .unwrap_or_else(|| first.user().to_string());
         let sender = self
@@ -174,6 +172,14 @@ pub(crate) fn check_subject(subject: &str) -> Result<(), ToolError> {
         return Err(ToolError::invalid_input(
             "the subject holds a line break or another control character, which would let it \
              add mail headers; send the subject as one line",
+        )
+        .with_reason("header_injection"));
+    }
+    if crate::text::has_encoded_word(subject) {
+        return Err(ToolError::invalid_input(
+            "the subject holds an RFC 2047 encoded word (=?charset?q?...?=), which mail readers \
+             would decode into other text (line breaks included); send the subject as plain \
+             text: it is encoded for you when it needs to be",
         )
         .with_reason("header_injection"));
     }
@@ -300,5 +306,7 @@ mod tests {
             compose("A", "B", "S", &points, Tone::Friendly, Language::English)
         );
         assert!(check_subject("Q3\r\nBcc: x@evil.com").is_err());
+        assert!(check_subject("=?utf-8?q?Hi=0D=0ABcc:_x@y?=").is_err());
+        assert!(check_subject("Is 2+2=? 4").is_ok());
     }
 }

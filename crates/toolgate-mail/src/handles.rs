@@ -17,7 +17,7 @@ use toolgate_core::{ToolError, Workspace};
 pub const MAX_HANDLES: usize = 10_000;
 
 /// What a file was when its handle was given out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Identity {
     dev: u64,
     ino: u64,
@@ -90,6 +90,8 @@ struct Inner {
     file_order: VecDeque<String>,
     drafts: HashMap<String, Draft>,
     draft_order: VecDeque<String>,
+    /// SHA-256 of files' contents by what the file was when read.
+    digests: HashMap<(PathBuf, Identity), [u8; 32]>,
 }
 
 fn new_id(prefix: &str) -> String {
@@ -169,6 +171,49 @@ impl Handles {
             .with_reason("stale_handle"));
         }
         Ok(handle)
+    }
+
+    /// SHA-256 of the content of `file`'s file, read through the workspace's handle (once per
+    /// file as it is: kept while the file is unchanged, for at most [`MAX_HANDLES`] files).
+    ///
+    /// # Errors
+    /// `invalid_input` with reason `stale_handle` when the file is not what the handle was
+    /// given for (before or after the read); an I/O error reading it.
+    pub fn digest(&self, ws: &Workspace, file: &FileHandle) -> Result<[u8; 32], ToolError> {
+        use sha2::{Digest, Sha256};
+        let key = (file.rel.clone(), file.identity);
+        if let Some(d) = self.inner.lock().digests.get(&key) {
+            return Ok(*d);
+        }
+        let stale = || {
+            ToolError::invalid_input(format!(
+                "the file {} changed since search_files found it; call search_files again and \
+                 send the new handle",
+                file.name
+            ))
+            .with_reason("stale_handle")
+        };
+        if Identity::of(ws, &file.rel) != Some(file.identity) {
+            return Err(stale());
+        }
+        let io = |e: std::io::Error| toolgate_core::workspace::io_error(&file.name, &e);
+        let mut reader = ws.dir().open(&file.rel).map_err(io)?.into_std();
+        let mut hasher = Sha256::new();
+        let read = std::io::copy(
+            &mut std::io::Read::take(&mut reader, file.identity.size() + 1),
+            &mut hasher,
+        )
+        .map_err(io)?;
+        if read != file.identity.size() || Identity::of(ws, &file.rel) != Some(file.identity) {
+            return Err(stale());
+        }
+        let digest: [u8; 32] = hasher.finalize().into();
+        let mut g = self.inner.lock();
+        if g.digests.len() >= MAX_HANDLES {
+            g.digests.clear();
+        }
+        g.digests.insert(key, digest);
+        Ok(digest)
     }
 
     /// The draft behind handle `id` for `session`.

@@ -56,7 +56,7 @@ mod text;
 mod tools;
 mod validate;
 
-pub use contacts::{Contact, ContactBook};
+pub use contacts::{Contact, ContactBook, SkippedRow};
 pub use draft::{DraftArgs, DraftOutput, GenerateEmailDraft};
 pub use search_files::{FileInfo, SearchFiles, SearchFilesArgs, SearchFilesOutput};
 pub use send::{SendEmail, SendEmailArgs, SendEmailOutput};
@@ -244,16 +244,32 @@ impl std::fmt::Debug for TlsSetup {
 /// The five mail tools over `config`: the contacts files are read now.
 ///
 /// # Errors
-/// [`MailError::Contacts`] for a contacts file that cannot be read or has no usable row,
+/// [`MailError::Contacts`] for a contacts file that cannot be read or has a wrong header (a
+/// bad row is skipped and logged at warn level: [`ContactBook::skipped`]),
 /// [`MailError::From`] for a sender that is not an address, [`MailError::Tls`] for a CA file
 /// that cannot be used.
 pub fn tools(config: MailConfig) -> Result<Vec<Arc<dyn Tool>>, MailError> {
     let contacts = ContactBook::load(&config.contacts)?;
     let tls = TlsSetup(smtp::tls_parameters(&config)?);
-    let from = config
+    let mut from = config
         .from
         .parse::<lettre::message::Mailbox>()
         .map_err(|e| MailError::From(config.from.clone(), e.to_string()))?;
+    // the sender's domain in IDNA ASCII too, so an ASCII local part needs no SMTPUTF8
+    if let Some(ascii) = toolgate_core::pattern::normalize_address(from.email.as_ref()) {
+        if let Ok(email) = ascii.parse() {
+            from.email = email;
+        }
+    }
+    for row in contacts.skipped() {
+        tracing::warn!(
+            file = %row.path.display(),
+            line = row.line,
+            problem = %row.problem,
+            "a contacts row is skipped: its contact cannot be found or sent to until the row is \
+             fixed (`toolgate check` lists every such row)"
+        );
+    }
     let state = Arc::new(MailState {
         config,
         tls,

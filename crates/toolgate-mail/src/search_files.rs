@@ -126,6 +126,9 @@ impl TypedTool for SearchFiles {
         if let Some(span) = &args.modified_within {
             parse_span(span)?;
         }
+        if let Some(kind) = &args.kind {
+            KindFilter::parse(kind)?;
+        }
         Ok(Vec::new())
     }
 
@@ -152,6 +155,17 @@ fn parse_span(text: &str) -> Result<Duration, ToolError> {
     })
 }
 
+/// The MIME families `kind` accepts (RFC 6838 section 4.2's top-level types).
+const FAMILIES: [&str; 7] = [
+    "text",
+    "image",
+    "audio",
+    "video",
+    "application",
+    "font",
+    "model",
+];
+
 /// What `kind` asks for, lower-cased: an extension, a MIME type or a MIME family.
 enum KindFilter {
     Extension(String),
@@ -160,18 +174,38 @@ enum KindFilter {
 }
 
 impl KindFilter {
-    fn parse(kind: &str) -> KindFilter {
+    /// Parses `kind`: a family (`image`), a MIME type of a family (`application/pdf`), or an
+    /// extension with or without its dot (`pdf`, `.tar.gz` is `gz`): letters, digits, `_`,
+    /// `+` and `-`, at most 16.
+    ///
+    /// # Errors
+    /// `invalid_input` with reason `invalid_kind`, listing what is accepted.
+    fn parse(kind: &str) -> Result<KindFilter, ToolError> {
         let k = kind.trim().trim_start_matches('.').to_ascii_lowercase();
-        if k.contains('/') {
-            KindFilter::Mime(k)
-        } else if matches!(
-            k.as_str(),
-            "text" | "image" | "audio" | "video" | "application" | "font" | "model"
-        ) {
-            KindFilter::Family(k)
+        let token = |t: &str, max: usize| {
+            !t.is_empty()
+                && t.len() <= max
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-' | '.'))
+                && t.starts_with(|c: char| c.is_ascii_alphanumeric())
+        };
+        let parsed = if let Some((family, sub)) = k.split_once('/') {
+            (FAMILIES.contains(&family) && token(sub, 80)).then(|| KindFilter::Mime(k.clone()))
+        } else if FAMILIES.contains(&k.as_str()) {
+            Some(KindFilter::Family(k.clone()))
         } else {
-            KindFilter::Extension(k)
-        }
+            let ext = k.rsplit('.').next().unwrap_or("");
+            let tokens = k.split('.').all(|t| token(t, 16) && !t.contains('.'));
+            tokens.then(|| KindFilter::Extension(ext.to_string()))
+        };
+        parsed.ok_or_else(|| {
+            ToolError::invalid_input(format!(
+                "kind {kind:?} is not a file kind; send an extension (\"pdf\", \".xlsx\"), a \
+                 MIME type (\"application/pdf\") or a MIME family ({}), or leave kind out",
+                FAMILIES.join(", ")
+            ))
+            .with_reason("invalid_kind")
+        })
     }
 
     fn matches(&self, path: &Path, mime: &str) -> bool {
@@ -197,7 +231,7 @@ fn search(
         Some(s) => Some(SystemTime::now() - parse_span(s)?),
         None => None,
     };
-    let kind = args.kind.as_deref().map(KindFilter::parse);
+    let kind = args.kind.as_deref().map(KindFilter::parse).transpose()?;
     let limit = args.limit.unwrap_or(20).clamp(1, MAX_RESULTS as u32) as usize;
     let root = ws.root().to_path_buf();
     let walker = ignore::WalkBuilder::new(&root)
@@ -320,4 +354,41 @@ fn content_matches(ws: &Workspace, rel: &Path, size: u64, query: &str) -> bool {
         return false;
     }
     fold(&String::from_utf8_lossy(&bytes)).contains(query)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_extensions_mime_types_or_families_and_nothing_else() {
+        let ok = |k: &str| KindFilter::parse(k).is_ok();
+        for good in [
+            "pdf",
+            ".PDF",
+            "xlsx",
+            "tar.gz",
+            "image",
+            "application/pdf",
+            "text/x-c++",
+        ] {
+            assert!(ok(good), "{good}");
+        }
+        for bad in [
+            "???",
+            "",
+            ".",
+            "pdf files",
+            "*.pdf",
+            "foo/bar",
+            "application/",
+            "a/b/c",
+        ] {
+            let e = KindFilter::parse(bad).err().unwrap();
+            assert_eq!(e.reason.as_deref(), Some("invalid_kind"), "{bad}");
+            assert!(e.message.contains("image, audio, video"), "{}", e.message);
+        }
+        let gz = KindFilter::parse("tar.gz").unwrap();
+        assert!(gz.matches(Path::new("a.tar.gz"), "application/gzip"));
+    }
 }

@@ -17,7 +17,7 @@
 
 use crate::handles::{FileHandle, Identity};
 use crate::smtp::{self, Cause, Failure};
-use crate::text::has_control;
+use crate::text::{has_control, has_encoded_word};
 use crate::MailState;
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
@@ -125,11 +125,11 @@ impl SendEmail {
     /// Step 1's checks; see the module docs.
     fn check(&self, args: &SendEmailArgs, ctx: &ToolContext) -> Result<Checked, ToolError> {
         let state = &self.0;
-        let (text, html, draft_subject) = match (&args.body, &args.draft) {
-            (Some(body), None) => (body.clone(), None, None),
+        let (text, html, draft_subject, draft_to) = match (&args.body, &args.draft) {
+            (Some(body), None) => (body.clone(), None, None, None),
             (None, Some(id)) => {
                 let d = state.handles.draft(id, ctx.session_id())?;
-                (d.text, Some(d.html), Some(d.subject))
+                (d.text, Some(d.html), Some(d.subject), Some((id, d.to)))
             }
             _ => {
                 return Err(ToolError::invalid_input(
@@ -152,30 +152,33 @@ impl SendEmail {
         crate::draft::check_subject(&subject)?;
         let to = crate::tools::recipients(state, "to", &args.to)?;
         let cc = crate::tools::recipients(state, "cc", &args.cc)?;
+        if let Some((id, written_for)) = draft_to {
+            check_draft_recipients(id, &written_for, &to)?;
+        }
         let ws = ctx.require_workspace()?;
+        let max = state.config.max_message_bytes;
+        let body = text.len() as u64 + html.as_ref().map_or(0, |h| h.len() as u64);
+        if body > max {
+            return Err(body_too_large(body, max));
+        }
         let mut files = Vec::with_capacity(args.attachments.len());
-        let mut total = text.len() as u64 + html.as_ref().map_or(0, |h| h.len() as u64);
+        let mut total = body;
         for id in &args.attachments {
             let f = state.handles.file(id.trim(), ctx.session_id(), ws)?;
-            if has_control(&f.name) {
-                return Err(ToolError::invalid_input(format!(
-                    "the file name {:?} holds a line break or another control character, which \
-                     would let it add mail headers; rename the file, or send without it",
-                    f.name
-                ))
-                .with_reason("header_injection"));
-            }
+            check_file_name(&f.name)?;
             // base64 grows each 3 bytes to 4, plus line breaks
             total += f.identity.size().div_ceil(3) * 4 * 78 / 76;
             files.push(f);
         }
-        let max = state.config.max_message_bytes;
         if total > max {
             return Err(ToolError::unsafe_input(
                 "limit_exceeded",
                 format!(
                     "the message would be about {total} bytes with its attachments encoded, over \
-                     the {max}-byte limit; attach fewer or smaller files"
+                     the {max}-byte limit by {} bytes (the body is {body} bytes, the attachments \
+                     about {} encoded); attach fewer or smaller files",
+                    total - max,
+                    total - body
                 ),
             ));
         }
@@ -188,6 +191,66 @@ impl SendEmail {
             files,
         })
     }
+}
+
+/// Refuses a draft sent to other recipients than it was written for: it greets the first
+/// of them by name.
+///
+/// # Errors
+/// `invalid_input` with reason `draft_recipients`, naming both lists.
+fn check_draft_recipients(
+    id: &str,
+    written_for: &[String],
+    to: &[lettre::Address],
+) -> Result<(), ToolError> {
+    let sent: Vec<String> = to.iter().map(ToString::to_string).collect();
+    let same = written_for.len() == sent.len() && sent.iter().all(|a| written_for.contains(a));
+    if same {
+        return Ok(());
+    }
+    Err(ToolError::invalid_input(format!(
+        "draft {id} was written for {} (it greets them by name), not for {}; send it `to` \
+         the recipients it was written for, or call generate_email_draft with these \
+         recipients and send the new draft",
+        written_for.join(", "),
+        sent.join(", ")
+    ))
+    .with_reason("draft_recipients"))
+}
+
+/// Refuses an attachment's file name that could add mail headers or that mail readers would
+/// decode into other text.
+///
+/// # Errors
+/// `invalid_input` with reason `header_injection`.
+fn check_file_name(name: &str) -> Result<(), ToolError> {
+    if has_control(name) {
+        return Err(ToolError::invalid_input(format!(
+            "the file name {name:?} holds a line break or another control character, which \
+             would let it add mail headers; rename the file, or send without it"
+        ))
+        .with_reason("header_injection"));
+    }
+    if has_encoded_word(name) {
+        return Err(ToolError::invalid_input(format!(
+            "the file name {name:?} holds an RFC 2047 encoded word (=?...?=), which mail \
+             readers would decode into other text; rename the file, or send without it"
+        ))
+        .with_reason("header_injection"));
+    }
+    Ok(())
+}
+
+/// The error of a body over the cap by itself.
+fn body_too_large(body: u64, max: u64) -> ToolError {
+    ToolError::unsafe_input(
+        "limit_exceeded",
+        format!(
+            "the body is {body} bytes (its text and HTML), over the {max}-byte limit of a whole \
+             message by {} bytes; shorten the body (or send the long text as an attached file)",
+            body - max
+        ),
+    )
 }
 
 impl TypedTool for SendEmail {
@@ -216,6 +279,45 @@ impl TypedTool for SendEmail {
                     "attachments": ["file_0123456789abcdef"]
                 }),
             )
+    }
+
+    /// What is sent, whatever handles name it: the sender, the recipients (each list sorted),
+    /// the subject, the bodies, and each attachment's name, type, size and SHA-256 (sorted),
+    /// so the flow run again with new handles for the same draft and files is the same call
+    /// to the ledger (a replay, never a second message), and another body is another call.
+    fn effect(
+        &self,
+        args: &SendEmailArgs,
+        ctx: &ToolContext,
+    ) -> Result<Option<serde_json::Value>, ToolError> {
+        let c = self.check(args, ctx)?;
+        let ws = ctx.require_workspace()?;
+        let sorted = |v: &[lettre::Address]| {
+            let mut v: Vec<String> = v.iter().map(ToString::to_string).collect();
+            v.sort_unstable();
+            v
+        };
+        let mut attachments = Vec::with_capacity(c.files.len());
+        for f in &c.files {
+            let digest = self.0.handles.digest(ws, f)?;
+            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            attachments.push((f.name.clone(), hex, f.mime.clone(), f.identity.size()));
+        }
+        attachments.sort_unstable();
+        Ok(Some(serde_json::json!({
+            "from": self.0.from.email.to_string(),
+            "to": sorted(&c.to),
+            "cc": sorted(&c.cc),
+            "subject": c.subject,
+            "text": c.text,
+            "html": c.html,
+            "attachments": attachments
+                .into_iter()
+                .map(|(name, sha256, mime, size)| serde_json::json!({
+                    "name": name, "sha256": sha256, "type": mime, "size": size
+                }))
+                .collect::<Vec<_>>(),
+        })))
     }
 
     fn guard(&self, args: &SendEmailArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
@@ -300,12 +402,21 @@ impl TypedTool for SendEmail {
         let bytes = message.formatted();
         let max = state.config.max_message_bytes;
         if bytes.len() as u64 > max {
+            let body = c.text.len() as u64 + c.html.as_ref().map_or(0, |h| h.len() as u64);
+            let attached: u64 = c.files.iter().map(|f| f.identity.size()).sum();
+            let advice = if attached == 0 {
+                "shorten the body"
+            } else {
+                "attach fewer or smaller files, or shorten the body"
+            };
             return Err(ToolError::unsafe_input(
                 "limit_exceeded",
                 format!(
-                    "the message is {} bytes, over the {max}-byte limit; attach fewer or smaller \
-                     files, or shorten the body",
-                    bytes.len()
+                    "the message is {} bytes as encoded (a body of {body} bytes, attachments of \
+                     {attached} bytes before encoding), over the {max}-byte limit by {} bytes; \
+                     {advice}",
+                    bytes.len(),
+                    bytes.len() as u64 - max
                 ),
             )
             .no_effect());

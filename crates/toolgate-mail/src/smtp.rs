@@ -360,8 +360,9 @@ async fn conversation(
         )
         .await?;
     }
-    // RFC 6531 and RFC 6152: SMTPUTF8 for an internationalized address, 8BITMIME for a
-    // message that is not ASCII, each only when the server offers it
+    // RFC 6531 and RFC 6152: SMTPUTF8 for an address with a non-ASCII local part (domains
+    // come here in IDNA ASCII), 8BITMIME for a message that is not ASCII, each only when the
+    // server offers it
     let info = conn.server_info();
     let mut options = Vec::new();
     let non_ascii = envelope
@@ -372,8 +373,9 @@ async fn conversation(
     if non_ascii {
         if !info.supports_feature(Extension::SmtpUtfEight) {
             return Err(not_sent(
-                "the SMTP server does not accept internationalized addresses (no SMTPUTF8); \
-                 send to ASCII addresses"
+                "the SMTP server does not accept an address whose part before the @ is not \
+                 ASCII (it offers no SMTPUTF8, RFC 6531); nothing was sent: send to an ASCII \
+                 address for that recipient (domains are sent in ASCII already)"
                     .into(),
                 Cause::Refused { permanent: true },
             ));

@@ -29,6 +29,31 @@ pub(crate) fn has_control(text: &str) -> bool {
     text.chars().any(char::is_control)
 }
 
+/// Whether `text` holds what a mail reader would decode as an RFC 2047 encoded word
+/// (`=?charset?q?...?=` or `=?charset?b?...?=`), in a header written as is: it could show as
+/// other text, line breaks included.
+pub(crate) fn has_encoded_word(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(start) = rest.find("=?") {
+        let after = &rest[start + 2..];
+        // charset ? encoding ? text ?=, with no white space inside
+        let word = after.split(char::is_whitespace).next().unwrap_or("");
+        let mut parts = word.splitn(3, '?');
+        if let (Some(charset), Some(encoding), Some(tail)) =
+            (parts.next(), parts.next(), parts.next())
+        {
+            if !charset.is_empty()
+                && matches!(encoding, "q" | "Q" | "b" | "B")
+                && tail.contains("?=")
+            {
+                return true;
+            }
+        }
+        rest = after;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,5 +65,9 @@ mod tests {
         assert_eq!(fold("张总"), "张总");
         assert!(has_control("a\r\nBcc: x@y"));
         assert!(!has_control("Quarterly report"));
+        assert!(has_encoded_word("=?utf-8?q?Hi=0D=0ABcc:_x@y?="));
+        assert!(has_encoded_word("Re: =?UTF-8?B?SGk=?= there"));
+        assert!(!has_encoded_word("is 2+2=? 4?"));
+        assert!(!has_encoded_word("a =? b ?= c"));
     }
 }

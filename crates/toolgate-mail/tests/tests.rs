@@ -6,6 +6,8 @@ mod support {
     pub mod smtp;
 }
 mod bad_input;
+mod refusals;
+mod rerun;
 mod send;
 mod timeouts;
 mod tls;

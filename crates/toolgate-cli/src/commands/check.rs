@@ -1,5 +1,6 @@
 //! `toolgate check [--config F] [--workspace DIR]`: validates the configuration, printing each
-//! problem at `file:line:column`; a valid one is recorded as the configuration in force in the
+//! problem at `file:line:column` (and each bad row of `[mail]`'s contacts files at
+//! `file:line:`); a valid one is recorded as the configuration in force in the
 //! workspace (see [`super::in_force`]). Then what the sandbox can enforce here and the
 //! effective profiles and rules. `--print-schema` prints the configuration's JSON Schema
 //! instead.
@@ -57,6 +58,20 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             return Ok(Exit::HostError);
         }
     };
+    let rows = contacts_problems(&config, workspace.root());
+    if !rows.is_empty() {
+        for p in &rows {
+            writeln!(out, "{p}")?;
+        }
+        writeln!(
+            out,
+            "toolgate: {} problem{} in the contacts files of [mail]: `serve` and `call` skip \
+             such rows (logging each) and send only to the others; fix or remove them",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" }
+        )?;
+        return Ok(Exit::HostError);
+    }
     match config.file() {
         Some(f) => writeln!(out, "configuration {}: ok", f.display())?,
         None => writeln!(
@@ -128,6 +143,28 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         writeln!(out, "{line}")?;
     }
     Ok(Exit::Success)
+}
+
+/// The problems of `[mail]`'s contacts files as `serve` would read them, each at
+/// `file:line:` (the file relative to the workspace `root`): a file that does not parse, and
+/// every row left out of the book (an empty name, an address that cannot be sent to, a line
+/// break in a name).
+fn contacts_problems(config: &toolgate_config::Config, root: &std::path::Path) -> Vec<String> {
+    if config.mail().is_none() {
+        return Vec::new();
+    }
+    let shown = |p: &std::path::Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    match toolgate_mail::ContactBook::load(&config.mail_contacts(root)) {
+        Ok(book) => book
+            .skipped()
+            .iter()
+            .map(|r| format!("{}:{}: {}", shown(&r.path), r.line, r.problem))
+            .collect(),
+        Err(toolgate_mail::MailError::Contacts { path, message }) => {
+            vec![format!("{}: {message}", shown(&path))]
+        }
+        Err(e) => vec![e.to_string()],
+    }
 }
 
 /// What run_shell's sandbox enforces of the path rules, the store and the configuration file

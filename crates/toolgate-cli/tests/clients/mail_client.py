@@ -34,16 +34,14 @@ async def run(args: argparse.Namespace) -> None:
         check(len(files) == 1 and files[0]["name"] == "analysis-report.pdf", "the report is found", r)
         check(files[0]["handle"].startswith("file_"), "as a handle", files)
 
-        r = await c.call_tool(
-            "generate_email_draft",
-            {
-                "to": [contact],
-                "subject": "Last week's progress",
-                "key_points": ["The analysis report is attached", "Tests start on Monday"],
-                "tone": "formal",
-                "language": "en",
-            },
-        )
+        draft_args = {
+            "to": [contact],
+            "subject": "Last week's progress",
+            "key_points": ["The analysis report is attached", "Tests start on Monday"],
+            "tone": "formal",
+            "language": "en",
+        }
+        r = await c.call_tool("generate_email_draft", draft_args)
         draft = r.structured_content or {}
         check(draft.get("text", "").startswith("Dear 张伟,"), "the draft greets 张伟", r)
 
@@ -64,6 +62,18 @@ async def run(args: argparse.Namespace) -> None:
         again = await c.call_tool("send_email", send)
         check(not again.is_error and again.structured_content == r.structured_content, "sent again: the first result", again)
         check(len(asked) == 1, "nobody is asked again", asked)
+
+        # the whole flow run again: new file and draft handles for the same file and text are
+        # the same message, so the same call to the ledger (its first result, nothing sent)
+        f2 = await c.call_tool("search_files", {"query": "analysis", "kind": "pdf"})
+        handle = (f2.structured_content or {}).get("files", [{}])[0].get("handle")
+        check(handle and handle != files[0]["handle"], "search_files gives a new handle", f2)
+        d2 = await c.call_tool("generate_email_draft", draft_args)
+        check((d2.structured_content or {}).get("draft") != draft["draft"], "a new draft handle", d2)
+        rerun = {**send, "draft": d2.structured_content["draft"], "attachments": [handle]}
+        third = await c.call_tool("send_email", rerun)
+        check(not third.is_error and third.structured_content == r.structured_content, "the flow run again: the first result", third)
+        check(len(asked) == 1, "nobody is asked a third time", asked)
 
 
 def main() -> None:

@@ -474,12 +474,13 @@ impl Pipeline {
             crate::ledger::check_key(k)?;
         }
         let args = decode::decode(&entry, &st.arguments)?;
-        let plan = once::plan(inner, spec, session, key, &st.arguments);
+        let mut ctx = self.context(&entry, session, id, control, started);
+        let plan = once::plan(inner, &entry, session, key, &st.arguments, &args, &ctx)?;
         st.key = match &plan {
             Some(p) => Some(p.key.clone()),
             None => key.map(Arc::from),
         };
-        let ctx = self.context(&entry, session, id, control, started, st.key.clone());
+        ctx.idempotency_key = st.key.clone();
         if let Some(plan) = &plan {
             // a key that already has an answer gets it before the guard judges a world the
             // first call may have changed, and before anyone is asked again: nothing will act.
@@ -550,7 +551,6 @@ impl Pipeline {
         id: &crate::CallId,
         control: Control,
         started: Instant,
-        idempotency_key: Option<Arc<str>>,
     ) -> ToolContext {
         let spec = entry.spec();
         let workspace = session.workspace.as_ref().map(|w| {
@@ -571,7 +571,8 @@ impl Pipeline {
             results: self.inner.results.clone(),
             policy: Some(self.inner.policy.clone()),
             progress: control.progress,
-            idempotency_key,
+            // set once the ledger's plan is made, which may ask the tool (with this context)
+            idempotency_key: None,
         }
     }
 }

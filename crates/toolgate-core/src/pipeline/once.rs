@@ -3,7 +3,9 @@
 //! In order (see [`crate::ledger`] for the rules every backend applies):
 //! 1. the plan: a call of a tool that is neither `read_only` nor `idempotent` runs under its
 //!    key: the caller's, or one derived from the session's caller, the tool and the canonical
-//!    arguments (unless the tool opts out, or the window is zero);
+//!    arguments, or the canonical effect when the tool states it ([`crate::Tool::effect`]:
+//!    what a send sends, not the handles that name it) (unless the tool opts out, or the
+//!    window is zero);
 //! 2. claim the key, committed before anything runs: a replay, a conflict, `in_progress` or an
 //!    unsettled entry end the call here (an unsettled one first asks the tool's reconcile
 //!    hook, which may settle it either way);
@@ -46,35 +48,45 @@ pub(crate) struct Plan {
 
 /// The ledger's plan for a call: `Some` for a tool that is neither read-only nor idempotent,
 /// with the caller's key or (when the tool allows it and the window is not zero) a derived
-/// one; `None` for every other call, which runs as before.
+/// one; `None` for every other call, which runs as before. The key is derived from, and
+/// every key checked against, the hash of the call's canonical effect when the tool gives one
+/// ([`crate::Tool::effect`]), else of its canonical arguments.
+///
+/// # Errors
+/// The tool's effect hook's: the call cannot run (a handle unknown or stale).
 pub(crate) fn plan(
     inner: &Inner,
-    spec: &ToolSpec,
+    entry: &Entry,
     session: &Session,
     given: Option<&str>,
     arguments: &Value,
-) -> Option<Plan> {
+    args: &Args,
+    ctx: &ToolContext,
+) -> Result<Option<Plan>, ToolError> {
+    let spec = entry.spec();
     if spec.effects.read_only || spec.effects.idempotent {
-        return None;
+        return Ok(None);
     }
-    match given {
-        Some(key) => Some(Plan {
+    let derive = spec.derive_idempotency_key && !inner.ledger_options.derived_key_window.is_zero();
+    if given.is_none() && !derive {
+        return Ok(None);
+    }
+    let hash = match entry.tool.effect(args, ctx)? {
+        Some(effect) => arguments_hash(&effect),
+        None => arguments_hash(arguments),
+    };
+    Ok(Some(match given {
+        Some(key) => Plan {
             key: key.into(),
             derived: false,
-            hash: arguments_hash(arguments),
-        }),
-        None if spec.derive_idempotency_key
-            && !inner.ledger_options.derived_key_window.is_zero() =>
-        {
-            let hash = arguments_hash(arguments);
-            Some(Plan {
-                key: derive_key(session.caller(), &spec.name, &hash).into(),
-                derived: true,
-                hash,
-            })
-        }
-        None => None,
-    }
+            hash,
+        },
+        None => Plan {
+            key: derive_key(session.caller(), &spec.name, &hash).into(),
+            derived: true,
+            hash,
+        },
+    }))
 }
 
 /// What the ledger already knows of the call's key, asked after decode and before the guard,
@@ -423,10 +435,12 @@ fn in_progress(key: &str, call_id: &str, until_us: u64, now_us: u64) -> ToolErro
     ToolError::new(
         ErrorKind::InProgress,
         format!(
-            "the call {call_id:?} with idempotency key {key:?} is still running (for at most {} \
-             more); wait for it to end, then send this call again with the same key to get its \
-             result. Do not send it with a new key: that would act a second time",
-            ago(until_us.saturating_sub(now_us))
+            "the call {call_id:?} holds idempotency key {key:?}: it is still running, or its \
+             process stopped before it recorded an end and the key stays held until its lease \
+             runs out ({} from now; then the call reads as unsettled); wait for it to end, \
+             then send this call again with the same key to get its result. Do not send it \
+             with a new key: that would act a second time",
+            within(until_us.saturating_sub(now_us))
         ),
     )
 }
@@ -548,6 +562,19 @@ fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
+/// A span still to come, in µs, for a model, rounded up so a wait that is nearly over never
+/// reads as none: `at most 1 s`, `at most 42 s`, `at most 3 min`.
+fn within(us: u64) -> String {
+    let s = us.div_ceil(1_000_000).max(1);
+    if s < 120 {
+        format!("at most {s} s")
+    } else if s < 7200 {
+        format!("at most {} min", s.div_ceil(60))
+    } else {
+        format!("at most {} h", s.div_ceil(3600))
+    }
+}
+
 /// A span in µs for a model: `42 s`, `3 min`, `2 h`.
 fn ago(us: u64) -> String {
     let s = us / 1_000_000;
@@ -557,5 +584,21 @@ fn ago(us: u64) -> String {
         format!("{} min", s / 60)
     } else {
         format!("{} h", s / 3600)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_nearly_over_never_reads_as_none() {
+        assert_eq!(within(0), "at most 1 s");
+        assert_eq!(within(300_000), "at most 1 s");
+        assert_eq!(within(1_000_001), "at most 2 s");
+        assert_eq!(within(150_000_000), "at most 3 min");
+        let e = in_progress("K", "c1", 9_400_000, 9_000_000);
+        assert!(e.message.contains("at most 1 s from now"), "{}", e.message);
+        assert!(e.message.contains("its process stopped"), "{}", e.message);
     }
 }

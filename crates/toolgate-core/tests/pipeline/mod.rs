@@ -11,6 +11,7 @@ mod hardening;
 mod intent;
 mod ledger;
 mod ledger_chaos;
+mod ledger_effect;
 mod ledger_intent;
 mod metrics;
 mod resolve_decode;

@@ -13,6 +13,8 @@ Options:
   --user U --password P  require AUTH with these credentials (plain text allowed)
   --stall-greeting S     wait this long before the greeting (220)
   --stall-auth S         wait this long before answering AUTH
+  --no-smtputf8          do not offer SMTPUTF8 (RFC 6531): internationalized addresses are
+                         refused, as many servers do
   --tls starttls|tls     offer and require STARTTLS, or speak TLS from the first byte, with
                          a certificate made now by trustme for --cert-host (default
                          127.0.0.1) from a new CA; the CA's certificate is written to
@@ -72,6 +74,7 @@ def main() -> None:
     ap.add_argument("--password", default=None)
     ap.add_argument("--stall-greeting", type=float, default=0.0)
     ap.add_argument("--stall-auth", type=float, default=0.0)
+    ap.add_argument("--no-smtputf8", action="store_true")
     ap.add_argument("--tls", choices=["starttls", "tls"], default=None)
     ap.add_argument("--cert-host", default="127.0.0.1")
     args = ap.parse_args()
@@ -138,7 +141,7 @@ def main() -> None:
             await super().smtp_AUTH(arg)
 
     def factory():
-        kwargs = dict(enable_SMTPUTF8=True, decode_data=False)
+        kwargs = dict(enable_SMTPUTF8=not args.no_smtputf8, decode_data=False)
         if args.user is not None:
             kwargs.update(
                 authenticator=authenticator, auth_required=True, auth_require_tls=False

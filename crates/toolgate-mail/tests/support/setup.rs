@@ -103,12 +103,14 @@ impl Setup {
             .await
     }
 
-    /// The handle search_files gives `s` for the analysis report.
+    /// The handle search_files gives `s` for the analysis report (each call a new one).
     pub async fn report_handle(&self, s: &Session) -> String {
+        static FINDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = FINDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let r = self
             .call(
                 s,
-                "find",
+                &format!("find-{n}"),
                 "search_files",
                 json!({"query": "analysis", "kind": "pdf"}),
             )
