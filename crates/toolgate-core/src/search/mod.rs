@@ -71,6 +71,19 @@ pub struct SearchOptions {
     pub b: [f32; Field::COUNT],
     /// BM25's term frequency saturation.
     pub k1: f32,
+    /// Added to a tool's score when the request names it exactly (experimental).
+    pub mention: f32,
+    /// Query term frequency saturation `k3` (0: each term counts once).
+    pub query_k3: f32,
+    /// Clause winners first: the share of the best clause's top score a clause's top
+    /// must reach for its winner to be put first (0: off).
+    pub interleave: f32,
+    /// Pseudo-relevance feedback: documents, terms, weight (weight 0: off).
+    pub feedback: (usize, usize, f32),
+    /// Associated terms: least share of co-occurrence, most per term, weight (0: off).
+    pub associate: (f32, usize, f32),
+    /// Split clauses at `and` too.
+    pub split_and: bool,
 }
 
 impl Default for SearchOptions {
@@ -82,6 +95,12 @@ impl Default for SearchOptions {
             weights: [3.0, 1.0, 1.0, 0.6, 0.3, 1.0, 0.5],
             b: [0.5, 0.75, 0.5, 0.75, 0.5, 0.5, 0.75],
             k1: 1.2,
+            mention: 0.0,
+            query_k3: 0.0,
+            interleave: 0.0,
+            feedback: (0, 0, 0.0),
+            associate: (0.0, 0, 0.0),
+            split_and: false,
         }
     }
 }
