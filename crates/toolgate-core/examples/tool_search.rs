@@ -72,7 +72,7 @@ fn objective(s: &Scores) -> f64 {
     s.hit_5 + s.all_5 + s.mrr_10
 }
 
-fn cv(specs: &[ToolSpec], queries: &[Query], args: &[String]) {
+fn cv(specs: &[ToolSpec], queries: &[Query]) {
     let halves: [Vec<Query>; 2] = [0, 1].map(|parity| {
         queries
             .iter()
@@ -81,8 +81,7 @@ fn cv(specs: &[ToolSpec], queries: &[Query], args: &[String]) {
             .map(|(_, q)| q.clone())
             .collect()
     });
-    let mut grid = grid();
-    grid.iter_mut().for_each(|o| variant(o, args));
+    let grid = grid();
     let mut held_out: Vec<Scores> = Vec::new();
     for (tune, test) in [(0, 1), (1, 0)] {
         let best = grid
@@ -106,30 +105,6 @@ fn cv(specs: &[ToolSpec], queries: &[Query], args: &[String]) {
         "defaults on both halves",
         &evaluate(&index(specs, &SearchOptions::default()), queries),
     );
-}
-
-/// Applies `KEY=VALUE` settings of the variants tried.
-fn variant(o: &mut SearchOptions, args: &[String]) {
-    for a in args {
-        let (k, v) = a.split_once('=').expect("KEY=VALUE");
-        let f = |i: usize| {
-            v.split(',')
-                .nth(i)
-                .and_then(|x| x.parse::<f32>().ok())
-                .unwrap_or(0.0)
-        };
-        match k {
-            "mention" => o.mention = f(0),
-            "k3" => o.query_k3 = f(0),
-            "interleave" => o.interleave = f(0),
-            "fb" => o.feedback = (f(0) as usize, f(1) as usize, f(2)),
-            "w" => (0..7).for_each(|i| o.weights[i] = f(i)),
-            "k1" => o.k1 = f(0),
-            "and" => o.split_and = true,
-            "assoc" => o.associate = (f(0), f(1) as usize, f(2)),
-            _ => panic!("unknown {k}"),
-        }
-    }
 }
 
 /// Resident memory of this process, in KiB (Linux).
@@ -227,28 +202,12 @@ fn main() {
             "defaults",
             &evaluate(&index(&specs, &SearchOptions::default()), &queries),
         ),
-        Some("cv") => cv(&specs, &queries, &args[1..]),
+        Some("cv") => cv(&specs, &queries),
         Some("scale") => {
             let n = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(10_000);
             scale(&specs, &queries, n);
         }
         Some("misses") => misses(&specs, &queries),
-        Some("try") => {
-            let mut o = SearchOptions::default();
-            variant(&mut o, &args[1..]);
-            let halves: [Vec<Query>; 2] = [0, 1].map(|parity| {
-                queries
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| i % 2 == parity)
-                    .map(|(_, q)| q.clone())
-                    .collect()
-            });
-            let idx = index(&specs, &o);
-            show(&args[1..].join(" "), &evaluate(&idx, &queries));
-            show("  half 0", &evaluate(&idx, &halves[0]));
-            show("  half 1", &evaluate(&idx, &halves[1]));
-        }
         Some(other) => {
             eprintln!("unknown mode {other:?}: quality, cv or scale N");
             std::process::exit(2);

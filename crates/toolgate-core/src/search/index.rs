@@ -13,6 +13,10 @@
 //! score is the best of its whole-request score and, for each clause, its whole-request score
 //! plus its clause score, each normalised by the best score of that pass. A tool that answers
 //! one clause well then ranks beside the tools of the other clauses instead of behind them.
+//!
+//! A tool whose name the request writes as an identifier (`get_current_time`, `getWeather`,
+//! `weather.get`: the whole name, with a `_`, a `.` or an inner capital) gets
+//! [`SearchOptions::name_mention`] added to that score.
 
 use super::tokenize::terms;
 use super::{Field, SearchOptions};
@@ -30,14 +34,11 @@ pub(crate) struct Index {
     terms: HashMap<String, u32>,
     /// Per term: (document, weighted tf), by document.
     postings: Vec<Vec<(u32, f32)>>,
-    /// Per document: (term, weighted tf).
-    forward: Vec<Vec<(u32, f32)>>,
     idf: Vec<f32>,
-    /// Lower-cased tool names to their documents.
-    names: HashMap<String, Vec<u32>>,
-    /// Per term: associated terms and their weights.
-    associates: Vec<Vec<(u32, f32)>>,
-    options: SearchOptions,
+    k1: f32,
+    /// Lower-cased names written as identifiers, to their documents.
+    identifiers: HashMap<String, Vec<u32>>,
+    name_mention: f32,
     documents: usize,
 }
 
@@ -65,7 +66,6 @@ impl Index {
         }
         let mut terms_map: HashMap<String, u32> = HashMap::new();
         let mut postings: Vec<Vec<(u32, f32)>> = Vec::new();
-        let mut forward = Vec::with_capacity(n);
         for (d, doc) in tokenized.into_iter().enumerate() {
             let mut tf: HashMap<u32, f32> = HashMap::new();
             for (f, words) in doc.into_iter().enumerate() {
@@ -84,12 +84,9 @@ impl Index {
                     *tf.entry(id).or_default() += weight / norm;
                 }
             }
-            let mut row: Vec<(u32, f32)> = tf.into_iter().collect();
-            row.sort_unstable_by_key(|e| e.0);
-            for &(id, w) in &row {
+            for (id, w) in tf {
                 postings[id as usize].push((d as u32, w));
             }
-            forward.push(row);
         }
         let idf = postings
             .iter()
@@ -98,128 +95,50 @@ impl Index {
                 (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln()
             })
             .collect();
-        let mut names: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut identifiers: HashMap<String, Vec<u32>> = HashMap::new();
         for (d, doc) in documents.iter().enumerate() {
-            names
-                .entry(doc.fields[Field::Name as usize].to_lowercase())
-                .or_default()
-                .push(d as u32);
+            let name = &doc.fields[Field::Name as usize];
+            if is_identifier(name) {
+                identifiers
+                    .entry(name.to_lowercase())
+                    .or_default()
+                    .push(d as u32);
+            }
         }
-        let associates = associates(&forward, postings.len(), options);
         Index {
-            associates,
             terms: terms_map,
             postings,
-            forward,
             idf,
-            names,
-            options: options.clone(),
+            k1: options.k1,
+            identifiers,
+            name_mention: options.name_mention,
             documents: n,
         }
     }
 
-    /// The known terms of `text` with their query weights.
-    fn query_terms(&self, text: &str) -> Vec<(u32, f32)> {
-        let mut seen: Vec<(u32, f32)> = Vec::new();
+    /// Adds each document's score for the terms of `text` into `scores` (which has one slot
+    /// per document); returns the best score added, 0 when no term is known.
+    fn score_into(&self, text: &str, scores: &mut [f32], visible: &dyn Fn(usize) -> bool) -> f32 {
+        let mut seen: Vec<u32> = Vec::new();
         terms(text, |t| {
             if let Some(id) = self.terms.get(&t) {
-                match seen.iter_mut().find(|e| e.0 == *id) {
-                    Some(e) => e.1 += 1.0,
-                    None => seen.push((*id, 1.0)),
+                if !seen.contains(id) {
+                    seen.push(*id);
                 }
             }
         });
-        let (_, _, lambda) = self.options.associate;
-        if lambda > 0.0 {
-            let direct = seen.len();
-            for i in 0..direct {
-                for &(u, p) in &self.associates[seen[i].0 as usize] {
-                    if seen[..direct].iter().any(|e| e.0 == u) {
-                        continue;
-                    }
-                    match seen[direct..].iter_mut().find(|e| e.0 == u) {
-                        Some(e) => e.1 = e.1.max(-lambda * p),
-                        None => seen.push((u, -lambda * p)),
-                    }
-                }
-            }
-        }
-        let k3 = self.options.query_k3;
-        for e in &mut seen {
-            e.1 = if e.1 < 0.0 {
-                -e.1
-            } else if k3 > 0.0 {
-                (k3 + 1.0) * e.1 / (k3 + e.1)
-            } else {
-                1.0
-            };
-        }
-        seen
-    }
-
-    /// Adds each document's score for `query` (terms and weights) into `scores`.
-    fn add_scores(&self, query: &[(u32, f32)], scores: &mut [f32]) {
-        let k1 = self.options.k1;
-        for &(id, weight) in query {
-            let idf = self.idf[id as usize] * weight;
+        for id in seen {
+            let idf = self.idf[id as usize];
             for &(doc, tf) in &self.postings[id as usize] {
-                scores[doc as usize] += idf * tf / (k1 + tf);
+                scores[doc as usize] += idf * tf / (self.k1 + tf);
             }
         }
-    }
-
-    fn best(scores: &[f32], visible: &dyn Fn(usize) -> bool) -> f32 {
         scores
             .iter()
             .enumerate()
             .filter(|(d, s)| **s > 0.0 && visible(*d))
             .map(|(_, s)| *s)
             .fold(0.0, f32::max)
-    }
-
-    /// Adds each document's score for the terms of `text` into `scores` (which has one slot
-    /// per document); returns the best score added, 0 when no term is known.
-    fn score_into(&self, text: &str, scores: &mut [f32], visible: &dyn Fn(usize) -> bool) -> f32 {
-        let query = self.query_terms(text);
-        self.add_scores(&query, scores);
-        Self::best(scores, visible)
-    }
-
-    /// RM3-style expansion terms from the best `k` documents of `scores`.
-    fn feedback_terms(
-        &self,
-        query: &[(u32, f32)],
-        scores: &[f32],
-        visible: &dyn Fn(usize) -> bool,
-    ) -> Vec<(u32, f32)> {
-        let (k, n, _) = self.options.feedback;
-        let mut top: Vec<(usize, f32)> = scores
-            .iter()
-            .enumerate()
-            .filter(|(d, s)| **s > 0.0 && visible(*d))
-            .map(|(d, s)| (d, *s))
-            .collect();
-        top.sort_by(|a, b| b.1.total_cmp(&a.1));
-        top.truncate(k);
-        let mut weights: HashMap<u32, f32> = HashMap::new();
-        for &(d, s) in &top {
-            let row = &self.forward[d];
-            let total: f32 = row.iter().map(|e| e.1).sum();
-            for &(t, w) in row {
-                *weights.entry(t).or_default() += s * w / total * self.idf[t as usize];
-            }
-        }
-        let mut out: Vec<(u32, f32)> = weights
-            .into_iter()
-            .filter(|(t, _)| !query.iter().any(|q| q.0 == *t))
-            .collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        out.truncate(n);
-        let max = out.first().map_or(1.0, |e| e.1);
-        for e in &mut out {
-            e.1 /= max;
-        }
-        out
     }
 
     /// The documents `visible` lets through that match `query`, best first, at most
@@ -231,113 +150,32 @@ impl Index {
         visible: &dyn Fn(usize) -> bool,
     ) -> Vec<(usize, f32)> {
         let mut full = vec![0f32; self.documents];
-        let query_terms = self.query_terms(query);
-        self.add_scores(&query_terms, &mut full);
-        let mut best = Self::best(&full, visible);
+        let best = self.score_into(query, &mut full, visible);
         if best <= 0.0 {
             return Vec::new();
         }
-        let (_, _, fb_weight) = self.options.feedback;
-        if fb_weight > 0.0 {
-            let expansion = self.feedback_terms(&query_terms, &full, visible);
-            let mut extra = vec![0f32; self.documents];
-            self.add_scores(&expansion, &mut extra);
-            let top = Self::best(&extra, visible);
-            if top > 0.0 {
-                for (f, e) in full.iter_mut().zip(&extra) {
-                    *f += fb_weight * best * e / top;
-                }
-                best = Self::best(&full, visible);
-            }
-        }
         let mut total: Vec<f32> = full.iter().map(|s| s / best).collect();
-        if self.options.mention > 0.0 {
-            for run in
-                query.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '-'))
-            {
-                let run = run.trim_matches(|c: char| c == '.' || c == '-');
-                let identifier =
-                    run.contains(['_', '.']) || run.chars().skip(1).any(char::is_uppercase);
-                if run.len() < 3 || !identifier {
-                    continue;
-                }
-                if let Some(docs) = self.names.get(&run.to_lowercase()) {
-                    for &d in docs {
-                        total[d as usize] += self.options.mention;
-                    }
-                }
-            }
-        }
-        let mut clauses: Vec<&str> = clauses(query).collect();
-        if self.options.split_and {
-            clauses = clauses
-                .into_iter()
-                .flat_map(|c| {
-                    let mut parts: Vec<&str> = Vec::new();
-                    let mut rest = c;
-                    for sep in [", and ", " and then ", ", then ", " and also ", ", also "] {
-                        let _ = sep;
-                    }
-                    while let Some(i) = [
-                        ", and ",
-                        " and then ",
-                        ", then ",
-                        " and also ",
-                        ", also ",
-                        " and ",
-                    ]
-                    .iter()
-                    .filter_map(|sep| rest.find(sep).map(|i| (i, sep.len())))
-                    .min()
-                    .map(|x| x)
-                    {
-                        let (left, right) = (&rest[..i.0], &rest[i.0 + i.1..]);
-                        let n = |t: &str| {
-                            let mut n = 0;
-                            terms(t, |_| n += 1);
-                            n
-                        };
-                        if n(left) >= 3 && n(right) >= 3 {
-                            parts.push(left);
-                            rest = right;
-                        } else {
-                            break;
-                        }
-                    }
-                    parts.push(rest);
-                    parts
-                })
-                .collect();
-        }
-        let mut winners: Vec<(usize, f32)> = Vec::new();
+        let clauses: Vec<&str> = clauses(query).collect();
         if clauses.len() > 1 {
             let mut part = vec![0f32; self.documents];
-            let mut tops: Vec<(f32, usize)> = Vec::new();
             for clause in clauses {
                 part.iter_mut().for_each(|s| *s = 0.0);
                 let top = self.score_into(clause, &mut part, visible);
                 if top <= 0.0 {
                     continue;
                 }
-                let mut winner = (usize::MAX, 0f32);
                 for (d, s) in part.iter().enumerate() {
                     if *s > 0.0 {
                         total[d] = total[d].max(full[d] / best + s / top);
-                        if visible(d) && *s > winner.1 {
-                            winner = (d, *s);
-                        }
                     }
                 }
-                tops.push((top, winner.0));
             }
-            if self.options.interleave > 0.0 {
-                let max = tops.iter().map(|t| t.0).fold(0.0, f32::max);
-                for (top, d) in tops {
-                    if top >= self.options.interleave * max
-                        && d != usize::MAX
-                        && !winners.iter().any(|w| w.0 == d)
-                    {
-                        winners.push((d, total[d]));
+        }
+        if self.name_mention > 0.0 && !self.identifiers.is_empty() {
+            for run in identifier_runs(query) {
+                if let Some(docs) = self.identifiers.get(&run.to_lowercase()) {
+                    for &d in docs {
+                        total[d as usize] += self.name_mention;
                     }
                 }
             }
@@ -347,74 +185,31 @@ impl Index {
             .enumerate()
             .filter(|(d, s)| *s > 0.0 && visible(*d))
             .collect();
-        let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if !winners.is_empty() {
-            winners.sort_by(order);
-            winners.truncate(limit);
-            ranked.retain(|r| !winners.iter().any(|w| w.0 == r.0));
-        }
-        let limit = limit.min(ranked.len() + winners.len());
+        let limit = limit.min(ranked.len());
         if limit == 0 {
             return Vec::new();
         }
-        let rest = limit - winners.len();
-        if rest > 0 && !ranked.is_empty() {
-            let rest = rest.min(ranked.len());
-            ranked.select_nth_unstable_by(rest - 1, order);
-            ranked.truncate(rest);
-            ranked.sort_by(order);
-        } else {
-            ranked.clear();
-        }
-        winners.extend(ranked);
-        winners
+        ranked.select_nth_unstable_by(limit - 1, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked.truncate(limit);
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked
     }
 }
 
-/// For each term, the terms most often in the same documents: `P(u|t) = df(t,u)/df(t)` of
-/// at least the option's share, `u` in at most 5% of documents, the best few.
-fn associates(
-    forward: &[Vec<(u32, f32)>],
-    terms: usize,
-    options: &SearchOptions,
-) -> Vec<Vec<(u32, f32)>> {
-    let (least, most, lambda) = options.associate;
-    let mut out = vec![Vec::new(); terms];
-    if lambda <= 0.0 {
-        return out;
-    }
-    let mut df = vec![0u32; terms];
-    for row in forward {
-        for &(t, _) in row {
-            df[t as usize] += 1;
-        }
-    }
-    let rare = (forward.len() as f32 * 0.05).max(2.0) as u32;
-    let mut co: Vec<HashMap<u32, u32>> = vec![HashMap::new(); terms];
-    for row in forward {
-        for &(t, _) in row {
-            if df[t as usize] < 2 {
-                continue;
-            }
-            for &(u, _) in row {
-                if u != t && df[u as usize] <= rare {
-                    *co[t as usize].entry(u).or_default() += 1;
-                }
-            }
-        }
-    }
-    for (t, map) in co.into_iter().enumerate() {
-        let n = df[t] as f32;
-        let mut c: Vec<(u32, f32)> = map
-            .into_iter()
-            .map(|(u, c)| (u, c as f32 / n))
-            .filter(|e| e.1 >= least)
-            .collect();
-        c.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        c.truncate(most);
-        out[t] = c;
-    }
-    out
+/// Whether a name reads as an identifier rather than a plain word or a number: it starts with
+/// a letter or `_`, and has a `_` or a `.`, or a capital after its first character.
+fn is_identifier(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && (name.contains(['_', '.']) || name.chars().skip(1).any(char::is_uppercase))
+}
+
+/// The identifiers a request writes: runs of letters, digits, `_`, `.` and `-` (without a
+/// leading or trailing `.` or `-`, as a sentence's full stop) that read as identifiers.
+fn identifier_runs(query: &str) -> impl Iterator<Item = &str> {
+    query
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '-')))
+        .map(|run| run.trim_matches(['.', '-']))
+        .filter(|run| run.len() >= 3 && is_identifier(run))
 }
 
 /// The clauses of a request that has words in more than one: pieces ending at `.`, `?`,
@@ -455,5 +250,59 @@ mod tests {
             ["Find a Thai restaurant.", " Then get the weather there!"]
         );
         assert_eq!(clauses("version 1.2 of numpy").count(), 1);
+    }
+
+    #[test]
+    fn identifiers_are_names_with_underscores_dots_or_inner_capitals() {
+        let runs: Vec<&str> = identifier_runs(
+            "Use 'get_current_time', then getWeather and weather.get. Take the derivative; x.",
+        )
+        .collect();
+        assert_eq!(runs, ["get_current_time", "getWeather", "weather.get"]);
+        assert!(identifier_runs("Find the derivative of x^2 at 3.5.")
+            .next()
+            .is_none());
+    }
+
+    fn document(name: &str, description: &str) -> Document {
+        let mut d = Document::default();
+        d.fields[Field::Name as usize] = name.into();
+        d.fields[Field::Description as usize] = description.into();
+        d
+    }
+
+    #[test]
+    fn a_tool_the_request_names_ranks_first() {
+        let documents = [
+            document("local_time.get", "Gets the current time in a time zone."),
+            document("tz_now", "Reads a clock."),
+            document("derivative", "Derivative of a function at a point."),
+            document(
+                "calculus.derivative",
+                "Derivative of a function at a point.",
+            ),
+        ];
+        let every = |_: usize| true;
+        let ranked = |options: &SearchOptions, query: &str| -> Vec<usize> {
+            Index::build(&documents, options)
+                .search(query, 4, &every)
+                .into_iter()
+                .map(|(d, _)| d)
+                .collect()
+        };
+        let query = "Use 'tz_now' to get the current time in the Asia/Tokyo time zone.";
+        let off = SearchOptions {
+            name_mention: 0.0,
+            ..SearchOptions::default()
+        };
+        assert_eq!(ranked(&off, query)[0], 0);
+        assert_eq!(ranked(&SearchOptions::default(), query)[0], 1);
+        // a plain word that is also a name raises nothing: the two derivative tools tie
+        // and keep their order
+        let derivative = "The derivative of x^2 at 3.";
+        assert_eq!(
+            ranked(&SearchOptions::default(), derivative),
+            ranked(&off, derivative)
+        );
     }
 }

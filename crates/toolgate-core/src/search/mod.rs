@@ -71,36 +71,25 @@ pub struct SearchOptions {
     pub b: [f32; Field::COUNT],
     /// BM25's term frequency saturation.
     pub k1: f32,
-    /// Added to a tool's score when the request names it exactly (experimental).
-    pub mention: f32,
-    /// Query term frequency saturation `k3` (0: each term counts once).
-    pub query_k3: f32,
-    /// Clause winners first: the share of the best clause's top score a clause's top
-    /// must reach for its winner to be put first (0: off).
-    pub interleave: f32,
-    /// Pseudo-relevance feedback: documents, terms, weight (weight 0: off).
-    pub feedback: (usize, usize, f32),
-    /// Associated terms: least share of co-occurrence, most per term, weight (0: off).
-    pub associate: (f32, usize, f32),
-    /// Split clauses at `and` too.
-    pub split_and: bool,
+    /// Added to a tool's score (on the scale where 1.0 is the best whole-request match)
+    /// when the request writes the tool's name as an identifier: the whole name,
+    /// case-insensitive, between characters that are not letters, digits, `_`, `.` or `-`,
+    /// and holding a `_`, a `.` or a capital after its first letter
+    /// (`use 'get_current_time'`, `call getWeather`), so a plain word such as `derivative`
+    /// that is also a tool's name gets nothing. 0 turns it off.
+    pub name_mention: f32,
 }
 
 impl Default for SearchOptions {
     /// The weights tuned on BFCL's tool-retrieval set (BENCHMARKS.md): name 3, description
     /// 1, parameter names 1, parameter descriptions 0.6, enum values 0.3, tags 1, examples
-    /// 0.5; `b` 0.5 for the short fields and 0.75 for prose; `k1` 1.2.
+    /// 0.5; `b` 0.5 for the short fields and 0.75 for prose; `k1` 1.2; a named tool 1.0.
     fn default() -> Self {
         SearchOptions {
             weights: [3.0, 1.0, 1.0, 0.6, 0.3, 1.0, 0.5],
             b: [0.5, 0.75, 0.5, 0.75, 0.5, 0.5, 0.75],
             k1: 1.2,
-            mention: 0.0,
-            query_k3: 0.0,
-            interleave: 0.0,
-            feedback: (0, 0, 0.0),
-            associate: (0.0, 0, 0.0),
-            split_and: false,
+            name_mention: 1.0,
         }
     }
 }
@@ -111,7 +100,7 @@ pub struct Hit {
     /// The tool's name.
     pub name: Arc<str>,
     /// How well it matched: 1.0 for the best match of the whole request, more for a tool
-    /// that also matches one clause of it well.
+    /// that also matches one clause of it well or that the request names.
     pub score: f32,
 }
 
