@@ -13,6 +13,10 @@
 //! score is the best of its whole-request score and, for each clause, its whole-request score
 //! plus its clause score, each normalised by the best score of that pass. A tool that answers
 //! one clause well then ranks beside the tools of the other clauses instead of behind them.
+//!
+//! A tool whose name the request writes as an identifier (`get_current_time`, `getWeather`,
+//! `weather.get`: the whole name, with a `_`, a `.` or an inner capital) gets
+//! [`SearchOptions::name_mention`] added to that score.
 
 use super::tokenize::terms;
 use super::{Field, SearchOptions};
@@ -32,6 +36,9 @@ pub(crate) struct Index {
     postings: Vec<Vec<(u32, f32)>>,
     idf: Vec<f32>,
     k1: f32,
+    /// Lower-cased names written as identifiers, to their documents.
+    identifiers: HashMap<String, Vec<u32>>,
+    name_mention: f32,
     documents: usize,
 }
 
@@ -88,11 +95,23 @@ impl Index {
                 (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln()
             })
             .collect();
+        let mut identifiers: HashMap<String, Vec<u32>> = HashMap::new();
+        for (d, doc) in documents.iter().enumerate() {
+            let name = &doc.fields[Field::Name as usize];
+            if is_identifier(name) {
+                identifiers
+                    .entry(name.to_lowercase())
+                    .or_default()
+                    .push(d as u32);
+            }
+        }
         Index {
             terms: terms_map,
             postings,
             idf,
             k1: options.k1,
+            identifiers,
+            name_mention: options.name_mention,
             documents: n,
         }
     }
@@ -152,6 +171,15 @@ impl Index {
                 }
             }
         }
+        if self.name_mention > 0.0 && !self.identifiers.is_empty() {
+            for run in identifier_runs(query) {
+                if let Some(docs) = self.identifiers.get(&run.to_lowercase()) {
+                    for &d in docs {
+                        total[d as usize] += self.name_mention;
+                    }
+                }
+            }
+        }
         let mut ranked: Vec<(usize, f32)> = total
             .into_iter()
             .enumerate()
@@ -166,6 +194,22 @@ impl Index {
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         ranked
     }
+}
+
+/// Whether a name reads as an identifier rather than a plain word or a number: it starts with
+/// a letter or `_`, and has a `_` or a `.`, or a capital after its first character.
+fn is_identifier(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && (name.contains(['_', '.']) || name.chars().skip(1).any(char::is_uppercase))
+}
+
+/// The identifiers a request writes: runs of letters, digits, `_`, `.` and `-` (without a
+/// leading or trailing `.` or `-`, as a sentence's full stop) that read as identifiers.
+fn identifier_runs(query: &str) -> impl Iterator<Item = &str> {
+    query
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '-')))
+        .map(|run| run.trim_matches(['.', '-']))
+        .filter(|run| run.len() >= 3 && is_identifier(run))
 }
 
 /// The clauses of a request that has words in more than one: pieces ending at `.`, `?`,
@@ -206,5 +250,59 @@ mod tests {
             ["Find a Thai restaurant.", " Then get the weather there!"]
         );
         assert_eq!(clauses("version 1.2 of numpy").count(), 1);
+    }
+
+    #[test]
+    fn identifiers_are_names_with_underscores_dots_or_inner_capitals() {
+        let runs: Vec<&str> = identifier_runs(
+            "Use 'get_current_time', then getWeather and weather.get. Take the derivative; x.",
+        )
+        .collect();
+        assert_eq!(runs, ["get_current_time", "getWeather", "weather.get"]);
+        assert!(identifier_runs("Find the derivative of x^2 at 3.5.")
+            .next()
+            .is_none());
+    }
+
+    fn document(name: &str, description: &str) -> Document {
+        let mut d = Document::default();
+        d.fields[Field::Name as usize] = name.into();
+        d.fields[Field::Description as usize] = description.into();
+        d
+    }
+
+    #[test]
+    fn a_tool_the_request_names_ranks_first() {
+        let documents = [
+            document("local_time.get", "Gets the current time in a time zone."),
+            document("tz_now", "Reads a clock."),
+            document("derivative", "Derivative of a function at a point."),
+            document(
+                "calculus.derivative",
+                "Derivative of a function at a point.",
+            ),
+        ];
+        let every = |_: usize| true;
+        let ranked = |options: &SearchOptions, query: &str| -> Vec<usize> {
+            Index::build(&documents, options)
+                .search(query, 4, &every)
+                .into_iter()
+                .map(|(d, _)| d)
+                .collect()
+        };
+        let query = "Use 'tz_now' to get the current time in the Asia/Tokyo time zone.";
+        let off = SearchOptions {
+            name_mention: 0.0,
+            ..SearchOptions::default()
+        };
+        assert_eq!(ranked(&off, query)[0], 0);
+        assert_eq!(ranked(&SearchOptions::default(), query)[0], 1);
+        // a plain word that is also a name raises nothing: the two derivative tools tie
+        // and keep their order
+        let derivative = "The derivative of x^2 at 3.";
+        assert_eq!(
+            ranked(&SearchOptions::default(), derivative),
+            ranked(&off, derivative)
+        );
     }
 }

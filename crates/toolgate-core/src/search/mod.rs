@@ -71,17 +71,25 @@ pub struct SearchOptions {
     pub b: [f32; Field::COUNT],
     /// BM25's term frequency saturation.
     pub k1: f32,
+    /// Added to a tool's score (on the scale where 1.0 is the best whole-request match)
+    /// when the request writes the tool's name as an identifier: the whole name,
+    /// case-insensitive, between characters that are not letters, digits, `_`, `.` or `-`,
+    /// and holding a `_`, a `.` or a capital after its first letter
+    /// (`use 'get_current_time'`, `call getWeather`), so a plain word such as `derivative`
+    /// that is also a tool's name gets nothing. 0 turns it off.
+    pub name_mention: f32,
 }
 
 impl Default for SearchOptions {
     /// The weights tuned on BFCL's tool-retrieval set (BENCHMARKS.md): name 3, description
     /// 1, parameter names 1, parameter descriptions 0.6, enum values 0.3, tags 1, examples
-    /// 0.5; `b` 0.5 for the short fields and 0.75 for prose; `k1` 1.2.
+    /// 0.5; `b` 0.5 for the short fields and 0.75 for prose; `k1` 1.2; a named tool 1.0.
     fn default() -> Self {
         SearchOptions {
             weights: [3.0, 1.0, 1.0, 0.6, 0.3, 1.0, 0.5],
             b: [0.5, 0.75, 0.5, 0.75, 0.5, 0.5, 0.75],
             k1: 1.2,
+            name_mention: 1.0,
         }
     }
 }
@@ -92,7 +100,7 @@ pub struct Hit {
     /// The tool's name.
     pub name: Arc<str>,
     /// How well it matched: 1.0 for the best match of the whole request, more for a tool
-    /// that also matches one clause of it well.
+    /// that also matches one clause of it well or that the request names.
     pub score: f32,
 }
 

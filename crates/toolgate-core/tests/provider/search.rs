@@ -42,6 +42,33 @@ fn the_retrieval_set_is_found_well_past_the_bm25_baseline() {
     );
 }
 
+#[test]
+fn a_tool_the_request_names_is_found() {
+    let (specs, queries) = retrieval_set();
+    let index = SearchIndex::build(
+        specs.iter().map(|s| (s, u64::MAX)),
+        &SearchOptions::default(),
+    );
+    // requests that quote the tool they need ("using the function 'calculate_final_velocity'")
+    let named: Vec<(&str, &str)> = queries
+        .iter()
+        .flat_map(|q| {
+            q.relevant
+                .iter()
+                .filter(|r| r.contains(['_', '.']) && q.query.contains(&format!("'{r}'")))
+                .map(|r| (q.query.as_str(), r.as_str()))
+        })
+        .collect();
+    assert!(named.len() >= 20, "{}", named.len());
+    for (query, name) in named {
+        let hits = index.search(query, 5, u64::MAX);
+        assert!(
+            hits.iter().any(|h| &*h.name == name),
+            "{name} not in the first 5 for {query:?}: {hits:?}"
+        );
+    }
+}
+
 fn tool(name: &str, description: &str) -> DynamicTool {
     let spec = ToolSpec::builder(name)
         .description(description)
