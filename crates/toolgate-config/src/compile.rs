@@ -1015,7 +1015,11 @@ impl Config {
             profiles.push(Profile::new(DEFAULT_PROFILE).all());
         }
         if !self.profiles.iter().any(|p| p.name == EXPLORE_PROFILE) {
-            profiles.push(Profile::new(EXPLORE_PROFILE).read_only());
+            profiles.push(
+                Profile::new(EXPLORE_PROFILE)
+                    .read_only()
+                    .require(Selector::ClosedWorld),
+            );
         }
         profiles.extend(self.profiles.iter().cloned());
         for p in &profiles {

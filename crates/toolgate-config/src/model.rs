@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 #[serde(default, deny_unknown_fields)]
 pub struct ConfigFile {
     /// Agent profiles (tool sets) by name, added to the built-in `default` (every tool) and
-    /// `explore` (read-only tools); a profile of the same name replaces the built-in one.
+    /// `explore` (the read-only tools that stay inside the workspace); a profile of the same
+    /// name replaces the built-in one.
     pub profiles: BTreeMap<String, ProfileConfig>,
     /// Roles by name: which profiles a session of the role may use, and the session
     /// attributes it carries. A session's role is given with `--role`.
