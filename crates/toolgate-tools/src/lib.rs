@@ -48,6 +48,7 @@
 
 mod blocking;
 pub mod fs;
+pub mod http;
 pub mod results;
 pub mod search;
 pub mod shell;
