@@ -46,6 +46,40 @@ const X_REFUSED: [&str; 6] = [
 /// Credentials: the operator's to configure, never the model's to send.
 const CREDENTIALS: [&str; 4] = ["authorization", "proxy-authorization", "cookie", "cookie2"];
 
+/// Headers the client sets itself or that concern the connection: never a credential's.
+const CLIENT_HEADERS: [&str; 12] = [
+    "accept-encoding",
+    "connection",
+    "content-length",
+    "expect",
+    "host",
+    "idempotency-key",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Why `name` cannot be the header of an operator's credential (`[http.credentials]`), or
+/// `None` when it can: it must be a header name, and not one the client sets itself or one
+/// about the connection (`Host`, `Content-Length`, `Transfer-Encoding`, ...).
+pub fn credential_header_problem(name: &str) -> Option<String> {
+    if HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Some(format!(
+            "{name:?} is not a header name (letters, digits and !#$%&'*+-.^_`|~ only)"
+        ));
+    }
+    let lower = name.to_ascii_lowercase();
+    CLIENT_HEADERS.contains(&lower.as_str()).then(|| {
+        format!(
+            "{name} is set by the HTTP client itself and cannot carry a credential; use the \
+             header the API reads it from, such as Authorization or X-Api-Key"
+        )
+    })
+}
+
 /// The most headers one call may send.
 pub const MAX_HEADERS: usize = 32;
 /// The longest header value a call may send, in bytes.
