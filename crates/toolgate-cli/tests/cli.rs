@@ -23,6 +23,8 @@ mod edges;
 mod formats;
 #[path = "cli/identity.rs"]
 mod identity;
+#[path = "cli/http.rs"]
+mod http;
 #[path = "cli/ledger.rs"]
 mod ledger;
 #[path = "cli/leftovers.rs"]

@@ -3,6 +3,7 @@
 mod all {
     pub mod config_fuzz;
     pub mod identity;
+    pub mod http;
     pub mod load;
     pub mod mail;
     pub mod policy_cases;
