@@ -156,10 +156,17 @@ pub(crate) fn build(raw: &HttpSettings) -> HttpConfig {
     if let Some(b) = raw.max_bytes {
         c.max_bytes = b;
     }
-    c.nameservers = raw.nameservers.iter().filter_map(|t| nameserver(t)).collect();
+    c.nameservers = raw
+        .nameservers
+        .iter()
+        .filter_map(|t| nameserver(t))
+        .collect();
     for (name, answers) in &raw.hosts {
         if let Some(k) = HttpConfig::host_key(name) {
-            let ips = answers.iter().filter_map(|a| a.trim().parse().ok()).collect();
+            let ips = answers
+                .iter()
+                .filter_map(|a| a.trim().parse().ok())
+                .collect();
             c.hosts.insert(k, ips);
         }
     }
