@@ -32,9 +32,7 @@ fn json_page() -> Vec<u8> {
     let mut len = 2;
     let mut i = 0;
     while len < PAGE_BYTES - 200 {
-        let item = format!(
-            r#"{{"id":{i},"name":"item {i}","tags":["a","b"],"done":false}}"#
-        );
+        let item = format!(r#"{{"id":{i},"name":"item {i}","tags":["a","b"],"done":false}}"#);
         len += item.len() + 1;
         items.push(item);
         i += 1;
@@ -75,7 +73,10 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let server = HttpServer::start("127.0.0.2");
     server.route("/page.json", Reply::ok("application/json", json_page()));
-    server.route("/page.html", Reply::ok("text/html; charset=utf-8", html_page()));
+    server.route(
+        "/page.html",
+        Reply::ok("text/html; charset=utf-8", html_page()),
+    );
 
     let mut config = HttpConfig::default();
     config.allow_private = vec!["127.0.0.2/32".parse().unwrap()];

@@ -111,3 +111,64 @@ fn http_fetch_reaches_only_what_the_configuration_opens() {
     assert_eq!(text.lines().count(), 5, "{text}");
     assert!(!text.contains("k-very-secret"), "{text}");
 }
+
+/// The "done when": the same `toolgate call http_request` with one idempotency key,
+/// run twice against a counting server opened by `[http] allow_private`, reaches it once; the
+/// second answer is a replay; the same key with another body is a conflict.
+#[test]
+fn http_request_acts_once_per_key_across_runs_of_the_binary() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let server = HttpServer::start("127.0.0.2");
+    server.route("/x", Reply::Count);
+    std::fs::write(
+        ws.join("toolgate.toml"),
+        "[http]\nallow_private = [\"127.0.0.2/32\"]\n",
+    )
+    .unwrap();
+    let ws = ws.to_str().unwrap();
+    let call = |body: &str| {
+        let args = serde_json::json!({"url": server.url("/x"), "method": "POST", "body": body})
+            .to_string();
+        toolgate_env(
+            &[
+                "call",
+                "http_request",
+                &args,
+                "--idempotency-key",
+                "K1",
+                "--yes",
+                "-w",
+                ws,
+            ],
+            t.path(),
+            &[],
+        )
+    };
+
+    let first = call("hi");
+    assert_eq!(first.status.code(), Some(0), "{}", stdout(&first));
+    let v = json(&first);
+    assert_eq!(v["structured_content"]["status"], 200);
+    assert_eq!(v["structured_content"]["idempotency_key"], "K1");
+    assert!(v.get("replayed").is_none_or(|r| r == false), "{v}");
+    let answer = v["structured_content"]["body"].clone();
+
+    let second = call("hi");
+    assert_eq!(second.status.code(), Some(0), "{}", stdout(&second));
+    let v = json(&second);
+    assert_eq!(v["replayed"], true, "{v}");
+    assert_eq!(v["structured_content"]["body"], answer);
+    assert_eq!(server.count("K1"), 1);
+
+    let other = call("another body");
+    assert_eq!(other.status.code(), Some(3), "{}", stdout(&other));
+    let v = json(&other);
+    assert_eq!(
+        (v["error"]["kind"].as_str(), v["error"]["reason"].as_str()),
+        (Some("invalid_input"), Some("idempotency_conflict")),
+        "{v}"
+    );
+    assert_eq!(server.count("K1"), 1);
+    assert_eq!(server.hits(), 1);
+}

@@ -1,5 +1,5 @@
-//! The HTTP tools: [`http_fetch`] (read-only, idempotent) and `http_request` (any method with
-//! a body, destructive, asks by default), on one [`HttpClient`] whose every connection passes
+//! The HTTP tools: [`http_fetch`] (read-only, idempotent) and [`http_request`] (any method
+//! with a body, destructive, asks by default, the call's idempotency key sent along), on one [`HttpClient`] whose every connection passes
 //! the egress policy ([`toolgate_core::egress`]).
 //!
 //! What a call goes through, in order:
@@ -28,6 +28,7 @@ pub mod client;
 mod config;
 pub mod headers;
 pub mod http_fetch;
+pub mod http_request;
 pub mod resolve;
 pub mod response;
 pub mod text;
@@ -38,5 +39,6 @@ pub use config::{
     DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT, MAX_MAX_BYTES, MAX_REDIRECTS, MAX_TIMEOUT,
 };
 pub use http_fetch::HttpFetch;
+pub use http_request::HttpRequest;
 pub use resolve::GuardedResolver;
 pub use response::HttpResponse;

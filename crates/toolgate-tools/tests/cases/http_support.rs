@@ -14,7 +14,7 @@ use toolgate_core::{
     Decision, ErrorKind, MemoryAuditSink, Pipeline, Policy, PolicyInput, Registry,
     ResolvedResource, Session, ToolCall, ToolResult, ToolSpec, Verdict,
 };
-use toolgate_tools::http::{HttpConfig, HttpFetch};
+use toolgate_tools::http::HttpConfig;
 
 /// Denies every URL whose host is not a 127.0.0.0/8 address or a `.test` name, for calls
 /// and redirects alike; allows the rest (a safety net for the tests, see the module docs).
@@ -58,7 +58,8 @@ impl Policy for LoopbackOnly {
     }
 }
 
-/// A pipeline over the HTTP tools.
+/// A pipeline over the HTTP tools (`http_fetch` and `http_request`, one client), with the
+/// memory ledger.
 pub struct Http {
     pub pipeline: Pipeline,
     pub session: Session,
@@ -67,15 +68,14 @@ pub struct Http {
 }
 
 impl Http {
-    /// `http_fetch` under `config` and [`LoopbackOnly`].
+    /// The HTTP tools under `config` and [`LoopbackOnly`].
     pub fn new(config: HttpConfig) -> Http {
         Http::with_policy(config, Arc::new(LoopbackOnly))
     }
 
-    /// `http_fetch` under `config` and `policy`.
+    /// The HTTP tools under `config` and `policy`.
     pub fn with_policy(config: HttpConfig, policy: Arc<dyn Policy>) -> Http {
-        let registry = Registry::builder()
-            .tool(HttpFetch::new(config))
+        let registry = toolgate_tools::register_http(Registry::builder(), config)
             .build()
             .unwrap();
         let audit = Arc::new(MemoryAuditSink::default());
@@ -98,6 +98,13 @@ impl Http {
         self.pipeline
             .dispatch(ToolCall::new(format!("c{n}"), tool, args), &self.session)
             .await
+    }
+
+    /// One call of `tool` with the idempotency key `key`.
+    pub async fn call_keyed(&self, tool: &str, args: Value, key: &str) -> ToolResult {
+        let n = self.n.fetch_add(1, Ordering::SeqCst);
+        let call = ToolCall::new(format!("c{n}"), tool, args).with_idempotency_key(key);
+        self.pipeline.dispatch(call, &self.session).await
     }
 
     /// `http_fetch` of `url`.
