@@ -27,6 +27,7 @@ pub mod body;
 pub mod client;
 mod config;
 pub mod headers;
+pub mod html;
 pub mod http_fetch;
 pub mod http_request;
 pub mod resolve;

@@ -12,6 +12,9 @@ use std::collections::BTreeMap;
 use toolgate_core::{ToolContext, ToolError};
 
 /// Bodies longer than this are turned into text on the blocking pool, off the async runtime.
+/// HTML (and a body without a type, which may be HTML) always is: its conversion costs
+/// microseconds per element and up to [`super::html::MAX_DEPTH`] levels of the converter's
+/// recursion, which a fresh blocking thread's stack holds in a debug build too.
 const BLOCKING_CONVERSION_BYTES: usize = 64 << 10;
 
 /// The result of `http_fetch` and `http_request`.
@@ -78,7 +81,9 @@ pub async fn exchange(
         }
         let read = body::read(response, max_bytes).await.map_err(after)?;
         let bytes = read.bytes.len() as u64;
-        let (text, format) = if read.bytes.len() > BLOCKING_CONVERSION_BYTES {
+        let off_runtime = matches!(kind, Kind::Html | Kind::Unknown)
+            || read.bytes.len() > BLOCKING_CONVERSION_BYTES;
+        let (text, format) = if off_runtime {
             crate::blocking::run(move || {
                 text::to_text(kind, &media, charset.as_deref(), &read.bytes)
             })

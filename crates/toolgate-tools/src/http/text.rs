@@ -1,7 +1,6 @@
-//! A body as text for the model, by its `Content-Type`: HTML as Markdown (htmd), JSON as it
-//! is, other text as it is (decoded from its charset), binary refused with its type and size.
+//! A body as text for the model, by its `Content-Type`: HTML as Markdown ([`super::html`]),
+//! JSON as it is, other text as it is (decoded from its charset), binary refused with its type and size.
 
-use std::sync::OnceLock;
 use toolgate_core::ToolError;
 
 /// What a body is, by its `Content-Type` (before it is read).
@@ -124,7 +123,7 @@ pub fn to_text(
     };
     let text = decode(charset, bytes);
     Ok(match kind {
-        Kind::Html => (markdown(&text), Format::Markdown),
+        Kind::Html => (super::html::markdown(&text), Format::Markdown),
         Kind::Json => (text, Format::Json),
         _ => (text, Format::Text),
     })
@@ -163,25 +162,6 @@ fn decode(charset: Option<&str>, bytes: &[u8]) -> String {
         .unwrap_or(encoding_rs::UTF_8);
     let (text, _, _) = encoding.decode(bytes);
     text.into_owned()
-}
-
-/// HTML as Markdown, without scripts, styles and other parts that are not content.
-pub fn markdown(html: &str) -> String {
-    static CONVERTER: OnceLock<htmd::HtmlToMarkdown> = OnceLock::new();
-    let converter = CONVERTER.get_or_init(|| {
-        htmd::HtmlToMarkdown::builder()
-            .skip_tags(vec![
-                "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object",
-                "embed",
-            ])
-            .build()
-    });
-    match converter.convert(html) {
-        Ok(md) => md,
-        // the converter does not fail on HTML it can parse; should it, the text is still
-        // worth more to the model than nothing
-        Err(_) => html.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod grammar_fuzz;
 mod http_dns;
 mod http_fetch;
 mod http_hops;
+mod http_html;
 mod http_request;
 mod http_security;
 mod http_support;
