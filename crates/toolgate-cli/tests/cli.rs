@@ -21,10 +21,10 @@ mod dup_keys;
 mod edges;
 #[path = "cli/formats.rs"]
 mod formats;
-#[path = "cli/identity.rs"]
-mod identity;
 #[path = "cli/http.rs"]
 mod http;
+#[path = "cli/identity.rs"]
+mod identity;
 #[path = "cli/ledger.rs"]
 mod ledger;
 #[path = "cli/leftovers.rs"]

@@ -2,8 +2,8 @@
 
 mod all {
     pub mod config_fuzz;
-    pub mod identity;
     pub mod http;
+    pub mod identity;
     pub mod load;
     pub mod mail;
     pub mod policy_cases;
