@@ -61,6 +61,9 @@ pub struct Config {
     in_workspace: Option<PathBuf>,
     /// Where `[store] path` is in the file, for problems found after loading.
     store_at: Option<Problem>,
+    /// Each `[http.credentials]` entry's variable, with the problem to report when it is
+    /// unset.
+    credential_vars: Vec<(String, Problem)>,
 }
 
 /// Finds and loads the configuration of the workspace at `root`: `explicit` (`--config`)
@@ -140,6 +143,7 @@ pub fn load_str(
         raw: &raw,
         tools,
         problems: Vec::new(),
+        credential_vars: Vec::new(),
     };
     let profiles = c.profiles();
     c.roles();
@@ -165,6 +169,7 @@ pub fn load_str(
         .path
         .as_ref()
         .map(|_| loc.at(&[key("store"), key("path")], String::new()));
+    let credential_vars = std::mem::take(&mut c.credential_vars);
     Ok(Config {
         store_at,
         file: Some(file.to_path_buf()),
@@ -175,6 +180,7 @@ pub fn load_str(
         rules,
         command_rules,
         in_workspace: in_workspace(root, file),
+        credential_vars,
     })
 }
 
@@ -184,6 +190,7 @@ pub(crate) struct Compiler<'a> {
     pub(crate) raw: &'a ConfigFile,
     tools: &'a [&'a ToolSpec],
     problems: Vec<Problem>,
+    credential_vars: Vec<(String, Problem)>,
 }
 
 fn key(k: &str) -> Seg {
@@ -423,6 +430,7 @@ impl Compiler<'_> {
         self.server_limits();
         self.ledger();
         self.mail();
+        self.credential_vars = crate::http::check(self.loc, &raw.http, &mut self.problems);
     }
 }
 
@@ -892,6 +900,23 @@ impl Config {
             .map(|p| root.join(p))
     }
 
+    /// The HTTP tools' configuration: `[http]` over the defaults, each credential's value
+    /// read from its environment variable now.
+    pub fn http_config(&self) -> toolgate_tools::http::HttpConfig {
+        crate::http::build(&self.raw.http)
+    }
+
+    /// A located problem for each `[http.credentials]` entry whose environment variable is
+    /// unset or empty here (what `toolgate check` reports; calls to that host fail with
+    /// `credential_missing` until it is set).
+    pub fn missing_credentials(&self) -> Vec<Problem> {
+        self.credential_vars
+            .iter()
+            .filter(|(var, _)| std::env::var_os(var).is_none_or(|v| v.is_empty()))
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+
     /// How long approval grants hold: the `[approvals]` table over the built-in defaults
     /// ([`GrantExpiry::default`]), defaults cut to `max_expires`. Values were checked at
     /// load.
@@ -1015,7 +1040,11 @@ impl Config {
             profiles.push(Profile::new(DEFAULT_PROFILE).all());
         }
         if !self.profiles.iter().any(|p| p.name == EXPLORE_PROFILE) {
-            profiles.push(Profile::new(EXPLORE_PROFILE).read_only());
+            profiles.push(
+                Profile::new(EXPLORE_PROFILE)
+                    .read_only()
+                    .require(Selector::ClosedWorld),
+            );
         }
         profiles.extend(self.profiles.iter().cloned());
         for p in &profiles {
@@ -1040,6 +1069,27 @@ impl Config {
             }
             out.push(line);
         }
+        let http = self.http_config();
+        let mut line = format!(
+            "http: max_redirects {}, timeout {} ms, connect timeout {} ms, max_bytes {}",
+            http.max_redirects,
+            http.timeout.as_millis(),
+            http.connect_timeout.as_millis(),
+            http.max_bytes
+        );
+        if !http.allow_private.is_empty() {
+            let nets: Vec<String> = http.allow_private.iter().map(ToString::to_string).collect();
+            line.push_str(&format!(", allow_private {}", nets.join(" ")));
+        }
+        if !http.nameservers.is_empty() {
+            let ns: Vec<String> = http.nameservers.iter().map(ToString::to_string).collect();
+            line.push_str(&format!(", nameservers {}", ns.join(" ")));
+        }
+        if !http.credentials.is_empty() {
+            let hosts: Vec<&str> = http.credentials.keys().map(String::as_str).collect();
+            line.push_str(&format!(", credentials for {}", hosts.join(" ")));
+        }
+        out.push(line);
         let risk = &self.raw.risk;
         out.push(
             format!(

@@ -12,11 +12,12 @@
 //! - the [`Config::policy`]: a [`ConfigPolicy`] (protected paths, allow/ask/deny rules over
 //!   tools and resources with Cedar conditions, risk defaults) under the shell's command rules;
 //! - [`Config::budgets`], the per-call limits ([`Config::limit`]), the store's location
-//!   ([`Config::store_path`]), `run_shell`'s settings ([`Config::shell_config`]), the
-//!   environment variable that holds the server's token, how long approval grants hold
-//!   ([`Config::grant_expiry`]), and the idempotency ledger's retention and window
-//!   ([`Config::ledger_options`]), and the email assistant's `[mail]` settings
-//!   ([`Config::mail`], checked by [`mail`]).
+//!   ([`Config::store_path`]), `run_shell`'s settings ([`Config::shell_config`]), the HTTP
+//!   tools' settings ([`Config::http_config`], credentials whose variable is unset reported by
+//!   [`Config::missing_credentials`]), the environment variable that holds the server's
+//!   token, how long approval grants hold ([`Config::grant_expiry`]), the idempotency
+//!   ledger's retention and window ([`Config::ledger_options`]), and the email assistant's
+//!   `[mail]` settings ([`Config::mail`], checked by [`mail`]).
 //!
 //! The JSON Schema of the file is generated from [`model::ConfigFile`] ([`schema`]).
 
@@ -27,6 +28,7 @@ mod auth;
 pub mod cedar;
 pub mod cedar_shape;
 mod compile;
+mod http;
 mod ledger;
 mod limits;
 pub mod locate;

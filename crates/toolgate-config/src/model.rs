@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 #[serde(default, deny_unknown_fields)]
 pub struct ConfigFile {
     /// Agent profiles (tool sets) by name, added to the built-in `default` (every tool) and
-    /// `explore` (read-only tools); a profile of the same name replaces the built-in one.
+    /// `explore` (the read-only tools that stay inside the workspace); a profile of the same
+    /// name replaces the built-in one.
     pub profiles: BTreeMap<String, ProfileConfig>,
     /// Roles by name: which profiles a session of the role may use, and the session
     /// attributes it carries. A session's role is given with `--role`.
@@ -39,6 +40,9 @@ pub struct ConfigFile {
     /// The email assistant (toolgate-mail): when present, `toolgate serve` and `toolgate
     /// call` register its tools.
     pub mail: Option<MailSettings>,
+    /// The HTTP tools' settings (`http_fetch`, `http_request`): the address ranges they may
+    /// reach, redirects, timeouts, the body cap, name resolution and per-host credentials.
+    pub http: HttpSettings,
 }
 
 /// One agent profile: a tool is in it when it is picked by `tools`, `tags` or `effects` (any
@@ -497,4 +501,50 @@ impl ContactsFiles {
             ContactsFiles::Many(v) => v.iter().map(String::as_str).collect(),
         }
     }
+}
+
+/// The HTTP tools' settings. Every connection they make goes only to public addresses, unless
+/// a range here opens a blocked one.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpSettings {
+    /// Blocked address ranges (loopback, private, link-local, unique local, ...) the HTTP
+    /// tools may reach, in CIDR notation or as single addresses (`["127.0.0.2/32",
+    /// "10.1.0.0/16"]`); nothing blocked is reachable otherwise. A cloud metadata address
+    /// (`169.254.169.254`, ...) is opened only by its own address, never by a wider range.
+    pub allow_private: Vec<String>,
+    /// Redirects followed (default 5, at most 20); 0 returns a redirect as it is.
+    pub max_redirects: Option<u32>,
+    /// Time to set up a connection (resolving the name, TCP, TLS), in milliseconds
+    /// (default 10000, at most 600000).
+    pub connect_timeout_ms: Option<u64>,
+    /// Time a whole call may take, redirects and body included, in milliseconds (default
+    /// 30000, at most 600000).
+    pub timeout_ms: Option<u64>,
+    /// The most body bytes a call reads, on the wire and decompressed alike, and the highest
+    /// `max_bytes` a call may ask for (default 1048576, at most 67108864).
+    pub max_bytes: Option<u64>,
+    /// Name servers to resolve with instead of the system's resolver, as `IP:PORT` (or an IP
+    /// for port 53): `["127.0.0.1:5353"]`. Asked over UDP and TCP.
+    pub nameservers: Vec<String>,
+    /// Static answers by host name, like curl's `--resolve`, consulted before any resolver:
+    /// `"api.internal" = ["10.1.2.3"]`. Answers are checked like any other (a blocked one
+    /// needs `allow_private`).
+    pub hosts: BTreeMap<String, Vec<String>>,
+    /// Credentials the HTTP tools add to requests to one host each, by host name or address:
+    /// `[http.credentials."api.example.com"]` with `header` and `value_env`. Never shown to
+    /// the model, never in results or the audit log, never sent on a redirect to another
+    /// host.
+    pub credentials: BTreeMap<String, CredentialConfig>,
+}
+
+/// A credential for one host: the header `header` with the value of the environment variable
+/// `value_env` (the whole value, as `Bearer abc...` for `Authorization`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CredentialConfig {
+    /// The header's name (`Authorization`, `X-Api-Key`).
+    pub header: String,
+    /// The environment variable holding the header's value (never the value itself).
+    pub value_env: String,
 }

@@ -27,7 +27,7 @@ pub(crate) struct Parsed {
 }
 
 /// The top-level tables, for a message about an unknown one.
-const TABLES: [&str; 12] = [
+const TABLES: [&str; 13] = [
     "profiles",
     "roles",
     "rules",
@@ -40,6 +40,7 @@ const TABLES: [&str; 12] = [
     "approvals",
     "ledger",
     "mail",
+    "http",
 ];
 
 /// Deserializes `root` (the parsed document) piece by piece; problems go to `out`, except at
@@ -73,6 +74,7 @@ pub(crate) fn config_file(
             "approvals" => file.approvals = p.one(&path, value).unwrap_or_default(),
             "ledger" => file.ledger = p.one(&path, value).unwrap_or_default(),
             "mail" => file.mail = p.one(&path, value),
+            "http" => file.http = p.one(&path, value).unwrap_or_default(),
             other => p.problem(
                 &path,
                 key.span(),

@@ -18,6 +18,12 @@
 //! the deny and ask rules over paths hold there too (rules restricted to a tool, a role or a
 //! condition are applied as if they matched, since a walk has no tool call to judge them by:
 //! hiding too much is the safe side).
+//!
+//! The HTTP tools ask [`Policy::decide_url`] about each redirect's target: the rules of the
+//! tool (its `host:` rules, and its rules without a resource) decide as they would for a call
+//! naming that URL, then the risk default. A rule restricted to roles or a condition, which
+//! need the session's call to judge, applies as if it held when it denies or asks, and not at
+//! all when it allows (the safe side again).
 
 use crate::rules::{CompiledRule, Protected};
 use std::borrow::Cow;
@@ -348,6 +354,10 @@ impl Policy for ConfigPolicy {
         })
     }
 
+    fn decide_url(&self, tool: &ToolSpec, url: &str, _profile: &str) -> Verdict {
+        self.decide_reached_url(tool, url)
+    }
+
     fn decide_path(&self, rel: &Path, access: Access, _profile: &str) -> Decision {
         let Some(set) = &self.paths else {
             return self.decide_path_one_by_one(rel, access);
@@ -401,6 +411,35 @@ impl ConfigPolicy {
             }
         }
         d
+    }
+
+    /// [`Policy::decide_url`]: see the module docs.
+    fn decide_reached_url(&self, tool: &ToolSpec, url: &str) -> Verdict {
+        let resource = ResolvedResource::Url(url.to_string());
+        let mut best = Best(None);
+        for (i, rule) in self.rules.iter().enumerate() {
+            if !rule.tool.as_ref().is_none_or(|t| t.matches(&tool.name)) {
+                continue;
+            }
+            let judged_by_session = !rule.roles.is_empty() || rule.condition.is_some();
+            if judged_by_session && rule.decision == Decision::Allow {
+                continue;
+            }
+            let applies = match &rule.resource {
+                None => true,
+                Some(p @ ResourcePattern::Host(_)) => {
+                    rule.matches_resource(p, &resource, &mut None)
+                }
+                Some(_) => false,
+            };
+            if applies {
+                best.offer(rule.decision, i);
+            }
+        }
+        match best.0 {
+            Some((_, i)) => self.rules[i].verdict(),
+            None => self.risk_verdict(tool),
+        }
     }
 
     /// [`Policy::decide_path`] matching each pattern alone (when the set could not be built).

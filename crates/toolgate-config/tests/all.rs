@@ -2,6 +2,7 @@
 
 mod all {
     pub mod config_fuzz;
+    pub mod http;
     pub mod identity;
     pub mod load;
     pub mod mail;

@@ -2,9 +2,12 @@
 
 use crate::call::CallId;
 use crate::error::ToolError;
+use crate::policy::Verdict;
 use crate::progress::{ProgressReport, ProgressSink};
 use crate::results::{MemoryResultStore, ResultStore};
+use crate::tool::Tool;
 use crate::workspace::{Workspace, WsPath};
+use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -38,6 +41,11 @@ pub struct ToolContext {
     pub(crate) policy: Option<Arc<dyn crate::Policy>>,
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     pub(crate) idempotency_key: Option<Arc<str>>,
+    /// The tool being called, for the policy's verdicts over what it reaches on its own
+    /// (set by the pipeline for `open_world` tools).
+    pub(crate) tool: Option<Arc<dyn Tool>>,
+    /// The strongest of those verdicts, read by the record stage.
+    pub(crate) reached: Option<Arc<Mutex<Option<Verdict>>>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -72,6 +80,8 @@ impl ToolContext {
                 policy: None,
                 progress: None,
                 idempotency_key: None,
+                tool: None,
+                reached: None,
             },
         }
     }
@@ -173,6 +183,35 @@ impl ToolContext {
         }
     }
 
+    /// The policy's verdict for `url`, a URL this call reaches on its own (a redirect's
+    /// target, which the call did not name): [`crate::Policy::decide_url`] for this call's
+    /// tool and profile. The tool follows it only on `Allow`. The strongest verdict of a call
+    /// goes into its audit record (decision and rule) when it is stronger than the call's own,
+    /// so a redirect the policy denies names its rule there.
+    ///
+    /// Without a policy (a hand-made context) every URL is allowed; a context that does not
+    /// know its tool (the pipeline sets it for `open_world` tools) gets `Ask`.
+    pub fn decide_url(&self, url: &str) -> Verdict {
+        let verdict = match (&self.policy, &self.tool) {
+            (None, _) => return Verdict::allow("context.no_policy", "the context has no policy"),
+            (Some(p), Some(t)) => p.decide_url(t.spec(), url, &self.profile),
+            (Some(_), None) => Verdict::ask(
+                "context.no_tool",
+                "the context does not name its tool, so the policy cannot decide",
+            ),
+        };
+        if let Some(slot) = &self.reached {
+            let mut strongest = slot.lock();
+            if strongest
+                .as_ref()
+                .is_none_or(|s| verdict.decision > s.decision)
+            {
+                *strongest = Some(verdict.clone());
+            }
+        }
+        verdict
+    }
+
     /// The store that keeps full results behind truncation handles.
     pub fn results(&self) -> &Arc<dyn ResultStore> {
         &self.results
@@ -248,9 +287,15 @@ impl ToolContextBuilder {
         self.ctx.budget = budget;
         self
     }
-    /// Sets the policy consulted by [`ToolContext::permits`].
+    /// Sets the policy consulted by [`ToolContext::permits`] and
+    /// [`ToolContext::decide_url`].
     pub fn policy(mut self, policy: Arc<dyn crate::Policy>) -> Self {
         self.ctx.policy = Some(policy);
+        self
+    }
+    /// Sets the tool being called, which [`ToolContext::decide_url`] asks the policy about.
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.ctx.tool = Some(tool);
         self
     }
     /// Sets where progress reports go ([`ToolContext::report_progress`]).

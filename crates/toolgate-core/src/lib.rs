@@ -47,6 +47,7 @@ pub mod budget;
 pub mod call;
 pub mod context;
 pub mod dynamic;
+pub mod egress;
 pub mod error;
 pub mod escape;
 pub mod grant;

@@ -135,6 +135,23 @@ pub trait Policy: Send + Sync {
         let _ = (tool, session);
         true
     }
+
+    /// The verdict for a URL a tool reaches on its own during a call of `tool` in a session of
+    /// `profile`: a redirect's target, which the call did not name, so the authorize stage
+    /// never saw it ([`crate::ToolContext::decide_url`] asks, and the record stage keeps the
+    /// strongest such verdict in the call's audit record). `url` is absolute and was checked
+    /// by the egress policy ([`crate::egress`]).
+    ///
+    /// The default asks (a policy that does not implement this does not say, and a tool does
+    /// not follow a redirect the policy asks about): a policy with rules over hosts decides
+    /// by them, as it would for a call naming `url`.
+    fn decide_url(&self, tool: &ToolSpec, url: &str, profile: &str) -> Verdict {
+        let _ = (tool, url, profile);
+        Verdict::ask(
+            "policy.url_not_decided",
+            "the policy does not decide URLs a tool reaches on its own",
+        )
+    }
 }
 
 /// The default policy: destructive tools ask, dangerous risk asks, everything else (already
@@ -142,12 +159,13 @@ pub trait Policy: Send + Sync {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DefaultPolicy;
 
-impl Policy for DefaultPolicy {
-    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
-        let effects = input.tool.effects;
+impl DefaultPolicy {
+    /// The verdict for any call of `tool`: the default policy looks at nothing else.
+    fn by_metadata(tool: &ToolSpec) -> Verdict {
+        let effects = tool.effects;
         if effects.destructive && !effects.read_only {
             Verdict::ask("default.destructive_asks", "the tool is destructive")
-        } else if input.tool.risk == Risk::Dangerous {
+        } else if tool.risk == Risk::Dangerous {
             Verdict::ask(
                 "default.dangerous_asks",
                 "the tool's risk class is dangerous",
@@ -155,6 +173,17 @@ impl Policy for DefaultPolicy {
         } else {
             Verdict::allow("default.allow", "the profile allows the tool")
         }
+    }
+}
+
+impl Policy for DefaultPolicy {
+    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
+        DefaultPolicy::by_metadata(input.tool)
+    }
+
+    /// As for a call naming `url`: the tool's metadata decides.
+    fn decide_url(&self, tool: &ToolSpec, _url: &str, _profile: &str) -> Verdict {
+        DefaultPolicy::by_metadata(tool)
     }
 }
 

@@ -25,7 +25,9 @@ use std::sync::{Arc, OnceLock};
 
 /// The profile every registry has: every tool.
 pub const DEFAULT_PROFILE: &str = "default";
-/// The read-only profile every registry has unless it is redefined: read-only tools only.
+/// The read-only profile every registry has unless it is redefined: the read-only tools that
+/// stay inside the workspace (not `open_world`: no `http_fetch`, whose URLs can carry what it
+/// read out of the workspace).
 pub const EXPLORE_PROFILE: &str = "explore";
 /// At most this many profiles (each is one bit of a tool's visibility mask).
 pub const MAX_PROFILES: usize = 64;
@@ -542,7 +544,11 @@ impl RegistryBuilder {
             profiles.insert(0, Profile::new(DEFAULT_PROFILE).all());
         }
         if !profiles.iter().any(|p| p.name == EXPLORE_PROFILE) {
-            profiles.push(Profile::new(EXPLORE_PROFILE).read_only());
+            profiles.push(
+                Profile::new(EXPLORE_PROFILE)
+                    .read_only()
+                    .require(Selector::ClosedWorld),
+            );
         }
         if profiles.len() > MAX_PROFILES {
             return Err(RegistrationError::InvalidProfile {

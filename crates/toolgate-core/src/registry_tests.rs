@@ -47,7 +47,8 @@ fn listing_is_sorted_and_filtered_by_profile() {
         names(r.list(Some("default")).unwrap()),
         ["fetch", "read", "write"]
     );
-    assert_eq!(names(r.list(Some("explore")).unwrap()), ["fetch", "read"]);
+    // the built-in explore profile keeps to the workspace: no open_world tool
+    assert_eq!(names(r.list(Some("explore")).unwrap()), ["read"]);
     assert_eq!(names(r.list(Some("fs-only")).unwrap()), ["read", "write"]);
     assert_eq!(names(r.list(Some("local-read")).unwrap()), ["read"]);
     assert!(r.list(Some("nope")).is_err());

@@ -9,6 +9,8 @@
 //! | [`fs`] | [`edit_file`](fs::edit_file) | replaces an exact, unique piece of a file and returns a diff |
 //! | [`search`] | [`search_code`](search::search_code) | matching lines across files, on ripgrep's crates |
 //! | [`results`] | [`read_result`](results::read_result) | pages of a result the pipeline truncated |
+//! | [`http`] | [`http_fetch`](http::http_fetch) | a web page or API answer as text, over a connection the egress policy checks |
+//! | [`http`] | [`http_request`](http::http_request) | any method with a body, its idempotency key sent as `Idempotency-Key` |
 //!
 //! The read-only tools ([`READ_ONLY_TOOLS`]) have `Effects::read_only()` and risk `read`;
 //! the write tools ([`WRITE_TOOLS`]) are destructive with risk `write`, so the default
@@ -48,6 +50,7 @@
 
 mod blocking;
 pub mod fs;
+pub mod http;
 pub mod results;
 pub mod search;
 pub mod shell;
@@ -118,6 +121,33 @@ pub fn write_tools() -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
     Ok(vec![
         WriteFile::new().into_tool()?,
         EditFile::new().into_tool()?,
+    ])
+}
+
+/// The names of the HTTP built-ins, in the order [`register_http`] registers them.
+pub const HTTP_TOOLS: [&str; 2] = ["http_fetch", "http_request"];
+
+/// Registers the HTTP built-ins ([`HTTP_TOOLS`]) under `config` on `builder`, sharing one
+/// client (one connection pool). Both have risk `external` and the configuration's `host:`
+/// rules decide their URLs; `http_fetch` is read-only, so the default policy lets it run,
+/// `http_request` is destructive, so it asks.
+pub fn register_http(builder: RegistryBuilder, config: http::HttpConfig) -> RegistryBuilder {
+    let client = Arc::new(http::HttpClient::new(config));
+    builder
+        .tool(http::HttpFetch::with_client(client.clone()))
+        .tool(http::HttpRequest::with_client(client))
+}
+
+/// Every HTTP built-in under `config` as a type-erased tool, in the order of
+/// [`HTTP_TOOLS`], sharing one client.
+///
+/// # Errors
+/// A tool's spec build error (none is expected: the specs are fixed).
+pub fn http_tools(config: http::HttpConfig) -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
+    let client = Arc::new(http::HttpClient::new(config));
+    Ok(vec![
+        http::HttpFetch::with_client(client.clone()).into_tool()?,
+        http::HttpRequest::with_client(client).into_tool()?,
     ])
 }
 

@@ -58,6 +58,20 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             return Ok(Exit::HostError);
         }
     };
+    // what the file cannot show: the credentials' variables in this environment
+    let missing = config.missing_credentials();
+    if !missing.is_empty() {
+        for p in &missing {
+            writeln!(out, "{p}")?;
+        }
+        writeln!(
+            out,
+            "toolgate: {} problem{} in the configuration",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" }
+        )?;
+        return Ok(Exit::HostError);
+    }
     let rows = contacts_problems(&config, workspace.root());
     if !rows.is_empty() {
         for p in &rows {

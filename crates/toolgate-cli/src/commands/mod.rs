@@ -23,8 +23,9 @@ use std::sync::Arc;
 use toolgate_core::{IntoTool, Registry, Tool, Workspace};
 
 /// The built-in tools under `config`: the read-only workspace tools, write_file and
-/// edit_file, and run_shell with the configuration's shell settings (by default it refuses to
-/// run where the kernel lacks its sandbox), each under the configuration's per-call limits.
+/// edit_file, run_shell with the configuration's shell settings (by default it refuses to
+/// run where the kernel lacks its sandbox), and the HTTP tools with its `[http]` settings,
+/// each under the configuration's per-call limits.
 pub fn builtin_tools(config: &toolgate_config::Config) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
     tools_with_shell(config, config.shell_config())
 }
@@ -47,6 +48,7 @@ fn tools_with_shell(
 ) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
     let mut tools = toolgate_tools::read_only_tools().context("the read-only tools")?;
     tools.extend(toolgate_tools::write_tools().context("the write tools")?);
+    tools.extend(toolgate_tools::http_tools(config.http_config()).context("the HTTP tools")?);
     tools.push(
         toolgate_tools::shell::RunShell::new(shell)
             .into_tool()

@@ -74,7 +74,11 @@ fn every_format_exports_the_profiles_tools() {
         t.path(),
     ));
     for tool in strict.as_array().unwrap() {
-        assert_eq!(tool["function"]["strict"], true, "{tool}");
+        // the HTTP tools take request headers as a map, which strict mode cannot express:
+        // they go with `strict: false` and their schema as it is (the documented fallback)
+        let map_args = ["http_fetch", "http_request"]
+            .contains(&tool["function"]["name"].as_str().unwrap_or_default());
+        assert_eq!(tool["function"]["strict"], !map_args, "{tool}");
         assert_eq!(
             tool["function"]["parameters"]["additionalProperties"],
             false

@@ -231,12 +231,15 @@ fn the_sdks_oauth_client_discovers_logs_in_and_two_principals_see_and_get_differ
         discovery.iter().any(|d| d.ends_with("/token")),
         "{discovery:?}"
     );
-    // alice (admin: every tool) and bob (staff: the explore profile, list_dir denied to him)
+    // alice (admin: every tool, the HTTP tools among them) and bob (staff: the explore
+    // profile, which has no open_world tool, list_dir denied to him)
     assert_eq!(
         alice["tools"],
         json!([
             "edit_file",
             "glob",
+            "http_fetch",
+            "http_request",
             "list_dir",
             "read_file",
             "read_result",
@@ -605,6 +608,8 @@ fn the_token_is_checked_on_every_request_of_a_session_and_kept_nowhere() {
         json!([
             "edit_file",
             "glob",
+            "http_fetch",
+            "http_request",
             "list_dir",
             "read_file",
             "read_result",

@@ -226,6 +226,9 @@ pub(crate) struct CallState {
     pub(crate) ledger: Option<LedgerEvent>,
     /// Whether the result is a recorded one.
     pub(crate) replayed: bool,
+    /// The strongest verdict over what the tool reached on its own
+    /// ([`ToolContext::decide_url`]), for `open_world` tools.
+    pub(crate) reached: Option<Arc<parking_lot::Mutex<Option<crate::policy::Verdict>>>>,
 }
 
 impl Pipeline {
@@ -410,6 +413,7 @@ impl Pipeline {
             key: None,
             ledger: None,
             replayed: false,
+            reached: None,
         };
         let outcome = self
             .stages(
@@ -481,6 +485,7 @@ impl Pipeline {
             None => key.map(Arc::from),
         };
         ctx.idempotency_key = st.key.clone();
+        st.reached = ctx.reached.clone();
         if let Some(plan) = &plan {
             // a key that already has an answer gets it before the guard judges a world the
             // first call may have changed, and before anyone is asked again: nothing will act.
@@ -553,6 +558,12 @@ impl Pipeline {
         started: Instant,
     ) -> ToolContext {
         let spec = entry.spec();
+        // only a tool that reaches outside the workspace asks about what it reaches
+        let (tool, reached) = if spec.effects.open_world {
+            (Some(entry.tool.clone()), Some(Default::default()))
+        } else {
+            (None, None)
+        };
         let workspace = session.workspace.as_ref().map(|w| {
             if spec.effects.read_only {
                 w.read_only()
@@ -573,6 +584,8 @@ impl Pipeline {
             progress: control.progress,
             // set once the ledger's plan is made, which may ask the tool (with this context)
             idempotency_key: None,
+            tool,
+            reached,
         }
     }
 }

@@ -88,10 +88,21 @@ pub(crate) async fn intent(
 pub(crate) async fn record(
     inner: &Inner,
     session: &Session,
-    st: CallState,
+    mut st: CallState,
     result: &ToolResult,
     span: &tracing::Span,
 ) {
+    // a verdict over what the tool reached on its own (a redirect the policy denied) names
+    // its rule in the record when it is stronger than the call's
+    if let Some(reached) = st.reached.take().and_then(|r| r.lock().take()) {
+        if st
+            .verdict
+            .as_ref()
+            .is_none_or(|v| reached.decision > v.decision)
+        {
+            st.verdict = Some(reached);
+        }
+    }
     let outcome = match &result.error {
         None => Outcome::Ok,
         Some(e) if e.kind == ErrorKind::InputRequired => Outcome::InputRequired,

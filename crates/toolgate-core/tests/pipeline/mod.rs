@@ -14,6 +14,7 @@ mod ledger_chaos;
 mod ledger_effect;
 mod ledger_intent;
 mod metrics;
+mod reached;
 mod resolve_decode;
 mod truncation;
 

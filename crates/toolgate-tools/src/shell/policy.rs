@@ -311,6 +311,10 @@ impl Policy for ShellPolicy {
     fn visible(&self, tool: &toolgate_core::ToolSpec, session: &toolgate_core::Session) -> bool {
         self.inner.visible(tool, session)
     }
+
+    fn decide_url(&self, tool: &toolgate_core::ToolSpec, url: &str, profile: &str) -> Verdict {
+        self.inner.decide_url(tool, url, profile)
+    }
 }
 
 /// The higher of two verdicts; the first on a tie, unless only the second cannot be granted
