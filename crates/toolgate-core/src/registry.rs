@@ -455,6 +455,21 @@ impl Registry {
         self.profiles.iter().find(|p| p.name == name)
     }
 
+    /// A registry with this one's profiles and no tool (what sessions are checked against).
+    pub(crate) fn profiles_only(&self) -> Registry {
+        Registry {
+            by_name: HashMap::new(),
+            names: Vec::new(),
+            profiles: self.profiles.clone(),
+        }
+    }
+
+    /// Whether `other` defines the same profiles, in the same order (so a session's profile
+    /// bit means the same in both).
+    pub fn same_profiles(&self, other: &Registry) -> bool {
+        self.profiles == other.profiles
+    }
+
     pub(crate) fn profile_bit(&self, name: &str) -> Option<u64> {
         self.profiles
             .iter()

@@ -15,6 +15,7 @@ mod ledger_effect;
 mod ledger_intent;
 mod metrics;
 mod resolve_decode;
+mod swap;
 mod truncation;
 
 use std::sync::Arc;
