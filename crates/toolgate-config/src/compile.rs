@@ -197,6 +197,7 @@ impl Compiler<'_> {
 
     fn known_tool(&self, name: &str) -> bool {
         self.tools.iter().any(|t| *t.name == *name)
+            || crate::upstreams::is_upstream_tool(&self.raw.gateway, &self.raw.upstreams, name)
     }
 
     fn tool_list(&self) -> String {
@@ -423,6 +424,13 @@ impl Compiler<'_> {
         self.server_limits();
         self.ledger();
         self.mail();
+        let mut found = Vec::new();
+        crate::upstreams::check(&raw.gateway, &raw.upstreams, &mut |path, message| {
+            found.push((path, message))
+        });
+        for (path, message) in found {
+            self.problem(&path, message);
+        }
     }
 }
 
@@ -921,6 +929,21 @@ impl Config {
             derived_key_window: get(&l.derived_key_window).unwrap_or(built_in.derived_key_window),
             ..built_in
         }
+    }
+
+    /// The upstream MCP servers (`[[upstreams]]`), checked at load.
+    pub fn upstreams(&self) -> &[crate::UpstreamConfig] {
+        &self.raw.upstreams
+    }
+
+    /// What joins an upstream's name and its tool's name (`[gateway] separator`, default
+    /// `__`).
+    pub fn gateway_separator(&self) -> &str {
+        self.raw
+            .gateway
+            .separator
+            .as_deref()
+            .unwrap_or(crate::upstreams::DEFAULT_SEPARATOR)
     }
 
     /// The environment variable holding the server's token (default `TOOLGATE_TOKEN`).

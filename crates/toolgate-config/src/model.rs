@@ -39,6 +39,10 @@ pub struct ConfigFile {
     /// The email assistant (toolgate-mail): when present, `toolgate serve` and `toolgate
     /// call` register its tools.
     pub mail: Option<MailSettings>,
+    /// Settings of every upstream (the gateway).
+    pub gateway: crate::upstreams::GatewayConfig,
+    /// Other makers' MCP servers whose tools toolgate serves through its pipeline.
+    pub upstreams: Vec<crate::upstreams::UpstreamConfig>,
 }
 
 /// One agent profile: a tool is in it when it is picked by `tools`, `tags` or `effects` (any

@@ -7,4 +7,5 @@ mod all {
     pub mod mail;
     pub mod policy_cases;
     pub mod support;
+    pub mod upstreams;
 }
