@@ -29,6 +29,9 @@ pub const DEFAULT_PROFILE: &str = "default";
 pub const EXPLORE_PROFILE: &str = "explore";
 /// At most this many profiles (each is one bit of a tool's visibility mask).
 pub const MAX_PROFILES: usize = 64;
+/// A tool with this tag is callable but never listed ([`Registry::list`] leaves it out): a
+/// gateway's blocked upstream tool, which must answer why it is blocked when called.
+pub const UNLISTED_TAG: &str = "toolgate:unlisted";
 
 /// Which tools a profile includes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -365,7 +368,8 @@ impl Registry {
     }
 
     /// The highest version of every tool, sorted by name; with a profile, only the tools it
-    /// lists: those it includes (the highest version it includes) and does not defer.
+    /// lists: those it includes (the highest version it includes) and does not defer. Tools
+    /// tagged [`UNLISTED_TAG`] are left out.
     ///
     /// # Errors
     /// [`RegistrationError::InvalidProfile`] for an unknown profile, naming the defined ones.
@@ -377,10 +381,12 @@ impl Registry {
             .filter_map(|n| self.get_visible(n, None, bit))
             .filter(|e| profile.is_none() || e.deferred & bit == 0)
             .map(|e| e.spec())
+            .filter(|s| !s.has_tag(UNLISTED_TAG))
             .collect())
     }
 
-    /// As [`Registry::list`], deferred tools included: every tool the profile can call.
+    /// As [`Registry::list`], deferred tools included: every tool the profile can call and
+    /// may be shown ([`UNLISTED_TAG`] tools left out).
     ///
     /// # Errors
     /// [`RegistrationError::InvalidProfile`] for an unknown profile, naming the defined ones.
@@ -391,6 +397,7 @@ impl Registry {
             .iter()
             .filter_map(|n| self.get_visible(n, None, bit))
             .map(|e| e.spec())
+            .filter(|s| !s.has_tag(UNLISTED_TAG))
             .collect())
     }
 
@@ -406,6 +413,7 @@ impl Registry {
             .filter_map(|n| self.get_visible(n, None, bit))
             .filter(|e| e.deferred & bit != 0)
             .map(|e| e.spec())
+            .filter(|s| !s.has_tag(UNLISTED_TAG))
             .collect())
     }
 
@@ -610,6 +618,8 @@ impl RegistryBuilder {
                     let mask = versions.iter().fold(0, |m, e| m | e.profiles);
                     versions.last().map(|e| (e.spec(), mask))
                 })
+                // a blocked upstream tool is never shown, not even by a search
+                .filter(|(spec, _)| !spec.has_tag(UNLISTED_TAG))
                 .collect();
             let tool = SearchTools::new(indexed, bits, &options).into_tool()?;
             let mut search_entry = entry(tool, &profiles)?;
