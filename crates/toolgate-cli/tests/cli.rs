@@ -21,6 +21,8 @@ mod dup_keys;
 mod edges;
 #[path = "cli/formats.rs"]
 mod formats;
+#[path = "cli/gateway.rs"]
+mod gateway;
 #[path = "cli/identity.rs"]
 mod identity;
 #[path = "cli/ledger.rs"]

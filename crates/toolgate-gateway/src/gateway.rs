@@ -67,6 +67,9 @@ pub(crate) struct GatewayInner {
     wrap: Option<WrapTool>,
     /// Each upstream's tools (served and blocked), by upstream name.
     tools: Mutex<BTreeMap<String, Vec<Arc<dyn Tool>>>>,
+    /// What each upstream's tools were made from (listed name, hash, served), to keep them
+    /// (and their breakers) when a restarted upstream lists the same tools.
+    made_from: Mutex<BTreeMap<String, Vec<(String, String, bool)>>>,
     attached: Mutex<Option<(Pipeline, BaseRegistry)>>,
     rebuilding: Mutex<()>,
     shutdown: CancellationToken,
@@ -108,6 +111,7 @@ impl Gateway {
             reserved: options.reserved.into_iter().collect(),
             wrap: options.wrap,
             tools: Mutex::new(BTreeMap::new()),
+            made_from: Mutex::new(BTreeMap::new()),
             attached: Mutex::new(None),
             rebuilding: Mutex::new(()),
             shutdown: shutdown.clone(),
@@ -203,6 +207,7 @@ impl GatewayInner {
             .collect();
         let mut names = HashSet::new();
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut made_from = Vec::new();
         let (mut served, mut blocked) = (0u32, 0u32);
         for t in listed {
             let own = t.name.to_string();
@@ -254,6 +259,7 @@ impl GatewayInner {
                     Some(BlockReason::Changed)
                 }
             };
+            made_from.push((listed_name.clone(), def.hash.clone(), state.is_none()));
             let tool: Option<Arc<dyn Tool>> = match state {
                 Some(reason) => {
                     if let Some(pin_reason) = &quarantine {
@@ -284,9 +290,17 @@ impl GatewayInner {
             .set(f64::from(served));
         metrics::gauge!("toolgate_upstream_tools", "upstream" => config.name.clone(), "state" => "blocked")
             .set(f64::from(blocked));
+        let same = self
+            .made_from
+            .lock()
+            .insert(config.name.clone(), made_from.clone())
+            == Some(made_from);
+        if same && self.tools.lock().contains_key(&config.name) {
+            // a restarted upstream with the same tools: keep them, and their breakers
+            return;
+        }
         self.tools.lock().insert(config.name.clone(), tools);
         self.rebuild();
-        upstream.set_health(Some(UpstreamState::Ready), None);
     }
 
     fn rebuild(&self) {

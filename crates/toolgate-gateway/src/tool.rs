@@ -174,6 +174,9 @@ impl UpstreamTool {
             }
             Err(e) => {
                 let why = e.to_string();
+                if peer.is_transport_closed() {
+                    self.upstream.connection_lost();
+                }
                 self.upstream.call_failed(up, &why);
                 self.breaker.failure(mine);
                 Err(ToolError::failed(format!(

@@ -118,6 +118,12 @@ impl Upstream {
         }
     }
 
+    /// The connection is gone (a call found its transport closed): the supervisor notices at
+    /// once rather than at its next look.
+    pub(crate) fn connection_lost(&self) {
+        self.restart.notify_one();
+    }
+
     /// Updates the health (`state` when given) and records it in the store and the metrics.
     pub(crate) fn set_health(&self, state: Option<UpstreamState>, detail: Option<String>) {
         let record = {
@@ -167,7 +173,9 @@ impl Upstream {
         let mut first = Some(first);
         let mut backoff = FIRST_BACKOFF;
         loop {
-            self.set_health(Some(UpstreamState::Starting), None);
+            // what ended the last attempt stays shown while starting again
+            let last = self.health.lock().detail.clone();
+            self.set_health(Some(UpstreamState::Starting), last);
             let handler = Handler {
                 progress: self.progress.clone(),
                 list_changed: self.list_changed.clone(),
@@ -227,6 +235,9 @@ impl Upstream {
             tokio::select! {
                 () = shutdown.cancelled() => return None,
                 () = self.restart.notified() => {
+                    if peer.is_transport_closed() {
+                        return Some(self.ended(conn));
+                    }
                     return Some("restarted: it stopped answering (its breaker opened)".into());
                 }
                 () = self.list_changed.notified() => {
