@@ -23,6 +23,8 @@ mod edges;
 mod formats;
 #[path = "cli/gateway.rs"]
 mod gateway;
+#[path = "cli/gateway_clients.rs"]
+mod gateway_clients;
 #[path = "cli/identity.rs"]
 mod identity;
 #[path = "cli/ledger.rs"]

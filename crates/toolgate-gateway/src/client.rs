@@ -4,42 +4,36 @@
 
 use parking_lot::Mutex;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam,
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::ClientHandler;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 use toolgate_core::ToolContext;
 
-/// Where the progress of calls in flight goes, by the progress token sent upstream.
+/// Where the progress of calls in flight goes, by the progress token of their request.
 #[derive(Default)]
 pub(crate) struct ProgressRoutes {
-    next: AtomicI64,
-    routes: Mutex<HashMap<i64, ToolContext>>,
+    routes: Mutex<HashMap<ProgressToken, ToolContext>>,
 }
 
 impl ProgressRoutes {
-    /// A new token routed to `ctx` until the returned guard is dropped.
-    pub(crate) fn route(self: &Arc<Self>, ctx: ToolContext) -> (i64, RouteGuard) {
-        let token = self.next.fetch_add(1, Ordering::Relaxed);
-        self.routes.lock().insert(token, ctx);
-        (
+    /// Routes `token`'s progress to `ctx` until the returned guard is dropped.
+    pub(crate) fn route(self: &Arc<Self>, token: ProgressToken, ctx: ToolContext) -> RouteGuard {
+        self.routes.lock().insert(token.clone(), ctx);
+        RouteGuard {
+            routes: self.clone(),
             token,
-            RouteGuard {
-                routes: self.clone(),
-                token,
-            },
-        )
+        }
     }
 }
 
 /// Removes a progress route when the call ends.
 pub(crate) struct RouteGuard {
     routes: Arc<ProgressRoutes>,
-    token: i64,
+    token: ProgressToken,
 }
 
 impl Drop for RouteGuard {
@@ -60,10 +54,12 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let NumberOrString::Number(token) = params.progress_token.0 else {
-            return;
-        };
-        let ctx = self.progress.routes.lock().get(&token).cloned();
+        let ctx = self
+            .progress
+            .routes
+            .lock()
+            .get(&params.progress_token)
+            .cloned();
         if let Some(ctx) = ctx {
             ctx.report_progress(params.progress, params.total, params.message);
         }

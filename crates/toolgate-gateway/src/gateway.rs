@@ -16,7 +16,7 @@
 use crate::connect::StartContext;
 use crate::definition::Definition;
 use crate::tool::{BlockReason, BlockedTool, ResourceArgument, UpstreamTool};
-use crate::upstream::{Upstream, UpstreamState};
+use crate::upstream::Upstream;
 use parking_lot::Mutex;
 use rmcp::model::Tool as McpTool;
 use serde_json::Value;

@@ -19,7 +19,12 @@
 use crate::breaker::{Admission, Breaker};
 use crate::upstream::Upstream;
 use futures::future::BoxFuture;
-use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
+use crate::client::ProgressRoutes;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -144,16 +149,7 @@ impl UpstreamTool {
         };
         let mut params = CallToolRequestParams::new(self.tool.to_string());
         params.arguments = arguments;
-        let _route = if ctx.wants_progress() {
-            let (token, guard) = self.upstream.progress.route(ctx.clone());
-            params.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(
-                NumberOrString::Number(token),
-            )));
-            Some(guard)
-        } else {
-            None
-        };
-        let answer = peer.call_tool(params).await;
+        let answer = call(&peer, params, &self.upstream.progress, &ctx).await;
         outcome.settled = true;
         match answer {
             Ok(result) => {
@@ -188,6 +184,57 @@ impl UpstreamTool {
                 .with_reason("upstream_failed")
                 .transient())
             }
+        }
+    }
+}
+
+/// Sends `tools/call` and waits for its answer. rmcp puts a progress token of its own on
+/// every request: the upstream's progress for it goes to the call's caller while it runs.
+/// Dropped before the answer (cancelled, or past its deadline), it sends
+/// `notifications/cancelled` for the request.
+async fn call(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    routes: &Arc<ProgressRoutes>,
+    ctx: &ToolContext,
+) -> Result<CallToolResult, rmcp::ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let _route = ctx
+        .wants_progress()
+        .then(|| routes.route(handle.progress_token.clone(), ctx.clone()));
+    let mut abandoned = Abandoned {
+        peer,
+        id: Some(handle.id.clone()),
+    };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    match answer? {
+        ServerResult::CallToolResult(r) => Ok(r),
+        _ => Err(rmcp::ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Sends `notifications/cancelled` for a request dropped before its answer.
+struct Abandoned<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let cancelled = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the caller cancelled the call, or it ran past its timeout".into()),
+                );
+                let _ = peer.notify_cancelled(cancelled).await;
+            });
         }
     }
 }
