@@ -51,7 +51,7 @@ pub struct UpstreamConfig {
     /// environment (the sandbox's scrubbed environment gets nothing else).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
-    /// The endpoint of a streamable HTTP server (`http://` or `https://`).
+    /// The endpoint of a streamable HTTP server (`http://`; this build's client has no TLS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Headers sent to an HTTP upstream, each value read from an environment variable.
@@ -237,13 +237,16 @@ pub(crate) fn check(
                 problem(at("command"), "the command must name a program".into())
             }
             (None, Some(url)) => {
-                if !(url.starts_with("http://") || url.starts_with("https://"))
-                    || url.contains(char::is_whitespace)
-                {
+                if url.starts_with("https://") {
                     problem(
                         at("url"),
-                        format!("{url:?} is not an http:// or https:// URL"),
+                        format!(
+                            "{url:?}: this build's upstream client has no TLS; reach an HTTPS \
+                             server through a local TLS-terminating proxy at an http:// URL"
+                        ),
                     );
+                } else if !url.starts_with("http://") || url.contains(char::is_whitespace) {
+                    problem(at("url"), format!("{url:?} is not an http:// URL"));
                 }
             }
             _ => {}

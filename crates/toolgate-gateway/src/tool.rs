@@ -17,9 +17,9 @@
 //!    a call dropped at its deadline.
 
 use crate::breaker::{Admission, Breaker};
+use crate::client::ProgressRoutes;
 use crate::upstream::Upstream;
 use futures::future::BoxFuture;
-use crate::client::ProgressRoutes;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
     ClientRequest, ServerResult,

@@ -14,7 +14,10 @@ const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 /// `node_modules` of the npm install that holds Node (`TOOLGATE_TEST_NODE` is
 /// `<node_modules>/node/bin/node`).
 fn node_modules(node: &Path) -> PathBuf {
-    node.ancestors().nth(3).expect("node under node_modules/node/bin").to_path_buf()
+    node.ancestors()
+        .nth(3)
+        .expect("node under node_modules/node/bin")
+        .to_path_buf()
 }
 
 /// server-everything over streamable HTTP on a free loopback port; killed when dropped.
@@ -40,7 +43,10 @@ impl HttpEverything {
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "server-everything did not listen");
+            assert!(
+                Instant::now() < deadline,
+                "server-everything did not listen"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         HttpEverything { child, port }
@@ -135,7 +141,8 @@ startup_timeout_ms = 30000
     assert!(
         records
             .iter()
-            .any(|r| r["tool"] == "ev__trigger-long-running-operation" && r["error_kind"] == "cancelled"),
+            .any(|r| r["tool"] == "ev__trigger-long-running-operation"
+                && r["error_kind"] == "cancelled"),
         "{records:#?}"
     );
 }

@@ -93,7 +93,7 @@ name = "none"
         "3:13: gateway.separator: \"::\" cannot separate names",
         "6:8: upstreams[0].name: \"bad name\" cannot name an upstream",
         "8:7: upstreams[0].url: an upstream has either `command`",
-        "12:7: upstreams[1].url: \"ftp://h\" is not an http:// or https:// URL",
+        "12:7: upstreams[1].url: \"ftp://h\" is not an http:// URL",
         "13:8: upstreams[1].args: `args` is for stdio upstreams",
         "14:7: upstreams[1].env: `env` is for stdio upstreams",
         "14:8: upstreams[1].env[0]: \"NOT A NAME\" is not an environment variable's name",
@@ -114,6 +114,13 @@ name = "none"
         "{}",
         p[11]
     );
+}
+
+#[test]
+fn an_https_upstream_is_refused_while_the_client_has_no_tls() {
+    let p = problems("[[upstreams]]\nname = \"w\"\nurl = \"https://h/mcp\"\n");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(p[0].contains("has no TLS"), "{}", p[0]);
 }
 
 #[test]
