@@ -17,9 +17,9 @@ pub fn effects(
     let hint = |f: fn(&ToolAnnotations) -> Option<bool>| annotations.and_then(f);
     let read_only =
         hint(|a| a.read_only_hint) == Some(true) && upstream.trusts(TrustConfig::ReadOnly);
-    let destructive = !read_only
-        && !(hint(|a| a.destructive_hint) == Some(false)
-            && upstream.trusts(TrustConfig::NotDestructive));
+    let trusted_not_destructive =
+        hint(|a| a.destructive_hint) == Some(false) && upstream.trusts(TrustConfig::NotDestructive);
+    let destructive = !(read_only || trusted_not_destructive);
     let idempotent = read_only
         || (hint(|a| a.idempotent_hint) == Some(true) && upstream.trusts(TrustConfig::Idempotent));
     let open_world =

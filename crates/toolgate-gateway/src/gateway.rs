@@ -69,11 +69,15 @@ pub(crate) struct GatewayInner {
     tools: Mutex<BTreeMap<String, Vec<Arc<dyn Tool>>>>,
     /// What each upstream's tools were made from (listed name, hash, served), to keep them
     /// (and their breakers) when a restarted upstream lists the same tools.
-    made_from: Mutex<BTreeMap<String, Vec<(String, String, bool)>>>,
+    made_from: Mutex<BTreeMap<String, Vec<MadeFrom>>>,
     attached: Mutex<Option<(Pipeline, BaseRegistry)>>,
     rebuilding: Mutex<()>,
     shutdown: CancellationToken,
 }
+
+/// What one upstream tool was made from: its listed name, its definition's hash, whether it
+/// is served.
+type MadeFrom = (String, String, bool);
 
 /// One upstream's health, as [`Gateway::status`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]

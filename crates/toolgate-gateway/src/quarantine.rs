@@ -21,7 +21,7 @@
 //!
 //! This is a screen for an operator's review, not a proof of innocence: a definition with no
 //! finding is pinned as first seen, and any later change of it is blocked
-//! ([`crate::pins`]).
+//! (`toolgate_store::pins`).
 
 use serde_json::Value;
 

@@ -52,16 +52,13 @@ pub fn output(result: CallToolResult, tool: &str) -> Result<ToolOutput, ToolErro
 /// and `_meta` are what is dropped. A block of a kind toolgate does not know becomes a text
 /// saying so.
 fn content(block: &ContentBlock) -> Content {
-    let kind = serde_json::to_value(block)
-        .ok()
-        .and_then(|v| {
+    let kind = match serde_json::to_value(block) {
+        Ok(v) => {
             let kind = v.get("type").and_then(|t| t.as_str()).map(str::to_string);
-            match serde_json::from_value::<Content>(v) {
-                Ok(c) => return Some(Ok(c)),
-                Err(_) => Some(Err(kind)),
-            }
-        })
-        .unwrap_or(Err(None));
+            serde_json::from_value::<Content>(v).map_err(|_| kind)
+        }
+        Err(_) => Err(None),
+    };
     match kind {
         Ok(c) => c,
         Err(kind) => Content::text(format!(
