@@ -190,6 +190,8 @@ fn audit(store: &Store, command: &str, arguments: serde_json::Value) -> anyhow::
         error_kind: None,
         error_reason: None,
         attempts: 1,
+        idempotency_key: None,
+        ledger: None,
         duration_us: 0,
     });
     sink.flush();
