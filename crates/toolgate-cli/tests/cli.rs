@@ -25,6 +25,8 @@ mod formats;
 mod gateway;
 #[path = "cli/gateway_clients.rs"]
 mod gateway_clients;
+#[path = "cli/gateway_ledger.rs"]
+mod gateway_ledger;
 #[path = "cli/identity.rs"]
 mod identity;
 #[path = "cli/ledger.rs"]

@@ -21,8 +21,9 @@ use parking_lot::Mutex;
 use rmcp::model::Tool as McpTool;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use toolgate_config::upstreams::ArgumentKind;
 use toolgate_config::UpstreamConfig;
@@ -73,7 +74,15 @@ pub(crate) struct GatewayInner {
     attached: Mutex<Option<(Pipeline, BaseRegistry)>>,
     rebuilding: Mutex<()>,
     shutdown: CancellationToken,
+    /// Each upstream's last tool list, to apply again when the operator approves a pin.
+    listed: Mutex<BTreeMap<String, (Arc<Upstream>, Vec<McpTool>)>>,
+    /// Told by a blocked tool's call: read the pins again now.
+    recheck: Arc<Notify>,
 }
+
+/// How often a gateway reads the store's approvals mark ([`Store::approvals_mark`]) to see
+/// an approval made by another process (`toolgate upstream approve`) while it serves.
+pub const PIN_POLL: Duration = Duration::from_secs(1);
 
 /// What one upstream tool was made from: its listed name, its definition's hash, whether it
 /// is served.
@@ -119,7 +128,10 @@ impl Gateway {
             attached: Mutex::new(None),
             rebuilding: Mutex::new(()),
             shutdown: shutdown.clone(),
+            listed: Mutex::new(BTreeMap::new()),
+            recheck: Arc::new(Notify::new()),
         });
+        tokio::spawn(watch_approvals(Arc::downgrade(&inner), shutdown.clone()));
         let start = Arc::new(options.start);
         let mut firsts = Vec::new();
         let mut longest = Duration::ZERO;
@@ -196,6 +208,24 @@ impl GatewayInner {
 
     /// Takes `upstream`'s tool list (at its start, or after it said the list changed).
     pub(crate) fn apply_tools(&self, upstream: &Arc<Upstream>, listed: Vec<McpTool>) {
+        self.listed.lock().insert(
+            upstream.config.name.clone(),
+            (upstream.clone(), listed.clone()),
+        );
+        self.apply_listed(upstream, listed);
+    }
+
+    /// Applies every upstream's last tool list again: the pins are read anew, so a tool the
+    /// operator approved since is served (and one whose pin was otherwise changed, blocked).
+    fn reapply(&self) {
+        let all: Vec<(Arc<Upstream>, Vec<McpTool>)> =
+            self.listed.lock().values().cloned().collect();
+        for (upstream, listed) in all {
+            self.apply_listed(&upstream, listed);
+        }
+    }
+
+    fn apply_listed(&self, upstream: &Arc<Upstream>, listed: Vec<McpTool>) {
         let config = &upstream.config;
         let include: Vec<ToolPattern> = config
             .tools
@@ -270,8 +300,14 @@ impl GatewayInner {
                         tracing::warn!(upstream = %config.name, tool = %own, findings = %pin_reason, "an upstream tool is quarantined");
                     }
                     blocked += 1;
-                    BlockedTool::new(&listed_name, &config.name, &own, reason)
-                        .map(|b| Arc::new(b) as Arc<dyn Tool>)
+                    BlockedTool::new(
+                        &listed_name,
+                        &config.name,
+                        &own,
+                        reason,
+                        self.recheck.clone(),
+                    )
+                    .map(|b| Arc::new(b) as Arc<dyn Tool>)
                 }
                 None => match served_tool(upstream, &t, &listed_name, input, output) {
                     Ok(tool) => {
@@ -318,6 +354,40 @@ impl GatewayInner {
             Ok(Err(e)) | Err(e) => {
                 tracing::error!(error = %e, "the registry with the upstreams' tools could not be built; the previous one stays");
             }
+        }
+    }
+}
+
+/// Reads the store's approvals mark every [`PIN_POLL`], and at once when a blocked tool is
+/// called; when it moved (the operator approved something, in any process sharing the store),
+/// applies every upstream's last tool list again, which swaps the pipeline's registry when a
+/// tool is served now (clients get `notifications/tools/list_changed`). Ends with the
+/// gateway.
+async fn watch_approvals(gateway: Weak<GatewayInner>, shutdown: CancellationToken) {
+    let mark = |g: &GatewayInner| match g.store.approvals_mark() {
+        Ok(m) => Some(m),
+        Err(e) => {
+            tracing::warn!(error = %e, "reading the upstream pins' approvals");
+            None
+        }
+    };
+    let (recheck, mut last) = match gateway.upgrade() {
+        Some(g) => (g.recheck.clone(), mark(&g)),
+        None => return,
+    };
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(PIN_POLL) => {}
+            () = recheck.notified() => {}
+        }
+        let Some(g) = gateway.upgrade() else { return };
+        let now = mark(&g);
+        if now.is_some() && now != last {
+            last = now;
+            let g2 = g.clone();
+            // the store is SQLite: read it off the runtime's workers
+            let _ = tokio::task::spawn_blocking(move || g2.reapply()).await;
         }
     }
 }

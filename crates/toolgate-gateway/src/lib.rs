@@ -39,4 +39,4 @@ mod upstream;
 
 pub use connect::StartContext;
 pub use gateway::{BaseRegistry, Gateway, GatewayOptions, UpstreamStatus, WrapTool};
-pub use tool::{BlockReason, BlockedTool, UpstreamTool};
+pub use tool::{BlockReason, BlockedTool, UpstreamTool, IDEMPOTENCY_META_KEY};

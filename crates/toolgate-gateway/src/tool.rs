@@ -15,6 +15,17 @@
 //! 5. the answer becomes the output ([`crate::result`]); a transport failure is a
 //!    recoverable `tool_failed` (`upstream_failed`), and counts towards the breakers, as does
 //!    a call dropped at its deadline.
+//!
+//! Under the idempotency ledger (a tool neither read-only nor idempotent: absent hints, or a
+//! claim `trust` does not cover), the pipeline claims the call's key before step 1 and a call
+//! sent again with it is answered from the ledger, never sent upstream again. The tool tells
+//! the ledger what its end means: every failure before `tools/call` left (a breaker open, no
+//! connection, a path argument out of bounds, the request not accepted by the connection) is
+//! `no_effect` (the key is free again); a connection lost after it left is `outcome_unknown`
+//! (`upstream_failed`: the key stays unsettled until the operator resolves it, since the
+//! upstream may have acted); the upstream's own answer, an error result or a JSON-RPC error,
+//! is recorded and replayed. The key goes upstream too, in `_meta` under
+//! [`IDEMPOTENCY_META_KEY`], for a server (another toolgate) that keeps a ledger of its own.
 
 use crate::breaker::{Admission, Breaker};
 use crate::client::ProgressRoutes;
@@ -22,14 +33,20 @@ use crate::upstream::Upstream;
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ServerResult,
+    ClientRequest, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolgate_config::upstreams::ArgumentKind;
-use toolgate_core::{Access, Args, Resource, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolgate_core::{
+    Access, Args, ErrorKind, Resource, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+};
+
+/// The `_meta` key the call's idempotency key is sent upstream under (the key toolgate's own
+/// MCP server reads it from).
+pub const IDEMPOTENCY_META_KEY: &str = "io.toolgate/idempotency-key";
 
 /// An argument that names a resource.
 #[derive(Debug, Clone)]
@@ -76,6 +93,7 @@ impl UpstreamTool {
             self.upstream.name()
         ))
         .with_reason("upstream_unavailable")
+        .no_effect()
     }
 
     /// The arguments with declared path arguments made absolute inside the workspace.
@@ -143,21 +161,45 @@ impl UpstreamTool {
             self.breaker.abandoned(mine);
             return Err(self.unavailable("is not running (it is being started again)", None));
         };
-        let arguments = match self.resolved(args, &ctx)? {
-            Value::Object(m) => Some(m),
-            _ => None,
+        let arguments = match self.resolved(args, &ctx) {
+            Ok(Value::Object(m)) => Some(m),
+            Ok(_) => None,
+            Err(e) => {
+                outcome.settled = true;
+                self.upstream.breaker.abandoned(up);
+                self.breaker.abandoned(mine);
+                return Err(e.no_effect());
+            }
         };
         let mut params = CallToolRequestParams::new(self.tool.to_string());
         params.arguments = arguments;
+        if let Some(key) = ctx.idempotency_key() {
+            let mut meta = RequestMetaObject::default();
+            meta.insert(IDEMPOTENCY_META_KEY.into(), Value::String(key.into()));
+            params.meta = Some(meta);
+        }
         let answer = call(&peer, params, &self.upstream.progress, &ctx).await;
         outcome.settled = true;
         match answer {
+            Err(Sent::No(e)) => {
+                // the connection took no request: nothing reached the upstream
+                if peer.is_transport_closed() {
+                    self.upstream.connection_lost();
+                }
+                self.upstream.breaker.abandoned(up);
+                self.breaker.abandoned(mine);
+                Err(self.unavailable(
+                    &format!("is not running ({e}; it is being started again)"),
+                    None,
+                ))
+            }
+            Err(Sent::Yes(e)) => Err(self.lost(&peer, up, mine, &e, &ctx)),
             Ok(result) => {
                 self.upstream.breaker.success();
                 self.breaker.success();
                 crate::result::output(result, &self.spec.name)
             }
-            Err(rmcp::ServiceError::McpError(e)) => {
+            Err(Sent::Answered(e)) => {
                 // the upstream answered: a protocol error about this call, not a failure of it
                 self.upstream.breaker.success();
                 self.breaker.success();
@@ -168,24 +210,58 @@ impl UpstreamTool {
                 ))
                 .with_reason("upstream_error"))
             }
-            Err(e) => {
-                let why = e.to_string();
-                if peer.is_transport_closed() {
-                    self.upstream.connection_lost();
-                }
-                self.upstream.call_failed(up, &why);
-                self.breaker.failure(mine);
-                Err(ToolError::failed(format!(
-                    "{} failed: the upstream server {} did not answer ({why}); the call may or \
-                     may not have had its effect",
-                    self.spec.name,
-                    self.upstream.name()
-                ))
-                .with_reason("upstream_failed")
-                .transient())
-            }
         }
     }
+
+    /// The error of a call whose request left but whose answer never came (the connection
+    /// was lost or the upstream wrote something that is not an answer). The upstream may
+    /// have acted: under an idempotency key the call is `outcome_unknown` (the ledger keeps
+    /// the key unsettled), without one a transient `tool_failed`.
+    fn lost(
+        &self,
+        peer: &Peer<RoleClient>,
+        up: Admission,
+        mine: Admission,
+        e: &rmcp::ServiceError,
+        ctx: &ToolContext,
+    ) -> ToolError {
+        let why = e.to_string();
+        if peer.is_transport_closed() {
+            self.upstream.connection_lost();
+        }
+        self.upstream.call_failed(up, &why);
+        self.breaker.failure(mine);
+        let message = format!(
+            "{} failed: the upstream server {} did not answer ({why}); the call may or may not \
+             have had its effect",
+            self.spec.name,
+            self.upstream.name()
+        );
+        match ctx.idempotency_key() {
+            Some(key) => ToolError::new(
+                ErrorKind::OutcomeUnknown,
+                format!(
+                    "{message}. Check whether it did before acting again: sent again with \
+                     idempotency key {key:?} it is not sent upstream, and gets outcome_unknown \
+                     until the operator settles it (`toolgate ledger resolve`)"
+                ),
+            )
+            .with_reason("upstream_failed"),
+            None => ToolError::failed(message)
+                .with_reason("upstream_failed")
+                .transient(),
+        }
+    }
+}
+
+/// How far a `tools/call` got when it failed.
+enum Sent {
+    /// The connection did not take the request: the upstream never saw it.
+    No(rmcp::ServiceError),
+    /// The upstream answered with a JSON-RPC error.
+    Answered(rmcp::model::ErrorData),
+    /// The request left and no answer came.
+    Yes(rmcp::ServiceError),
 }
 
 /// Sends `tools/call` and waits for its answer. rmcp puts a progress token of its own on
@@ -197,11 +273,12 @@ async fn call(
     params: CallToolRequestParams,
     routes: &Arc<ProgressRoutes>,
     ctx: &ToolContext,
-) -> Result<CallToolResult, rmcp::ServiceError> {
+) -> Result<CallToolResult, Sent> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await?;
+        .await
+        .map_err(Sent::No)?;
     let _route = ctx
         .wants_progress()
         .then(|| routes.route(handle.progress_token.clone(), ctx.clone()));
@@ -211,9 +288,11 @@ async fn call(
     };
     let answer = handle.await_response().await;
     abandoned.id = None;
-    match answer? {
-        ServerResult::CallToolResult(r) => Ok(r),
-        _ => Err(rmcp::ServiceError::UnexpectedResponse),
+    match answer {
+        Ok(ServerResult::CallToolResult(r)) => Ok(r),
+        Ok(_) => Err(Sent::Yes(rmcp::ServiceError::UnexpectedResponse)),
+        Err(rmcp::ServiceError::McpError(e)) => Err(Sent::Answered(e)),
+        Err(e) => Err(Sent::Yes(e)),
     }
 }
 
@@ -332,11 +411,14 @@ impl BlockReason {
 
 /// A blocked upstream tool: tagged unlisted, so `tools/list` never shows it (nor its
 /// definition), and refused by its guard, before any policy or approval, with the reason.
+/// A call also asks the gateway to read the pins again now (the operator may just have
+/// approved it from another process: the next call finds it served).
 pub struct BlockedTool {
     spec: ToolSpec,
     reason: BlockReason,
     upstream: String,
     tool: String,
+    recheck: Arc<tokio::sync::Notify>,
 }
 
 impl BlockedTool {
@@ -345,6 +427,7 @@ impl BlockedTool {
         upstream: &str,
         tool: &str,
         reason: BlockReason,
+        recheck: Arc<tokio::sync::Notify>,
     ) -> Option<BlockedTool> {
         let spec = ToolSpec::builder(listed)
             .description("Blocked by the operator's gateway.")
@@ -358,6 +441,7 @@ impl BlockedTool {
             reason,
             upstream: upstream.to_string(),
             tool: tool.to_string(),
+            recheck,
         })
     }
 }
@@ -372,6 +456,7 @@ impl Tool for BlockedTool {
     }
 
     fn guard(&self, _args: &Args, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        self.recheck.notify_one();
         let why = match self.reason {
             BlockReason::Changed => "its definition changed since the operator approved it",
             BlockReason::Quarantined => {

@@ -299,6 +299,22 @@ impl Store {
         })
     }
 
+    /// A mark of the operator's approvals: the latest `approved_us` and how many pins have
+    /// one. It changes whenever [`Store::approve_pins`] approves something (in this process
+    /// or another sharing the store), so a serving gateway polls it to see approvals without
+    /// a restart; one indexless read of a table with a row per upstream tool.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`].
+    pub fn approvals_mark(&self) -> Result<(i64, i64)> {
+        self.with_conn(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT COALESCE(MAX(approved_us), 0), COUNT(approved_us) FROM upstream_pins",
+            )?;
+            Ok(stmt.query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
+        })
+    }
+
     /// Records an upstream's health (replacing what was recorded before).
     ///
     /// # Errors

@@ -14,13 +14,13 @@ use toolgate_test_support::clients::client_program;
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 
-fn script() -> PathBuf {
+pub fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/upstreams/scripted_server.py")
 }
 
 /// `[[upstreams]]` running the scripted server with `tools` (a file in the workspace) in
 /// `mode`, plus `extra` TOML lines.
-fn entry(python: &Path, name: &str, mode: &str, tools: &str, extra: &str) -> String {
+pub fn entry(python: &Path, name: &str, mode: &str, tools: &str, extra: &str) -> String {
     format!(
         "[[upstreams]]\nname = {name:?}\ncommand = {:?}\nargs = [{:?}, \"--tools\", {tools:?}, \"--mode\", {mode:?}]\n{extra}\n",
         python.display().to_string(),
@@ -37,7 +37,7 @@ fn poisoned() -> String {
     )
 }
 
-fn number_schema() -> Value {
+pub fn number_schema() -> Value {
     json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}, "note": {"type": "string"}}})
 }
 
@@ -56,7 +56,7 @@ fn tools_file(ws: &Path, mul_description: &str) {
     std::fs::rename(&tmp, ws.join("tools.json")).unwrap();
 }
 
-fn workspace(config: &str) -> (tempfile::TempDir, PathBuf) {
+pub fn workspace(config: &str) -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let ws = t.path().canonicalize().unwrap().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
@@ -65,7 +65,7 @@ fn workspace(config: &str) -> (tempfile::TempDir, PathBuf) {
     (t, ws)
 }
 
-fn toolgate(ws: &Path, args: &[&str]) -> Output {
+pub fn toolgate(ws: &Path, args: &[&str]) -> Output {
     Command::new(TOOLGATE)
         .args(args)
         .arg("--workspace")
@@ -74,7 +74,7 @@ fn toolgate(ws: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn envelope(out: &Output) -> Value {
+pub fn envelope(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "not an envelope ({e}): {}\n{}",
@@ -84,7 +84,7 @@ fn envelope(out: &Output) -> Value {
     })
 }
 
-fn text(out: &Output) -> String {
+pub fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -205,7 +205,8 @@ fn gateway_poisoned_desc_67_quarantine_pinning_and_claims() {
 
 /// A changed definition announced with `notifications/tools/list_changed` while serving:
 /// blocked, the client told, the tool gone from `tools/list` and refused when called; a
-/// poisoned description never reaches the client.
+/// poisoned description never reaches the client; `toolgate upstream approve` from another
+/// process serves it again without a restart.
 #[test]
 #[cfg_attr(
     toolgate_no_python,
@@ -215,7 +216,11 @@ fn a_definition_changed_while_serving_is_blocked_and_the_client_told() {
     let Some(python) = client_program("TOOLGATE_TEST_PYTHON") else {
         return;
     };
-    let (_t, ws) = workspace(&entry(&python, "rug", "ok", "tools.json", ""));
+    let config = format!(
+        "[[rules]]\ndecision = \"allow\"\ntool = \"rug__mul\"\n\n{}",
+        entry(&python, "rug", "ok", "tools.json", "")
+    );
+    let (_t, ws) = workspace(&config);
     let mut s = StdioServe::start(&ws, &[], &[]);
     s.handshake(json!({}));
     s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
@@ -257,6 +262,39 @@ fn a_definition_changed_while_serving_is_blocked_and_the_client_told() {
         r["result"]["_meta"]["toolgate/error"]["reason"], "tool_definition_changed",
         "{r}"
     );
+
+    // the operator approves from another process while toolgate serves: the serving process
+    // sees it without a restart, tells the client, and serves the tool
+    let approved = text(&toolgate(&ws, &["upstream", "approve", "rug", "mul"]));
+    assert!(approved.contains("approved rug/mul"), "{approved}");
+    let started = Instant::now();
+    loop {
+        let m = s.next(Duration::from_secs(10)).expect("a notification");
+        if m["method"] == "notifications/tools/list_changed" {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{m}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    s.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}));
+    let listed = s.recv();
+    let mul = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "rug__mul")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(
+        mul["description"], "Multiplies two numbers, and now something else.",
+        "{mul}"
+    );
+    s.send(&call(5, "rug__mul", json!({"a": 1, "b": 2})));
+    let r = s.recv();
+    assert_ne!(r["result"]["isError"], true, "{r}");
     assert!(s.finish().success());
 }
 
@@ -304,20 +342,6 @@ fn misbehaving_upstreams_fail_their_calls_and_spare_the_others() {
     for absent in ["garbage__", "noinit__"] {
         assert!(!raw.contains(absent), "{absent}: {raw}");
     }
-    let mut id = 10;
-    let mut ask = |s: &mut StdioServe, tool: &str, a: i64| -> (Value, Duration) {
-        id += 1;
-        let t = Instant::now();
-        s.send(&call(id, tool, json!({"a": a, "b": 2})));
-        let r = loop {
-            let m = s.recv();
-            if m.get("id").is_some() {
-                break m;
-            }
-        };
-        assert_eq!(r["id"], id, "{r}");
-        (r["result"].clone(), t.elapsed())
-    };
     let reason = |r: &Value| {
         r["_meta"]["toolgate/error"]["reason"]
             .as_str()
@@ -330,21 +354,58 @@ fn misbehaving_upstreams_fail_their_calls_and_spare_the_others() {
             .unwrap_or("")
             .to_string()
     };
+    // each call its own arguments (`note`), so each has its own derived idempotency key: the
+    // ledger answers a call sent again with the same ones without sending it upstream (below)
+    let mut id = 10;
+    let mut ask = |s: &mut StdioServe, tool: &str, a: i64, note: &str| -> (Value, Duration) {
+        id += 1;
+        let t = Instant::now();
+        let note = if note.is_empty() {
+            format!("call {id}")
+        } else {
+            note.to_string()
+        };
+        s.send(&call(id, tool, json!({"a": a, "b": 2, "note": note})));
+        let r = loop {
+            let m = s.recv();
+            if m.get("id").is_some() {
+                break m;
+            }
+        };
+        assert_eq!(r["id"], id, "{r}");
+        (r["result"].clone(), t.elapsed())
+    };
+
+    // under the ledger (add claims nothing, so it may act): a hung call sent again with its
+    // arguments is not sent upstream again; the ledger answers at once
+    let (r, took) = ask(&mut s, "hang__add", 1, "once");
+    assert_eq!(kind(&r), "outcome_unknown", "{r}");
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    let (r, took) = ask(&mut s, "hang__add", 1, "once");
+    assert_eq!(
+        (kind(&r).as_str(), reason(&r).as_str()),
+        ("outcome_unknown", "unsettled"),
+        "{r}"
+    );
+    assert!(took < Duration::from_millis(900), "{took:?}");
 
     // flooding stderr and stdout with noise does not stop the answers
-    let (r, _) = ask(&mut s, "flood__add", 1);
+    let (r, _) = ask(&mut s, "flood__add", 1, "");
     assert_eq!(r["content"][0]["text"], "3", "{r}");
 
-    // a hang: each call ends at its timeout; after two the breaker answers at once
-    for _ in 0..2 {
-        let (r, took) = ask(&mut s, "hang__add", 1);
-        assert_eq!(kind(&r), "outcome_unknown", "{r}");
-        assert!(took < Duration::from_secs(6), "{took:?}");
-    }
-    let (r, took) = ask(&mut s, "hang__add", 1);
+    // a hang: each call ends at its timeout (the one above, and this one); after two the
+    // breaker answers at once
+    let (r, took) = ask(&mut s, "hang__add", 1, "");
+    assert_eq!(kind(&r), "outcome_unknown", "{r}");
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    let (r, took) = ask(&mut s, "hang__add", 1, "open");
     assert_eq!(reason(&r), "upstream_unavailable", "{r}");
     assert!(took < Duration::from_millis(900), "{took:?}");
-    let (r, _) = ask(&mut s, "good__add", 1);
+    // refused before anything was sent: its key was freed, so the same call sent again is
+    // judged again (not answered as unsettled)
+    let (r, _) = ask(&mut s, "hang__add", 1, "open");
+    assert_eq!(reason(&r), "upstream_unavailable", "{r}");
+    let (r, _) = ask(&mut s, "good__add", 1, "");
     assert_eq!(
         r["content"][0]["text"], "3",
         "the good upstream keeps serving: {r}"
@@ -352,30 +413,30 @@ fn misbehaving_upstreams_fail_their_calls_and_spare_the_others() {
 
     // a crash: a clear failure, the server restarted; two crashes open the breaker, which a
     // successful probe after the cool-down closes
-    let (r, _) = ask(&mut s, "crash__add", 13);
+    let (r, _) = ask(&mut s, "crash__add", 13, "");
     assert_eq!(reason(&r), "upstream_failed", "{r}");
     let deadline = Instant::now() + Duration::from_secs(15);
     let second = loop {
-        let (r, _) = ask(&mut s, "crash__add", 13);
+        let (r, _) = ask(&mut s, "crash__add", 13, "");
         if reason(&r) == "upstream_failed" || Instant::now() > deadline {
             break r;
         }
         std::thread::sleep(Duration::from_millis(200));
     };
     assert_eq!(reason(&second), "upstream_failed", "{second}");
-    let (r, took) = ask(&mut s, "crash__add", 1);
+    let (r, took) = ask(&mut s, "crash__add", 1, "");
     assert_eq!(reason(&r), "upstream_unavailable", "{r}");
     assert!(took < Duration::from_millis(900), "{took:?}");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         std::thread::sleep(Duration::from_millis(300));
-        let (r, _) = ask(&mut s, "crash__add", 1);
+        let (r, _) = ask(&mut s, "crash__add", 1, "");
         if r["content"][0]["text"] == "3" && r["isError"] != true {
             break;
         }
         assert!(Instant::now() < deadline, "the breaker never closed: {r}");
     }
-    let (r, _) = ask(&mut s, "crash__add", 2);
+    let (r, _) = ask(&mut s, "crash__add", 2, "");
     assert_eq!(r["content"][0]["text"], "4", "closed again: {r}");
 
     // health, as the running gateway records it

@@ -1,12 +1,13 @@
 """A small MCP stdio server for the gateway's tests, speaking newline-delimited JSON-RPC by
 hand (no SDK), so it can also misbehave on purpose.
 
-  scripted_server.py --tools FILE [--mode ok|crash|hang|flood|garbage|noinit]
+  scripted_server.py --tools FILE [--mode ok|crash|hang|flood|garbage|noinit] [--log FILE]
 
 Its tools are the JSON array in FILE (MCP tool definitions), read again whenever the file
 changes; a change is announced with `notifications/tools/list_changed`. Calls: `add` answers
 the sum of `a` and `b` as text, `fail` answers an error result; any other tool echoes its
-arguments. Modes:
+arguments. With --log, every `tools/call` received is appended to FILE first, one JSON line
+(`name`, `arguments`, and `key`: the `_meta` idempotency key toolgate sends, or null). Modes:
 
 - ok: behaves;
 - crash: `add` with a == 13 makes the process exit at once (status 3);
@@ -40,6 +41,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--tools", required=True)
     p.add_argument("--mode", default="ok")
+    p.add_argument("--log")
     args = p.parse_args()
     mode = args.mode
 
@@ -100,6 +102,10 @@ def main() -> None:
                 continue
             name = msg["params"]["name"]
             a = msg["params"].get("arguments") or {}
+            if args.log:
+                key = (msg["params"].get("_meta") or {}).get("io.toolgate/idempotency-key")
+                with open(args.log, "a") as f:
+                    f.write(json.dumps({"name": name, "arguments": a, "key": key}) + "\n")
             if name == "add":
                 if mode == "crash" and a.get("a") == 13:
                     os._exit(3)

@@ -118,3 +118,23 @@ fn a_damaged_pin_row_is_a_corrupt_error() {
     let e = t.store.pins(None).unwrap_err();
     assert!(e.to_string().contains("upstream_pins"), "{e}");
 }
+
+#[test]
+fn the_approvals_mark_moves_with_each_approval_and_only_then() {
+    let t = TempStore::new();
+    let s = &t.store;
+    assert_eq!(s.approvals_mark().unwrap(), (0, 0));
+    s.observe_definition(&seen("read", "h1", None), 10).unwrap();
+    s.observe_definition(&seen("write", "w1", Some("hidden block")), 10)
+        .unwrap();
+    // seeing definitions is not approving them
+    assert_eq!(s.approvals_mark().unwrap(), (0, 0));
+    s.approve_pins("fs", Some("write"), 20).unwrap();
+    assert_eq!(s.approvals_mark().unwrap(), (20, 1));
+    s.observe_definition(&seen("read", "h2", None), 30).unwrap();
+    assert_eq!(s.approvals_mark().unwrap(), (20, 1));
+    // another process approving through its own handle: the mark this one reads moves
+    let other = toolgate_store::Store::open(t.path()).unwrap();
+    other.approve_pins("fs", None, 40).unwrap();
+    assert_eq!(s.approvals_mark().unwrap(), (40, 2));
+}
