@@ -27,6 +27,8 @@ mod gateway;
 mod gateway_clients;
 #[path = "cli/gateway_ledger.rs"]
 mod gateway_ledger;
+#[path = "cli/gateway_tls.rs"]
+mod gateway_tls;
 #[path = "cli/identity.rs"]
 mod identity;
 #[path = "cli/ledger.rs"]

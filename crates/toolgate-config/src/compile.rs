@@ -148,6 +148,9 @@ pub fn load_str(
     crate::store_path::check(&loc, root, &raw, &mut c.problems);
     let auth_roles = c.auth();
     c.rates();
+    crate::upstreams::check(root, &raw.gateway, &raw.upstreams, &mut |path, message| {
+        c.problems.push(loc.at(&path, message));
+    });
     // the compiler's problems under a piece that failed are about the default put there
     let under_failed = |key: &str| {
         parsed.failed.iter().any(|f| {
@@ -424,13 +427,6 @@ impl Compiler<'_> {
         self.server_limits();
         self.ledger();
         self.mail();
-        let mut found = Vec::new();
-        crate::upstreams::check(&raw.gateway, &raw.upstreams, &mut |path, message| {
-            found.push((path, message))
-        });
-        for (path, message) in found {
-            self.problem(&path, message);
-        }
     }
 }
 

@@ -51,9 +51,16 @@ pub struct UpstreamConfig {
     /// environment (the sandbox's scrubbed environment gets nothing else).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
-    /// The endpoint of a streamable HTTP server (`http://`; this build's client has no TLS).
+    /// The endpoint of a streamable HTTP server (`http://` or `https://`; HTTPS by rustls,
+    /// the server's certificate checked against the system's roots and `ca_file`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// A PEM file of CA certificates trusted for an `https://` upstream besides the
+    /// system's roots (a private CA, a self-signed server); relative paths are from the
+    /// workspace root. Checked at load: it must be a readable file of PEM certificates, at
+    /// most 1 MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
     /// Headers sent to an HTTP upstream, each value read from an environment variable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<HeaderConfig>,
@@ -179,9 +186,57 @@ impl UpstreamConfig {
     }
 }
 
-/// Checks `[gateway]` and every `[[upstreams]]` entry; each problem goes to `problem` with
-/// its key path.
+/// The largest `ca_file` read, in bytes.
+pub const MAX_CA_FILE_BYTES: u64 = 1 << 20;
+
+/// Why `text` (relative to `root`) cannot be an upstream's `ca_file`, if it cannot: it must
+/// be a regular file of at most [`MAX_CA_FILE_BYTES`] holding at least one PEM certificate
+/// (whether each parses is found when the upstream connects, by the TLS library).
+fn ca_file_problem(root: &std::path::Path, text: &str) -> Result<(), String> {
+    use std::io::Read;
+    if text.trim().is_empty() || text.contains('\0') {
+        return Err("the CA file must be a file path".into());
+    }
+    let path = root.join(text);
+    let file = std::fs::File::open(&path).map_err(|e| {
+        format!("{text:?} cannot be read ({e}); give a PEM file of CA certificates")
+    })?;
+    let meta = file.metadata().map_err(|e| format!("{text:?}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{text:?} is not a file; give a PEM file of CA certificates"
+        ));
+    }
+    if meta.len() > MAX_CA_FILE_BYTES {
+        return Err(format!(
+            "{text:?} is {} bytes, over the {MAX_CA_FILE_BYTES} a CA file may have",
+            meta.len()
+        ));
+    }
+    let mut body = String::new();
+    file.take(MAX_CA_FILE_BYTES)
+        .read_to_string(&mut body)
+        .map_err(|_| format!("{text:?} is not text; give a PEM file of CA certificates"))?;
+    if !body.contains("-----BEGIN CERTIFICATE-----") {
+        return Err(format!(
+            "{text:?} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+        ));
+    }
+    Ok(())
+}
+
+/// The path of `upstream`'s `ca_file` under the workspace `root`, when it has one.
+pub fn ca_file_path(
+    root: &std::path::Path,
+    upstream: &UpstreamConfig,
+) -> Option<std::path::PathBuf> {
+    upstream.ca_file.as_ref().map(|c| root.join(c))
+}
+
+/// Checks `[gateway]` and every `[[upstreams]]` entry (files named relative to `root`); each
+/// problem goes to `problem` with its key path.
 pub(crate) fn check(
+    root: &std::path::Path,
     gateway: &GatewayConfig,
     upstreams: &[UpstreamConfig],
     problem: &mut dyn FnMut(Vec<Seg>, String),
@@ -237,19 +292,30 @@ pub(crate) fn check(
                 problem(at("command"), "the command must name a program".into())
             }
             (None, Some(url)) => {
-                if url.starts_with("https://") {
+                let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+                if !scheme_ok || url.contains(char::is_whitespace) {
                     problem(
                         at("url"),
-                        format!(
-                            "{url:?}: this build's upstream client has no TLS; reach an HTTPS \
-                             server through a local TLS-terminating proxy at an http:// URL"
-                        ),
+                        format!("{url:?} is not an http:// or https:// URL"),
                     );
-                } else if !url.starts_with("http://") || url.contains(char::is_whitespace) {
-                    problem(at("url"), format!("{url:?} is not an http:// URL"));
                 }
             }
             _ => {}
+        }
+        if let Some(ca) = &u.ca_file {
+            if !u
+                .url
+                .as_deref()
+                .is_some_and(|url| url.starts_with("https://"))
+            {
+                problem(
+                    at("ca_file"),
+                    "`ca_file` is for https:// upstreams (`url`)".into(),
+                );
+            }
+            if let Err(why) = ca_file_problem(root, ca) {
+                problem(at("ca_file"), why);
+            }
         }
         if u.url.is_some() {
             for (k, set) in [

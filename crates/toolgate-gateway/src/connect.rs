@@ -2,6 +2,11 @@
 //! unless the entry says `sandbox = false`) with its stdout and stdin as the transport, or a
 //! streamable HTTP endpoint; then rmcp's client handshake (`initialize`) and the first
 //! `tools/list`, all within the entry's `startup_timeout_ms`.
+//!
+//! An HTTP upstream gets a reqwest client of its own: HTTPS by rustls (the certificate
+//! checked against the system's roots and the entry's `ca_file`), no redirects followed (an
+//! MCP endpoint answers where it is; a redirect elsewhere is refused, not followed with the
+//! entry's headers), the entry's headers on every request.
 
 use crate::client::Handler;
 use parking_lot::Mutex;
@@ -97,7 +102,8 @@ pub(crate) async fn connect(
             (None, Some(url)) => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 config = config.custom_headers(headers(upstream)?);
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let client = http_client(upstream, &start.root)?;
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 let service = handler
                     .serve(transport)
                     .await
@@ -185,6 +191,49 @@ fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     p.metadata()
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The HTTP client of `upstream`: rustls with the system's roots plus the certificates of
+/// its `ca_file` (relative to `root`), no redirects.
+///
+/// # Errors
+/// The CA file cannot be read or holds no certificate rustls accepts; the client cannot be
+/// built (no TLS roots on this machine).
+pub(crate) fn http_client(
+    upstream: &UpstreamConfig,
+    root: &Path,
+) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+    if let Some(path) = toolgate_config::upstreams::ca_file_path(root, upstream) {
+        let shown = path.display();
+        let pem = read_bounded(&path, toolgate_config::upstreams::MAX_CA_FILE_BYTES)
+            .map_err(|e| format!("the CA file {shown} cannot be read: {e}"))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+            format!("the CA file {shown} holds a certificate that cannot be read: {e}")
+        })?;
+        if certs.is_empty() {
+            return Err(format!("the CA file {shown} holds no PEM certificate"));
+        }
+        for c in certs {
+            builder = builder.add_root_certificate(c);
+        }
+    }
+    builder
+        .build()
+        .map_err(|e| format!("the HTTP client could not be built: {e}"))
+}
+
+/// At most `limit` bytes of the file at `path` (an error past it).
+fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut out)?;
+    if out.len() as u64 > limit {
+        return Err(std::io::Error::other(format!("it is over {limit} bytes")));
+    }
+    Ok(out)
 }
 
 fn headers(

@@ -93,7 +93,7 @@ name = "none"
         "3:13: gateway.separator: \"::\" cannot separate names",
         "6:8: upstreams[0].name: \"bad name\" cannot name an upstream",
         "8:7: upstreams[0].url: an upstream has either `command`",
-        "12:7: upstreams[1].url: \"ftp://h\" is not an http:// URL",
+        "12:7: upstreams[1].url: \"ftp://h\" is not an http:// or https:// URL",
         "13:8: upstreams[1].args: `args` is for stdio upstreams",
         "14:7: upstreams[1].env: `env` is for stdio upstreams",
         "14:8: upstreams[1].env[0]: \"NOT A NAME\" is not an environment variable's name",
@@ -117,10 +117,51 @@ name = "none"
 }
 
 #[test]
-fn an_https_upstream_is_refused_while_the_client_has_no_tls() {
-    let p = problems("[[upstreams]]\nname = \"w\"\nurl = \"https://h/mcp\"\n");
+fn an_https_upstream_loads_with_its_ca_file_and_a_bad_ca_file_is_located() {
+    let ws = TempWorkspace::new();
+    ws.write(
+        "ca.pem",
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    );
+    ws.write("not.pem", "just text\n");
+    ws.write("big.pem", vec![b'a'; (1 << 20) + 1]);
+    let c = load(
+        &ws,
+        "[[upstreams]]\nname = \"w\"\nurl = \"https://127.0.0.1:8443/mcp\"\nca_file = \"ca.pem\"\n",
+    )
+    .unwrap();
+    let u = &c.upstreams()[0];
+    assert_eq!(
+        toolgate_config::upstreams::ca_file_path(&ws.root(), u),
+        Some(ws.root().join("ca.pem"))
+    );
+    let bad = |ca: &str, url: &str| {
+        let text = format!("[[upstreams]]\nname = \"w\"\nurl = {url:?}\nca_file = {ca:?}\n");
+        load(&ws, &text)
+            .expect_err("the configuration should be refused")
+            .iter()
+            .map(|p| format!("{}:{}: {}: {}", p.line, p.column, p.key, p.message))
+            .collect::<Vec<_>>()
+    };
+    let p = bad("missing.pem", "https://h/mcp");
     assert_eq!(p.len(), 1, "{p:#?}");
-    assert!(p[0].contains("has no TLS"), "{}", p[0]);
+    assert!(
+        p[0].starts_with("4:11: upstreams[0].ca_file: \"missing.pem\" cannot be read"),
+        "{}",
+        p[0]
+    );
+    let p = bad("not.pem", "https://h/mcp");
+    assert!(p[0].contains("holds no PEM certificate"), "{p:#?}");
+    let p = bad("big.pem", "https://h/mcp");
+    assert!(p[0].contains("over the 1048576"), "{p:#?}");
+    let p = bad(".", "https://h/mcp");
+    assert!(p[0].contains("is not a file"), "{p:#?}");
+    let p = bad("ca.pem", "http://h/mcp");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(
+        p[0].contains("`ca_file` is for https:// upstreams"),
+        "{p:#?}"
+    );
 }
 
 #[test]
