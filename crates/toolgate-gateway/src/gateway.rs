@@ -75,7 +75,7 @@ pub(crate) struct GatewayInner {
     rebuilding: Mutex<()>,
     shutdown: CancellationToken,
     /// Each upstream's last tool list, to apply again when the operator approves a pin.
-    listed: Mutex<BTreeMap<String, (Arc<Upstream>, Vec<McpTool>)>>,
+    listed: Mutex<BTreeMap<String, Listed>>,
     /// Told by a blocked tool's call: read the pins again now.
     recheck: Arc<Notify>,
 }
@@ -83,6 +83,9 @@ pub(crate) struct GatewayInner {
 /// How often a gateway reads the store's approvals mark ([`Store::approvals_mark`]) to see
 /// an approval made by another process (`toolgate upstream approve`) while it serves.
 pub const PIN_POLL: Duration = Duration::from_secs(1);
+
+/// An upstream and the tools it listed last.
+type Listed = (Arc<Upstream>, Vec<McpTool>);
 
 /// What one upstream tool was made from: its listed name, its definition's hash, whether it
 /// is served.

@@ -15,7 +15,7 @@ pub const MAX_ERROR_TEXT: usize = 8 * 1024;
 /// `tool_failed` with reason `upstream_error` (recoverable) when the upstream says the call
 /// failed (`isError: true`), its text in the message.
 pub fn output(result: CallToolResult, tool: &str) -> Result<ToolOutput, ToolError> {
-    let content: Vec<Content> = result.content.iter().map(content).collect();
+    let content: Vec<Content> = result.content.into_iter().map(content).collect();
     if result.is_error == Some(true) {
         let mut text = content
             .iter()
@@ -49,10 +49,27 @@ pub fn output(result: CallToolResult, tool: &str) -> Result<ToolOutput, ToolErro
 }
 
 /// One block in toolgate's form; the wire shapes are MCP's on both sides, so annotations
-/// and `_meta` are what is dropped. A block of a kind toolgate does not know becomes a text
-/// saying so.
-fn content(block: &ContentBlock) -> Content {
-    let kind = match serde_json::to_value(block) {
+/// and `_meta` are what is dropped. Text, image and audio move across as they are (the hot
+/// case: no copy); the rest through their JSON. A block of a kind toolgate does not know
+/// becomes a text saying so.
+fn content(block: ContentBlock) -> Content {
+    let block = match block {
+        ContentBlock::Text(t) => return Content::Text { text: t.text },
+        ContentBlock::Image(i) => {
+            return Content::Image {
+                data: i.data,
+                mime_type: i.mime_type,
+            }
+        }
+        ContentBlock::Audio(a) => {
+            return Content::Audio {
+                data: a.data,
+                mime_type: a.mime_type,
+            }
+        }
+        other => other,
+    };
+    let kind = match serde_json::to_value(&block) {
         Ok(v) => {
             let kind = v.get("type").and_then(|t| t.as_str()).map(str::to_string);
             serde_json::from_value::<Content>(v).map_err(|_| kind)
