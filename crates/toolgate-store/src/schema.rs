@@ -137,6 +137,7 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     "#,
     // 4 -> 5: the gateway's pins of upstream tool definitions, and the upstreams' health
+    // (created only if missing: the tables are new, and no other migration touches them)
     r#"
     CREATE TABLE IF NOT EXISTS upstream_pins (
         upstream          TEXT NOT NULL,
