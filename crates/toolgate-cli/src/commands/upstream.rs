@@ -175,6 +175,7 @@ fn audit(store: &Store, command: &str, arguments: serde_json::Value) -> anyhow::
         time_us: now,
         session: "operator".into(),
         profile: "operator".into(),
+        principal: None,
         tool: format!("toolgate.upstream.{command}").into(),
         version: None,
         call_id: CallId::from(format!("upstream-{now}")),

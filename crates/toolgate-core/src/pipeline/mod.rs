@@ -507,7 +507,14 @@ impl Pipeline {
         span: &tracing::Span,
     ) -> Result<ToolResult, ToolError> {
         let inner = &self.inner;
-        let entry = resolve::resolve(&inner.registry.load(), &*inner.policy, session, id, name, version)?;
+        let entry = resolve::resolve(
+            &inner.registry.load(),
+            &*inner.policy,
+            session,
+            id,
+            name,
+            version,
+        )?;
         st.entry = Some(entry.clone());
         let spec = entry.spec();
         span.record("tool", &*spec.name);
