@@ -50,6 +50,9 @@ enum Command {
     /// Validate the configuration (toolgate.toml), show what the sandbox can enforce here
     /// and the effective profiles and rules.
     Check(commands::check::Args),
+    /// Review the upstream MCP servers' tool definitions (`upstream list`, `diff NAME`,
+    /// `approve NAME [TOOL]`).
+    Upstream(commands::upstream::Args),
 }
 
 fn main() -> ExitCode {
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         Command::Check(a) => commands::check::run(a),
         Command::Approvals(a) => commands::approvals::run(a),
         Command::Ledger(a) => commands::ledger::run(a),
+        Command::Upstream(a) => commands::upstream::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -23,6 +23,14 @@ mod edges;
 mod formats;
 #[path = "cli/http.rs"]
 mod http;
+#[path = "cli/gateway.rs"]
+mod gateway;
+#[path = "cli/gateway_clients.rs"]
+mod gateway_clients;
+#[path = "cli/gateway_ledger.rs"]
+mod gateway_ledger;
+#[path = "cli/gateway_tls.rs"]
+mod gateway_tls;
 #[path = "cli/identity.rs"]
 mod identity;
 #[path = "cli/ledger.rs"]

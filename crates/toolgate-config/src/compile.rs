@@ -152,6 +152,9 @@ pub fn load_str(
     crate::store_path::check(&loc, root, &raw, &mut c.problems);
     let auth_roles = c.auth();
     c.rates();
+    crate::upstreams::check(root, &raw.gateway, &raw.upstreams, &mut |path, message| {
+        c.problems.push(loc.at(&path, message));
+    });
     // the compiler's problems under a piece that failed are about the default put there
     let under_failed = |key: &str| {
         parsed.failed.iter().any(|f| {
@@ -204,6 +207,7 @@ impl Compiler<'_> {
 
     fn known_tool(&self, name: &str) -> bool {
         self.tools.iter().any(|t| *t.name == *name)
+            || crate::upstreams::is_upstream_tool(&self.raw.gateway, &self.raw.upstreams, name)
     }
 
     fn tool_list(&self) -> String {
@@ -946,6 +950,21 @@ impl Config {
             derived_key_window: get(&l.derived_key_window).unwrap_or(built_in.derived_key_window),
             ..built_in
         }
+    }
+
+    /// The upstream MCP servers (`[[upstreams]]`), checked at load.
+    pub fn upstreams(&self) -> &[crate::UpstreamConfig] {
+        &self.raw.upstreams
+    }
+
+    /// What joins an upstream's name and its tool's name (`[gateway] separator`, default
+    /// `__`).
+    pub fn gateway_separator(&self) -> &str {
+        self.raw
+            .gateway
+            .separator
+            .as_deref()
+            .unwrap_or(crate::upstreams::DEFAULT_SEPARATOR)
     }
 
     /// The environment variable holding the server's token (default `TOOLGATE_TOKEN`).

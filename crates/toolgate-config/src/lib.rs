@@ -43,6 +43,7 @@ mod secrets;
 mod session;
 pub mod source;
 mod store_path;
+pub mod upstreams;
 
 pub use approvals::{
     check_span, parse_expiry, span_text, GrantExpiry, Override, DEFAULT_ALWAYS_EXPIRES, MAX_EXPIRY,
@@ -56,3 +57,4 @@ pub use policy::{ConfigPolicy, RiskDefaults, ROLE_ATTRIBUTE};
 pub use problem::Problem;
 pub use session::{parse_attr, SessionError, SessionSetup};
 pub use source::{MAX_CONFIG_BYTES, MAX_RULES};
+pub use upstreams::{GatewayConfig, UpstreamConfig};

@@ -43,6 +43,10 @@ pub struct ConfigFile {
     /// The HTTP tools' settings (`http_fetch`, `http_request`): the address ranges they may
     /// reach, redirects, timeouts, the body cap, name resolution and per-host credentials.
     pub http: HttpSettings,
+    /// Settings of every upstream (the gateway).
+    pub gateway: crate::upstreams::GatewayConfig,
+    /// Other makers' MCP servers whose tools toolgate serves through its pipeline.
+    pub upstreams: Vec<crate::upstreams::UpstreamConfig>,
 }
 
 /// One agent profile: a tool is in it when it is picked by `tools`, `tags` or `effects` (any

@@ -27,7 +27,7 @@ pub(crate) struct Parsed {
 }
 
 /// The top-level tables, for a message about an unknown one.
-const TABLES: [&str; 13] = [
+const TABLES: [&str; 15] = [
     "profiles",
     "roles",
     "rules",
@@ -41,6 +41,8 @@ const TABLES: [&str; 13] = [
     "ledger",
     "mail",
     "http",
+    "gateway",
+    "upstreams",
 ];
 
 /// Deserializes `root` (the parsed document) piece by piece; problems go to `out`, except at
@@ -75,6 +77,8 @@ pub(crate) fn config_file(
             "ledger" => file.ledger = p.one(&path, value).unwrap_or_default(),
             "mail" => file.mail = p.one(&path, value),
             "http" => file.http = p.one(&path, value).unwrap_or_default(),
+            "gateway" => file.gateway = p.one(&path, value).unwrap_or_default(),
+            "upstreams" => file.upstreams = p.upstreams(value),
             other => p.problem(
                 &path,
                 key.span(),
@@ -159,6 +163,31 @@ impl Pieces<'_, '_> {
             at.push(Seg::Key(k.get_ref().to_string()));
             let x = self.one(&at, v).unwrap_or_default();
             out.insert(k.get_ref().to_string(), x);
+        }
+        out
+    }
+
+    /// The upstreams, each on its own. The load fails when one does; the entries after a
+    /// failed one are left out too, so the compiler's problems keep the file's indices.
+    fn upstreams(&mut self, value: &Spanned<DeValue<'_>>) -> Vec<crate::upstreams::UpstreamConfig> {
+        let path = [Seg::Key("upstreams".into())];
+        let DeValue::Array(items) = value.get_ref() else {
+            self.problem(
+                &path,
+                value.span(),
+                "upstreams must be an array of tables: write each as [[upstreams]]".into(),
+            );
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut failed = false;
+        for (i, item) in items.iter().enumerate() {
+            let at = [Seg::Key("upstreams".into()), Seg::Index(i)];
+            match self.one(&at, item) {
+                Some(u) if !failed => out.push(u),
+                Some(_) => {}
+                None => failed = true,
+            }
         }
         out
     }

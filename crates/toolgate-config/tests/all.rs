@@ -8,4 +8,5 @@ mod all {
     pub mod mail;
     pub mod policy_cases;
     pub mod support;
+    pub mod upstreams;
 }

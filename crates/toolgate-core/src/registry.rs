@@ -31,6 +31,9 @@ pub const DEFAULT_PROFILE: &str = "default";
 pub const EXPLORE_PROFILE: &str = "explore";
 /// At most this many profiles (each is one bit of a tool's visibility mask).
 pub const MAX_PROFILES: usize = 64;
+/// A tool with this tag is callable but never listed ([`Registry::list`] leaves it out): a
+/// gateway's blocked upstream tool, which must answer why it is blocked when called.
+pub const UNLISTED_TAG: &str = "toolgate:unlisted";
 
 /// Which tools a profile includes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -367,7 +370,8 @@ impl Registry {
     }
 
     /// The highest version of every tool, sorted by name; with a profile, only the tools it
-    /// lists: those it includes (the highest version it includes) and does not defer.
+    /// lists: those it includes (the highest version it includes) and does not defer. Tools
+    /// tagged [`UNLISTED_TAG`] are left out.
     ///
     /// # Errors
     /// [`RegistrationError::InvalidProfile`] for an unknown profile, naming the defined ones.
@@ -379,10 +383,12 @@ impl Registry {
             .filter_map(|n| self.get_visible(n, None, bit))
             .filter(|e| profile.is_none() || e.deferred & bit == 0)
             .map(|e| e.spec())
+            .filter(|s| !s.has_tag(UNLISTED_TAG))
             .collect())
     }
 
-    /// As [`Registry::list`], deferred tools included: every tool the profile can call.
+    /// As [`Registry::list`], deferred tools included: every tool the profile can call and
+    /// may be shown ([`UNLISTED_TAG`] tools left out).
     ///
     /// # Errors
     /// [`RegistrationError::InvalidProfile`] for an unknown profile, naming the defined ones.
@@ -393,6 +399,7 @@ impl Registry {
             .iter()
             .filter_map(|n| self.get_visible(n, None, bit))
             .map(|e| e.spec())
+            .filter(|s| !s.has_tag(UNLISTED_TAG))
             .collect())
     }
 
@@ -408,6 +415,7 @@ impl Registry {
             .filter_map(|n| self.get_visible(n, None, bit))
             .filter(|e| e.deferred & bit != 0)
             .map(|e| e.spec())
+            .filter(|s| !s.has_tag(UNLISTED_TAG))
             .collect())
     }
 
@@ -455,6 +463,21 @@ impl Registry {
     /// A profile by name.
     pub fn profile(&self, name: &str) -> Option<&Profile> {
         self.profiles.iter().find(|p| p.name == name)
+    }
+
+    /// A registry with this one's profiles and no tool (what sessions are checked against).
+    pub(crate) fn profiles_only(&self) -> Registry {
+        Registry {
+            by_name: HashMap::new(),
+            names: Vec::new(),
+            profiles: self.profiles.clone(),
+        }
+    }
+
+    /// Whether `other` defines the same profiles, in the same order (so a session's profile
+    /// bit means the same in both).
+    pub fn same_profiles(&self, other: &Registry) -> bool {
+        self.profiles == other.profiles
     }
 
     pub(crate) fn profile_bit(&self, name: &str) -> Option<u64> {
@@ -601,6 +624,8 @@ impl RegistryBuilder {
                     let mask = versions.iter().fold(0, |m, e| m | e.profiles);
                     versions.last().map(|e| (e.spec(), mask))
                 })
+                // a blocked upstream tool is never shown, not even by a search
+                .filter(|(spec, _)| !spec.has_tag(UNLISTED_TAG))
                 .collect();
             let tool = SearchTools::new(indexed, bits, &options).into_tool()?;
             let mut search_entry = entry(tool, &profiles)?;

@@ -56,6 +56,8 @@ pub struct Connection {
     shared: Arc<Shared>,
     session: Session,
     log_level: AtomicU8,
+    /// Cancelled when the connection is dropped (its session is over).
+    ended: CancellationToken,
 }
 
 impl std::fmt::Debug for Connection {
@@ -72,6 +74,7 @@ impl Connection {
             shared,
             session,
             log_level: AtomicU8::new(LEVEL_UNSET),
+            ended: CancellationToken::new(),
         }
     }
 
@@ -187,6 +190,7 @@ impl Connection {
 impl Drop for Connection {
     /// The session is over: its session grants end.
     fn drop(&mut self) {
+        self.ended.cancel();
         self.shared.pipeline.end_session(&self.session);
     }
 }
@@ -279,8 +283,30 @@ impl ServerHandler for Connection {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let i = *self.shared.by_name.get(name)?;
-        Some(self.shared.tools[i].clone())
+        let listing = self.shared.listing();
+        let i = *listing.by_name.get(name)?;
+        Some(listing.tools[i].clone())
+    }
+
+    async fn on_initialized(&self, ctx: rmcp::service::NotificationContext<RoleServer>) {
+        // the registry changed (a gateway's upstream changed its tools): say so until the
+        // session ends
+        let mut changes = self.shared.changes.clone();
+        changes.borrow_and_update();
+        let peer = ctx.peer;
+        let ended = self.ended.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = ended.cancelled() => return,
+                    changed = changes.changed() => {
+                        if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
     }
 
     async fn call_tool(

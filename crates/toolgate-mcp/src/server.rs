@@ -62,9 +62,11 @@ pub(crate) struct Shared {
     pub(crate) budgets: Budgets,
     /// The attributes every connection's session starts with.
     pub(crate) attributes: Vec<(String, serde_json::Value)>,
-    /// The highest version of every tool the profile sees, sorted by name.
-    pub(crate) tools: Vec<Tool>,
-    pub(crate) by_name: HashMap<Arc<str>, usize>,
+    /// The tools the profile sees, as listed for the registry's generation it was made
+    /// from; made again when the pipeline's registry changes ([`Shared::listing`]).
+    pub(crate) listing: arc_swap::ArcSwap<Listing>,
+    /// The pipeline's registry generation.
+    pub(crate) changes: tokio::sync::watch::Receiver<u64>,
     pub(crate) page_size: usize,
     pub(crate) info: ServerConfig,
     pub(crate) progress_interval: Duration,
@@ -95,7 +97,74 @@ pub struct SessionShape {
 pub type IdentitySetup =
     Arc<dyn Fn(&crate::http::auth::Identity) -> Result<SessionShape, String> + Send + Sync>;
 
+/// The tools one session lists ([`Shared::visible_tools`]): the server's listing, or a list
+/// of their own.
+pub(crate) enum Visible {
+    Listing(Arc<Listing>),
+    Own(Vec<Tool>),
+}
+
+impl std::ops::Deref for Visible {
+    type Target = [Tool];
+
+    fn deref(&self) -> &[Tool] {
+        match self {
+            Visible::Listing(l) => &l.tools,
+            Visible::Own(v) => v,
+        }
+    }
+}
+
+/// The tools of the server's profile at one registry generation.
+pub(crate) struct Listing {
+    generation: u64,
+    /// The highest version of every tool the profile sees, sorted by name.
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) by_name: HashMap<Arc<str>, usize>,
+}
+
+impl Listing {
+    fn of(pipeline: &Pipeline, profile: &str, generation: u64) -> Result<Listing, Error> {
+        let registry = pipeline.registry();
+        let tools: Vec<Tool> = registry
+            .list(Some(profile))?
+            .into_iter()
+            .map(crate::tools::to_mcp_tool)
+            .collect();
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Arc::<str>::from(t.name.as_ref()), i))
+            .collect();
+        Ok(Listing {
+            generation,
+            tools,
+            by_name,
+        })
+    }
+}
+
 impl Shared {
+    /// The tools as listed now: made again when the pipeline's registry changed since.
+    pub(crate) fn listing(&self) -> Arc<Listing> {
+        let generation = *self.changes.borrow();
+        let current = self.listing.load_full();
+        if current.generation == generation {
+            return current;
+        }
+        match Listing::of(&self.pipeline, &self.profile, generation) {
+            Ok(l) => {
+                let l = Arc::new(l);
+                self.listing.store(l.clone());
+                l
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "listing the changed registry; the previous list stays");
+                current
+            }
+        }
+    }
+
     /// A new toolgate session under the server's profile, workspace, budgets and attributes,
     /// its idempotency keys derived from `name` (default: its id); for a verified `caller`,
     /// acting for its principal, with the profile and attributes of its [`IdentitySetup`]
@@ -156,21 +225,19 @@ impl Shared {
     }
 
     /// The tools `session` lists: those of its profile the policy does not deny it outright
-    /// (the server's own list when that is all of them).
-    pub(crate) fn visible_tools(
-        &self,
-        session: &toolgate_core::Session,
-    ) -> std::borrow::Cow<'_, [Tool]> {
+    /// (the server's own listing of the moment when that is all of them).
+    pub(crate) fn visible_tools(&self, session: &toolgate_core::Session) -> Visible {
+        let listing = self.listing();
         let registry = self.pipeline.registry();
         let specs = registry.list(Some(session.profile())).unwrap_or_default();
         let visible: Vec<_> = specs
             .into_iter()
             .filter(|s| self.pipeline.visible(s, session))
             .collect();
-        if session.profile() == self.profile && visible.len() == self.tools.len() {
-            return std::borrow::Cow::Borrowed(&self.tools);
+        if session.profile() == self.profile && visible.len() == listing.tools.len() {
+            return Visible::Listing(listing);
         }
-        std::borrow::Cow::Owned(visible.into_iter().map(crate::tools::to_mcp_tool).collect())
+        Visible::Own(visible.into_iter().map(crate::tools::to_mcp_tool).collect())
     }
 
     /// The shape of `identity`'s sessions.
@@ -220,7 +287,7 @@ impl std::fmt::Debug for McpServer {
         f.debug_struct("McpServer")
             .field("profile", &self.shared.profile)
             .field("workspace", &self.shared.workspace)
-            .field("tools", &self.shared.tools.len())
+            .field("tools", &self.shared.listing().tools.len())
             .finish_non_exhaustive()
     }
 }
@@ -257,9 +324,9 @@ impl McpServer {
         &self.shared.profile
     }
 
-    /// The tools as listed, sorted by name.
-    pub fn tools(&self) -> &[Tool] {
-        &self.shared.tools
+    /// The tools as listed now, sorted by name.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.shared.listing().tools.clone()
     }
 
     /// Tool calls running now, over every connection.
@@ -404,24 +471,19 @@ impl McpServerBuilder {
     /// # Errors
     /// [`Error::Registration`] when the profile is not defined.
     pub fn build(self) -> Result<McpServer, Error> {
-        let registry = self.pipeline.registry();
-        let specs = registry.list(Some(&self.profile))?;
+        let changes = self.pipeline.registry_changes();
+        let generation = *changes.borrow();
+        let listing = Listing::of(&self.pipeline, &self.profile, generation)?;
         // Check the profile the way every connection will use it.
         self.pipeline
             .session("check")
             .profile(self.profile.as_str())
             .build()?;
-        let tools: Vec<Tool> = specs.into_iter().map(crate::tools::to_mcp_tool).collect();
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (Arc::<str>::from(t.name.as_ref()), i))
-            .collect();
         let mut capabilities = ServerCapabilities::default();
-        // The registry is immutable while serving, so the list never changes: say so rather
-        // than promise notifications/tools/list_changed.
+        // The pipeline's registry can be swapped while serving (a gateway's upstream changed
+        // its tools): every session is sent notifications/tools/list_changed then.
         let mut tools_cap = ToolsCapability::default();
-        tools_cap.list_changed = Some(false);
+        tools_cap.list_changed = Some(true);
         capabilities.tools = Some(tools_cap);
         #[allow(deprecated)]
         {
@@ -441,8 +503,8 @@ impl McpServerBuilder {
                 workspace: self.workspace,
                 budgets: self.budgets,
                 attributes: self.attributes,
-                tools,
-                by_name,
+                listing: arc_swap::ArcSwap::from_pointee(listing),
+                changes,
                 page_size: self.page_size,
                 info,
                 progress_interval: self.progress_interval,

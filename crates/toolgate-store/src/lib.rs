@@ -7,6 +7,7 @@
 //! | `results` | full results behind truncation handles | [`SqliteResultStore`], [`Store::prune_results`] |
 //! | `grants` | approval grants (once, session, always) | [`Store::insert_grant`], [`Store::active_grants`], [`Store::revoke_grant`], [`Store::use_once_grant`] |
 //! | `idempotency` | the ledger of side-effecting calls, per principal and key | `Store` is a [`toolgate_core::Ledger`]: `PipelineBuilder::ledger(Arc::new(store))`; [`Store::ledger_entries`] |
+//! | `upstream_pins`, `upstream_health` | the gateway's pinned upstream tool definitions, and its upstreams' health | [`Store::observe_definition`], [`Store::approve_pins`], [`Store::pins`], [`Store::record_upstream_health`] |
 //!
 //! ```
 //! use std::sync::Arc;
@@ -34,6 +35,7 @@ pub mod audit;
 mod error;
 pub mod grants;
 pub mod ledger;
+pub mod pins;
 pub mod quota;
 pub mod results;
 mod schema;
@@ -43,6 +45,7 @@ mod store;
 pub use audit::{AuditQuery, BreakKind, SqliteAuditSink, StoredRecord, Verification, WriterStats};
 pub use error::{Result, StoreError};
 pub use grants::{Grant, GrantFilter, GrantScope, NewGrant};
+pub use pins::{Observed, Pin, PinState, UpstreamHealth};
 pub use results::SqliteResultStore;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use stats::{Latency, ToolStats};

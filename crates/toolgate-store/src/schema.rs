@@ -136,6 +136,33 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (principal, issuer, day)
     ) WITHOUT ROWID;
     "#,
+    // 4 -> 5: the gateway's pins of upstream tool definitions, and the upstreams' health
+    // (created only if missing: the tables are new, and no other migration touches them)
+    r#"
+    CREATE TABLE IF NOT EXISTS upstream_pins (
+        upstream          TEXT NOT NULL,
+        tool              TEXT NOT NULL,
+        state             TEXT NOT NULL CHECK (state IN ('pinned', 'changed', 'quarantined')),
+        pinned_hash       TEXT,
+        pinned_definition TEXT,
+        seen_hash         TEXT NOT NULL,
+        seen_definition   TEXT NOT NULL,
+        reason            TEXT,
+        first_seen_us     INTEGER NOT NULL,
+        updated_us        INTEGER NOT NULL,
+        approved_us       INTEGER,
+        PRIMARY KEY (upstream, tool)
+    );
+
+    CREATE TABLE IF NOT EXISTS upstream_health (
+        upstream   TEXT PRIMARY KEY,
+        state      TEXT NOT NULL,
+        detail     TEXT,
+        restarts   INTEGER NOT NULL,
+        failures   INTEGER NOT NULL,
+        updated_us INTEGER NOT NULL
+    );
+    "#,
 ];
 
 /// Opens a connection to `path` with the store's settings, creating and migrating the tables

@@ -9,6 +9,7 @@ mod all {
     pub mod identity;
     pub mod ledger;
     pub mod open;
+    pub mod pins;
     pub mod results;
     pub mod stats;
     pub mod support;

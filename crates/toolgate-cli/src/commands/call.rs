@@ -123,17 +123,16 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         Arc::new(NobodyApprover)
     };
-    let mut builder = Pipeline::builder(super::shared(super::builtin_registry_storing(
-        &config,
-        &workspace,
-        &recording.files(),
-    )?))
-    .policy(config.policy())
-    .audit(recording.audit.clone())
-    .results(recording.results.clone())
-    .approver(approver)
-    .grant_max_expiry(expiry.max)
-    .ledger_options(config.ledger_options());
+    let shell = config.shell_config_storing(workspace.root(), &recording.files());
+    let gateway = super::gateway::start(&config, &workspace, args.store.clone(), shell.clone())?;
+    let registry = super::gateway::registry(&config, &workspace, shell, gateway.as_ref())?;
+    let mut builder = Pipeline::builder(super::shared(registry))
+        .policy(config.policy())
+        .audit(recording.audit.clone())
+        .results(recording.results.clone())
+        .approver(approver)
+        .grant_max_expiry(expiry.max)
+        .ledger_options(config.ledger_options());
     if let Some(grants) = recording.grants() {
         builder = builder.grants(grants);
     }
@@ -176,6 +175,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     });
     if !named {
         pipeline.end_session(&session);
+    }
+    if let Some(g) = gateway {
+        g.stop();
     }
     // the record is committed before the result is shown (SIGTERM and Ctrl-C cancel the call
     // above and still get here)

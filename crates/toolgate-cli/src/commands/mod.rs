@@ -7,6 +7,7 @@ pub mod call;
 pub mod check;
 pub mod eval;
 pub mod export;
+pub mod gateway;
 pub mod in_force;
 pub mod ledger;
 pub mod mail;
@@ -15,6 +16,7 @@ pub mod serve;
 pub mod stats;
 pub mod store;
 pub mod tools;
+pub mod upstream;
 pub mod validate;
 
 use anyhow::Context;
@@ -58,10 +60,10 @@ fn tools_with_shell(
 }
 
 /// The built-in registry under `config` in `workspace`: [`builtin_tools`], the mail tools when
-/// the configuration has `[mail]`, and the configuration's profiles: what `serve` and `call`
-/// register, for the commands that only show it (`tools`, `export`). The write tools and
-/// run_shell are destructive: the default policy asks, and `call --yes` is the operator's
-/// approval.
+/// the configuration has `[mail]`, and the configuration's profiles, without the upstreams'
+/// tools: what `export` shows (`serve`, `call` and `tools` add the upstreams' through
+/// [`gateway`]). The write tools and run_shell are destructive: the default policy asks, and
+/// `call --yes` is the operator's approval.
 pub fn builtin_registry(
     config: &toolgate_config::Config,
     workspace: &Workspace,
@@ -70,16 +72,15 @@ pub fn builtin_registry(
     registry_of(config, with_mail(config, workspace, tools)?)
 }
 
-/// [`builtin_registry`] for calls that record to `files` (the store, a JSON-lines audit log)
-/// in `workspace`: run_shell keeps them out of reach wherever they are
-/// ([`toolgate_config::Config::shell_config_storing`]).
-pub fn builtin_registry_storing(
+/// The tools `serve`, `call` and `tools` register before the upstreams' (which the
+/// [`gateway`] adds): [`builtin_tools`] with run_shell's configuration `shell`, and the mail
+/// tools of `[mail]`.
+pub fn base_tools(
     config: &toolgate_config::Config,
     workspace: &Workspace,
-    files: &[&Path],
-) -> anyhow::Result<Registry> {
-    let tools = tools_with_shell(config, config.shell_config_storing(workspace.root(), files))?;
-    registry_of(config, with_mail(config, workspace, tools)?)
+    shell: toolgate_tools::shell::ShellConfig,
+) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
+    with_mail(config, workspace, tools_with_shell(config, shell)?)
 }
 
 /// `tools` and the mail tools of `[mail]` (none without it), each under the configuration's
@@ -97,7 +98,8 @@ fn with_mail(
     Ok(tools)
 }
 
-fn registry_of(
+/// The registry of `tools` under the configuration's profiles.
+pub fn registry_of(
     config: &toolgate_config::Config,
     tools: Vec<Arc<dyn Tool>>,
 ) -> anyhow::Result<Registry> {

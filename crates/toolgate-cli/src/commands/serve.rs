@@ -103,14 +103,15 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
         args.audit.as_deref(),
         args.no_audit,
     )?;
-    let mut builder = toolgate_mcp::pipeline_builder(super::shared(
-        super::builtin_registry_storing(&config, &workspace, &recording.files())?,
-    ))
-    .policy(config.policy())
-    .audit(recording.audit.clone())
-    .results(recording.results.clone())
-    .grant_max_expiry(expiry.max)
-    .ledger_options(config.ledger_options());
+    let shell = config.shell_config_storing(workspace.root(), &recording.files());
+    let gateway = super::gateway::start(&config, &workspace, args.store.clone(), shell.clone())?;
+    let registry = super::gateway::registry(&config, &workspace, shell, gateway.as_ref())?;
+    let mut builder = toolgate_mcp::pipeline_builder(super::shared(registry))
+        .policy(config.policy())
+        .audit(recording.audit.clone())
+        .results(recording.results.clone())
+        .grant_max_expiry(expiry.max)
+        .ledger_options(config.ledger_options());
     if let Some(grants) = recording.grants() {
         builder = builder.grants(grants);
     }
@@ -126,7 +127,13 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     }
     let pipeline = builder.build();
     sweep_in_background(&workspace);
+    if let Some(g) = &gateway {
+        g.attach(pipeline.clone());
+    }
     let served = toolgate_mcp::cli::run(args.serve, pipeline.clone(), workspace);
+    if let Some(g) = gateway {
+        g.stop();
+    }
     let flushed = recording.finish(&pipeline);
     served?;
     flushed.context("writing the audit records")?;

@@ -35,7 +35,40 @@ pub fn run(a: Args) -> anyhow::Result<Exit> {
         ..AuditQuery::default()
     })?;
     super::print_rows(&stats, a.json, |out, rows| table(out, rows))?;
+    // the gateway's upstreams, as last recorded by a running toolgate
+    let health = store.upstream_health()?;
+    if !health.is_empty() {
+        super::print_rows(&health, a.json, |out, rows| upstream_table(out, rows))?;
+    }
     Ok(Exit::Success)
+}
+
+fn upstream_table(
+    out: &mut dyn Write,
+    health: &[toolgate_store::UpstreamHealth],
+) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<16} {:<20} {:>8} {:>8} {:<20} DETAIL",
+        "UPSTREAM", "STATE", "RESTARTS", "FAILURES", "UPDATED"
+    )?;
+    for h in health {
+        writeln!(
+            out,
+            "{:<16} {:<20} {:>8} {:>8} {:<20} {}",
+            clip(&h.upstream, 16),
+            clip(&h.state, 20),
+            h.restarts,
+            h.failures,
+            super::store::format_time(h.updated_us),
+            h.detail
+                .as_deref()
+                .map(|d| clip(d, 200))
+                .unwrap_or_else(|| "-".into())
+        )?;
+    }
+    Ok(())
 }
 
 fn table(out: &mut dyn Write, stats: &[ToolStats]) -> std::io::Result<()> {

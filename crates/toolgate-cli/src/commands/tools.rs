@@ -34,7 +34,12 @@ enum Format {
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
     let config = super::load_config(&workspace, args.config.as_deref(), super::ConfigUse::Show)?;
-    let registry = super::builtin_registry(&config, &workspace)?;
+    let shell = config.shell_config();
+    let gateway = super::gateway::start(&config, &workspace, None, shell.clone())?;
+    let registry = super::gateway::registry(&config, &workspace, shell, gateway.as_ref())?;
+    if let Some(g) = gateway {
+        g.stop();
+    }
     let specs = registry.list(args.profile.as_deref())?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&specs)?),

@@ -267,7 +267,10 @@ fn the_readme_synopsis_matches_every_commands_help() {
             "approvals revoke",
             "approvals grant",
             "ledger list",
-            "ledger resolve"
+            "ledger resolve",
+            "upstream list",
+            "upstream diff",
+            "upstream approve"
         ]
     );
     let t = tree();

@@ -38,6 +38,11 @@
 //!
 //! This file is the only one that knows the order. A stage that stops the call returns the
 //! error; the driver turns it into the call's one result and records it.
+//!
+//! The registry can change while the pipeline serves (a gateway's upstream adds or changes a
+//! tool): [`Pipeline::replace_registry`] swaps it whole, a call resolves against the registry
+//! of the moment it starts and keeps the entry it resolved, and hosts that list tools
+//! (an MCP server) watch [`Pipeline::registry_changes`] to list them again.
 
 pub mod authorize;
 mod batch;
@@ -78,7 +83,12 @@ pub struct Pipeline {
 }
 
 pub(crate) struct Inner {
-    pub(crate) registry: Arc<Registry>,
+    /// The registry calls resolve against; swapped whole by [`Pipeline::replace_registry`].
+    pub(crate) registry: arc_swap::ArcSwap<Registry>,
+    /// The profiles sessions are built against (every registry swapped in has the same).
+    pub(crate) profiles: Registry,
+    /// The registry's generation, bumped by every swap.
+    pub(crate) changes: tokio::sync::watch::Sender<u64>,
     pub(crate) policy: Arc<dyn Policy>,
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) grants: Option<Arc<dyn GrantStore>>,
@@ -185,9 +195,12 @@ impl PipelineBuilder {
     }
     /// The pipeline.
     pub fn build(self) -> Pipeline {
+        let profiles = self.registry.profiles_only();
         Pipeline {
             inner: Arc::new(Inner {
-                registry: self.registry,
+                registry: arc_swap::ArcSwap::new(self.registry),
+                profiles,
+                changes: tokio::sync::watch::Sender::new(0),
                 policy: self.policy,
                 approver: self.approver,
                 grants: self.grants,
@@ -250,9 +263,38 @@ impl Pipeline {
         }
     }
 
-    /// The registry.
-    pub fn registry(&self) -> &Registry {
-        &self.inner.registry
+    /// The registry as it is now (a snapshot: a later [`Pipeline::replace_registry`] does not
+    /// change it).
+    pub fn registry(&self) -> Arc<Registry> {
+        self.inner.registry.load_full()
+    }
+
+    /// Replaces the registry: calls that start from now on resolve against `registry`; calls
+    /// already running keep the entry they resolved. Watchers of
+    /// [`Pipeline::registry_changes`] see the generation go up.
+    ///
+    /// # Errors
+    /// [`RegistrationError::InvalidProfile`](crate::RegistrationError::InvalidProfile) when
+    /// `registry` does not define the same profiles, in the same order, as the pipeline's
+    /// first one (sessions already made hold their profile by position).
+    pub fn replace_registry(&self, registry: Registry) -> Result<(), crate::RegistrationError> {
+        if !registry.same_profiles(&self.inner.profiles) {
+            return Err(crate::RegistrationError::InvalidProfile {
+                name: registry.profile_names().collect::<Vec<_>>().join(", "),
+                why: "a replacing registry must define the pipeline's profiles, in their order"
+                    .into(),
+            });
+        }
+        self.inner.registry.store(Arc::new(registry));
+        self.inner.changes.send_modify(|g| *g += 1);
+        Ok(())
+    }
+
+    /// Watches the registry's generation: it goes up each time
+    /// [`Pipeline::replace_registry`] swaps the registry (an MCP server then sends
+    /// `notifications/tools/list_changed`).
+    pub fn registry_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.changes.subscribe()
     }
 
     /// Where approval grants live, when the pipeline has a grant store (approvers offer
@@ -289,7 +331,7 @@ impl Pipeline {
 
     /// Starts a session (profile `default` unless set).
     pub fn session(&self, id: impl Into<Arc<str>>) -> SessionBuilder<'_> {
-        self.inner.registry.session(id)
+        self.inner.profiles.session(id)
     }
 
     /// Whether `session` sees `tool` (in its profile, the caller checks that) under the
@@ -469,7 +511,14 @@ impl Pipeline {
         span: &tracing::Span,
     ) -> Result<ToolResult, ToolError> {
         let inner = &self.inner;
-        let entry = resolve::resolve(&inner.registry, &*inner.policy, session, id, name, version)?;
+        let entry = resolve::resolve(
+            &inner.registry.load(),
+            &*inner.policy,
+            session,
+            id,
+            name,
+            version,
+        )?;
         st.entry = Some(entry.clone());
         let spec = entry.spec();
         span.record("tool", &*spec.name);

@@ -16,6 +16,7 @@ mod ledger_intent;
 mod metrics;
 mod reached;
 mod resolve_decode;
+mod swap;
 mod truncation;
 
 use std::sync::Arc;

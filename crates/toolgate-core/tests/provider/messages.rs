@@ -37,7 +37,7 @@ fn pipeline() -> Pipeline {
 
 fn codec(p: &Pipeline, provider: Provider, strict: bool) -> Codec {
     export_profile(
-        p.registry(),
+        &p.registry(),
         None,
         provider,
         ExportOptions::default().with_strict(strict),

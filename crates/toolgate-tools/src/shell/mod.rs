@@ -6,6 +6,7 @@
 //! | `sandbox.rs` | what the child does between fork and exec (the crate's only unsafe code) |
 //! | `stop.rs` | stopping a run at its timeout or cancellation before its script takes another step |
 //! | `binds.rs` | what the run's mount namespace puts over workspace paths: pins, read-only, hidden |
+//! | [`process`] | a long-running program (an MCP stdio server) under the same sandbox |
 //! | `fs_rules.rs` | the Landlock ruleset: read everywhere but denied paths, write in the workspace |
 //! | [`env`](mod@env) | the environment allowlist and git's hardening variables |
 //! | [`output`] | capturing stdout and stderr in bounded memory |
@@ -30,6 +31,7 @@ mod fs_rules;
 pub mod output;
 pub mod parse;
 pub mod policy;
+pub mod process;
 pub mod report;
 pub mod run_shell;
 mod sandbox;
@@ -42,6 +44,7 @@ pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;
 pub use parse::{analyze, CommandAnalysis, Redirect, SimpleCommand};
 pub use policy::{CommandPattern, CommandRule, CommandRules, PatternError, ShellPolicy};
+pub use process::SandboxedProcess;
 pub use report::{sandbox_report, SandboxReport};
 pub use run_shell::RunShell;
 pub use stream::StreamLimits;

@@ -305,7 +305,7 @@ impl TypedTool for RunShell {
             Rules { reads, plan },
             ws.root(),
             &cwd_host,
-            &args.command,
+            Program::Bash(&args.command),
         )
         .map_err(ToolError::no_effect)?;
         run.execute(&config, &ctx, timeout).await
@@ -383,13 +383,35 @@ fn check_command(command: &str) -> Result<(), ToolError> {
 
 /// The rules of a run: Landlock's read grants (opened once per tool) and the mounts over
 /// workspace paths planned for it.
-struct Rules<'a> {
-    reads: &'a fs_rules::ReadGrants,
-    plan: binds::Plan,
+pub(crate) struct Rules<'a> {
+    pub(crate) reads: &'a fs_rules::ReadGrants,
+    pub(crate) plan: binds::Plan,
+}
+
+/// The temporary directories a spawned run keeps until it ends (its private `$TMPDIR`, and
+/// the covers of hidden paths).
+#[derive(Debug)]
+pub(crate) struct Kept {
+    _tmp: tempfile::TempDir,
+    _cover: Option<tempfile::TempDir>,
+}
+
+/// What a sandboxed run executes.
+pub(crate) enum Program<'a> {
+    /// `bash --noprofile --norc -c SCRIPT`, stdin from `/dev/null` (run_shell).
+    Bash(&'a str),
+    /// A program with its arguments, stdin piped (a long-running server, see
+    /// [`super::process`]).
+    Exec {
+        /// The program.
+        program: &'a Path,
+        /// Its arguments.
+        args: &'a [String],
+    },
 }
 
 /// One prepared run: the command to spawn and what the sandbox lacks.
-struct Run {
+pub(crate) struct Run {
     command: Command,
     new_pid: bool,
     missing: Vec<String>,
@@ -399,13 +421,13 @@ struct Run {
 }
 
 impl Run {
-    fn prepare(
+    pub(crate) fn prepare(
         config: &ShellConfig,
         report: &SandboxReport,
         rules: Rules<'_>,
         root: &Path,
         cwd: &Path,
-        script: &str,
+        program: Program<'_>,
     ) -> Result<Run, ToolError> {
         check_sandbox(config, report)?;
         let reads = rules.reads;
@@ -471,12 +493,23 @@ impl Run {
             private_shm: (new_mount && landlock_ok && Path::new("/dev/shm").is_dir())
                 .then(fs_rules::shm_access),
         };
-        let mut command = Command::new(&config.bash);
+        let mut command = match program {
+            Program::Bash(script) => {
+                let mut c = Command::new(&config.bash);
+                c.arg("--noprofile")
+                    .arg("--norc")
+                    .arg("-c")
+                    .arg(script)
+                    .stdin(Stdio::null());
+                c
+            }
+            Program::Exec { program, args } => {
+                let mut c = Command::new(program);
+                c.args(args).stdin(Stdio::piped());
+                c
+            }
+        };
         command
-            .arg("--noprofile")
-            .arg("--norc")
-            .arg("-c")
-            .arg(script)
             .env_clear()
             .envs(env::build(
                 std::env::vars_os(),
@@ -485,7 +518,6 @@ impl Run {
                 tmp.path(),
             ))
             .current_dir(cwd)
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let new_pid = sandbox::install(&mut command, setup);
@@ -496,6 +528,23 @@ impl Run {
             _tmp: tmp,
             _cover: cover,
         })
+    }
+
+    /// Spawns the prepared command and hands it over, with what the sandbox lacks and the
+    /// temporary directories to keep while it runs (a long-running server's).
+    ///
+    /// # Errors
+    /// The spawn error ([`sandbox::setup_failure`] tells a failed set-up step).
+    pub(crate) async fn spawn(self) -> std::io::Result<(tokio::process::Child, Vec<String>, Kept)> {
+        let child = sandbox::spawn(self.command, self.new_pid).await?;
+        Ok((
+            child,
+            self.missing,
+            Kept {
+                _tmp: self._tmp,
+                _cover: self._cover,
+            },
+        ))
     }
 
     async fn execute(

@@ -25,6 +25,7 @@ mod security_limits;
 mod security_trees;
 mod shell_output;
 mod shell_policy;
+mod shell_process;
 mod shell_progress;
 mod shell_sandbox;
 mod shell_stop;

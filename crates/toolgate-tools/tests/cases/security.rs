@@ -253,7 +253,8 @@ async fn schema_unknown_arg_25_unknown_arguments_are_refused() {
             .map(|x| x.pointer.as_str())
             .collect();
         assert_eq!(faults, ["/max_depth"], "{tool}");
-        let entry = f.pipeline.registry().get(tool, None).unwrap();
+        let registry = f.pipeline.registry();
+        let entry = registry.get(tool, None).unwrap();
         assert_eq!(
             entry.spec().input_schema["additionalProperties"],
             json!(false),

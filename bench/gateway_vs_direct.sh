@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# tools/call through toolgate's gateway to a stdio upstream against calling that upstream
+# directly, with the same client in the same run (issue 15).
+# Usage: bench/gateway_vs_direct.sh [PASSES]   (default 3)
+#
+# Sides (each started fresh for every measurement; mcp-load on core 0, the server side on
+# core 1: the gateway side gets the same one core for toolgate and its upstream that the
+# direct side gives the upstream alone):
+#   direct   rmcp-bare (`rmcp-peer stdio`, rmcp 3.11.0) spawned by mcp-load: `echo {text}`
+#   gateway  the release `toolgate serve` (stdio) with one [[upstreams]] entry running the same
+#            rmcp-peer binary over stdio under run_shell's sandbox (the default), its tool
+#            `bare__echo` allowed by a rule; the default policy, the audit to the SQLite store,
+#            every stage of the pipeline. `[ledger] derived_key_window = "0s"`: echo has no
+#            hints, so it is taken as side-effecting, and with derived keys the same arguments
+#            would be answered from the ledger after the first call (a replay, not a forward);
+#            the measured path is the forward.
+# Workloads: echo, sequential (-c 1) and 8 in flight (-c 8); N calls after WARMUP.
+# Each pass runs every workload on both sides back to back, alternating which goes first;
+# load averages are recorded before each pair. The table gives medians over passes; the
+# ratio column is the median of the per-pass ratios gateway / direct.
+#
+# Environment: MCP_BENCH_DIR (mcp-load and rmcp-bare sources, default ../shared/bench next to
+# the repository), N, WARMUP, BENCH_OUT; NO_BUILD=1 runs the binaries already built.
+set -euo pipefail
+
+PASSES=${1:-3}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+SRC=${MCP_BENCH_DIR:-$REPO/../shared/bench}
+OUT=${BENCH_OUT:-$REPO/target/bench-mcp}
+N=${N:-10000}
+WARMUP=${WARMUP:-1000}
+mkdir -p "$OUT"
+
+if [[ -z ${NO_BUILD:-} ]]; then
+    echo "== building (release)" >&2
+    cargo build -q --release --manifest-path "$SRC/mcp-load/Cargo.toml" --target-dir "$OUT/ext/mcp-load"
+    cargo build -q --release --manifest-path "$SRC/rmcp-bare/Cargo.toml" --target-dir "$OUT/ext/rmcp-bare"
+    (cd "$REPO" && cargo build -q --release -p toolgate-cli --bin toolgate)
+fi
+LOAD=$OUT/ext/mcp-load/release/mcp-load
+BARE=$OUT/ext/rmcp-bare/release/rmcp-peer
+TG=$REPO/target/release/toolgate
+
+ROOT=$(mktemp -d)
+LOGS=$(mktemp -d)
+trap 'rm -rf "$ROOT" "$LOGS"' EXIT
+cat >"$ROOT/toolgate.toml" <<TOML
+[ledger]
+derived_key_window = "0s"
+
+[[rules]]
+decision = "allow"
+tool = "bare__echo"
+
+[[upstreams]]
+name = "bare"
+command = "$BARE"
+args = ["stdio", "--root", "$ROOT"]
+TOML
+# the upstream's tool definitions are pinned on the first start, before any measurement
+"$TG" tools --workspace "$ROOT" >/dev/null
+
+ARGS='{"text":"hi"}'
+RESULTS=$OUT/gateway-$(date -u +%Y%m%dT%H%M%SZ).jsonl
+: >"$RESULTS"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# run SIDE INFLIGHT PASS LOADAVG
+run() {
+    local side=$1 c=$2 cmd tool
+    if [[ $side == direct ]]; then
+        cmd="$BARE stdio --root $ROOT"
+        tool=echo
+    else
+        cmd="$TG serve --workspace $ROOT"
+        tool=bare__echo
+    fi
+    taskset -c 0 "$LOAD" stdio --cmd "taskset -c 1 $cmd" --tool "$tool" --args "$ARGS" -n "$N" \
+        -c "$c" --warmup "$WARMUP" --label "$side" --json 2>>"$LOGS/load.err" |
+        jq -c --arg side "$side" --arg workload "echo -c $c" --argjson pass "$3" --arg load "$4" \
+            '. + {side: $side, workload: $workload, pass: $pass, loadavg: $load}' >>"$RESULTS"
+}
+
+for pass in $(seq "$PASSES"); do
+    if ((pass % 2)); then order="direct gateway"; else order="gateway direct"; fi
+    echo "== pass $pass of $PASSES ($order), load average $(loadavg)" >&2
+    for c in 1 8; do
+        load=$(loadavg)
+        for side in $order; do run "$side" "$c" "$pass" "$load"; done
+    done
+done
+
+echo "== results: $RESULTS" >&2
+python3 - "$RESULTS" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+med = statistics.median
+print("| workload | side | calls/s | p50 µs | p95 µs | p99 µs | errors | gateway / direct |")
+print("|---|---|---|---|---|---|---|---|")
+for w in sorted({r["workload"] for r in rows}):
+    ratios = []
+    for p in sorted({r["pass"] for r in rows}):
+        d = [r for r in rows if r["workload"] == w and r["side"] == "direct" and r["pass"] == p]
+        g = [r for r in rows if r["workload"] == w and r["side"] == "gateway" and r["pass"] == p]
+        if d and g and d[0]["calls_per_s"]:
+            ratios.append(g[0]["calls_per_s"] / d[0]["calls_per_s"])
+    for side in ["direct", "gateway"]:
+        rs = [r for r in rows if r["workload"] == w and r["side"] == side]
+        err = sum(r.get("errors", 0) + (r.get("warmup_errors") or 0) for r in rs)
+        ratio = f"{med(ratios):.2f} ({', '.join(f'{x:.2f}' for x in ratios)})" if side == "gateway" and ratios else ""
+        print(f"| {w} | {side} | {med(r['calls_per_s'] for r in rs):,.0f} | {med(r['p50_us'] for r in rs):.0f} | "
+              f"{med(r['p95_us'] for r in rs):.0f} | {med(r['p99_us'] for r in rs):.0f} | {err} | {ratio} |")
+print()
+print("load averages (1, 5, 15 min) before each pair, by pass:")
+for p in sorted({r["pass"] for r in rows}):
+    print(f"  pass {p}: " + "; ".join(f"{r['workload']}: {r['loadavg']}" for r in rows if r["pass"] == p and r["side"] == "direct"))
+PY

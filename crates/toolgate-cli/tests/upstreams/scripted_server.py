@@ -1,0 +1,126 @@
+"""A small MCP stdio server for the gateway's tests, speaking newline-delimited JSON-RPC by
+hand (no SDK), so it can also misbehave on purpose.
+
+  scripted_server.py --tools FILE [--mode ok|crash|hang|flood|garbage|noinit] [--log FILE]
+
+Its tools are the JSON array in FILE (MCP tool definitions), read again whenever the file
+changes; a change is announced with `notifications/tools/list_changed`. Calls: `add` answers
+the sum of `a` and `b` as text, `fail` answers an error result; any other tool echoes its
+arguments. With --log, every `tools/call` received is appended to FILE first, one JSON line
+(`name`, `arguments`, and `key`: the `_meta` idempotency key toolgate sends, or null). Modes:
+
+- ok: behaves;
+- crash: `add` with a == 13 makes the process exit at once (status 3);
+- hang: answers everything but `tools/call`, which it never answers;
+- flood: before each answer writes 256 KiB of noise to stderr and lines that are not JSON to
+  stdout (then the answer);
+- garbage: answers every request with bytes that are not JSON;
+- noinit: reads requests and never answers any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+
+lock = threading.Lock()
+
+
+def write(obj) -> None:
+    line = obj if isinstance(obj, str) else json.dumps(obj)
+    with lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--tools", required=True)
+    p.add_argument("--mode", default="ok")
+    p.add_argument("--log")
+    args = p.parse_args()
+    mode = args.mode
+
+    def load():
+        with open(args.tools) as f:
+            return json.load(f)
+
+    state = {"tools": load(), "mtime": os.stat(args.tools).st_mtime_ns, "ready": False}
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.1)
+            try:
+                m = os.stat(args.tools).st_mtime_ns
+            except OSError:
+                continue
+            if m != state["mtime"]:
+                state["mtime"] = m
+                try:
+                    state["tools"] = load()
+                except ValueError:
+                    continue
+                if state["ready"]:
+                    write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+    threading.Thread(target=watch, daemon=True).start()
+
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        msg = json.loads(line)
+        if "id" not in msg or "method" not in msg:
+            if msg.get("method") == "notifications/initialized":
+                state["ready"] = True
+            continue
+        if mode == "noinit":
+            continue
+        if mode == "garbage":
+            write("this is not JSON-RPC <<<>>> \x01\x02")
+            continue
+        if mode == "flood":
+            sys.stderr.write("noise " * 43690 + "\n")
+            sys.stderr.flush()
+            for _ in range(50):
+                write("garbage line that is not JSON " * 10)
+        method, rid = msg["method"], msg["id"]
+        if method == "initialize":
+            result = {
+                "protocolVersion": msg["params"].get("protocolVersion", "2025-06-18"),
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "scripted", "version": "1.0.0"},
+            }
+        elif method == "tools/list":
+            result = {"tools": state["tools"]}
+        elif method == "tools/call":
+            if mode == "hang":
+                continue
+            name = msg["params"]["name"]
+            a = msg["params"].get("arguments") or {}
+            if args.log:
+                key = (msg["params"].get("_meta") or {}).get("io.toolgate/idempotency-key")
+                with open(args.log, "a") as f:
+                    f.write(json.dumps({"name": name, "arguments": a, "key": key}) + "\n")
+            if name == "add":
+                if mode == "crash" and a.get("a") == 13:
+                    os._exit(3)
+                result = {"content": [{"type": "text", "text": str(a.get("a", 0) + a.get("b", 0))}]}
+            elif name == "fail":
+                result = {"content": [{"type": "text", "text": "the scripted tool failed"}], "isError": True}
+            else:
+                result = {"content": [{"type": "text", "text": json.dumps(a, sort_keys=True)}]}
+        elif method == "ping":
+            result = {}
+        else:
+            write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}})
+            continue
+        write({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,436 @@
+//! `[[upstreams]]` and `[gateway]`: other makers' MCP servers whose tools toolgate serves
+//! through its pipeline (the gateway, crate `toolgate-gateway`), and the checks of their
+//! entries at load.
+
+use crate::problem::Seg;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolgate_core::pattern::ToolPattern;
+
+/// The separator between an upstream's name and its tool's name by default:
+/// `<upstream>__<tool>`.
+pub const DEFAULT_SEPARATOR: &str = "__";
+/// The longest listed name the gateway makes (clients such as OpenAI's cap tool names at 64
+/// characters).
+pub const MAX_LISTED_NAME: usize = 64;
+/// A call's timeout by default, in milliseconds.
+pub const DEFAULT_UPSTREAM_TIMEOUT_MS: u64 = 30_000;
+/// How long an upstream has to start and list its tools by default, in milliseconds.
+pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 15_000;
+/// Consecutive failures or timeouts that open an upstream tool's circuit breaker by default.
+pub const DEFAULT_FAILURE_THRESHOLD: u32 = 5;
+/// How long an open breaker waits before a probe call, by default, in milliseconds.
+pub const DEFAULT_COOLDOWN_MS: u64 = 30_000;
+
+/// `[gateway]`: settings of every upstream.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// What joins an upstream's name and its tool's name in the names toolgate lists
+    /// (default `__`: `files__read_file`); 1 to 3 characters of `_`, `-`, `.`.
+    pub separator: Option<String>,
+}
+
+/// One `[[upstreams]]` entry: an MCP server, over stdio (`command`) or streamable HTTP
+/// (`url`), whose tools are served as `<name><separator><tool>` through toolgate's
+/// pipeline.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamConfig {
+    /// The upstream's name: 1 to 32 characters of `A-Z a-z 0-9 -`, unique; the prefix of its
+    /// tools' names.
+    pub name: String,
+    /// The program of a stdio server, started and supervised by toolgate (absolute, or
+    /// found on `PATH`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The program's arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Names of environment variables passed on to the program from toolgate's own
+    /// environment (the sandbox's scrubbed environment gets nothing else).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// The endpoint of a streamable HTTP server (`http://` or `https://`; HTTPS by rustls,
+    /// the server's certificate checked against the system's roots and `ca_file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// A PEM file of CA certificates trusted for an `https://` upstream besides the
+    /// system's roots (a private CA, a self-signed server); relative paths are from the
+    /// workspace root. Checked at load: it must be a readable file of PEM certificates, at
+    /// most 1 MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
+    /// Headers sent to an HTTP upstream, each value read from an environment variable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<HeaderConfig>,
+    /// Which of the upstream's tools are served (default: all).
+    #[serde(default)]
+    pub tools: ToolFilter,
+    /// What the operator vouches for about the upstream's tools. Without it, an upstream's
+    /// annotations can only make a tool more restricted: `read_only` lets a `readOnlyHint`
+    /// stand, `idempotent` an `idempotentHint`, `not_destructive` a `destructiveHint: false`,
+    /// `closed_world` an `openWorldHint: false`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trust: Vec<TrustConfig>,
+    /// Run a stdio server under run_shell's kernel sandbox (default true); `false` only by
+    /// the operator's explicit choice.
+    #[serde(default = "yes")]
+    pub sandbox: bool,
+    /// Give a sandboxed stdio server the host's network (default false: its own loopback
+    /// only).
+    #[serde(default)]
+    pub network: bool,
+    /// A call's timeout, in milliseconds (default 30000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// How long the server has to start, answer `initialize` and list its tools, in
+    /// milliseconds (default 15000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_timeout_ms: Option<u64>,
+    /// Consecutive failures or timeouts of a tool (or of the whole upstream) that open its
+    /// circuit breaker (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_threshold: Option<u32>,
+    /// How long an open breaker answers `upstream_unavailable` before letting one probe
+    /// call through, in milliseconds (default 30000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown_ms: Option<u64>,
+    /// Arguments of the upstream's tools that name workspace paths or URLs, so the policy's
+    /// `path:` and `host:` rules cover them and paths are confined to the workspace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<ArgumentConfig>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A header sent to an HTTP upstream.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderConfig {
+    /// The header's name (`Authorization`, `X-Api-Key`).
+    pub name: String,
+    /// The environment variable holding its value (never the value itself).
+    pub value_env: String,
+}
+
+/// Include and exclude patterns over an upstream's own tool names (globs: `read_*`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolFilter {
+    /// Tools served (default: every tool).
+    pub include: Vec<String>,
+    /// Tools never served, whatever `include` says.
+    pub exclude: Vec<String>,
+}
+
+/// What the operator vouches for about an upstream's tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TrustConfig {
+    /// A `readOnlyHint: true` is believed.
+    ReadOnly,
+    /// An `idempotentHint: true` is believed.
+    Idempotent,
+    /// A `destructiveHint: false` is believed.
+    NotDestructive,
+    /// An `openWorldHint: false` is believed.
+    ClosedWorld,
+}
+
+/// An argument of an upstream's tools that names a resource.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArgumentConfig {
+    /// The tools (a glob over the upstream's own names: `*`, `read_*`).
+    pub tool: String,
+    /// The argument's name (top-level; a string, or an array of strings).
+    pub argument: String,
+    /// What it names.
+    pub kind: ArgumentKind,
+    /// For a path: read or write (default: read for a tool taken as read-only, else write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<crate::model::AccessConfig>,
+}
+
+/// What an argument names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgumentKind {
+    /// A path inside the workspace: confined like the built-in tools' paths and decided by
+    /// `path:` rules.
+    Path,
+    /// A URL: decided by `host:` rules.
+    Url,
+}
+
+impl UpstreamConfig {
+    /// A call's timeout.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.timeout_ms.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT_MS))
+    }
+
+    /// How long the server has to start and list its tools.
+    pub fn startup_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(
+            self.startup_timeout_ms
+                .unwrap_or(DEFAULT_STARTUP_TIMEOUT_MS),
+        )
+    }
+
+    /// Whether the operator vouches for `what`.
+    pub fn trusts(&self, what: TrustConfig) -> bool {
+        self.trust.contains(&what)
+    }
+}
+
+/// The largest `ca_file` read, in bytes.
+pub const MAX_CA_FILE_BYTES: u64 = 1 << 20;
+
+/// Why `text` (relative to `root`) cannot be an upstream's `ca_file`, if it cannot: it must
+/// be a regular file of at most [`MAX_CA_FILE_BYTES`] holding at least one PEM certificate
+/// (whether each parses is found when the upstream connects, by the TLS library).
+fn ca_file_problem(root: &std::path::Path, text: &str) -> Result<(), String> {
+    use std::io::Read;
+    if text.trim().is_empty() || text.contains('\0') {
+        return Err("the CA file must be a file path".into());
+    }
+    let path = root.join(text);
+    let file = std::fs::File::open(&path).map_err(|e| {
+        format!("{text:?} cannot be read ({e}); give a PEM file of CA certificates")
+    })?;
+    let meta = file.metadata().map_err(|e| format!("{text:?}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{text:?} is not a file; give a PEM file of CA certificates"
+        ));
+    }
+    if meta.len() > MAX_CA_FILE_BYTES {
+        return Err(format!(
+            "{text:?} is {} bytes, over the {MAX_CA_FILE_BYTES} a CA file may have",
+            meta.len()
+        ));
+    }
+    let mut body = String::new();
+    file.take(MAX_CA_FILE_BYTES)
+        .read_to_string(&mut body)
+        .map_err(|_| format!("{text:?} is not text; give a PEM file of CA certificates"))?;
+    if !body.contains("-----BEGIN CERTIFICATE-----") {
+        return Err(format!(
+            "{text:?} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+        ));
+    }
+    Ok(())
+}
+
+/// The path of `upstream`'s `ca_file` under the workspace `root`, when it has one.
+pub fn ca_file_path(
+    root: &std::path::Path,
+    upstream: &UpstreamConfig,
+) -> Option<std::path::PathBuf> {
+    upstream.ca_file.as_ref().map(|c| root.join(c))
+}
+
+/// Checks `[gateway]` and every `[[upstreams]]` entry (files named relative to `root`); each
+/// problem goes to `problem` with its key path.
+pub(crate) fn check(
+    root: &std::path::Path,
+    gateway: &GatewayConfig,
+    upstreams: &[UpstreamConfig],
+    problem: &mut dyn FnMut(Vec<Seg>, String),
+) {
+    let key = |k: &str| Seg::Key(k.to_string());
+    let sep = gateway.separator.as_deref().unwrap_or(DEFAULT_SEPARATOR);
+    if let Some(s) = &gateway.separator {
+        if s.is_empty() || s.len() > 3 || !s.bytes().all(|b| matches!(b, b'_' | b'-' | b'.')) {
+            problem(
+                vec![key("gateway"), key("separator")],
+                format!("{s:?} cannot separate names: write 1 to 3 characters of _ - ."),
+            );
+        }
+    }
+    for (i, u) in upstreams.iter().enumerate() {
+        let at = |k: &str| vec![key("upstreams"), Seg::Index(i), key(k)];
+        let name_ok = !u.name.is_empty()
+            && u.name.len() <= 32
+            && u.name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !name_ok {
+            problem(
+                at("name"),
+                format!(
+                    "{:?} cannot name an upstream: write 1 to 32 characters of A-Z a-z 0-9 -",
+                    u.name
+                ),
+            );
+        } else if u.name.contains(sep) {
+            problem(
+                at("name"),
+                format!("the name must not contain the separator {sep:?}"),
+            );
+        }
+        if upstreams[..i].iter().any(|o| o.name == u.name) {
+            problem(
+                at("name"),
+                format!("another upstream is named {:?}", u.name),
+            );
+        }
+        match (&u.command, &u.url) {
+            (Some(_), Some(_)) => problem(
+                at("url"),
+                "an upstream has either `command` (stdio) or `url` (streamable HTTP), not both"
+                    .into(),
+            ),
+            (None, None) => problem(
+                vec![key("upstreams"), Seg::Index(i)],
+                "an upstream needs `command` (a stdio server) or `url` (streamable HTTP)".into(),
+            ),
+            (Some(c), None) if c.trim().is_empty() || c.contains('\0') => {
+                problem(at("command"), "the command must name a program".into())
+            }
+            (None, Some(url)) => {
+                let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+                if !scheme_ok || url.contains(char::is_whitespace) {
+                    problem(
+                        at("url"),
+                        format!("{url:?} is not an http:// or https:// URL"),
+                    );
+                }
+            }
+            _ => {}
+        }
+        if let Some(ca) = &u.ca_file {
+            if !u
+                .url
+                .as_deref()
+                .is_some_and(|url| url.starts_with("https://"))
+            {
+                problem(
+                    at("ca_file"),
+                    "`ca_file` is for https:// upstreams (`url`)".into(),
+                );
+            }
+            if let Err(why) = ca_file_problem(root, ca) {
+                problem(at("ca_file"), why);
+            }
+        }
+        if u.url.is_some() {
+            for (k, set) in [
+                ("args", !u.args.is_empty()),
+                ("env", !u.env.is_empty()),
+                ("network", u.network),
+            ] {
+                if set {
+                    problem(at(k), format!("`{k}` is for stdio upstreams (`command`)"));
+                }
+            }
+        }
+        if u.command.is_some() && !u.headers.is_empty() {
+            problem(
+                at("headers"),
+                "`headers` are for HTTP upstreams (`url`)".into(),
+            );
+        }
+        for (j, v) in u.env.iter().enumerate() {
+            if !crate::secrets::is_env_name(v) {
+                problem(
+                    vec![key("upstreams"), Seg::Index(i), key("env"), Seg::Index(j)],
+                    format!("{v:?} is not an environment variable's name"),
+                );
+            }
+        }
+        for (j, h) in u.headers.iter().enumerate() {
+            let ok = !h.name.is_empty()
+                && h.name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'));
+            if !ok {
+                problem(
+                    vec![
+                        key("upstreams"),
+                        Seg::Index(i),
+                        key("headers"),
+                        Seg::Index(j),
+                        key("name"),
+                    ],
+                    format!("{:?} is not a header name", h.name),
+                );
+            }
+        }
+        for (k, list) in [("include", &u.tools.include), ("exclude", &u.tools.exclude)] {
+            for (j, p) in list.iter().enumerate() {
+                if let Err(e) = ToolPattern::parse(p) {
+                    problem(
+                        vec![
+                            key("upstreams"),
+                            Seg::Index(i),
+                            key("tools"),
+                            key(k),
+                            Seg::Index(j),
+                        ],
+                        e.to_string(),
+                    );
+                }
+            }
+        }
+        for (j, a) in u.arguments.iter().enumerate() {
+            let at = |k: &str| {
+                vec![
+                    key("upstreams"),
+                    Seg::Index(i),
+                    key("arguments"),
+                    Seg::Index(j),
+                    key(k),
+                ]
+            };
+            if let Err(e) = ToolPattern::parse(&a.tool) {
+                problem(at("tool"), e.to_string());
+            }
+            if a.argument.is_empty() {
+                problem(at("argument"), "name the argument".into());
+            }
+            if a.access.is_some() && a.kind != ArgumentKind::Path {
+                problem(at("access"), "`access` is for path arguments".into());
+            }
+        }
+        for (k, v, least, most) in [
+            ("timeout_ms", u.timeout_ms, 1, 86_400_000),
+            ("startup_timeout_ms", u.startup_timeout_ms, 1, 600_000),
+            ("cooldown_ms", u.cooldown_ms, 1, 86_400_000),
+            (
+                "failure_threshold",
+                u.failure_threshold.map(u64::from),
+                1,
+                1000,
+            ),
+        ] {
+            if let Some(v) = v {
+                if !(least..=most).contains(&v) {
+                    problem(
+                        at(k),
+                        format!("{v} is out of range: write {least} to {most}"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Whether `name` is the listed name of a tool some upstream may serve
+/// (`<upstream><separator><tool>`): the configuration may name such tools before they are
+/// seen.
+pub(crate) fn is_upstream_tool(
+    gateway: &GatewayConfig,
+    upstreams: &[UpstreamConfig],
+    name: &str,
+) -> bool {
+    let sep = gateway.separator.as_deref().unwrap_or(DEFAULT_SEPARATOR);
+    upstreams.iter().any(|u| {
+        name.strip_prefix(u.name.as_str())
+            .and_then(|rest| rest.strip_prefix(sep))
+            .is_some_and(|tool| !tool.is_empty())
+    })
+}

@@ -1,0 +1,194 @@
+//! `[[upstreams]]` and `[gateway]`: a good entry loads with its defaults, every bad one is a
+//! located problem, and the configuration may name an upstream's tools before they are seen.
+
+use super::support::load;
+use pretty_assertions::assert_eq;
+use toolgate_config::upstreams::{ArgumentKind, TrustConfig};
+use toolgate_test_support::TempWorkspace;
+
+fn problems(text: &str) -> Vec<String> {
+    let ws = TempWorkspace::new();
+    load(&ws, text)
+        .expect_err("the configuration should be refused")
+        .iter()
+        .map(|p| format!("{}:{}: {}: {}", p.line, p.column, p.key, p.message))
+        .collect()
+}
+
+#[test]
+fn a_stdio_and_an_http_upstream_load_with_their_defaults() {
+    let ws = TempWorkspace::new();
+    let c = load(
+        &ws,
+        r#"
+[gateway]
+separator = "."
+
+[[upstreams]]
+name = "files"
+command = "/usr/bin/node"
+args = ["server.js", "."]
+env = ["NODE_PATH"]
+trust = ["read_only"]
+tools = { include = ["read_*", "list_*"], exclude = ["read_media_file"] }
+arguments = [{ tool = "read_*", argument = "path", kind = "path" }]
+
+[[upstreams]]
+name = "web"
+url = "http://127.0.0.1:3001/mcp"
+headers = [{ name = "Authorization", value_env = "WEB_AUTH" }]
+sandbox = false
+timeout_ms = 5000
+
+[[rules]]
+decision = "deny"
+tool = "files.write_file"
+"#,
+    )
+    .unwrap();
+    assert_eq!(c.gateway_separator(), ".");
+    let [files, web] = c.upstreams() else {
+        panic!("two upstreams")
+    };
+    assert!(files.sandbox && !files.network);
+    assert!(files.trusts(TrustConfig::ReadOnly) && !files.trusts(TrustConfig::Idempotent));
+    assert_eq!(files.arguments[0].kind, ArgumentKind::Path);
+    assert_eq!(files.timeout(), std::time::Duration::from_secs(30));
+    assert!(!web.sandbox);
+    assert_eq!(web.timeout(), std::time::Duration::from_secs(5));
+    assert_eq!(web.headers[0].value_env, "WEB_AUTH");
+}
+
+#[test]
+fn bad_upstreams_are_located_problems() {
+    let p = problems(
+        r#"
+[gateway]
+separator = "::"
+
+[[upstreams]]
+name = "bad name"
+command = "x"
+url = "http://h/mcp"
+
+[[upstreams]]
+name = "web"
+url = "ftp://h"
+args = ["x"]
+env = ["NOT A NAME"]
+
+[[upstreams]]
+name = "web"
+command = "srv"
+headers = [{ name = "X", value_env = "X_VAL" }]
+timeout_ms = 0
+tools = { include = ["a[b"] }
+arguments = [{ tool = "*", argument = "u", kind = "url", access = "read" }]
+
+[[upstreams]]
+name = "none"
+"#,
+    );
+    let want = [
+        "3:13: gateway.separator: \"::\" cannot separate names",
+        "6:8: upstreams[0].name: \"bad name\" cannot name an upstream",
+        "8:7: upstreams[0].url: an upstream has either `command`",
+        "12:7: upstreams[1].url: \"ftp://h\" is not an http:// or https:// URL",
+        "13:8: upstreams[1].args: `args` is for stdio upstreams",
+        "14:7: upstreams[1].env: `env` is for stdio upstreams",
+        "14:8: upstreams[1].env[0]: \"NOT A NAME\" is not an environment variable's name",
+        "17:8: upstreams[2].name: another upstream is named \"web\"",
+        "19:11: upstreams[2].headers: `headers` are for HTTP upstreams",
+        "20:14: upstreams[2].timeout_ms: 0 is out of range",
+        "21:",
+        "22:",
+        "24:1: upstreams[3]: an upstream needs `command`",
+    ];
+    assert_eq!(p.len(), want.len(), "{p:#?}");
+    for (got, want) in p.iter().zip(want) {
+        assert!(got.starts_with(want), "{got}\n  expected {want}");
+    }
+    assert!(p[10].contains("upstreams[2].tools.include[0]"), "{}", p[10]);
+    assert!(
+        p[11].contains("`access` is for path arguments"),
+        "{}",
+        p[11]
+    );
+}
+
+#[test]
+fn an_https_upstream_loads_with_its_ca_file_and_a_bad_ca_file_is_located() {
+    let ws = TempWorkspace::new();
+    ws.write(
+        "ca.pem",
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    );
+    ws.write("not.pem", "just text\n");
+    ws.write("big.pem", vec![b'a'; (1 << 20) + 1]);
+    let c = load(
+        &ws,
+        "[[upstreams]]\nname = \"w\"\nurl = \"https://127.0.0.1:8443/mcp\"\nca_file = \"ca.pem\"\n",
+    )
+    .unwrap();
+    let u = &c.upstreams()[0];
+    assert_eq!(
+        toolgate_config::upstreams::ca_file_path(&ws.root(), u),
+        Some(ws.root().join("ca.pem"))
+    );
+    let bad = |ca: &str, url: &str| {
+        let text = format!("[[upstreams]]\nname = \"w\"\nurl = {url:?}\nca_file = {ca:?}\n");
+        load(&ws, &text)
+            .expect_err("the configuration should be refused")
+            .iter()
+            .map(|p| format!("{}:{}: {}: {}", p.line, p.column, p.key, p.message))
+            .collect::<Vec<_>>()
+    };
+    let p = bad("missing.pem", "https://h/mcp");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(
+        p[0].starts_with("4:11: upstreams[0].ca_file: \"missing.pem\" cannot be read"),
+        "{}",
+        p[0]
+    );
+    let p = bad("not.pem", "https://h/mcp");
+    assert!(p[0].contains("holds no PEM certificate"), "{p:#?}");
+    let p = bad("big.pem", "https://h/mcp");
+    assert!(p[0].contains("over the 1048576"), "{p:#?}");
+    let p = bad(".", "https://h/mcp");
+    assert!(p[0].contains("is not a file"), "{p:#?}");
+    let p = bad("ca.pem", "http://h/mcp");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(
+        p[0].contains("`ca_file` is for https:// upstreams"),
+        "{p:#?}"
+    );
+}
+
+#[test]
+fn a_secret_in_an_upstream_entry_is_refused() {
+    let p = problems(
+        "[[upstreams]]\nname = \"w\"\nurl = \"http://h/mcp\"\nheaders = [{ name = \"A\", value_env = \"Bearer abc\" }]\n",
+    );
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(
+        p[0].contains("value_env names the environment variable"),
+        "{}",
+        p[0]
+    );
+}
+
+#[test]
+fn an_unknown_upstream_key_is_located_and_tool_names_of_unknown_upstreams_refused() {
+    let p = problems("[[upstreams]]\nname = \"w\"\nurl = \"http://h/mcp\"\ntimeout = 3\n");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(
+        p[0].starts_with("4:1: upstreams[0].timeout: unknown field `timeout`"),
+        "{}",
+        p[0]
+    );
+    let p = problems(
+        "[[upstreams]]\nname = \"w\"\nurl = \"http://h/mcp\"\n[[rules]]\ndecision = \"deny\"\ntool = \"x__y\"\n",
+    );
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(p[0].contains("no tool is named \"x__y\""), "{}", p[0]);
+}

@@ -1,0 +1,78 @@
+//! The client side of one upstream connection (rmcp's [`ClientHandler`]): progress an
+//! upstream reports for a call goes to that call's caller, and
+//! `notifications/tools/list_changed` asks the upstream's supervisor to list its tools again.
+
+use parking_lot::Mutex;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::ClientHandler;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::Notify;
+use toolgate_core::ToolContext;
+
+/// Where the progress of calls in flight goes, by the progress token of their request.
+#[derive(Default)]
+pub(crate) struct ProgressRoutes {
+    routes: Mutex<HashMap<ProgressToken, ToolContext>>,
+}
+
+impl ProgressRoutes {
+    /// Routes `token`'s progress to `ctx` until the returned guard is dropped.
+    pub(crate) fn route(self: &Arc<Self>, token: ProgressToken, ctx: ToolContext) -> RouteGuard {
+        self.routes.lock().insert(token.clone(), ctx);
+        RouteGuard {
+            routes: self.clone(),
+            token,
+        }
+    }
+}
+
+/// Removes a progress route when the call ends.
+pub(crate) struct RouteGuard {
+    routes: Arc<ProgressRoutes>,
+    token: ProgressToken,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        self.routes.routes.lock().remove(&self.token);
+    }
+}
+
+/// The handler of one upstream connection.
+pub(crate) struct Handler {
+    pub(crate) progress: Arc<ProgressRoutes>,
+    pub(crate) list_changed: Arc<Notify>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let ctx = self
+            .progress
+            .routes
+            .lock()
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(ctx) = ctx {
+            ctx.report_progress(params.progress, params.total, params.message);
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut implementation = Implementation::default();
+        implementation.name = "toolgate-gateway".into();
+        implementation.version = env!("CARGO_PKG_VERSION").into();
+        ClientConfig::new(ClientCapabilities::default(), implementation)
+    }
+}

@@ -1,0 +1,42 @@
+//! toolgate-gateway: other makers' MCP servers behind toolgate's pipeline.
+//!
+//! Each `[[upstreams]]` entry of `toolgate.toml` is an MCP server, over stdio (started,
+//! sandboxed and supervised here) or streamable HTTP, reached with rmcp's client. Its tools
+//! become tools of toolgate's registry, listed as `<upstream>__<tool>`, so the MCP server,
+//! `toolgate call` and library users call them through the one `Pipeline` and its nine
+//! stages, under the same policy, approvals, budgets, truncation and audit. This crate knows
+//! no server and no binary.
+//!
+//! | module | concern |
+//! |---|---|
+//! | [`gateway`] | the [`Gateway`]: upstreams started, tools turned into registry tools, the registry rebuilt on change |
+//! | `upstream.rs` | one upstream's supervisor: start, serve, restart with backoff, health |
+//! | `connect.rs` | one connection: a sandboxed stdio process or an HTTP endpoint, the handshake, the first `tools/list` |
+//! | `client.rs` | rmcp's client handler: progress routed to the call, `list_changed` |
+//! | [`naming`] | `<upstream><separator><tool>` within MCP's name rule and 64 characters |
+//! | [`definition`] | the pinned definition: canonical JSON and its SHA-256 |
+//! | [`quarantine`] | what in a definition is aimed at the model |
+//! | [`effects`] | annotations that can only tighten, under the operator's trust |
+//! | [`tool`] | [`UpstreamTool`] (a call's sequence) and [`BlockedTool`] |
+//! | [`result`] | an upstream's answer as a toolgate output |
+//! | [`breaker`] | the circuit breaker, per upstream and per tool |
+//! | [`review`] | what `toolgate upstream list` and `diff` show the operator |
+
+#![deny(missing_docs)]
+
+pub mod breaker;
+mod client;
+mod connect;
+pub mod definition;
+pub mod effects;
+pub mod gateway;
+pub mod naming;
+pub mod quarantine;
+pub mod result;
+pub mod review;
+pub mod tool;
+mod upstream;
+
+pub use connect::StartContext;
+pub use gateway::{BaseRegistry, Gateway, GatewayOptions, UpstreamStatus, WrapTool};
+pub use tool::{BlockReason, BlockedTool, UpstreamTool, IDEMPOTENCY_META_KEY};

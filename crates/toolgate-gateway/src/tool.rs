@@ -1,0 +1,482 @@
+//! An upstream's tool as a toolgate tool: [`UpstreamTool`] (served) and [`BlockedTool`]
+//! (changed or quarantined: never listed, refused when called).
+//!
+//! A call of an upstream tool, inside the pipeline's execute stage:
+//!
+//! 1. the upstream's breaker, then the tool's, admit it, or it ends at once with
+//!    `tool_failed` / `upstream_unavailable` (recoverable, saying when to try again);
+//! 2. the live connection is taken (none: `upstream_unavailable`);
+//! 3. path arguments declared in the configuration are resolved inside the workspace again
+//!    and sent as absolute paths (the guard stage confined them; the upstream must not read
+//!    them relative to anything else);
+//! 4. `tools/call` is sent, with a progress token routed to the caller when it listens;
+//!    dropping the call (the caller cancelled, or the timeout passed) sends
+//!    `notifications/cancelled` upstream;
+//! 5. the answer becomes the output ([`crate::result`]); a transport failure is a
+//!    recoverable `tool_failed` (`upstream_failed`), and counts towards the breakers, as does
+//!    a call dropped at its deadline.
+//!
+//! Under the idempotency ledger (a tool neither read-only nor idempotent: absent hints, or a
+//! claim `trust` does not cover), the pipeline claims the call's key before step 1 and a call
+//! sent again with it is answered from the ledger, never sent upstream again. The tool tells
+//! the ledger what its end means: every failure before `tools/call` left (a breaker open, no
+//! connection, a path argument out of bounds, the request not accepted by the connection) is
+//! `no_effect` (the key is free again); a connection lost after it left is `outcome_unknown`
+//! (`upstream_failed`: the key stays unsettled until the operator resolves it, since the
+//! upstream may have acted); the upstream's own answer, an error result or a JSON-RPC error,
+//! is recorded and replayed. The key goes upstream too, in `_meta` under
+//! [`IDEMPOTENCY_META_KEY`], for a server (another toolgate) that keeps a ledger of its own.
+
+use crate::breaker::{Admission, Breaker};
+use crate::client::ProgressRoutes;
+use crate::upstream::Upstream;
+use futures::future::BoxFuture;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, RequestMetaObject, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use toolgate_config::upstreams::ArgumentKind;
+use toolgate_core::{
+    Access, Args, ErrorKind, Resource, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+};
+
+/// The `_meta` key the call's idempotency key is sent upstream under (the key toolgate's own
+/// MCP server reads it from).
+pub const IDEMPOTENCY_META_KEY: &str = "io.toolgate/idempotency-key";
+
+/// An argument that names a resource.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceArgument {
+    pub(crate) name: String,
+    pub(crate) kind: ArgumentKind,
+    pub(crate) access: Access,
+}
+
+/// A served upstream tool.
+pub struct UpstreamTool {
+    spec: ToolSpec,
+    upstream: Arc<Upstream>,
+    /// The name the upstream knows it by.
+    tool: Arc<str>,
+    breaker: Breaker,
+    resources: Vec<ResourceArgument>,
+}
+
+impl UpstreamTool {
+    pub(crate) fn new(
+        spec: ToolSpec,
+        upstream: Arc<Upstream>,
+        tool: Arc<str>,
+        resources: Vec<ResourceArgument>,
+    ) -> UpstreamTool {
+        UpstreamTool {
+            breaker: crate::upstream::breaker(&upstream.config),
+            spec,
+            upstream,
+            tool,
+            resources,
+        }
+    }
+
+    fn unavailable(&self, why: &str, retry_in: Option<Duration>) -> ToolError {
+        let when = match retry_in {
+            Some(d) if !d.is_zero() => format!("try again in {} s", d.as_secs().max(1)),
+            _ => "try again later".to_string(),
+        };
+        ToolError::failed(format!(
+            "{} is unavailable: the upstream server {} {why}; {when}, or use another tool",
+            self.spec.name,
+            self.upstream.name()
+        ))
+        .with_reason("upstream_unavailable")
+        .no_effect()
+    }
+
+    /// The arguments with declared path arguments made absolute inside the workspace.
+    fn resolved(&self, mut args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let paths = self
+            .resources
+            .iter()
+            .filter(|r| r.kind == ArgumentKind::Path);
+        let Some(obj) = args.as_object_mut() else {
+            return Ok(args);
+        };
+        for r in paths {
+            let Some(v) = obj.get_mut(&r.name) else {
+                continue;
+            };
+            let ws = ctx.require_workspace()?;
+            let absolute = |p: &str| -> Result<Value, ToolError> {
+                let rel = ctx.resolve(p)?;
+                Ok(Value::String(
+                    ws.root().join(rel.as_path()).to_string_lossy().into_owned(),
+                ))
+            };
+            match v {
+                Value::String(s) => *v = absolute(s)?,
+                Value::Array(items) => {
+                    for item in items.iter_mut() {
+                        if let Value::String(s) = item {
+                            *item = absolute(s)?;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(args)
+    }
+
+    async fn run(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let up = match self.upstream.breaker.admit() {
+            Ok(a) => a,
+            Err(left) => {
+                return Err(self.unavailable("is failing (its circuit breaker is open)", Some(left)))
+            }
+        };
+        let mine = match self.breaker.admit() {
+            Ok(a) => a,
+            Err(left) => {
+                self.upstream.breaker.abandoned(up);
+                return Err(self.unavailable(
+                    "keeps failing this tool (its circuit breaker is open)",
+                    Some(left),
+                ));
+            }
+        };
+        let mut outcome = Outcome {
+            tool: self,
+            up,
+            mine,
+            deadline: ctx.deadline(),
+            settled: false,
+        };
+        let Some(peer) = self.upstream.peer.load_full() else {
+            outcome.settled = true;
+            self.upstream.breaker.abandoned(up);
+            self.breaker.abandoned(mine);
+            return Err(self.unavailable("is not running (it is being started again)", None));
+        };
+        let arguments = match self.resolved(args, &ctx) {
+            Ok(Value::Object(m)) => Some(m),
+            Ok(_) => None,
+            Err(e) => {
+                outcome.settled = true;
+                self.upstream.breaker.abandoned(up);
+                self.breaker.abandoned(mine);
+                return Err(e.no_effect());
+            }
+        };
+        let mut params = CallToolRequestParams::new(self.tool.to_string());
+        params.arguments = arguments;
+        if let Some(key) = ctx.idempotency_key() {
+            let mut meta = RequestMetaObject::default();
+            meta.insert(IDEMPOTENCY_META_KEY.into(), Value::String(key.into()));
+            params.meta = Some(meta);
+        }
+        let answer = call(&peer, params, &self.upstream.progress, &ctx).await;
+        outcome.settled = true;
+        match answer {
+            Err(Sent::No(e)) => {
+                // the connection took no request: nothing reached the upstream
+                if peer.is_transport_closed() {
+                    self.upstream.connection_lost();
+                }
+                self.upstream.breaker.abandoned(up);
+                self.breaker.abandoned(mine);
+                Err(self.unavailable(
+                    &format!("is not running ({e}; it is being started again)"),
+                    None,
+                ))
+            }
+            Err(Sent::Yes(e)) => Err(self.lost(&peer, up, mine, &e, &ctx)),
+            Ok(result) => {
+                self.upstream.breaker.success();
+                self.breaker.success();
+                crate::result::output(result, &self.spec.name)
+            }
+            Err(Sent::Answered(e)) => {
+                // the upstream answered: a protocol error about this call, not a failure of it
+                self.upstream.breaker.success();
+                self.breaker.success();
+                Err(ToolError::failed(format!(
+                    "{} failed upstream: {} (JSON-RPC error {}); correct the arguments it names, \
+                     or use another tool",
+                    self.spec.name, e.message, e.code.0
+                ))
+                .with_reason("upstream_error"))
+            }
+        }
+    }
+
+    /// The error of a call whose request left but whose answer never came (the connection
+    /// was lost or the upstream wrote something that is not an answer). The upstream may
+    /// have acted: under an idempotency key the call is `outcome_unknown` (the ledger keeps
+    /// the key unsettled), without one a transient `tool_failed`.
+    fn lost(
+        &self,
+        peer: &Peer<RoleClient>,
+        up: Admission,
+        mine: Admission,
+        e: &rmcp::ServiceError,
+        ctx: &ToolContext,
+    ) -> ToolError {
+        let why = e.to_string();
+        if peer.is_transport_closed() {
+            self.upstream.connection_lost();
+        }
+        self.upstream.call_failed(up, &why);
+        self.breaker.failure(mine);
+        let message = format!(
+            "{} failed: the upstream server {} did not answer ({why}); the call may or may not \
+             have had its effect",
+            self.spec.name,
+            self.upstream.name()
+        );
+        match ctx.idempotency_key() {
+            Some(key) => ToolError::new(
+                ErrorKind::OutcomeUnknown,
+                format!(
+                    "{message}. Check whether it did before acting again: sent again with \
+                     idempotency key {key:?} it is not sent upstream, and gets outcome_unknown \
+                     until the operator settles it (`toolgate ledger resolve`)"
+                ),
+            )
+            .with_reason("upstream_failed"),
+            None => ToolError::failed(message)
+                .with_reason("upstream_failed")
+                .transient(),
+        }
+    }
+}
+
+/// How far a `tools/call` got when it failed.
+enum Sent {
+    /// The connection did not take the request: the upstream never saw it.
+    No(rmcp::ServiceError),
+    /// The upstream answered with a JSON-RPC error.
+    Answered(rmcp::model::ErrorData),
+    /// The request left and no answer came.
+    Yes(rmcp::ServiceError),
+}
+
+/// Sends `tools/call` and waits for its answer. rmcp puts a progress token of its own on
+/// every request: the upstream's progress for it goes to the call's caller while it runs.
+/// Dropped before the answer (cancelled, or past its deadline), it sends
+/// `notifications/cancelled` for the request.
+async fn call(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    routes: &Arc<ProgressRoutes>,
+    ctx: &ToolContext,
+) -> Result<CallToolResult, Sent> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(Sent::No)?;
+    let _route = ctx
+        .wants_progress()
+        .then(|| routes.route(handle.progress_token.clone(), ctx.clone()));
+    let mut abandoned = Abandoned {
+        peer,
+        id: Some(handle.id.clone()),
+    };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    match answer {
+        Ok(ServerResult::CallToolResult(r)) => Ok(r),
+        Ok(_) => Err(Sent::Yes(rmcp::ServiceError::UnexpectedResponse)),
+        Err(rmcp::ServiceError::McpError(e)) => Err(Sent::Answered(e)),
+        Err(e) => Err(Sent::Yes(e)),
+    }
+}
+
+/// Sends `notifications/cancelled` for a request dropped before its answer.
+struct Abandoned<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let cancelled = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the caller cancelled the call, or it ran past its timeout".into()),
+                );
+                let _ = peer.notify_cancelled(cancelled).await;
+            });
+        }
+    }
+}
+
+/// Settles the breakers of a call dropped before its answer: at its deadline it is a
+/// failure (a hang), before it the caller cancelled.
+struct Outcome<'a> {
+    tool: &'a UpstreamTool,
+    up: Admission,
+    mine: Admission,
+    deadline: Instant,
+    settled: bool,
+}
+
+impl Drop for Outcome<'_> {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        if Instant::now() + Duration::from_millis(50) >= self.deadline {
+            self.tool
+                .upstream
+                .call_failed(self.up, "a call ran past its timeout");
+            self.tool.breaker.failure(self.mine);
+        } else {
+            self.tool.upstream.breaker.abandoned(self.up);
+            self.tool.breaker.abandoned(self.mine);
+        }
+    }
+}
+
+impl Tool for UpstreamTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn decode(&self, arguments: &Value) -> Result<Args, ToolError> {
+        Ok(Args::new(arguments.clone()))
+    }
+
+    fn guard(&self, args: &Args, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        let Some(obj) = args.downcast_ref::<Value>().and_then(Value::as_object) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for r in &self.resources {
+            let values: Vec<&str> = match obj.get(&r.name) {
+                Some(Value::String(s)) => vec![s.as_str()],
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                _ => continue,
+            };
+            for v in values {
+                out.push(match r.kind {
+                    ArgumentKind::Path => Resource::Path {
+                        path: v.to_string(),
+                        access: r.access,
+                    },
+                    ArgumentKind::Url => Resource::Url { url: v.to_string() },
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn call(&self, args: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        match args.downcast::<Value>() {
+            Ok(v) => Box::pin(self.run(v, ctx)),
+            Err(_) => Box::pin(async {
+                Err(ToolError::internal(
+                    "decoded arguments of the wrong type reached an upstream tool",
+                ))
+            }),
+        }
+    }
+}
+
+/// Why an upstream tool is not served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockReason {
+    /// Its definition changed since it was pinned (`tool_definition_changed`).
+    Changed,
+    /// Quarantined before its first listing (`tool_quarantined`).
+    Quarantined,
+}
+
+impl BlockReason {
+    /// The error reason a call gets.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BlockReason::Changed => "tool_definition_changed",
+            BlockReason::Quarantined => "tool_quarantined",
+        }
+    }
+}
+
+/// A blocked upstream tool: tagged unlisted, so `tools/list` never shows it (nor its
+/// definition), and refused by its guard, before any policy or approval, with the reason.
+/// A call also asks the gateway to read the pins again now (the operator may just have
+/// approved it from another process: the next call finds it served).
+pub struct BlockedTool {
+    spec: ToolSpec,
+    reason: BlockReason,
+    upstream: String,
+    tool: String,
+    recheck: Arc<tokio::sync::Notify>,
+}
+
+impl BlockedTool {
+    pub(crate) fn new(
+        listed: &str,
+        upstream: &str,
+        tool: &str,
+        reason: BlockReason,
+        recheck: Arc<tokio::sync::Notify>,
+    ) -> Option<BlockedTool> {
+        let spec = ToolSpec::builder(listed)
+            .description("Blocked by the operator's gateway.")
+            .input_schema(serde_json::json!({"type": "object"}))
+            .tag(toolgate_core::registry::UNLISTED_TAG)
+            .tag("upstream")
+            .build()
+            .ok()?;
+        Some(BlockedTool {
+            spec,
+            reason,
+            upstream: upstream.to_string(),
+            tool: tool.to_string(),
+            recheck,
+        })
+    }
+}
+
+impl Tool for BlockedTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn decode(&self, arguments: &Value) -> Result<Args, ToolError> {
+        Ok(Args::new(arguments.clone()))
+    }
+
+    fn guard(&self, _args: &Args, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        self.recheck.notify_one();
+        let why = match self.reason {
+            BlockReason::Changed => "its definition changed since the operator approved it",
+            BlockReason::Quarantined => {
+                "its definition carries text aimed at the model, so it is quarantined"
+            }
+        };
+        Err(ToolError::failed(format!(
+            "{} cannot be called: {why}. Nothing was run; tell the user that the operator must \
+             review it (toolgate upstream diff {} / approve {} {}), and use another tool \
+             meanwhile",
+            self.spec.name, self.upstream, self.upstream, self.tool
+        ))
+        .with_reason(self.reason.as_str()))
+    }
+
+    fn call(&self, _args: Args, _ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(async {
+            Err(ToolError::internal(
+                "a blocked upstream tool reached execute",
+            ))
+        })
+    }
+}

@@ -1,0 +1,297 @@
+//! One upstream and its supervisor: the task that starts the server, keeps the live
+//! connection where calls find it, lists the tools again on `notifications/tools/list_changed`,
+//! and restarts a server that exits or stops answering, with backoff.
+//!
+//! The supervisor's loop, per attempt:
+//!
+//! 1. start and hand-shake ([`crate::connect`]) within `startup_timeout_ms`;
+//! 2. hand the tools to the gateway (pinning and quarantine, then the registry);
+//! 3. serve: the connection is where calls find it until the server exits, the transport
+//!    closes, the upstream's breaker opens (a hung stdio server is restarted), or the
+//!    gateway shuts down;
+//! 4. wait the backoff (0.5 s doubling to 30 s; back to 0.5 s after a connection that
+//!    worked) and start again.
+
+use crate::breaker::{Admission, Breaker, BreakerState};
+use crate::client::{Handler, ProgressRoutes};
+use crate::connect::{self, StartContext};
+use crate::gateway::GatewayInner;
+use arc_swap::ArcSwapOption;
+use parking_lot::Mutex;
+use rmcp::service::{Peer, RoleClient};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use toolgate_config::upstreams::{DEFAULT_COOLDOWN_MS, DEFAULT_FAILURE_THRESHOLD};
+use toolgate_config::UpstreamConfig;
+use toolgate_store::{Store, UpstreamHealth};
+
+/// The first wait before a restart.
+pub const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+/// The longest wait before a restart.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// An upstream's state, as health shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpstreamState {
+    /// Starting (the first time, or after a restart).
+    Starting,
+    /// Connected: its tools are served.
+    Ready,
+    /// Its last start failed or it stopped; waiting to start again.
+    Down,
+}
+
+impl UpstreamState {
+    /// `starting`, `ready`, `down`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            UpstreamState::Starting => "starting",
+            UpstreamState::Ready => "ready",
+            UpstreamState::Down => "down",
+        }
+    }
+}
+
+pub(crate) struct Health {
+    pub(crate) state: UpstreamState,
+    pub(crate) detail: Option<String>,
+    pub(crate) restarts: u64,
+    pub(crate) failures: u64,
+}
+
+/// One configured upstream.
+pub(crate) struct Upstream {
+    pub(crate) config: UpstreamConfig,
+    /// The live connection's peer, while there is one.
+    pub(crate) peer: ArcSwapOption<Peer<RoleClient>>,
+    /// The whole upstream's breaker (a crash or hang fails every tool).
+    pub(crate) breaker: Breaker,
+    pub(crate) progress: Arc<ProgressRoutes>,
+    list_changed: Arc<Notify>,
+    restart: Notify,
+    pub(crate) health: Mutex<Health>,
+    store: Store,
+}
+
+impl Upstream {
+    pub(crate) fn new(config: UpstreamConfig, store: Store) -> Upstream {
+        Upstream {
+            breaker: breaker(&config),
+            config,
+            peer: ArcSwapOption::empty(),
+            progress: Arc::default(),
+            list_changed: Arc::default(),
+            restart: Notify::new(),
+            health: Mutex::new(Health {
+                state: UpstreamState::Starting,
+                detail: None,
+                restarts: 0,
+                failures: 0,
+            }),
+            store,
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// A call failed or timed out: counted, and a stdio server whose breaker this opened is
+    /// restarted (it may be hung).
+    pub(crate) fn call_failed(&self, admission: Admission, why: &str) {
+        let opened = self.breaker.failure(admission);
+        {
+            let mut h = self.health.lock();
+            h.failures += 1;
+        }
+        if opened {
+            tracing::warn!(upstream = %self.name(), why, "the upstream's circuit breaker opened");
+            self.set_health(
+                None,
+                Some(format!("circuit breaker open after failures; last: {why}")),
+            );
+            if self.config.command.is_some() {
+                self.restart.notify_one();
+            }
+        }
+    }
+
+    /// The connection is gone (a call found its transport closed): the supervisor notices at
+    /// once rather than at its next look.
+    pub(crate) fn connection_lost(&self) {
+        self.restart.notify_one();
+    }
+
+    /// Updates the health (`state` when given) and records it in the store and the metrics.
+    pub(crate) fn set_health(&self, state: Option<UpstreamState>, detail: Option<String>) {
+        let record = {
+            let mut h = self.health.lock();
+            if let Some(s) = state {
+                h.state = s;
+            }
+            h.detail = detail;
+            let breaker = self.breaker.state();
+            let shown = match (h.state, breaker) {
+                (UpstreamState::Ready, BreakerState::Closed) => "ready".to_string(),
+                (UpstreamState::Ready, b) => format!("ready, breaker {}", b.as_str()),
+                (s, _) => s.as_str().to_string(),
+            };
+            metrics::gauge!("toolgate_upstream_up", "upstream" => self.config.name.clone()).set(
+                if h.state == UpstreamState::Ready {
+                    1.0
+                } else {
+                    0.0
+                },
+            );
+            metrics::gauge!("toolgate_upstream_breaker_open", "upstream" => self.config.name.clone())
+                .set(if breaker == BreakerState::Closed { 0.0 } else { 1.0 });
+            UpstreamHealth {
+                upstream: self.config.name.clone(),
+                state: shown,
+                detail: h.detail.clone(),
+                restarts: h.restarts,
+                failures: h.failures,
+                updated_us: toolgate_core::audit::now_us(std::time::SystemTime::now()),
+            }
+        };
+        if let Err(e) = self.store.record_upstream_health(&record) {
+            tracing::warn!(upstream = %self.name(), error = %e, "recording the upstream's health");
+        }
+    }
+
+    /// The supervisor: runs until `shutdown`. `first` is told when the first attempt ended
+    /// (its tools handed over, or its failure recorded).
+    pub(crate) async fn supervise(
+        self: Arc<Self>,
+        gateway: Weak<GatewayInner>,
+        start: Arc<StartContext>,
+        first: tokio::sync::oneshot::Sender<()>,
+        shutdown: CancellationToken,
+    ) {
+        let mut first = Some(first);
+        let mut backoff = FIRST_BACKOFF;
+        loop {
+            // what ended the last attempt stays shown while starting again
+            let last = self.health.lock().detail.clone();
+            self.set_health(Some(UpstreamState::Starting), last);
+            let handler = Handler {
+                progress: self.progress.clone(),
+                list_changed: self.list_changed.clone(),
+            };
+            let attempt = tokio::select! {
+                r = connect::connect(&self.config, &start, handler) => r,
+                () = shutdown.cancelled() => return,
+            };
+            match attempt {
+                Ok(mut conn) => {
+                    backoff = FIRST_BACKOFF;
+                    self.breaker.success();
+                    self.peer.store(Some(Arc::new(conn.service.peer().clone())));
+                    if let Some(g) = gateway.upgrade() {
+                        g.apply_tools(&self, std::mem::take(&mut conn.tools));
+                    }
+                    self.set_health(Some(UpstreamState::Ready), None);
+                    if let Some(f) = first.take() {
+                        let _ = f.send(());
+                    }
+                    let why = self.serve(&mut conn, &gateway, &shutdown).await;
+                    self.peer.store(None);
+                    drop(conn);
+                    let Some(why) = why else { return };
+                    tracing::warn!(upstream = %self.name(), why, "the upstream stopped; restarting it");
+                    self.set_health(Some(UpstreamState::Down), Some(why));
+                }
+                Err(why) => {
+                    tracing::warn!(upstream = %self.name(), why, "the upstream could not be started");
+                    self.set_health(Some(UpstreamState::Down), Some(why));
+                    if let Some(f) = first.take() {
+                        let _ = f.send(());
+                    }
+                }
+            }
+            tokio::select! {
+                () = tokio::time::sleep(backoff) => {}
+                () = shutdown.cancelled() => return,
+            }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            self.health.lock().restarts += 1;
+            metrics::counter!("toolgate_upstream_restarts_total", "upstream" => self.config.name.clone())
+                .increment(1);
+        }
+    }
+
+    /// Serves one connection until it ends; `None` when the gateway shuts down, else why the
+    /// connection ended.
+    async fn serve(
+        self: &Arc<Self>,
+        conn: &mut connect::Connection,
+        gateway: &Weak<GatewayInner>,
+        shutdown: &CancellationToken,
+    ) -> Option<String> {
+        let peer = conn.service.peer().clone();
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return None,
+                () = self.restart.notified() => {
+                    if peer.is_transport_closed() {
+                        return Some(self.ended(conn));
+                    }
+                    return Some("restarted: it stopped answering (its breaker opened)".into());
+                }
+                () = self.list_changed.notified() => {
+                    let listed = tokio::time::timeout(
+                        self.config.startup_timeout(),
+                        peer.list_all_tools(),
+                    )
+                    .await;
+                    match listed {
+                        Ok(Ok(tools)) => {
+                            if let Some(g) = gateway.upgrade() {
+                                g.apply_tools(self, tools);
+                            }
+                        }
+                        Ok(Err(e)) => tracing::warn!(upstream = %self.name(), error = %e, "listing the changed tools"),
+                        Err(_) => tracing::warn!(upstream = %self.name(), "listing the changed tools timed out"),
+                    }
+                }
+                () = tokio::time::sleep(Duration::from_millis(250)) => {
+                    if peer.is_transport_closed() || conn.service.is_closed() {
+                        return Some(self.ended(conn));
+                    }
+                    if let Some(p) = &mut conn.process {
+                        if p.exit_status().is_some() {
+                            return Some(self.ended(conn));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn ended(&self, conn: &mut connect::Connection) -> String {
+        let status = conn
+            .process
+            .as_mut()
+            .and_then(|p| p.exit_status())
+            .map(|s| format!("the server exited ({s})"))
+            .unwrap_or_else(|| "the connection closed".to_string());
+        let tail = connect::stderr_text(&conn.stderr);
+        if tail.is_empty() {
+            status
+        } else {
+            format!("{status}; its stderr ended with: {tail}")
+        }
+    }
+}
+
+/// A breaker with the entry's threshold and cool-down.
+pub(crate) fn breaker(config: &UpstreamConfig) -> Breaker {
+    Breaker::new(
+        config
+            .failure_threshold
+            .unwrap_or(DEFAULT_FAILURE_THRESHOLD),
+        Duration::from_millis(config.cooldown_ms.unwrap_or(DEFAULT_COOLDOWN_MS)),
+    )
+}
