@@ -1,26 +1,45 @@
 #!/usr/bin/env bash
 # toolgate's MCP server against a bare rmcp server exposing the same calls, in the same run
-# (issue 3). Usage: bench/mcp_vs_bare.sh [PASSES]   (default 3)
+# (issues 3 and 18). Usage: bench/mcp_vs_bare.sh [PASSES]   (default 3)
 #
-# Sides (each started fresh for every measurement, pinned to core 1; mcp-load on core 0):
+# One command: builds what it needs (release), runs every workload on both sides, alternating,
+# PASSES times, and prints one table of medians with the ratio toolgate / bare and the issue-18
+# target of each row, then the load averages it ran under. Raw results (one JSON object per
+# measurement) stay in target/bench-mcp/results-*.jsonl.
+#
+# Sides (each started fresh for every measurement, pinned to core 1 with taskset; mcp-load on
+# core 0):
 #   bare      rmcp-bare (rmcp 3.11.0, `rmcp-peer`): `echo {text}` and `read_file {path}` as
 #             plain rmcp tools, no pipeline, no audit; HTTP with --nodelay (toolgate always
 #             sets TCP_NODELAY, so both do)
 #   toolgate  the release `toolgate serve` binary with its defaults: built-in tools, default
 #             policy, approvals sent to the client, audit records to the SQLite store
-#             (<workspace>/.toolgate/toolgate.db); Host/Origin checks, body cap, TCP_NODELAY on;
-#             `--no-token`, because mcp-load sends no Authorization header. `read_file` rows
-#             run this binary; `echo` rows run examples/serve_echo.rs: the same server with
-#             one more read-only tool, `echo`, since the built-in registry has none.
-# Workloads: tools/call over streamable HTTP (2025-11-25, one session, 32 keep-alive
-# connections), over stdio (sequential), stdio start-up to the initialize response.
-# Each pass runs every workload on both sides back to back, alternating which goes first;
-# `uptime` load averages are recorded before each pair. The table gives medians over passes;
-# the ratio column is the median of the per-pass ratios toolgate / bare.
+#             (<workspace>/.toolgate/toolgate.db), results past the cap spilled to the same
+#             store; Host/Origin checks, body cap, TCP_NODELAY on; `--no-token`, because
+#             mcp-load sends no Authorization header. `read_file` rows run this binary; `echo`
+#             rows run examples/serve_echo.rs: the same server with one more read-only tool,
+#             `echo`, since the built-in registry has none.
 #
-# Environment: MCP_BENCH_DIR (the mcp-load and rmcp-bare sources, default ../shared/bench
-# next to the repository), N_HTTP, N_STDIO, WARMUP, STARTUP_RUNS, BENCH_OUT; NO_BUILD=1 runs
-# the binaries already built.
+# Workloads (WORKLOADS, space-separated, default "read2 read32k read64k stdio-echo startup"):
+#   read2       read_file of a 2-byte file over streamable HTTP (2025-11-25, one session,
+#               C_HTTP keep-alive connections, default 16)
+#   read32k     the same, a 32 KiB file (source-like lines, quotes and tabs included)
+#   read64k     the same, a 64 KiB file: read_file's defaults return its first 48 KiB of lines
+#               (with `truncated` and `next_offset`), cut further when past the 64 KiB cap
+#   http-echo   echo over streamable HTTP
+#   stdio-echo  echo over stdio, one call at a time (the shared bench's harness)
+#   stdio-read  read_file of the 2-byte file over stdio, one call at a time
+#   startup     spawn to the `initialize` answer over stdio, STARTUP_RUNS times
+# CPU per call is the server's utime + stime (/proc/PID/stat) over the measured calls divided
+# by the calls; peak RSS is the server's VmHWM at the end of an HTTP run (mcp-load reads both).
+# Each pass runs every workload on both sides back to back, alternating which goes first; the
+# load average is read before each pair. Rows give medians over passes; the ratio is the median
+# of the per-pass ratios (each pass's ratios in brackets).
+#
+# Environment: MCP_BENCH_DIR (the mcp-load and rmcp-bare sources, default ../shared/bench next
+# to the repository), N_HTTP, N_STDIO, WARMUP, C_HTTP, STARTUP_RUNS, BENCH_OUT, WORKLOADS;
+# NO_BUILD=1 runs the binaries already built; TOOLGATE_BIN and TOOLGATE_ECHO_BIN run other
+# builds of toolgate (a copy of an earlier commit's binaries, to compare before and after).
 set -euo pipefail
 
 PASSES=${1:-3}
@@ -30,7 +49,9 @@ OUT=${BENCH_OUT:-$REPO/target/bench-mcp}
 N_HTTP=${N_HTTP:-20000}
 N_STDIO=${N_STDIO:-10000}
 WARMUP=${WARMUP:-1000}
+C_HTTP=${C_HTTP:-16}
 STARTUP_RUNS=${STARTUP_RUNS:-40}
+WORKLOADS=${WORKLOADS:-read2 read32k read64k stdio-echo startup}
 mkdir -p "$OUT"
 
 if [[ -z ${NO_BUILD:-} ]]; then
@@ -41,8 +62,11 @@ if [[ -z ${NO_BUILD:-} ]]; then
 fi
 LOAD=$OUT/ext/mcp-load/release/mcp-load
 BARE=$OUT/ext/rmcp-bare/release/rmcp-peer
-TG=$REPO/target/release/toolgate
-TG_ECHO=$REPO/target/release/examples/serve_echo
+TG=${TOOLGATE_BIN:-$REPO/target/release/toolgate}
+TG_ECHO=${TOOLGATE_ECHO_BIN:-$REPO/target/release/examples/serve_echo}
+for bin in "$LOAD" "$BARE" "$TG" "$TG_ECHO"; do
+    [[ -x $bin ]] || { echo "missing $bin (run without NO_BUILD=1)" >&2; exit 1; }
+done
 
 ROOT=$(mktemp -d)
 LOGS=$(mktemp -d)
@@ -52,12 +76,41 @@ cleanup() {
     rm -rf "$ROOT" "$LOGS"
 }
 trap cleanup EXIT
-# a 64-byte, one-line file for read_file
-printf '%s\n' 'a small file for read_file: sixty-four bytes, one line, no more' >"$ROOT/small.txt"
-[[ $(wc -c <"$ROOT/small.txt") -eq 64 ]] || { echo "small.txt is not 64 bytes" >&2; exit 1; }
+
+# The files read_file reads: 2 bytes, and 32 KiB and 64 KiB of source-like lines (4 to 96
+# bytes, some with quotes, backslashes and tabs), the same bytes on every run.
+printf 'x\n' >"$ROOT/data2.txt"
+python3 - "$ROOT" <<'EOF'
+import sys
+words = ["let", "value", "fn", "self", "match", "return", "Some(x)", "\"quoted\"", "map",
+         "iter()", "&mut", "=>", "{", "}", "\\n", "\tindent", "0x1f", "Result<T>", "//", "é"]
+def text(size):
+    out, i, seed = [], 0, 12345
+    total = 0
+    while total < size:
+        seed = (seed * 1103515245 + 12345) % (1 << 31)
+        n = 1 + seed % 14
+        line = "    " * (seed % 3) + " ".join(words[(seed >> (4 + k)) % len(words)] for k in range(n))
+        line = line[:96] + "\n"
+        out.append(line)
+        total += len(line.encode())
+    data = "".join(out).encode()[: size - 1] + b"\n"
+    # a cut may split "é": keep the file valid UTF-8
+    while True:
+        try:
+            data.decode()
+            return data
+        except UnicodeDecodeError:
+            data = data[:-2] + b"\n"
+for name, size in [("data32k.txt", 32 << 10), ("data64k.txt", 64 << 10)]:
+    data = text(size)
+    data += b"x" * (size - len(data) - 1) + b"\n" if len(data) < size else b""
+    open(f"{sys.argv[1]}/{name}", "wb").write(data)
+EOF
+[[ $(wc -c <"$ROOT/data2.txt") -eq 2 && $(wc -c <"$ROOT/data32k.txt") -eq 32768 &&
+    $(wc -c <"$ROOT/data64k.txt") -eq 65536 ]] || { echo "data files of the wrong size" >&2; exit 1; }
 
 ECHO_ARGS='{"text":"hi"}'
-READ_ARGS='{"path":"small.txt"}'
 RESULTS=$OUT/results-$(date -u +%Y%m%dT%H%M%SZ).jsonl
 : >"$RESULTS"
 
@@ -74,9 +127,8 @@ server_cmd() {
         fi
         return
     fi
-    local bin=$TG
+    local bin="$TG serve"
     [[ $tool == echo ]] && bin=$TG_ECHO
-    if [[ $bin == "$TG" ]]; then bin="$TG serve"; fi
     if [[ $transport == http ]]; then
         echo "$bin --workspace $ROOT --http 127.0.0.1:0 --no-token"
     else
@@ -90,9 +142,9 @@ record() {
         '. + {side: $side, workload: $workload, pass: $pass, loadavg: $load}' >>"$RESULTS"
 }
 
-# http_run SIDE TOOL ARGS PASS LOADAVG
+# http_run SIDE WORKLOAD TOOL ARGS PASS LOADAVG
 http_run() {
-    local side=$1 tool=$2 args=$3 pass=$4 load=$5 cmd url=
+    local side=$1 workload=$2 tool=$3 args=$4 pass=$5 load=$6 cmd url=
     cmd=$(server_cmd "$side" "$tool" http)
     : >"$LOGS/server.err"
     # shellcheck disable=SC2086
@@ -104,21 +156,21 @@ http_run() {
         sleep 0.025
     done
     [[ -n $url ]] || { echo "$side did not start: $(cat "$LOGS/server.err")" >&2; exit 1; }
-    taskset -c 0 "$LOAD" http --url "$url" --tool "$tool" --args "$args" -n "$N_HTTP" -c 32 \
+    taskset -c 0 "$LOAD" http --url "$url" --tool "$tool" --args "$args" -n "$N_HTTP" -c "$C_HTTP" \
         --warmup "$WARMUP" --server-pid "$SERVER_PID" --label "$side" --json 2>>"$LOGS/load.err" |
-        record "$side" "http $tool" "$pass" "$load"
+        record "$side" "$workload" "$pass" "$load"
     kill "$SERVER_PID"
     wait "$SERVER_PID" 2>/dev/null || true
     SERVER_PID=
 }
 
-# stdio_run SIDE TOOL ARGS PASS LOADAVG
+# stdio_run SIDE WORKLOAD TOOL ARGS PASS LOADAVG
 stdio_run() {
     local cmd
-    cmd=$(server_cmd "$1" "$2" stdio)
-    taskset -c 0 "$LOAD" stdio --cmd "taskset -c 1 $cmd" --tool "$2" --args "$3" -n "$N_STDIO" \
+    cmd=$(server_cmd "$1" "$3" stdio)
+    taskset -c 0 "$LOAD" stdio --cmd "taskset -c 1 $cmd" --tool "$3" --args "$4" -n "$N_STDIO" \
         -c 1 --warmup "$WARMUP" --label "$1" --json 2>>"$LOGS/load.err" |
-        record "$1" "stdio $2" "$4" "$5"
+        record "$1" "$2" "$5" "$6"
 }
 
 # startup_run SIDE PASS LOADAVG (toolgate: the `toolgate serve` binary)
@@ -126,21 +178,25 @@ startup_run() {
     local cmd
     cmd=$(server_cmd "$1" read_file stdio)
     taskset -c 0 "$LOAD" startup --cmd "taskset -c 1 $cmd" -r "$STARTUP_RUNS" --label "$1" \
-        --json 2>>"$LOGS/load.err" | record "$1" "startup" "$2" "$3"
+        --json 2>>"$LOGS/load.err" | record "$1" startup "$2" "$3"
 }
 
+echo "== toolgate: $TG ($(cd "$REPO" && git describe --always --dirty 2>/dev/null || echo '?'))" >&2
 for pass in $(seq "$PASSES"); do
     if ((pass % 2)); then order="bare toolgate"; else order="toolgate bare"; fi
     echo "== pass $pass of $PASSES ($order), load average $(loadavg)" >&2
-    for w in "http echo" "http read_file" "stdio echo" "stdio read_file" "startup"; do
+    for w in $WORKLOADS; do
         load=$(loadavg)
         for side in $order; do
             case $w in
-            "http echo") http_run "$side" echo "$ECHO_ARGS" "$pass" "$load" ;;
-            "http read_file") http_run "$side" read_file "$READ_ARGS" "$pass" "$load" ;;
-            "stdio echo") stdio_run "$side" echo "$ECHO_ARGS" "$pass" "$load" ;;
-            "stdio read_file") stdio_run "$side" read_file "$READ_ARGS" "$pass" "$load" ;;
+            read2) http_run "$side" "$w" read_file '{"path":"data2.txt"}' "$pass" "$load" ;;
+            read32k) http_run "$side" "$w" read_file '{"path":"data32k.txt"}' "$pass" "$load" ;;
+            read64k) http_run "$side" "$w" read_file '{"path":"data64k.txt"}' "$pass" "$load" ;;
+            http-echo) http_run "$side" "$w" echo "$ECHO_ARGS" "$pass" "$load" ;;
+            stdio-echo) stdio_run "$side" "$w" echo "$ECHO_ARGS" "$pass" "$load" ;;
+            stdio-read) stdio_run "$side" "$w" read_file '{"path":"data2.txt"}' "$pass" "$load" ;;
             startup) startup_run "$side" "$pass" "$load" ;;
+            *) echo "unknown workload $w" >&2; exit 1 ;;
             esac
         done
     done
@@ -151,38 +207,66 @@ python3 - "$RESULTS" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 med = statistics.median
-def pick(w, side):
-    return [r for r in rows if r["workload"] == w and r["side"] == side]
-print("| workload | side | calls/s | p50 µs | p95 µs | p99 µs | peak RSS MiB | server CPU µs/call | errors | toolgate / bare |")
-print("|---|---|---|---|---|---|---|---|---|---|")
-for w in ["http echo", "http read_file", "stdio echo", "stdio read_file"]:
-    ratios = []
-    for p in sorted({r["pass"] for r in rows}):
-        b = [r for r in pick(w, "bare") if r["pass"] == p]
-        t = [r for r in pick(w, "toolgate") if r["pass"] == p]
-        if b and t and b[0]["calls_per_s"]:
-            ratios.append(t[0]["calls_per_s"] / b[0]["calls_per_s"])
-    for side in ["bare", "toolgate"]:
-        rs = pick(w, side)
-        if not rs:
-            continue
-        rss = max((r.get("server_peak_rss_kb") or 0) for r in rs) / 1024
-        err = sum(r.get("errors", 0) + (r.get("warmup_errors") or 0) for r in rs)
-        ratio = f"{med(ratios):.2f} ({', '.join(f'{x:.2f}' for x in ratios)})" if side == "toolgate" and ratios else ""
-        print(f"| {w} | {side} | {med(r['calls_per_s'] for r in rs):,.0f} | {med(r['p50_us'] for r in rs):.0f} | "
-              f"{med(r['p95_us'] for r in rs):.0f} | {med(r['p99_us'] for r in rs):.0f} | {rss:.1f} | "
-              f"{med(r['server_cpu_us_per_call'] or 0 for r in rs):.0f} | {err} | {ratio} |")
+passes = sorted({r["pass"] for r in rows})
+names = {
+    "read2": "HTTP read_file 2 B, 16 clients",
+    "read32k": "HTTP read_file 32 KiB, 16 clients",
+    "read64k": "HTTP read_file 64 KiB, 16 clients",
+    "http-echo": "HTTP echo, 16 clients",
+    "stdio-echo": "stdio echo, sequential",
+    "stdio-read": "stdio read_file 2 B, sequential",
+}
+# issue 18's targets: toolgate calls/s at least this share of the bare server's
+targets = {"read2": 0.9, "read32k": 0.8, "read64k": 0.7, "stdio-echo": 0.95}
+def one(w, side, p):
+    rs = [r for r in rows if r["workload"] == w and r["side"] == side and r["pass"] == p]
+    return rs[0] if rs else None
+def ratios(w, key, invert=False):
+    out = []
+    for p in passes:
+        b, t = one(w, "bare", p), one(w, "toolgate", p)
+        if b and t and b.get(key) and t.get(key):
+            out.append(b[key] / t[key] if invert else t[key] / b[key])
+    return out
+def fmt_ratios(xs):
+    return f"{med(xs):.2f} ({', '.join(f'{x:.2f}' for x in xs)})" if xs else "-"
+def medof(w, side, key):
+    xs = [r[key] for r in rows if r["workload"] == w and r["side"] == side and r.get(key) is not None]
+    return med(xs) if xs else None
+errors = sum(r.get("errors", 0) + (r.get("warmup_errors") or 0) for r in rows if r["workload"] != "startup")
+print("| workload | bare calls/s | toolgate calls/s | toolgate / bare (passes) | target | "
+      "CPU µs/call bare | CPU µs/call toolgate | p50 µs bare / toolgate | peak RSS MiB bare / toolgate |")
+print("|---|---|---|---|---|---|---|---|---|")
+for w in names:
+    if not any(r["workload"] == w for r in rows):
+        continue
+    rs = ratios(w, "calls_per_s")
+    tgt = targets.get(w)
+    verdict = "-" if tgt is None or not rs else (f"≥ {tgt}: " + ("met" if med(rs) >= tgt else "NOT met"))
+    def n(v, f="{:,.0f}"):
+        return "-" if v is None else f.format(v)
+    rss = [max((r.get("server_peak_rss_kb") or 0) for r in rows if r["workload"] == w and r["side"] == s) / 1024
+           for s in ("bare", "toolgate")]
+    print(f"| {names[w]} | {n(medof(w, 'bare', 'calls_per_s'))} | {n(medof(w, 'toolgate', 'calls_per_s'))} | "
+          f"{fmt_ratios(rs)} | {verdict} | {n(medof(w, 'bare', 'server_cpu_us_per_call'))} | "
+          f"{n(medof(w, 'toolgate', 'server_cpu_us_per_call'))} | {n(medof(w, 'bare', 'p50_us'))} / "
+          f"{n(medof(w, 'toolgate', 'p50_us'))} | {rss[0]:.1f} / {rss[1]:.1f} |")
 print()
-print("| start-up (stdio, spawn to initialize response) | median of medians ms | min ms | max ms | RSS after init MiB |")
-print("|---|---|---|---|---|")
-for side in ["bare", "toolgate"]:
-    rs = pick("startup", side)
-    if rs:
-        print(f"| {side} | {med(r['median_ms'] for r in rs):.1f} | {min(r['min_ms'] for r in rs):.1f} | "
-              f"{max(r['max_ms'] for r in rs):.1f} | {med(r['rss_after_init_kb_median'] for r in rs) / 1024:.1f} |")
-print()
+if any(r["workload"] == "startup" for r in rows):
+    rs = ratios("startup", "median_ms")
+    print("| stdio start-up to the initialize answer | bare ms | toolgate ms | toolgate / bare (passes) | target |")
+    print("|---|---|---|---|---|")
+    verdict = "≤ 2: " + ("met" if rs and med(rs) <= 2 else "NOT met")
+    print(f"| median of the pass medians | {medof('startup', 'bare', 'median_ms'):.1f} | "
+          f"{medof('startup', 'toolgate', 'median_ms'):.1f} | {fmt_ratios(rs)} | {verdict} |")
+    print()
+http = [r for r in rows if r["side"] == "toolgate" and r["workload"] in ("read2", "read32k", "read64k", "http-echo")]
+if http:
+    peak = max((r.get("server_peak_rss_kb") or 0) for r in http) / 1024
+    print(f"toolgate peak RSS under HTTP load: {peak:.1f} MiB (target ≤ 24 MiB: {'met' if peak <= 24 else 'NOT met'})")
+print(f"errors (every answer checked by mcp-load): {errors}")
 print("load averages (1, 5, 15 min) before each pair, by pass:")
-for p in sorted({r["pass"] for r in rows}):
+for p in passes:
     loads = {}
     for r in rows:
         if r["pass"] == p:

@@ -52,6 +52,7 @@ pub mod error;
 pub mod escape;
 pub mod grant;
 pub mod import;
+pub mod json;
 pub mod ledger;
 pub mod pattern;
 pub mod pipeline;

@@ -410,7 +410,7 @@ impl ToolResult {
             return Cow::Owned(render_error(error));
         }
         match &self.structured_content {
-            Some(v) => Cow::Owned(v.to_string()),
+            Some(v) => Cow::Owned(crate::json::to_string(v)),
             None => Cow::Borrowed(""),
         }
     }

@@ -19,6 +19,18 @@ pub trait ResultStore: Send + Sync {
     /// # Errors
     /// `internal` when the store fails (absence is `Ok(None)`).
     fn get(&self, session: &str, handle: &str) -> Result<Option<Arc<str>>, ToolError>;
+
+    /// Waits until every result kept so far is as durable as the store makes it (a store
+    /// that writes in the background commits what it queued); the default does nothing.
+    /// A process calls it before it ends, so another process of the same session can read
+    /// the handles it gave out.
+    ///
+    /// # Errors
+    /// `internal` when results could not be made durable (their handles may still read in
+    /// this process).
+    fn flush(&self) -> Result<(), ToolError> {
+        Ok(())
+    }
 }
 
 /// A new handle: `res_` and 32 hex digits from the thread's CSPRNG (128 bits).

@@ -10,9 +10,11 @@
 //! visibly as `\x1b`, so a file or a command cannot drive the reader's terminal.
 
 use crate::error::{ArgumentFault, ToolError};
+use crate::json::{c0_bytes, eq_bytes, word};
 use crate::schema::escape_pointer;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// Checks and cleans every string in an arguments object.
 ///
@@ -131,28 +133,68 @@ fn is_refused_control(c: char) -> bool {
 }
 
 /// Makes `s` safe to show: controls other than `\n`, `\t` and the `\r` of `\r\n` become
-/// visible escapes (`\x1b`, `\x07`, `\u{9b}`). Borrows when nothing needs changing.
+/// visible escapes (`\x1b`, `\x07`, `\u{9b}`). Borrows when nothing needs changing, which it
+/// finds reading eight bytes at a time; when something does, the text before it is copied
+/// whole.
 pub fn clean_output(s: &str) -> Cow<'_, str> {
-    if !s
-        .bytes()
-        .any(|b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f || b == 0xc2)
-    {
+    let Some(at) = first_to_clean(s.as_bytes()) else {
         return Cow::Borrowed(s);
-    }
+    };
+    // `at` holds an ASCII control or the lead byte of a C1 control: a character boundary
     let mut out = String::with_capacity(s.len() + 16);
-    let mut chars = s.chars().peekable();
+    out.push_str(&s[..at]);
+    let mut chars = s[at..].chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\n' | '\t' => out.push(c),
             '\r' if chars.peek() == Some(&'\n') => out.push(c),
             '\u{0}'..='\u{1f}' | '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
+                let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            '\u{80}'..='\u{9f}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            '\u{80}'..='\u{9f}' => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
             _ => out.push(c),
         }
     }
     Cow::Owned(out)
+}
+
+/// `0x80` in each byte of `x` that may need cleaning: a C0 control other than `\n` and
+/// `\t`, DEL, or `0xC2` (the lead byte of the C1 controls, and of U+00A0 to U+00BF).
+#[inline(always)]
+fn candidates(x: u64) -> u64 {
+    (c0_bytes(x) & !(eq_bytes(x, b'\n') | eq_bytes(x, b'\t')))
+        | eq_bytes(x, 0x7f)
+        | eq_bytes(x, 0xc2)
+}
+
+/// Whether the candidate byte at `j` needs cleaning: not a `\r` before `\n`, nor a `0xC2`
+/// that leads a printable character.
+fn cleaned_at(bytes: &[u8], j: usize) -> bool {
+    match bytes[j] {
+        b'\r' => bytes.get(j + 1) != Some(&b'\n'),
+        0xc2 => matches!(bytes.get(j + 1), Some(0x80..=0x9f)),
+        b'\n' | b'\t' => false,
+        b => b < 0x20 || b == 0x7f,
+    }
+}
+
+/// The index of the first byte [`clean_output`] changes.
+fn first_to_clean(bytes: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i + 8 <= bytes.len() {
+        let mut m = candidates(word(bytes, i));
+        while m != 0 {
+            let j = i + (m.trailing_zeros() / 8) as usize;
+            if cleaned_at(bytes, j) {
+                return Some(j);
+            }
+            m &= m - 1;
+        }
+        i += 8;
+    }
+    (i..bytes.len()).find(|&j| cleaned_at(bytes, j))
 }
 
 /// Applies [`clean_output`] to every string and every object key in `value`, in place.
@@ -227,8 +269,45 @@ mod tests {
         assert!(c.contains("line2\r\n"));
         assert!(c.contains("x\\x0dy"));
         assert!(matches!(clean_output("plain é\n"), Cow::Borrowed(_)));
+        assert!(matches!(
+            clean_output("crlf\r\nlines\r\n° and\u{a0}nbsp, tab\t, long enough for words"),
+            Cow::Borrowed(_)
+        ));
         let mut v = serde_json::json!({"k\u{9b}ey": ["\u{1b}[2J"]});
         clean_output_value(&mut v);
         assert_eq!(v, serde_json::json!({"k\\u{9b}ey": ["\\x1b[2J"]}));
+    }
+
+    /// The word-at-a-time scan finds what a byte-at-a-time one finds, at every offset.
+    #[test]
+    fn output_cleaning_matches_the_plain_rule_at_every_offset() {
+        fn plain(s: &str) -> String {
+            let mut out = String::new();
+            let mut chars = s.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\n' | '\t' => out.push(c),
+                    '\r' if chars.peek() == Some(&'\n') => out.push(c),
+                    '\u{0}'..='\u{1f}' | '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+                    '\u{80}'..='\u{9f}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+                    _ => out.push(c),
+                }
+            }
+            out
+        }
+        let specials = [
+            "\u{0}", "\u{1b}", "\r", "\r\n", "\n", "\t", "\u{7f}", "\u{85}", "\u{9b}", "\u{a0}",
+            "é", "°", "x",
+        ];
+        for pad in 0..18 {
+            for a in specials {
+                for b in specials {
+                    let s = format!("{}{a}{}{b}", "p".repeat(pad), "q".repeat(pad % 9));
+                    let got = clean_output(&s);
+                    assert_eq!(got, plain(&s), "{s:?}");
+                    assert_eq!(matches!(got, Cow::Borrowed(_)), plain(&s) == s, "{s:?}");
+                }
+            }
+        }
     }
 }

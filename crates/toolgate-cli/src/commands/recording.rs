@@ -117,11 +117,12 @@ impl Recording {
             .map(|s| Arc::new(s.clone()) as Arc<dyn toolgate_core::rate::QuotaStore>)
     }
 
-    /// Commits every audit record the pipeline produced, then prunes expired results and
-    /// ledger entries past the retention.
+    /// Commits every audit record the pipeline produced and every truncated result it
+    /// queued for the store, then prunes expired results and ledger entries past the
+    /// retention.
     ///
     /// # Errors
-    /// Records the store's writer could not commit.
+    /// Records the store's writer could not commit; truncated results it could not write.
     pub fn finish(&self, pipeline: &Pipeline) -> anyhow::Result<()> {
         let flushed = match &self.sqlite {
             Some(sink) => sink.flush_checked().map_err(anyhow::Error::from),
@@ -130,6 +131,11 @@ impl Recording {
                 Ok(())
             }
         };
+        let kept = self
+            .results
+            .flush()
+            .map_err(|e| anyhow::anyhow!("{}", e.message))
+            .context("writing the truncated results");
         if let Some(s) = &self.store {
             let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
             if let Err(e) = s.prune_results(now) {
@@ -141,6 +147,6 @@ impl Recording {
                 tracing::warn!(error = %e, "pruning the idempotency ledger");
             }
         }
-        flushed
+        flushed.and(kept)
     }
 }

@@ -18,7 +18,6 @@ use crate::sanitize::{clean_output, clean_output_value};
 use crate::session::Session;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -195,9 +194,7 @@ fn texts_len(content: &[Content]) -> usize {
 
 /// The size of `v`'s compact JSON, without building it.
 pub(crate) fn json_len(v: &Value) -> usize {
-    let mut counter = Counter(0);
-    let _ = serde_json::to_writer(&mut counter, v);
-    counter.0
+    crate::json::compact_len(v)
 }
 
 /// The text blocks, one a line.
@@ -210,18 +207,6 @@ fn render_texts(content: &[Content]) -> String {
         })
         .collect();
     texts.join("\n")
-}
-
-struct Counter(usize);
-
-impl Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// At most this many argument faults are listed in an error result.

@@ -33,13 +33,7 @@ pub fn full_text(value: &serde_json::Value) -> String {
 /// writes it: `"` and `\` and the control characters with a short escape take two bytes, the
 /// other control characters six (`\u001b`), everything else as it is in UTF-8.
 pub fn escaped_len(s: &str) -> usize {
-    s.bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
-            0..=0x1f => 6,
-            _ => 1,
-        })
-        .sum()
+    crate::json::escaped_len(s)
 }
 
 #[cfg(test)]

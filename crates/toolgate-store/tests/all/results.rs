@@ -24,9 +24,74 @@ fn a_result_belongs_to_its_session() {
         None
     );
     assert_eq!(r.get("s1", "'; DROP TABLE results; --").unwrap(), None);
-    // another handle on the same file (another process) finds it
+    // another handle on the same file (another process) finds it once it is committed
+    r.flush().unwrap();
     let other = SqliteResultStore::new(Store::open(t.path()).unwrap());
     assert_eq!(other.get("s1", &h).unwrap().as_deref(), Some(text.as_str()));
+}
+
+/// `put` queues the text for the writer thread: the handle reads at once (from memory until
+/// its row is committed), `flush` commits everything queued, and dropping the store drains the
+/// queue, so no handle given out is lost.
+#[test]
+fn spilled_results_read_at_once_and_are_committed_by_flush_and_drop() {
+    let t = TempStore::new();
+    let r = SqliteResultStore::new(t.store.clone());
+    let texts: Vec<String> = (0..200)
+        .map(|i| format!("result {i} ").repeat(1000))
+        .collect();
+    let handles: Vec<String> = texts
+        .iter()
+        .map(|text| {
+            let h = r.put("s1", text.clone()).unwrap();
+            // read back before any flush: memory or table, never missing
+            assert_eq!(r.get("s1", &h).unwrap().as_deref(), Some(text.as_str()));
+            assert_eq!(r.get("s2", &h).unwrap(), None, "bound to its session");
+            h
+        })
+        .collect();
+    r.flush().unwrap();
+    assert_eq!(t.store.result_count().unwrap(), 200);
+    let other = SqliteResultStore::new(Store::open(t.path()).unwrap());
+    for (h, text) in handles.iter().zip(&texts) {
+        assert_eq!(other.get("s1", h).unwrap().as_deref(), Some(text.as_str()));
+    }
+    // queued and dropped without a flush: the drop writes them
+    let last: Vec<String> = (0..50)
+        .map(|i| r.put("s1", format!("late {i}")).unwrap())
+        .collect();
+    drop(r);
+    assert_eq!(t.store.result_count().unwrap(), 250);
+    assert_eq!(
+        other.get("s1", &last[49]).unwrap().as_deref(),
+        Some("late 49")
+    );
+}
+
+/// A spill the store cannot write (its table gone behind its back) still reads in this
+/// process, and the next flush says it was not written.
+#[test]
+fn a_spill_that_cannot_be_written_stays_readable_and_flush_says_so() {
+    let t = TempStore::new();
+    let r = SqliteResultStore::new(t.store.clone());
+    let first = r.put("s1", "kept".into()).unwrap();
+    r.flush().unwrap();
+    t.raw().execute_batch("DROP TABLE results").unwrap();
+    let h = r.put("s1", "not written".into()).unwrap();
+    let e = r.flush().unwrap_err();
+    assert_eq!(e.kind, toolgate_core::ErrorKind::Internal);
+    assert!(
+        e.message
+            .contains("1 truncated results could not be written"),
+        "{}",
+        e.message
+    );
+    assert_eq!(r.get("s1", &h).unwrap().as_deref(), Some("not written"));
+    assert_eq!(r.get("s2", &h).unwrap(), None);
+    // the error is reported once; a flush with nothing new to write succeeds
+    r.flush().unwrap();
+    // the row written before the table went is gone with it: an error, not a wrong answer
+    assert!(r.get("s1", &first).is_err());
 }
 
 #[test]

@@ -18,7 +18,6 @@ use crate::text::push_cut_of;
 use crate::walk::read_options;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::workspace::io_error;
@@ -146,8 +145,8 @@ impl TypedTool for ReadFile {
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
         blocking::run(move || {
-            let reader = open_text(&ws, &path)?;
-            let mut window = Window::new(offset, limit);
+            let (reader, size) = open_text(&ws, &path)?;
+            let mut window = Window::new(offset, limit, size);
             window.read(reader, &cancel, &path.display())?;
             window.finish(&path.display())
         })
@@ -155,9 +154,9 @@ impl TypedTool for ReadFile {
     }
 }
 
-/// The file as a reader of its bytes (as many as it had when opened), refused unless it is a
-/// regular file whose first [`BINARY_SNIFF_BYTES`] hold no NUL byte.
-fn open_text(ws: &Workspace, path: &WsPath) -> Result<impl BufRead, ToolError> {
+/// The file as a reader of its bytes (as many as it had when opened) and their number,
+/// refused unless it is a regular file whose first [`BINARY_SNIFF_BYTES`] hold no NUL byte.
+fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolError> {
     let shown = path.display();
     if path.is_root() {
         return Err(is_a_directory(&shown));
@@ -192,10 +191,29 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<impl BufRead, ToolError> {
         ))
         .with_reason("binary_file"));
     }
-    Ok(BufReader::with_capacity(
-        CHUNK,
-        std::io::Cursor::new(sniff).chain(file),
+    Ok((
+        BufReader::with_capacity(CHUNK, std::io::Cursor::new(sniff).chain(file)),
+        meta.len(),
     ))
+}
+
+/// Appends `number` right-aligned in 6 columns (wider when it has more digits) and a tab, as
+/// `format!("{number:>6}\t")` would.
+fn push_number(out: &mut String, mut number: u64) {
+    let mut digits = [b' '; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (number % 10) as u8;
+        number /= 10;
+        if number == 0 {
+            break;
+        }
+    }
+    for &b in &digits[at.min(digits.len() - 6)..] {
+        out.push(char::from(b));
+    }
+    out.push('\t');
 }
 
 fn is_a_directory(shown: &str) -> ToolError {
@@ -220,14 +238,22 @@ struct Window {
     /// Whether the current line's last byte so far is `\r`.
     ends_cr: bool,
     content: String,
+    /// Bytes to reserve for the content at its first line: the file's size with room for
+    /// the line numbers, at most a full page.
+    size_hint: usize,
     returned: u64,
     /// The window is complete: the rest is only counted.
     full: bool,
 }
 
 impl Window {
-    fn new(offset: u64, limit: u32) -> Window {
+    fn new(offset: u64, limit: u32, file_bytes: u64) -> Window {
+        let bytes = usize::try_from(file_bytes).unwrap_or(usize::MAX);
         Window {
+            size_hint: bytes
+                .saturating_add(bytes / 4)
+                .saturating_add(16)
+                .min(MAX_CONTENT_BYTES + LINE_KEEP + 64),
             offset,
             limit,
             newlines: 0,
@@ -289,6 +315,14 @@ impl Window {
                     self.full = true;
                     continue;
                 }
+                if let (Some(i), false) = (end, self.in_line) {
+                    // a whole line in this chunk: numbered and copied from it, not staged
+                    let len = part.len() - usize::from(part.last() == Some(&b'\r'));
+                    self.push_line(&part[..len.min(LINE_KEEP)], len);
+                    self.newlines += 1;
+                    bytes = &bytes[i + 1..];
+                    continue;
+                }
                 let room = LINE_KEEP.saturating_sub(self.line.len());
                 self.line.extend_from_slice(&part[..part.len().min(room)]);
                 self.line_len += part.len();
@@ -311,21 +345,28 @@ impl Window {
         }
     }
 
-    /// Adds the current line to the content.
+    /// Adds the current (staged) line to the content.
     fn end_line(&mut self) {
-        let number = self.newlines + 1;
         // a `\r` before the break (or the end) belongs to the line ending
         let len = self.line_len - usize::from(self.ends_cr);
-        if self.returned > 0 {
-            self.content.push('\n');
-        }
-        let _ = write!(self.content, "{number:>6}\t");
-        let kept = &self.line[..self.line.len().min(len)];
-        push_cut_of(&mut self.content, kept, len, MAX_LINE_CHARS);
-        self.returned += 1;
+        let line = std::mem::take(&mut self.line);
+        self.push_line(&line[..line.len().min(len)], len);
+        self.line = line;
         self.line.clear();
         self.line_len = 0;
         self.ends_cr = false;
+    }
+
+    /// Adds line `newlines + 1`, of `len` bytes of which `kept` are at hand, to the content.
+    fn push_line(&mut self, kept: &[u8], len: usize) {
+        if self.returned > 0 {
+            self.content.push('\n');
+        } else {
+            self.content.reserve(self.size_hint);
+        }
+        push_number(&mut self.content, self.newlines + 1);
+        push_cut_of(&mut self.content, kept, len, MAX_LINE_CHARS);
+        self.returned += 1;
         if self.returned >= u64::from(self.limit) {
             self.full = true;
         }
@@ -392,7 +433,7 @@ mod tests {
         limit: u32,
         chunk: usize,
     ) -> Result<ReadFileOutput, ToolError> {
-        let mut w = Window::new(offset, limit);
+        let mut w = Window::new(offset, limit, bytes.len() as u64);
         for c in bytes.chunks(chunk.max(1)) {
             w.take(c);
         }
@@ -490,6 +531,25 @@ mod tests {
                 (o.total_lines, o.next_offset),
                 (lines, (lines == 2).then_some(2))
             );
+        }
+    }
+
+    #[test]
+    fn line_numbers_are_right_aligned_in_six_columns() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            99_999,
+            999_999,
+            1_000_000,
+            12_345_678_901,
+            u64::MAX,
+        ] {
+            let mut s = String::new();
+            push_number(&mut s, n);
+            assert_eq!(s, format!("{n:>6}\t"));
         }
     }
 }
