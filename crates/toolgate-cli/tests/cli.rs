@@ -21,8 +21,6 @@ mod dup_keys;
 mod edges;
 #[path = "cli/formats.rs"]
 mod formats;
-#[path = "cli/http.rs"]
-mod http;
 #[path = "cli/gateway.rs"]
 mod gateway;
 #[path = "cli/gateway_clients.rs"]
@@ -31,6 +29,8 @@ mod gateway_clients;
 mod gateway_ledger;
 #[path = "cli/gateway_tls.rs"]
 mod gateway_tls;
+#[path = "cli/http.rs"]
+mod http;
 #[path = "cli/identity.rs"]
 mod identity;
 #[path = "cli/ledger.rs"]
