@@ -131,17 +131,22 @@ async def probe(args) -> dict:
     fresh = httpx2.Limits(max_keepalive_connections=0)
     async with httpx2.AsyncClient(timeout=30) as http, \
             httpx2.AsyncClient(timeout=30, limits=fresh) as tg:
+        sent: list = []  # the token of each case, for {"again": i}
         for spec in cases:
             headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+            token = None
             if spec is not None:
                 if "raw" in spec:
                     token = spec["raw"]
+                elif "again" in spec:
+                    token = sent[spec["again"]]
                 else:
                     if "control" in spec:
                         await http.post(base + spec["control"][0], json=spec["control"][1])
                         spec = spec["mint"]
                     token = (await http.post(base + "/test/mint", json=spec)).json()["token"]
                 headers["authorization"] = f"Bearer {token}"
+            sent.append(token)
             r = await tg.post(args.url, headers=headers, content=json.dumps(INIT))
             out["cases"].append({
                 "status": r.status_code,

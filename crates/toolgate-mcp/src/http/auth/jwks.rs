@@ -45,6 +45,8 @@ pub(crate) struct KeySet {
     held: RwLock<Held>,
     /// One refresh at a time.
     refreshing: tokio::sync::Mutex<()>,
+    /// Bumped each time the keys held are replaced.
+    generation: std::sync::atomic::AtomicU64,
     client: reqwest::Client,
 }
 
@@ -66,8 +68,15 @@ impl KeySet {
             configured: jwks_uri.map(str::to_string),
             held: RwLock::new(Held::default()),
             refreshing: tokio::sync::Mutex::new(()),
+            generation: std::sync::atomic::AtomicU64::new(0),
             client,
         }
+    }
+
+    /// Which key set is held: it changes each time the keys are fetched again (a rotation,
+    /// an unknown key id, their age), so what was verified under other keys is verified anew.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The key for `kid` (`None`: the token names none, which is accepted only when the set
@@ -116,6 +125,8 @@ impl KeySet {
                 let mut held = self.held.write();
                 held.keys = keys;
                 held.fetched = Some(Instant::now());
+                self.generation
+                    .fetch_add(1, std::sync::atomic::Ordering::Release);
             }
             Err(e) => tracing::error!(
                 issuer = %self.issuer,

@@ -9,6 +9,9 @@
 //!    never HMAC), the key the authorization server's by its `kid` ([`jwks`]), the signature,
 //!    then `iss` = the issuer, `aud` one of [`AuthConfig::audiences`] (a token for another
 //!    resource is never accepted), `exp` and `nbf` within [`AuthConfig::leeway`], a `sub`;
+//!    a token accepted is remembered by its SHA-256 for up to a minute under the same keys
+//!    ([`verified`]), so the same token sent again costs a hash and an `exp` check, not a
+//!    signature check (a key rotation or its expiry ends that at once);
 //! 2. **introspection** ([`introspect`], RFC 7662) with an introspection endpoint: `active`,
 //!    then the same `iss`, `aud`, `exp`/`nbf` and `sub` checks on its answer;
 //! 3. the scopes (`scope`, space-separated, or `scp`, a list): every one of
@@ -25,6 +28,7 @@
 mod fetch;
 pub mod introspect;
 pub mod jwks;
+mod verified;
 
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
@@ -162,6 +166,7 @@ pub struct ResourceServer {
     resource: String,
     metadata_url: String,
     keys: jwks::KeySet,
+    verified: verified::Verified,
     client: reqwest::Client,
 }
 
@@ -200,6 +205,7 @@ impl ResourceServer {
             config,
             resource,
             metadata_url,
+            verified: verified::Verified::default(),
             client,
         })
     }
@@ -283,9 +289,35 @@ impl ResourceServer {
                 )?;
                 claims
             }
-            None => self.verify_jwt(token).await?,
+            None => return self.verify_jwt_identity(token).await,
         };
         self.accept(claims)
+    }
+
+    /// The identity of a JWT: from [`verified`] when this very token was verified under the
+    /// keys held now, is not expired and was verified less than [`verified::TTL`] ago;
+    /// otherwise verified in full and, when accepted, kept.
+    async fn verify_jwt_identity(&self, token: &str) -> Result<Identity, Refusal> {
+        let digest = verified::digest(token);
+        let generation = self.keys.generation();
+        if let Some(identity) = self.verified.get(&digest, generation, now_secs()) {
+            return Ok(identity);
+        }
+        let claims = self.verify_jwt(token).await?;
+        let expires = match claims.get("exp") {
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .or_else(|| n.as_f64().map(|f| f as u64))
+                .map(|e| e.saturating_add(self.config.leeway)),
+            _ => None,
+        };
+        let identity = self.accept(claims)?;
+        // the generation read before the keys were used: a refresh in between ends the entry
+        if let Some(expires) = expires {
+            self.verified
+                .put(digest, identity.clone(), expires, generation);
+        }
+        Ok(identity)
     }
 
     /// The JWT's claims, its signature checked and `iss`, `aud`, `exp` and `nbf` validated.
