@@ -3,6 +3,12 @@
 //! guard comparing the static bearer token, in the same run. Everything else a tools/call
 //! costs is the same for both.
 //!
+//! `jwt_rs256_same_token` is a caller's steady state: the same token on every request, known
+//! after its first verification (its SHA-256 and `exp` checked). `jwt_rs256_first_use` is the
+//! full verification a token gets the first time it is seen (and after a JWKS refresh or a
+//! minute): each of a pool of distinct tokens, minted beforehand, verified once per pass by a
+//! fresh resource server, so no iteration finds its token already verified.
+//!
 //! `cargo bench -p toolgate-mcp --bench auth`
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -62,9 +68,7 @@ fn bench(c: &mut Criterion) {
     rt.spawn(async move { axum::serve(listener, app).await });
     let issuer = format!("http://{addr}/");
     let resource = "http://127.0.0.1:8765/mcp".to_string();
-    let mut config = AuthConfig::new(issuer.clone());
-    config.jwks_uri = Some(format!("http://{addr}/jwks"));
-    let rs = ResourceServer::new(config, resource.clone()).unwrap();
+    let rs = fresh_server(&issuer, &addr, &resource);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -80,8 +84,39 @@ fn bench(c: &mut Criterion) {
     // the key is fetched once, here
     rt.block_on(rs.verify(&token)).expect("the token verifies");
     let mut g = c.benchmark_group("auth");
-    g.bench_function("jwt_rs256_key_cached", |b| {
+    g.bench_function("jwt_rs256_same_token", |b| {
         b.iter(|| rt.block_on(rs.verify(black_box(&token))).unwrap())
+    });
+    // distinct tokens (another `jti` each), each verified once by a resource server that has
+    // its keys but has seen none of them
+    let pool: Vec<String> = (0..POOL)
+        .map(|i| {
+            jsonwebtoken::encode(
+                &header,
+                &serde_json::json!({"iss": issuer, "sub": "alice", "aud": resource, "exp": now + 3600, "scope": "mcp:tools", "groups": ["a"], "jti": i.to_string()}),
+                &EncodingKey::from_rsa_pem(KEY.as_bytes()).unwrap(),
+            )
+            .unwrap()
+        })
+        .collect();
+    g.bench_function("jwt_rs256_first_use", |b| {
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            let mut left = iters;
+            while left > 0 {
+                let fresh = fresh_server(&issuer, &addr, &resource);
+                rt.block_on(fresh.verify(&token))
+                    .expect("the keys are fetched");
+                let n = left.min(POOL as u64) as usize;
+                let start = std::time::Instant::now();
+                for t in &pool[..n] {
+                    rt.block_on(fresh.verify(black_box(t))).unwrap();
+                }
+                total += start.elapsed();
+                left -= n as u64;
+            }
+            total
+        })
     });
     let guard = Guard::new(
         "127.0.0.1:8765".parse().unwrap(),
@@ -101,6 +136,16 @@ fn bench(c: &mut Criterion) {
         b.iter(|| guard.check(black_box(&headers), None).unwrap())
     });
     g.finish();
+}
+
+/// Distinct tokens verified per pass of `jwt_rs256_first_use`.
+const POOL: usize = 256;
+
+/// A resource server for `issuer` taking its keys from the bench's JWKS endpoint at `addr`.
+fn fresh_server(issuer: &str, addr: &std::net::SocketAddr, resource: &str) -> ResourceServer {
+    let mut config = AuthConfig::new(issuer.to_string());
+    config.jwks_uri = Some(format!("http://{addr}/jwks"));
+    ResourceServer::new(config, resource.to_string()).unwrap()
 }
 
 criterion_group!(benches, bench);
