@@ -9,6 +9,7 @@
 //! | [`fs`] | [`edit_file`](fs::edit_file) | replaces an exact, unique piece of a file and returns a diff |
 //! | [`search`] | [`search_code`](search::search_code) | matching lines across files, on ripgrep's crates |
 //! | [`results`] | [`read_result`](results::read_result) | pages of a result the pipeline truncated |
+//! | [`resources`] | [`read_resource`](resources::read_resource), [`list_resources`](resources::list_resources) | the workspace's files as MCP resources (unlisted: served through `resources/*`) |
 //! | [`http`] | [`http_fetch`](http::http_fetch) | a web page or API answer as text, over a connection the egress policy checks |
 //! | [`http`] | [`http_request`](http::http_request) | any method with a body, its idempotency key sent as `Idempotency-Key` |
 //!
@@ -51,6 +52,7 @@
 mod blocking;
 pub mod fs;
 pub mod http;
+pub mod resources;
 pub mod results;
 pub mod search;
 pub mod shell;
@@ -100,6 +102,22 @@ pub fn read_only_tools() -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
         SearchCode.into_tool()?,
         ReadResult.into_tool()?,
     ])
+}
+
+/// Registers the resource tools ([`resources::RESOURCE_TOOLS`]: `read_resource` and
+/// `list_resources`, unlisted) on `builder`, through which an MCP server serves the
+/// workspace's files as resources. Registration errors (none are expected: the specs are
+/// fixed) surface from [`RegistryBuilder::build`].
+pub fn register_resources(builder: RegistryBuilder) -> RegistryBuilder {
+    let builder = builder.tool(resources::ListResources);
+    match resources::ReadResource::new() {
+        Ok(read) => builder.tool(Arc::new(read) as Arc<dyn Tool>),
+        // the spec is fixed: never expected; the registry then lacks the tool and says so
+        Err(e) => {
+            tracing::error!(error = %e, "the read_resource tool could not be built");
+            builder
+        }
+    }
 }
 
 /// The names of the write built-ins, in the order [`register_write_tools`] registers them.
