@@ -28,19 +28,19 @@
 #![allow(deprecated)]
 
 use crate::approval::{in_call, CallClient, LeftBehind};
-use crate::jsonrpc::ClientCancel;
 use crate::catalog::Serves;
+use crate::jsonrpc::ClientCancel;
 use crate::server::Shared;
 use parking_lot::Mutex;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    CustomRequest, CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, LoggingMessageNotificationParam, NumberOrString, PaginatedRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, NumberOrString, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::ServerHandler;
 use serde_json::{json, Value};
 use std::future::Future;
@@ -116,9 +116,10 @@ impl Connection {
         if let Some(key) = key {
             call = call.with_idempotency_key(key);
         }
-        let (result, left) = self
-            .run(call, request.request_state, request.input_responses, ctx)
-            .await;
+        // boxed: the call's future is large in debug builds, and rmcp polls handler futures
+        // deep in its stack (2026-07-28 requests overflowed a worker's 2 MiB unboxed)
+        let (result, left) =
+            Box::pin(self.run(call, request.request_state, request.input_responses, ctx)).await;
         if let Some(error) = crate::result::unknown_tool(&result) {
             return Err(error);
         }
@@ -351,6 +352,38 @@ impl ServerHandler for Connection {
                 }
             }
         });
+    }
+
+    /// 2026-07-28 `subscriptions/listen` (SEP-2575): toolgate sends what it declares,
+    /// `notifications/tools/list_changed` (the registry changed: a gateway's upstream changed
+    /// its tools); rmcp narrows this to what the client asked for.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    /// One subscription stream: a tools list change is sent on it until the client cancels it
+    /// or the connection ends.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.shared.changes.clone();
+        changes.borrow_and_update();
+        let wants_tools = context.accepted().tools_list_changed == Some(true);
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                () = self.ended.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    if wants_tools && context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 
     async fn call_tool(

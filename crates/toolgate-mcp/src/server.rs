@@ -504,10 +504,11 @@ impl McpServerBuilder {
             capabilities.logging = Some(Default::default());
         }
         let serves = self.catalogs.serves();
+        // `subscribe` is never declared: on 2026-07-28 it promises `subscriptions/listen`
+        // (SEP-2575), which is not served; a catalog may still answer the legacy
+        // `resources/subscribe` of 2025-11-25 clients
         if serves.resources {
-            let mut resources = rmcp::model::ResourcesCapability::default();
-            resources.subscribe = serves.subscribe.then_some(true);
-            capabilities.resources = Some(resources);
+            capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
         }
         if serves.prompts {
             capabilities.prompts = Some(Default::default());

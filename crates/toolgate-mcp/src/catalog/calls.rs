@@ -52,7 +52,7 @@ impl<'a> Calls<'a> {
     /// form).
     pub async fn call(&self, tool: &str, arguments: Value) -> Result<ToolResult, ErrorData> {
         let call = ToolCall::new(self.next_id(), tool, arguments);
-        let (result, left) = self.conn.run(call, None, None, self.ctx.clone()).await;
+        let (result, left) = Box::pin(self.conn.run(call, None, None, self.ctx.clone())).await;
         if let Some(e) = left.protocol_error {
             return Err(e);
         }

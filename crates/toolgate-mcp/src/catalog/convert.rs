@@ -34,7 +34,9 @@ pub fn to_read_result(uri: &str, result: ToolResult) -> Result<ReadResourceResul
         contents.push(match block {
             Content::Resource { resource } => match resource {
                 toolgate_core::ResourceContents::Text {
-                    uri, mime_type, text,
+                    uri,
+                    mime_type,
+                    text,
                 } => ResourceContents::TextResourceContents {
                     uri,
                     mime_type,
@@ -42,7 +44,9 @@ pub fn to_read_result(uri: &str, result: ToolResult) -> Result<ReadResourceResul
                     meta: None,
                 },
                 toolgate_core::ResourceContents::Blob {
-                    uri, mime_type, blob,
+                    uri,
+                    mime_type,
+                    blob,
                 } => ResourceContents::BlobResourceContents {
                     uri,
                     mime_type,
@@ -144,10 +148,20 @@ pub fn to_prompt_result(name: &str, result: ToolResult) -> Result<GetPromptResul
             Some(json!({ "name": name })),
         ));
     };
-    serde_json::from_value(value).map_err(|e| {
+    #[derive(serde::Deserialize)]
+    struct Got {
+        #[serde(default)]
+        description: Option<String>,
+        messages: Vec<rmcp::model::PromptMessage>,
+    }
+    let got: Got = serde_json::from_value(value).map_err(|e| {
         ErrorData::internal_error(
             format!("prompt {name} came back in a shape that is not a prompt: {e}"),
             Some(json!({ "name": name })),
         )
-    })
+    })?;
+    // built, not read: the constructor sets `resultType`, which 2026-07-28 requires
+    let mut out = GetPromptResult::new(got.messages);
+    out.description = got.description;
+    Ok(out)
 }

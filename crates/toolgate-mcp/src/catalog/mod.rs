@@ -14,7 +14,7 @@
 //! |---|---|---|
 //! | [`WorkspaceCatalog`] | the workspace's files as `file:///` resources, the `file:///{path}` template, completion of its `path` | `workspace.rs` |
 //! | the gateway's (toolgate-cli) | upstream resources, templates and prompts, namespaced | |
-//! | the conformance fixture's | the suite's `test://` resources and `test_*` prompts | `bin/conformance-fixture.rs` |
+//! | the conformance fixture's | the suite's `test://` resources and `test_*` prompts | `bin/conformance-fixture/catalog.rs` |
 //!
 //! Several catalogs are served as one ([`Catalogs`]): lists are concatenated in catalog order
 //! and paged with opaque cursors; a URI or prompt name goes to the first catalog that claims
@@ -42,7 +42,9 @@ use std::sync::Arc;
 pub struct Serves {
     /// Resources (and resource templates).
     pub resources: bool,
-    /// `resources/subscribe` and `resources/unsubscribe`.
+    /// The legacy `resources/subscribe` and `resources/unsubscribe` (2025-11-25) are answered.
+    /// The `subscribe` capability is not declared for it: on 2026-07-28 it would promise
+    /// `subscriptions/listen` (SEP-2575), which toolgate does not serve.
     pub subscribe: bool,
     /// Prompts.
     pub prompts: bool,

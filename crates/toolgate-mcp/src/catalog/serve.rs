@@ -173,9 +173,8 @@ impl Connection {
         };
         let id = crate::handler::request_id(&ctx);
         let call = ToolCall::new(id, target.tool, target.arguments);
-        let (result, left) = self
-            .run(call, request.request_state, request.input_responses, ctx)
-            .await;
+        let (result, left) =
+            Box::pin(self.run(call, request.request_state, request.input_responses, ctx)).await;
         if let Some(e) = left.protocol_error {
             return Err(e);
         }
@@ -206,9 +205,8 @@ impl Connection {
         let Target { tool, arguments } = target;
         let id = crate::handler::request_id(&ctx);
         let call = ToolCall::new(id, tool, arguments);
-        let (result, left) = self
-            .run(call, request.request_state, request.input_responses, ctx)
-            .await;
+        let (result, left) =
+            Box::pin(self.run(call, request.request_state, request.input_responses, ctx)).await;
         if let Some(e) = left.protocol_error {
             return Err(e);
         }

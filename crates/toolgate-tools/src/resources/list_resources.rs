@@ -18,8 +18,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate_core::registry::UNLISTED_TAG;
 use toolgate_core::{
-    Access, Effects, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
-    TypedTool, Workspace, WsPath,
+    Access, Effects, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder, TypedTool,
+    Workspace, WsPath,
 };
 
 /// At most this many files are listed in all (the first in byte order of the files walked):
@@ -131,9 +131,7 @@ impl TypedTool for ListResources {
             .drain(start..end)
             .map(|(name, size)| ResourceEntry {
                 uri: uri::to_uri(&name),
-                mime_type: mime_guess::from_path(&name)
-                    .first_raw()
-                    .map(str::to_string),
+                mime_type: mime_guess::from_path(&name).first_raw().map(str::to_string),
                 name,
                 size,
             })

@@ -24,7 +24,7 @@ use toolgate_core::registry::UNLISTED_TAG;
 use toolgate_core::typed::schema_for;
 use toolgate_core::workspace::io_error;
 use toolgate_core::{
-    ArgumentFault, Args, Content, Effects, RegistrationError, Resource, Risk, Tool, ToolContext,
+    Args, ArgumentFault, Content, Effects, RegistrationError, Resource, Risk, Tool, ToolContext,
     ToolError, ToolOutput, ToolSpec, Workspace, WsPath,
 };
 
@@ -155,9 +155,7 @@ fn read(ws: &Workspace, path: &WsPath, requested: String) -> Result<ToolOutput, 
         binary(requested, &shown, &bytes)
     } else {
         match String::from_utf8(bytes) {
-            Ok(text) => {
-                Content::embedded_text(requested, Some(uri::mime_type(&shown, true)), text)
-            }
+            Ok(text) => Content::embedded_text(requested, Some(uri::mime_type(&shown, true)), text),
             Err(e) => binary(requested, &shown, e.as_bytes()),
         }
     };

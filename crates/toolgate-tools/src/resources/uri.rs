@@ -76,7 +76,10 @@ pub fn to_path(uri: &str) -> Result<String, ToolError> {
     if url.scheme() != SCHEME {
         return Err(bad("its scheme is not file"));
     }
-    if url.host_str().is_some_and(|h| !h.eq_ignore_ascii_case("localhost")) {
+    if url
+        .host_str()
+        .is_some_and(|h| !h.eq_ignore_ascii_case("localhost"))
+    {
         return Err(bad("it names a host; workspace URIs have none"));
     }
     if url.query().is_some() || url.fragment().is_some() {
