@@ -47,6 +47,8 @@ mod mcp;
 mod policy_file;
 #[path = "cli/project.rs"]
 mod project;
+#[path = "cli/resources.rs"]
+mod resources;
 #[path = "cli/serve_agent.rs"]
 mod serve_agent;
 #[path = "cli/serve_framing.rs"]

@@ -104,20 +104,17 @@ pub fn read_only_tools() -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
     ])
 }
 
-/// Registers the resource tools ([`resources::RESOURCE_TOOLS`]: `read_resource` and
-/// `list_resources`, unlisted) on `builder`, through which an MCP server serves the
-/// workspace's files as resources. Registration errors (none are expected: the specs are
-/// fixed) surface from [`RegistryBuilder::build`].
-pub fn register_resources(builder: RegistryBuilder) -> RegistryBuilder {
-    let builder = builder.tool(resources::ListResources);
-    match resources::ReadResource::new() {
-        Ok(read) => builder.tool(Arc::new(read) as Arc<dyn Tool>),
-        // the spec is fixed: never expected; the registry then lacks the tool and says so
-        Err(e) => {
-            tracing::error!(error = %e, "the read_resource tool could not be built");
-            builder
-        }
-    }
+/// The resource tools ([`resources::RESOURCE_TOOLS`]: `read_resource` and `list_resources`,
+/// unlisted), through which an MCP server serves the workspace's files as resources
+/// (`toolgate_mcp::catalog::WorkspaceCatalog`), as type-erased tools in that order.
+///
+/// # Errors
+/// A tool's spec build error (none is expected: the specs are fixed).
+pub fn resource_tools() -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
+    Ok(vec![
+        Arc::new(resources::ReadResource::new()?) as Arc<dyn Tool>,
+        resources::ListResources.into_tool()?,
+    ])
 }
 
 /// The names of the write built-ins, in the order [`register_write_tools`] registers them.

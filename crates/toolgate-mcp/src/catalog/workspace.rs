@@ -1,7 +1,7 @@
 //! [`WorkspaceCatalog`]: the workspace's files as `file:///` resources, through the unlisted
 //! `list_resources` and `read_resource` tools of toolgate-tools
 //! ([`toolgate_tools::resources`]), which the registry must hold
-//! ([`toolgate_tools::register_resources`]).
+//! ([`toolgate_tools::resource_tools`]).
 //!
 //! - `resources/list`: a `list_resources` call per page (the policy leaves out files it denies
 //!   reading; at most 10,000 files, 100 a page);

@@ -21,5 +21,5 @@ pub mod uri;
 pub use list_resources::ListResources;
 pub use read_resource::ReadResource;
 
-/// The names of the resource tools, in the order [`crate::register_resources`] registers them.
+/// The names of the resource tools, in the order [`crate::resource_tools`] registers them.
 pub const RESOURCE_TOOLS: [&str; 2] = ["read_resource", "list_resources"];

@@ -1,0 +1,105 @@
+//! Resources, resource templates, prompts and completion with the official Python SDK as the
+//! client (`tests/clients/resources_client.py`): the workspace's files from `toolgate serve`
+//! on both protocol revisions, and server-everything's resources and prompts through the
+//! gateway. Every read and get is a pipeline call: the audit has one record for each, the
+//! refused ones with their error.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use toolgate_test_support::clients::{client_program, python_script, run_ok};
+
+const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
+
+/// A workspace with the files the client expects, and `config` as its toolgate.toml (after
+/// the deny rule on `secrets`).
+fn workspace(config: &str) -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().canonicalize().unwrap().join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    std::fs::create_dir_all(ws.join("secrets")).unwrap();
+    std::fs::write(ws.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(ws.join("docs/a b.md"), "# notes\n").unwrap();
+    std::fs::write(ws.join("img.png"), [0x89, b'P', b'N', b'G', 0, 1, 2, 0xff]).unwrap();
+    std::fs::write(ws.join("big.txt"), "a line of text\n".repeat(20_000)).unwrap();
+    std::fs::write(ws.join(".env"), "TOKEN=CANARY\n").unwrap();
+    std::fs::write(ws.join("secrets/key.txt"), "CANARY-KEY\n").unwrap();
+    std::fs::write(t.path().join("outside.txt"), "CANARY-OUT\n").unwrap();
+    let config = format!(
+        "[[rules]]\nname = \"no-secrets\"\ndecision = \"deny\"\nresource = \"path:secrets\"\n\n{config}"
+    );
+    std::fs::write(ws.join("toolgate.toml"), config).unwrap();
+    (t, ws)
+}
+
+/// The audit records of `ws`.
+fn audit(ws: &Path) -> Vec<Value> {
+    let out = Command::new(TOOLGATE)
+        .args(["audit", "--json", "--limit", "0", "--workspace"])
+        .arg(ws)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn run_client(ws: &Path, mode: &str, gateway: bool) -> String {
+    let argv = serde_json::json!([TOOLGATE, "serve", "--workspace", ws]).to_string();
+    let mut cmd = python_script(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/resources_client.py"),
+    )
+    .expect("checked by the caller");
+    cmd.args([
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--stdio",
+        &argv,
+        "--mode",
+        mode,
+    ]);
+    if gateway {
+        cmd.arg("--gateway");
+    }
+    let out = run_ok(cmd, Duration::from_secs(180));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.contains("passed: resources"), "{stdout}");
+    stdout
+}
+
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn the_python_sdk_reads_the_workspace_as_resources() {
+    if client_program("TOOLGATE_TEST_PYTHON").is_none() {
+        return;
+    }
+    for mode in ["legacy", "2026-07-28"] {
+        let (_t, ws) = workspace("");
+        run_client(&ws, mode, false);
+        let records = audit(&ws);
+        let reads: Vec<&Value> = records
+            .iter()
+            .filter(|r| r["tool"] == "read_resource")
+            .collect();
+        // 4 reads that succeed, 5 refused (missing, escaping, denied, a host; the unknown
+        // scheme never reaches a tool)
+        assert_eq!(reads.len(), 8, "{mode}: {reads:#?}");
+        assert!(
+            reads.iter().any(|r| r["error_kind"] == "permission_denied"),
+            "{mode}: the denied read is audited as denied: {reads:#?}"
+        );
+        assert!(
+            records.iter().any(|r| r["tool"] == "list_resources"),
+            "{mode}: listings are audited"
+        );
+        // nothing outside the workspace or denied reached the client
+        let all = serde_json::to_string(&records).unwrap();
+        assert!(!all.contains("CANARY"), "{mode}");
+    }
+}
