@@ -77,6 +77,12 @@ pub struct UpstreamConfig {
     /// the operator's explicit choice.
     #[serde(default = "yes")]
     pub sandbox: bool,
+    /// Namespace what the upstream serves (default true): its tools and prompts as
+    /// `<name><separator><tool>`, its resource URIs as `<name>+<uri>`. `false` keeps its own
+    /// names and URIs (a gateway that fronts one server transparently); a name that would
+    /// shadow a built-in tool or another upstream's is still not served.
+    #[serde(default = "yes")]
+    pub prefix: bool,
     /// Give a sandboxed stdio server the host's network (default false: its own loopback
     /// only).
     #[serde(default)]

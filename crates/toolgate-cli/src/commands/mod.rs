@@ -8,6 +8,7 @@ pub mod check;
 pub mod eval;
 pub mod export;
 pub mod gateway;
+pub mod gateway_catalog;
 pub mod in_force;
 pub mod ledger;
 pub mod mail;

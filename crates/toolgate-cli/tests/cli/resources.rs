@@ -103,3 +103,49 @@ fn the_python_sdk_reads_the_workspace_as_resources() {
         assert!(!all.contains("CANARY"), "{mode}");
     }
 }
+
+#[test]
+#[cfg_attr(
+    any(toolgate_no_python, toolgate_no_node),
+    ignore = "needs TOOLGATE_TEST_PYTHON and TOOLGATE_TEST_NODE (README: Prerequisites)"
+)]
+fn the_python_sdk_reads_upstream_resources_and_prompts_through_the_gateway() {
+    let (Some(node), Some(_)) = (
+        client_program("TOOLGATE_TEST_NODE"),
+        client_program("TOOLGATE_TEST_PYTHON"),
+    ) else {
+        return;
+    };
+    let modules = node
+        .ancestors()
+        .nth(3)
+        .expect("node under node_modules/node/bin");
+    let everything = modules.join("@modelcontextprotocol/server-everything/dist/index.js");
+    let config = format!(
+        "[[upstreams]]\nname = \"ev\"\ncommand = {node:?}\nargs = [{everything:?}, \"stdio\"]\n\
+         startup_timeout_ms = 30000\n",
+        node = node.display().to_string(),
+        everything = everything.display().to_string(),
+    );
+    let (_t, ws) = workspace(&config);
+    run_client(&ws, "legacy", true);
+    let records = audit(&ws);
+    let of = |tool: &str| {
+        records
+            .iter()
+            .filter(|r| r["tool"] == tool)
+            .collect::<Vec<_>>()
+    };
+    // one read of an upstream resource and three prompt gets reached the upstream; the
+    // unknown prompt and the missing argument were refused before any call
+    assert_eq!(
+        of("toolgate.upstream.ev.read_resource").len(),
+        1,
+        "{records:#?}"
+    );
+    assert_eq!(
+        of("toolgate.upstream.ev.get_prompt").len(),
+        2,
+        "{records:#?}"
+    );
+}

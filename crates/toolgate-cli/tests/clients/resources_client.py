@@ -68,7 +68,7 @@ async def workspace(client, ws: pathlib.Path) -> None:
           "a text past the result limit is cut with its read_result handle", len(text))
 
     t = await client.list_resource_templates(cache_mode="refresh")
-    check([x.uri_template for x in t.resource_templates] == ["file:///{path}"], "the file template is listed",
+    check([x.uri_template for x in t.resource_templates][:1] == ["file:///{path}"], "the file template is listed first",
           t.resource_templates)
     done = await client.complete(ResourceTemplateReference(type="ref/resource", uri="file:///{path}"),
                                  {"name": "path", "value": "sr"})

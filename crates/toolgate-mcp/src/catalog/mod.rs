@@ -127,9 +127,13 @@ pub trait Catalog: Send + Sync + 'static {
 
     /// The call that gets the prompt `name` with `arguments`, when this catalog serves it;
     /// `Err` for arguments the prompt cannot take (a required one missing).
-    fn get_prompt(&self, name: &str, arguments: &JsonObject) -> Option<Result<Target, ErrorData>> {
+    fn get_prompt<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a JsonObject,
+    ) -> BoxFuture<'a, Option<Result<Target, ErrorData>>> {
         let _ = (name, arguments);
-        None
+        Box::pin(std::future::ready(None))
     }
 
     /// Completion values for `request`, when its reference (a prompt, a resource template) is

@@ -191,17 +191,19 @@ impl Connection {
     ) -> Result<GetPromptResponse, ErrorData> {
         let name = request.name;
         let arguments = request.arguments.unwrap_or_default();
-        let target = self
-            .catalogs()
-            .0
-            .iter()
-            .find_map(|c| c.get_prompt(&name, &arguments))
-            .unwrap_or_else(|| {
-                Err(ErrorData::invalid_params(
-                    format!("prompt {name:?} not found: list the prompts with prompts/list"),
-                    Some(json!({ "name": name })),
-                ))
-            })?;
+        let mut found = None;
+        for c in &self.catalogs().0 {
+            found = c.get_prompt(&name, &arguments).await;
+            if found.is_some() {
+                break;
+            }
+        }
+        let target = found.unwrap_or_else(|| {
+            Err(ErrorData::invalid_params(
+                format!("prompt {name:?} not found: list the prompts with prompts/list"),
+                Some(json!({ "name": name })),
+            ))
+        })?;
         let Target { tool, arguments } = target;
         let id = crate::handler::request_id(&ctx);
         let call = ToolCall::new(id, tool, arguments);

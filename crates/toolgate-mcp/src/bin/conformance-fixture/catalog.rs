@@ -127,20 +127,12 @@ impl Catalog for FixtureCatalog {
         })
     }
 
-    fn get_prompt(&self, name: &str, arguments: &JsonObject) -> Option<Result<Target, ErrorData>> {
-        let (_, _, args) = PROMPTS.iter().find(|(n, _, _)| *n == name)?;
-        for (a, required) in args.iter() {
-            if *required && !arguments.get(*a).is_some_and(Value::is_string) {
-                return Some(Err(ErrorData::invalid_params(
-                    format!("prompt {name} needs the string argument {a}"),
-                    Some(json!({ "name": name, "argument": a })),
-                )));
-            }
-        }
-        Some(Ok(Target {
-            tool: PROMPT_TOOL.into(),
-            arguments: json!({ "name": name, "arguments": arguments }),
-        }))
+    fn get_prompt<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a JsonObject,
+    ) -> BoxFuture<'a, Option<Result<Target, ErrorData>>> {
+        Box::pin(std::future::ready(prompt_target(name, arguments)))
     }
 
     fn complete<'a>(
@@ -179,6 +171,23 @@ impl Catalog for FixtureCatalog {
         }
         Some(Ok(()))
     }
+}
+
+/// The call that gets the fixture's prompt `name`, its required arguments checked.
+fn prompt_target(name: &str, arguments: &JsonObject) -> Option<Result<Target, ErrorData>> {
+    let (_, _, args) = PROMPTS.iter().find(|(n, _, _)| *n == name)?;
+    for (a, required) in args.iter() {
+        if *required && !arguments.get(*a).is_some_and(Value::is_string) {
+            return Some(Err(ErrorData::invalid_params(
+                format!("prompt {name} needs the string argument {a}"),
+                Some(json!({ "name": name, "argument": a })),
+            )));
+        }
+    }
+    Some(Ok(Target {
+        tool: PROMPT_TOOL.into(),
+        arguments: json!({ "name": name, "arguments": arguments }),
+    }))
 }
 
 /// The handler of [`READ_TOOL`].
