@@ -207,7 +207,7 @@ fn registry(states: &Arc<States>, swap: &Swap) -> Result<Registry, toolgate_mcp:
     }
     b = b.tool(tool(
         "test_tool_with_progress",
-        "Reports progress 0, 50 and 100 of 100, 50 ms apart.",
+        "Reports progress 0, 50 and 100 of 100, 50 ms apart, and returns 250 ms after the last.",
         no_args(),
         |_, _| async {
             for (i, p) in [0.0, 50.0, 100.0].into_iter().enumerate() {
@@ -216,6 +216,11 @@ fn registry(states: &Arc<States>, swap: &Swap) -> Result<Registry, toolgate_mcp:
                 }
                 request::report_progress(p, Some(100.0), None).await;
             }
+            // through a gateway (the gateway conformance run) the last notification must reach
+            // it before the result: rmcp's client handles an upstream's notifications on tasks
+            // of their own, apart from its responses, and a report that arrives after its
+            // call's result is dropped (README: Gateway, "Results and failures")
+            tokio::time::sleep(Duration::from_millis(250)).await;
             Ok(ToolOutput::text("Progress reported: 0, 50 and 100 of 100."))
         },
     )?);
