@@ -105,6 +105,11 @@ fn caps(u: &Upstream) -> Option<rmcp::model::ServerCapabilities> {
     Some(peer.peer_info()?.capabilities.clone())
 }
 
+/// Whether the upstream declared what `declared` picks from its capabilities.
+fn declares(u: &Upstream, declared: fn(&rmcp::model::ServerCapabilities) -> bool) -> bool {
+    caps(u).is_some_and(|c| declared(&c))
+}
+
 /// `f` on the upstream's live connection within its timeout.
 async fn ask<T, F, Fut>(u: &Upstream, what: &str, f: F) -> Result<T, CatalogError>
 where
@@ -196,7 +201,7 @@ impl UpstreamCatalog {
         let n = self.upstreams().len();
         while at < n {
             let u = &self.upstreams()[at];
-            if caps(u).is_some_and(|c| c.resources.is_some()) {
+            if declares(u, |c| c.resources.is_some()) {
                 let mut params = PaginatedRequestParams::default();
                 params.cursor = inner.clone();
                 let page = ask(u, "resources/list", |p| async move {
@@ -242,7 +247,7 @@ impl UpstreamCatalog {
     pub async fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
         let mut out = Vec::new();
         for u in self.upstreams() {
-            if !caps(u).is_some_and(|c| c.resources.is_some()) {
+            if !declares(u, |c| c.resources.is_some()) {
                 continue;
             }
             let got = ask(u, "resources/templates/list", |p| async move {
@@ -293,7 +298,7 @@ impl UpstreamCatalog {
 
     /// Upstream `i`'s prompts: listed name, what the catalog keeps, the listed prompt.
     async fn prompts_of(&self, i: usize, u: &Upstream) -> Vec<(String, Known, Prompt)> {
-        if !caps(u).is_some_and(|c| c.prompts.is_some()) {
+        if !declares(u, |c| c.prompts.is_some()) {
             return Vec::new();
         }
         let listed_prompts = ask(
@@ -353,7 +358,7 @@ impl UpstreamCatalog {
 
     /// The tool and arguments that read `uri`, when an upstream serves it.
     pub fn read_target(&self, uri: &str) -> Option<(String, Value)> {
-        let serves = |u: &Upstream| caps(u).is_some_and(|c| c.resources.is_some());
+        let serves = |u: &Upstream| declares(u, |c| c.resources.is_some());
         if let Some((name, own)) = uri.split_once('+') {
             if let Some(u) = self
                 .upstreams()
@@ -451,7 +456,7 @@ impl UpstreamCatalog {
             _ => return Err(CatalogError::UnknownPrompt("?".into())),
         };
         let u = &self.upstreams()[upstream];
-        if !caps(u).is_some_and(|c| c.completions.is_some()) {
+        if !declares(u, |c| c.completions.is_some()) {
             return Ok(CompletionInfo::default());
         }
         forwarded.meta = None;

@@ -6,8 +6,8 @@
 //!
 //! | tool | MCP method | what it does |
 //! |---|---|---|
-//! | [`read_resource`](read_resource) | `resources/read` | one file by its `file:///` URI, as text or as a base64 blob, with its MIME type |
-//! | [`list_resources`](list_resources) | `resources/list`, `completion/complete` | the workspace's files, a page at a time, or those under a prefix |
+//! | [`read_resource`] | `resources/read` | one file by its `file:///` URI, as text or as a base64 blob, with its MIME type |
+//! | [`list_resources`] | `resources/list`, `completion/complete` | the workspace's files, a page at a time, or those under a prefix |
 //!
 //! Both carry [`toolgate_core::registry::UNLISTED_TAG`]: `tools/list` never shows them (a
 //! model reads files with `read_file`), and a profile serves the workspace's resources when it

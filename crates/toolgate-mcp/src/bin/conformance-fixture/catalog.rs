@@ -25,8 +25,11 @@ pub(crate) const PROMPT_TOOL: &str = "get_test_prompt";
 const STATIC_TEXT: &str = "This is the content of the static text resource.";
 const TEMPLATE: &str = "test://template/{id}/data";
 
-/// The prompts: name, description, arguments (name, required).
-const PROMPTS: [(&str, &str, &[(&str, bool)]); 5] = [
+/// A prompt: name, description, arguments (name, required).
+type PromptDef = (&'static str, &'static str, &'static [(&'static str, bool)]);
+
+/// The prompts.
+const PROMPTS: [PromptDef; 5] = [
     (
         "test_simple_prompt",
         "A simple prompt without arguments.",
