@@ -23,6 +23,8 @@ mod edges;
 mod formats;
 #[path = "cli/gateway.rs"]
 mod gateway;
+#[path = "cli/gateway_catalog.rs"]
+mod gateway_catalog;
 #[path = "cli/gateway_clients.rs"]
 mod gateway_clients;
 #[path = "cli/gateway_ledger.rs"]

@@ -363,7 +363,7 @@ impl UpstreamCatalog {
             if let Some(u) = self
                 .upstreams()
                 .iter()
-                .find(|u| u.config.prefix && u.config.name == name)
+                .find(|u| u.config.prefix && u.config.name == name && serves(u))
             {
                 return Some((
                     crate::served::read_tool_name(u.name()),

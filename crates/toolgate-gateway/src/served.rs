@@ -26,12 +26,18 @@ use toolgate_core::{
 
 /// The name of `upstream`'s resource-reading tool.
 pub fn read_tool_name(upstream: &str) -> String {
-    format!("toolgate.upstream.{upstream}.read_resource")
+    format!(
+        "toolgate.upstream.{upstream}.{}",
+        toolgate_config::upstreams::RESOURCE_TOOL_SUFFIX
+    )
 }
 
 /// The name of `upstream`'s prompt-getting tool.
 pub fn prompt_tool_name(upstream: &str) -> String {
-    format!("toolgate.upstream.{upstream}.get_prompt")
+    format!(
+        "toolgate.upstream.{upstream}.{}",
+        toolgate_config::upstreams::PROMPT_TOOL_SUFFIX
+    )
 }
 
 /// The spec of an upstream's resource or prompt tool: read-only and idempotent (MCP's

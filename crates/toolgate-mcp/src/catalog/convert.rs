@@ -89,7 +89,8 @@ pub fn read_error(uri: &str, result: &ToolResult) -> ErrorData {
     data[ERROR_META] = json!({ "kind": e.kind, "reason": e.reason });
     let message = match e.kind {
         ErrorKind::UnknownTool => format!(
-            "resource {uri} is not served to this session: its profile does not include {}",
+            "resource {uri} is not served to this session: its profile does not include {}, \
+             or a rule denies every call of it",
             result.tool
         ),
         _ => render_error(e),
@@ -106,7 +107,8 @@ pub fn prompt_error(name: &str, result: &ToolResult) -> ErrorData {
     data[ERROR_META] = json!({ "kind": e.kind, "reason": e.reason });
     let message = match e.kind {
         ErrorKind::UnknownTool => format!(
-            "prompt {name} is not served to this session: its profile does not include {}",
+            "prompt {name} is not served to this session: its profile does not include {}, or \
+             a rule denies every call of it",
             result.tool
         ),
         _ => render_error(e),
