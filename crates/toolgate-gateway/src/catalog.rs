@@ -14,9 +14,14 @@
 //! claims goes to the first such upstream that serves resources.
 //!
 //! Text an upstream writes (names, titles, descriptions) is cleaned like every output; a
-//! prompt or resource whose text the quarantine screen flags ([`crate::quarantine`]) is not
-//! listed, and such a prompt is refused (`prompt_quarantined`), with the reason logged.
+//! resource or template whose text the quarantine screen flags ([`crate::quarantine`]) is not
+//! listed (logged). A prompt is pinned in the store as its tools are (`prompt:NAME`, its
+//! name, title, description and arguments as canonical JSON): quarantined before its first
+//! listing when the screen flags it, blocked when its definition changed, until the operator
+//! approves it (`toolgate upstream list`, `diff`, `approve`); a blocked prompt is not listed and
+//! is refused, saying why.
 
+use crate::definition::Definition;
 use crate::gateway::GatewayInner;
 use crate::upstream::Upstream;
 use parking_lot::Mutex;
@@ -40,9 +45,9 @@ pub enum CatalogError {
     /// No upstream serves the prompt.
     #[error("prompt {0:?} not found: list the prompts with prompts/list")]
     UnknownPrompt(String),
-    /// The prompt's text was quarantined.
-    #[error("prompt {0:?} is quarantined: {1}; the operator reviews upstream definitions")]
-    Quarantined(String, String),
+    /// The prompt is quarantined, or changed since it was pinned.
+    #[error("prompt {0:?} is not served: {1}")]
+    Blocked(String, String),
     /// A required argument is missing.
     #[error("prompt {prompt:?} needs the argument {argument:?}; send it in arguments")]
     MissingArgument {
@@ -75,13 +80,18 @@ pub fn listed(config: &UpstreamConfig, separator: &str, name: &str) -> String {
 }
 
 /// A prompt as the catalog knows it: its upstream, its own name, its arguments (name,
-/// required), and the quarantine's findings.
+/// required), and why it is blocked (quarantined, or changed since it was pinned).
 #[derive(Debug, Clone)]
 struct Known {
     upstream: usize,
     own: String,
     arguments: Vec<(String, bool)>,
-    quarantine: Option<String>,
+    blocked: Option<String>,
+}
+
+/// The pin name of an upstream's prompt in the store (beside its tools' names): `prompt:NAME`.
+pub fn prompt_pin(name: &str) -> String {
+    format!("prompt:{name}")
 }
 
 /// The upstreams' resources, templates and prompts, for a server's catalog. Cheap to clone.
@@ -286,7 +296,7 @@ impl UpstreamCatalog {
         let mut known = HashMap::new();
         for (i, u) in self.upstreams().iter().enumerate() {
             for (name, k, p) in self.prompts_of(i, u).await {
-                if k.quarantine.is_none() {
+                if k.blocked.is_none() {
                     out.push(p);
                 }
                 known.insert(name, k);
@@ -314,13 +324,61 @@ impl UpstreamCatalog {
                 return Vec::new();
             }
         };
+        // each pinned as its tools are: quarantined before its first listing, blocked when it
+        // changed, until the operator approves (`toolgate upstream approve NAME prompt:P`)
+        let seen: Vec<(Definition, Option<String>)> = prompts
+            .iter()
+            .map(|p| {
+                let args = serde_json::to_value(&p.arguments).unwrap_or(Value::Null);
+                let definition = json!({
+                    "name": p.name, "title": p.title, "description": p.description,
+                    "arguments": args,
+                });
+                let quarantine = screened(p.title.as_deref(), p.description.as_deref(), &args);
+                (Definition::of_value(&definition), quarantine)
+            })
+            .collect();
+        let names: Vec<String> = prompts.iter().map(|p| prompt_pin(&p.name)).collect();
+        let (store, upstream) = (self.inner.store.clone(), u.name().to_string());
+        let seen_for_store = seen.clone();
+        let pins = tokio::task::spawn_blocking(move || {
+            let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
+            names
+                .iter()
+                .zip(&seen_for_store)
+                .map(|(name, (def, quarantine))| {
+                    let observed = toolgate_store::Observed {
+                        upstream: &upstream,
+                        tool: name,
+                        hash: &def.hash,
+                        definition: &def.json,
+                        quarantine: quarantine.as_deref(),
+                    };
+                    match store.observe_definition(&observed, now) {
+                        Ok(pin) if pin.is_served() => None,
+                        Ok(pin) if pin.state == toolgate_store::PinState::Quarantined => Some(format!(
+                            "it is quarantined ({}); the operator reviews it with `toolgate upstream \
+                             list` and `approve`",
+                            pin.reason.unwrap_or_default()
+                        )),
+                        Ok(_) => Some(
+                            "its definition changed since it was pinned; the operator reviews the \
+                             change with `toolgate upstream diff` and `approve`"
+                                .to_string(),
+                        ),
+                        Err(e) => Some(format!("its pin could not be checked ({e})")),
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap_or_else(|e| vec![Some(format!("its pin could not be checked ({e})")); seen.len()]);
         prompts
             .into_iter()
-            .map(|mut p| {
-                let args = serde_json::to_value(&p.arguments).unwrap_or(Value::Null);
-                let quarantine = screened(p.title.as_deref(), p.description.as_deref(), &args);
-                if let Some(why) = &quarantine {
-                    tracing::warn!(upstream = %u.name(), prompt = %p.name, findings = %why, "an upstream prompt is quarantined: not listed");
+            .zip(pins)
+            .map(|(mut p, blocked)| {
+                if let Some(why) = &blocked {
+                    tracing::warn!(upstream = %u.name(), prompt = %p.name, why = %why, "an upstream prompt is not listed");
                 }
                 let own = p.name.clone();
                 p.name = listed(&u.config, self.separator(), &own);
@@ -340,7 +398,7 @@ impl UpstreamCatalog {
                     upstream: i,
                     own,
                     arguments,
-                    quarantine,
+                    blocked,
                 };
                 (p.name.clone(), known, p)
             })
@@ -385,7 +443,7 @@ impl UpstreamCatalog {
     /// upstream serves it.
     ///
     /// # Errors
-    /// [`CatalogError::UnknownPrompt`], [`CatalogError::Quarantined`],
+    /// [`CatalogError::UnknownPrompt`], [`CatalogError::Blocked`],
     /// [`CatalogError::MissingArgument`].
     pub async fn prompt_target(
         &self,
@@ -395,8 +453,8 @@ impl UpstreamCatalog {
         let Some(k) = self.known(name).await else {
             return Err(CatalogError::UnknownPrompt(name.to_string()));
         };
-        if let Some(why) = k.quarantine {
-            return Err(CatalogError::Quarantined(name.to_string(), why));
+        if let Some(why) = k.blocked {
+            return Err(CatalogError::Blocked(name.to_string(), why));
         }
         for (a, required) in &k.arguments {
             if *required && !arguments.get(a).is_some_and(Value::is_string) {

@@ -63,7 +63,7 @@ pub struct Gateway {
 pub(crate) struct GatewayInner {
     pub(crate) upstreams: Vec<Arc<Upstream>>,
     pub(crate) separator: String,
-    store: Store,
+    pub(crate) store: Store,
     reserved: HashSet<String>,
     wrap: Option<WrapTool>,
     /// Each upstream's tools (served and blocked), by upstream name.

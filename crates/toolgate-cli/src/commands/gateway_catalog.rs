@@ -21,7 +21,7 @@ pub struct GatewayCatalog(pub UpstreamCatalog);
 fn rpc(e: CatalogError) -> ErrorData {
     match &e {
         CatalogError::Upstream(_) => ErrorData::internal_error(e.to_string(), None),
-        CatalogError::UnknownPrompt(name) | CatalogError::Quarantined(name, _) => {
+        CatalogError::UnknownPrompt(name) | CatalogError::Blocked(name, _) => {
             ErrorData::invalid_params(e.to_string(), Some(json!({ "name": name })))
         }
         CatalogError::MissingArgument { prompt, argument } => ErrorData::invalid_params(

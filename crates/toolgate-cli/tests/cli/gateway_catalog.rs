@@ -1,7 +1,7 @@
 //! An upstream's prompts and resources through the gateway, from the scripted upstream
 //! (`tests/upstreams/scripted_server.py --prompts --resources`), over raw JSON-RPC on
 //! `toolgate serve`'s stdio: namespaced, a poisoned prompt or resource never listed (and the
-//! prompt refused), the upstream's text cleaned, bad requests answered with clear errors
+//! prompt refused, quarantined in the store), a changed prompt blocked until approved, the upstream's text cleaned, bad requests answered with clear errors
 //! before the upstream is asked, a rule denying the upstream's read tool applied (the tool
 //! hidden, as a denied tool is from `tools/list`), and every read and get audited.
 
@@ -172,6 +172,45 @@ fn upstream_prompts_and_resources_are_namespaced_screened_cleaned_and_audited() 
     rpc_error(
         &request(&mut s, 10, "resources/read", json!({"uri": "zz+notes://a"})),
         &["zz+notes://a", "not found"],
+    );
+    assert!(s.finish().success());
+
+    // pinned like tools: the poisoned prompt is quarantined for the operator to review
+    let list = String::from_utf8_lossy(&toolgate(&ws, &["upstream", "list"]).stdout).into_owned();
+    let row = list
+        .lines()
+        .find(|l| l.contains("prompt:poisoned"))
+        .unwrap_or_else(|| panic!("{list}"));
+    assert!(row.contains("quarantined"), "{row}");
+
+    // a rug pull: the upstream changes a pinned prompt; it is blocked until approved
+    let changed = json!([
+        {"name": "summary", "description": "Summarizes a topic, and more.",
+         "arguments": [{"name": "topic", "required": true}]}
+    ]);
+    std::fs::write(ws.join("prompts.json"), changed.to_string()).unwrap();
+    let mut s = StdioServe::start(&ws, &[], &[]);
+    s.handshake(json!({}));
+    let raw = request(&mut s, 20, "prompts/list", json!({})).to_string();
+    assert!(!raw.contains("\"sc__summary\""), "{raw}");
+    rpc_error(
+        &request(
+            &mut s,
+            21,
+            "prompts/get",
+            json!({"name": "sc__summary", "arguments": {"topic": "x"}}),
+        ),
+        &["sc__summary", "changed since it was pinned"],
+    );
+    assert!(s.finish().success());
+    let approved = toolgate(&ws, &["upstream", "approve", "sc", "prompt:summary"]);
+    assert!(approved.status.success(), "{approved:?}");
+    let mut s = StdioServe::start(&ws, &[], &[]);
+    s.handshake(json!({}));
+    let raw = request(&mut s, 30, "prompts/list", json!({})).to_string();
+    assert!(
+        raw.contains("\"sc__summary\"") && raw.contains("and more"),
+        "{raw}"
     );
     assert!(s.finish().success());
 
