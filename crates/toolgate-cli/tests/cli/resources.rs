@@ -129,6 +129,7 @@ fn the_python_sdk_reads_upstream_resources_and_prompts_through_the_gateway() {
     );
     let (_t, ws) = workspace(&config);
     run_client(&ws, "legacy", true);
+    run_client(&ws, "2026-07-28", true);
     let records = audit(&ws);
     let of = |tool: &str| {
         records
@@ -136,16 +137,81 @@ fn the_python_sdk_reads_upstream_resources_and_prompts_through_the_gateway() {
             .filter(|r| r["tool"] == tool)
             .collect::<Vec<_>>()
     };
-    // one read of an upstream resource and three prompt gets reached the upstream; the
-    // unknown prompt and the missing argument were refused before any call
+    // per session, one read of an upstream resource and two prompt gets reached the
+    // upstream; the unknown prompt and the missing argument were refused before any call
     assert_eq!(
         of("toolgate.upstream.ev.read_resource").len(),
-        1,
+        2,
         "{records:#?}"
     );
     assert_eq!(
         of("toolgate.upstream.ev.get_prompt").len(),
-        2,
+        4,
         "{records:#?}"
     );
+}
+
+/// `request` on `s` and its answer.
+fn request(s: &mut super::mcp::StdioServe, id: i64, method: &str, params: Value) -> Value {
+    s.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    loop {
+        let m = s.recv();
+        if m["id"] == id {
+            return m;
+        }
+    }
+}
+
+#[test]
+fn a_profile_without_the_resource_tools_serves_no_resources_and_no_prompts_are_declared() {
+    let (_t, ws) = workspace("[profiles.narrow]\ntools = [\"read_file\"]\n");
+    for (profile, listed) in [("narrow", false), ("default", true)] {
+        let mut s = super::mcp::StdioServe::start(&ws, &["--profile", profile], &[]);
+        s.send(&super::mcp::initialize(0, serde_json::json!({})));
+        let init = s.recv();
+        let caps = &init["result"]["capabilities"];
+        assert!(
+            caps["resources"].is_object() && caps["completions"].is_object(),
+            "{init}"
+        );
+        // toolgate has no prompts of its own: none declared without upstreams
+        assert!(caps.get("prompts").is_none(), "{init}");
+        s.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let page = request(&mut s, 1, "resources/list", serde_json::json!({}));
+        let uris = page["result"]["resources"].to_string();
+        assert_eq!(
+            uris.contains("file:///src/main.rs"),
+            listed,
+            "{profile}: {page}"
+        );
+        let read = request(
+            &mut s,
+            2,
+            "resources/read",
+            serde_json::json!({"uri": "file:///src/main.rs"}),
+        );
+        if listed {
+            assert_eq!(
+                read["result"]["contents"][0]["text"], "fn main() {}\n",
+                "{read}"
+            );
+        } else {
+            assert_eq!(read["error"]["code"], -32602, "{read}");
+            let m = read["error"]["message"].as_str().unwrap();
+            assert!(
+                m.contains("not served") && m.contains("read_resource"),
+                "{m}"
+            );
+        }
+        let prompts = request(&mut s, 3, "prompts/list", serde_json::json!({}));
+        assert_eq!(prompts["error"]["code"], -32601, "{prompts}");
+        let bad = request(
+            &mut s,
+            4,
+            "resources/templates/list",
+            serde_json::json!({"cursor": "tgc1.zz"}),
+        );
+        assert_eq!(bad["error"]["code"], -32602, "{bad}");
+        assert!(s.finish().success());
+    }
 }
