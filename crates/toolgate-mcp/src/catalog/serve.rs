@@ -264,3 +264,42 @@ impl Connection {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn cursors_round_trip_and_foreign_ones_are_refused() {
+        for text in ["0:", "1:fs1.src/main.rs", "12", "2:ünï:code"] {
+            assert_eq!(decode(&encode(text), "m").unwrap(), text);
+        }
+        for bad in [
+            "", "garbage", "tgc1.", "tgc1.zz", "tgc1.0", "tg1.3031", "tgc1.ff",
+        ] {
+            let e = decode(bad, "resources/list").unwrap_err();
+            assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS, "{bad}");
+            assert!(e.message.contains("resources/list"), "{bad}: {}", e.message);
+        }
+        let long = format!("tgc1.{}", "30".repeat(MAX_CURSOR_BYTES));
+        assert!(decode(&long, "m").is_err());
+        assert_eq!(index_of(None, "m").unwrap(), 0);
+        assert_eq!(index_of(Some(&encode("7")), "m").unwrap(), 7);
+        assert!(index_of(Some(&encode("x")), "m").is_err());
+    }
+
+    #[test]
+    fn pages_cover_every_item_once() {
+        let items: Vec<u32> = (0..7).collect();
+        let (first, next) = page(&items, 0, 3);
+        assert_eq!(first, [0, 1, 2]);
+        let start = index_of(next.as_deref(), "m").unwrap();
+        let (second, next) = page(&items, start, 3);
+        assert_eq!(second, [3, 4, 5]);
+        let (last, next) = page(&items, index_of(next.as_deref(), "m").unwrap(), 3);
+        assert_eq!((last, next), (vec![6], None));
+        // a cursor past the end is an empty last page, never a panic
+        assert_eq!(page(&items, 99, 3), (vec![], None));
+    }
+}
