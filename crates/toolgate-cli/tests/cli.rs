@@ -23,6 +23,8 @@ mod edges;
 mod formats;
 #[path = "cli/gateway.rs"]
 mod gateway;
+#[path = "cli/gateway_catalog.rs"]
+mod gateway_catalog;
 #[path = "cli/gateway_clients.rs"]
 mod gateway_clients;
 #[path = "cli/gateway_ledger.rs"]
@@ -47,6 +49,8 @@ mod mcp;
 mod policy_file;
 #[path = "cli/project.rs"]
 mod project;
+#[path = "cli/resources.rs"]
+mod resources;
 #[path = "cli/serve_agent.rs"]
 mod serve_agent;
 #[path = "cli/serve_framing.rs"]

@@ -77,6 +77,12 @@ pub struct UpstreamConfig {
     /// the operator's explicit choice.
     #[serde(default = "yes")]
     pub sandbox: bool,
+    /// Namespace what the upstream serves (default true): its tools and prompts as
+    /// `<name><separator><tool>`, its resource URIs as `<name>+<uri>`. `false` keeps its own
+    /// names and URIs (a gateway that fronts one server transparently); a name that would
+    /// shadow a built-in tool or another upstream's is still not served.
+    #[serde(default = "yes")]
+    pub prefix: bool,
     /// Give a sandboxed stdio server the host's network (default false: its own loopback
     /// only).
     #[serde(default)]
@@ -420,8 +426,9 @@ pub(crate) fn check(
 }
 
 /// Whether `name` is the listed name of a tool some upstream may serve
-/// (`<upstream><separator><tool>`): the configuration may name such tools before they are
-/// seen.
+/// (`<upstream><separator><tool>`, any name at all for an upstream with `prefix = false`, and
+/// the `toolgate.upstream.<upstream>.read_resource` and `.get_prompt` tools of its resources
+/// and prompts): the configuration may name such tools before they are seen.
 pub(crate) fn is_upstream_tool(
     gateway: &GatewayConfig,
     upstreams: &[UpstreamConfig],
@@ -429,8 +436,21 @@ pub(crate) fn is_upstream_tool(
 ) -> bool {
     let sep = gateway.separator.as_deref().unwrap_or(DEFAULT_SEPARATOR);
     upstreams.iter().any(|u| {
-        name.strip_prefix(u.name.as_str())
-            .and_then(|rest| rest.strip_prefix(sep))
-            .is_some_and(|tool| !tool.is_empty())
+        // an unprefixed upstream's tools keep names no configuration can know beforehand
+        !u.prefix
+            || name
+                .strip_prefix(u.name.as_str())
+                .and_then(|rest| rest.strip_prefix(sep))
+                .is_some_and(|tool| !tool.is_empty())
+            || [RESOURCE_TOOL_SUFFIX, PROMPT_TOOL_SUFFIX]
+                .iter()
+                .any(|suffix| name == format!("toolgate.upstream.{}.{suffix}", u.name))
     })
 }
+
+/// The last part of the name of an upstream's resource-reading tool,
+/// `toolgate.upstream.<name>.read_resource` (toolgate-gateway's `served`).
+pub const RESOURCE_TOOL_SUFFIX: &str = "read_resource";
+/// The last part of the name of an upstream's prompt-getting tool,
+/// `toolgate.upstream.<name>.get_prompt`.
+pub const PROMPT_TOOL_SUFFIX: &str = "get_prompt";

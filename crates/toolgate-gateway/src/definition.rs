@@ -47,6 +47,16 @@ impl Definition {
     }
 }
 
+impl Definition {
+    /// The definition of `value` (a prompt's `name`, `title`, `description` and `arguments`,
+    /// as the gateway pins prompts).
+    pub fn of_value(value: &Value) -> Definition {
+        let json = canonical(value);
+        let hash = hex(&Sha256::digest(json.as_bytes()));
+        Definition { json, hash }
+    }
+}
+
 /// JSON with object keys sorted at every level, without whitespace.
 pub fn canonical(v: &Value) -> String {
     let mut out = String::new();

@@ -61,9 +61,9 @@ pub struct Gateway {
 }
 
 pub(crate) struct GatewayInner {
-    upstreams: Vec<Arc<Upstream>>,
-    separator: String,
-    store: Store,
+    pub(crate) upstreams: Vec<Arc<Upstream>>,
+    pub(crate) separator: String,
+    pub(crate) store: Store,
     reserved: HashSet<String>,
     wrap: Option<WrapTool>,
     /// Each upstream's tools (served and blocked), by upstream name.
@@ -162,6 +162,12 @@ impl Gateway {
         self.inner.rebuild();
     }
 
+    /// The upstreams' resources, resource templates and prompts, for a server's catalog
+    /// ([`crate::catalog`]).
+    pub fn catalog(&self) -> crate::catalog::UpstreamCatalog {
+        crate::catalog::UpstreamCatalog::new(self.inner.clone())
+    }
+
     /// Each upstream's health, in configuration order.
     pub fn status(&self) -> Vec<UpstreamStatus> {
         self.inner
@@ -246,6 +252,16 @@ impl GatewayInner {
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         let mut made_from = Vec::new();
         let (mut served, mut blocked) = (0u32, 0u32);
+        // the unlisted tools that read its resources and get its prompts, first: their names
+        // are taken before any of its tools'
+        for tool in self.served_tools(upstream) {
+            names.insert(tool.spec().name.to_string());
+            made_from.push((tool.spec().name.to_string(), String::new(), true));
+            tools.push(match &self.wrap {
+                Some(w) => w(tool),
+                None => tool,
+            });
+        }
         for t in listed {
             let own = t.name.to_string();
             if (!include.is_empty() && !include.iter().any(|p| p.matches(&own)))
@@ -253,7 +269,7 @@ impl GatewayInner {
             {
                 continue;
             }
-            let listed_name = crate::naming::listed_name(&config.name, &self.separator, &own);
+            let listed_name = crate::catalog::listed(config, &self.separator, &own);
             if self.reserved.contains(&listed_name) {
                 tracing::error!(upstream = %config.name, tool = %own, name = %listed_name, "the upstream tool would shadow a built-in tool of that name; it is not served");
                 continue;
@@ -344,6 +360,36 @@ impl GatewayInner {
         }
         self.tools.lock().insert(config.name.clone(), tools);
         self.rebuild();
+    }
+
+    /// The unlisted tools of `upstream`'s resources and prompts, for what its connection
+    /// declared ([`crate::served`]).
+    fn served_tools(&self, upstream: &Arc<Upstream>) -> Vec<Arc<dyn Tool>> {
+        let caps = upstream
+            .peer
+            .load_full()
+            .and_then(|p| p.peer_info().map(|i| i.capabilities.clone()));
+        let Some(caps) = caps else {
+            return Vec::new();
+        };
+        let mut out: Vec<Arc<dyn Tool>> = Vec::new();
+        if caps.resources.is_some() {
+            match crate::served::ReadUpstreamResource::new(upstream.clone(), &self.separator) {
+                Ok(t) => out.push(Arc::new(t)),
+                Err(e) => {
+                    tracing::error!(upstream = %upstream.config.name, error = %e, "the upstream's resources cannot be served")
+                }
+            }
+        }
+        if caps.prompts.is_some() {
+            match crate::served::GetUpstreamPrompt::new(upstream.clone()) {
+                Ok(t) => out.push(Arc::new(t)),
+                Err(e) => {
+                    tracing::error!(upstream = %upstream.config.name, error = %e, "the upstream's prompts cannot be served")
+                }
+            }
+        }
+        out
     }
 
     fn rebuild(&self) {

@@ -20,11 +20,14 @@
 //! | [`tool`] | [`UpstreamTool`] (a call's sequence) and [`BlockedTool`] |
 //! | [`result`] | an upstream's answer as a toolgate output |
 //! | [`breaker`] | the circuit breaker, per upstream and per tool |
+//! | [`catalog`] | upstream resources, templates and prompts, namespaced; completion forwarded |
+//! | [`served`] | the unlisted tools that read an upstream's resources and get its prompts |
 //! | [`review`] | what `toolgate upstream list` and `diff` show the operator |
 
 #![deny(missing_docs)]
 
 pub mod breaker;
+pub mod catalog;
 mod client;
 mod connect;
 pub mod definition;
@@ -34,9 +37,11 @@ pub mod naming;
 pub mod quarantine;
 pub mod result;
 pub mod review;
+pub mod served;
 pub mod tool;
 mod upstream;
 
+pub use catalog::{CatalogError, UpstreamCatalog};
 pub use connect::StartContext;
 pub use gateway::{BaseRegistry, Gateway, GatewayOptions, UpstreamStatus, WrapTool};
 pub use tool::{BlockReason, BlockedTool, UpstreamTool, IDEMPOTENCY_META_KEY};

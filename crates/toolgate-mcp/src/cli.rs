@@ -90,6 +90,10 @@ pub struct ServeArgs {
     /// `counts = "requests"`).
     #[arg(skip)]
     pub request_limits: Option<RequestLimits>,
+    /// The resources, templates, prompts and completion served besides the tools (the
+    /// binary's: the workspace's files, the upstreams'), in order ([`crate::catalog`]).
+    #[arg(skip)]
+    pub catalogs: crate::catalog::Catalogs,
     /// Seconds calls in flight may run on after SIGINT or SIGTERM.
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     pub grace: u64,
@@ -324,6 +328,9 @@ pub async fn serve(args: ServeArgs, pipeline: Pipeline, workspace: Workspace) ->
     }
     if let Some(shaper) = &args.identity_setup {
         builder = builder.identity_setup(shaper.0.clone());
+    }
+    for catalog in &args.catalogs.0 {
+        builder = builder.catalog(catalog.clone());
     }
     let server = builder.build()?;
     let grace = Duration::from_secs(args.grace);

@@ -27,16 +27,20 @@
 // clients use.
 #![allow(deprecated)]
 
-use crate::approval::{in_call, CallClient};
+use crate::approval::{in_call, CallClient, LeftBehind};
+use crate::catalog::Serves;
 use crate::jsonrpc::ClientCancel;
 use crate::server::Shared;
 use parking_lot::Mutex;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
-    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, NumberOrString,
-    PaginatedRequestParams, ServerConfig, SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, NumberOrString, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::ServerHandler;
 use serde_json::{json, Value};
 use std::future::Future;
@@ -96,25 +100,56 @@ impl Connection {
         )
     }
 
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
     async fn dispatch(
         &self,
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let shared = &self.shared;
-        let _running = shared.inflight.enter();
-        let caller = self.caller_session(&ctx);
-        let session = caller.as_ref().map_or(&self.session, |c| &c.session);
-        let id = match &ctx.id {
-            NumberOrString::Number(n) => n.to_string(),
-            NumberOrString::String(s) => s.to_string(),
-        };
+        let id = request_id(&ctx);
         let key = crate::idempotency::key_of(&ctx.meta)?;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let mut call = ToolCall::new(id, request.name.into_owned(), arguments);
         if let Some(key) = key {
             call = call.with_idempotency_key(key);
         }
+        // boxed: the call's future is large in debug builds, and rmcp polls handler futures
+        // deep in its stack (2026-07-28 requests overflowed a worker's 2 MiB unboxed)
+        let (result, left) =
+            Box::pin(self.run(call, request.request_state, request.input_responses, ctx)).await;
+        if let Some(error) = crate::result::unknown_tool(&result) {
+            return Err(error);
+        }
+        if let Some(error) = left.protocol_error {
+            return Err(error);
+        }
+        if let Some(question) = left.question {
+            return Ok(CallToolResponse::InputRequired(question));
+        }
+        Ok(CallToolResponse::Complete(
+            crate::result::to_call_tool_result(result),
+        ))
+    }
+
+    /// Runs `call` through the pipeline for the request of `ctx`, as `tools/call` does (and
+    /// `resources/read`, `prompts/get` and a catalog's listing, [`crate::catalog`]): in the
+    /// connection's session or its stateless caller's, with its cancellation, progress, log
+    /// level and approval scope; returns the result and what the call left behind (a question
+    /// for the client, a JSON-RPC error a tool asked for).
+    pub(crate) async fn run(
+        &self,
+        call: ToolCall,
+        request_state: Option<String>,
+        input_responses: Option<rmcp::model::InputResponses>,
+        ctx: RequestContext<RoleServer>,
+    ) -> (ToolResult, LeftBehind) {
+        let shared = &self.shared;
+        let _running = shared.inflight.enter();
+        let caller = self.caller_session(&ctx);
+        let session = caller.as_ref().map_or(&self.session, |c| &c.session);
         let tool = call.name.clone();
         // the client's cancellation, where the id gate gives one; the session's end too
         let client_cancel = ctx.extensions.get::<ClientCancel>().map(|c| c.0.clone());
@@ -142,8 +177,8 @@ impl Connection {
         let client = CallClient {
             ctx,
             shared: shared.clone(),
-            request_state: request.request_state,
-            input_responses: request.input_responses,
+            request_state,
+            input_responses,
             question: Mutex::new(None),
             tool_reports_progress: progress.as_ref().map(|(_, own)| own.clone()),
             log_level,
@@ -179,18 +214,15 @@ impl Connection {
             }
         };
         log_call(&peer, log_level, &result, left.question.is_some()).await;
-        if let Some(error) = crate::result::unknown_tool(&result) {
-            return Err(error);
-        }
-        if let Some(error) = left.protocol_error {
-            return Err(error);
-        }
-        if let Some(question) = left.question {
-            return Ok(CallToolResponse::InputRequired(question));
-        }
-        Ok(CallToolResponse::Complete(
-            crate::result::to_call_tool_result(result),
-        ))
+        (result, left)
+    }
+}
+
+/// The JSON-RPC id of a request as a call id: a string as sent, a number in decimal.
+pub(crate) fn request_id(ctx: &RequestContext<RoleServer>) -> String {
+    match &ctx.id {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
     }
 }
 
@@ -225,6 +257,19 @@ async fn cancelled_with<F: Future>(
 }
 
 impl Connection {
+    /// `-32601` for `method` when no catalog serves what `served` picks (the capability is
+    /// not declared).
+    fn served(&self, served: fn(&Serves) -> bool, method: &str) -> Result<(), ErrorData> {
+        if served(&self.shared.serves) {
+            return Ok(());
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("{method} is not served: this server declares no such capability"),
+            None,
+        ))
+    }
+
     /// Whether `tool` is side-effecting: its calls run under the idempotency ledger.
     fn side_effecting(&self, tool: &str) -> bool {
         self.shared
@@ -317,6 +362,38 @@ impl ServerHandler for Connection {
         });
     }
 
+    /// 2026-07-28 `subscriptions/listen` (SEP-2575): toolgate sends what it declares,
+    /// `notifications/tools/list_changed` (the registry changed: a gateway's upstream changed
+    /// its tools); rmcp narrows this to what the client asked for.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    /// One subscription stream: a tools list change is sent on it until the client cancels it
+    /// or the connection ends.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.shared.changes.clone();
+        changes.borrow_and_update();
+        let wants_tools = context.accepted().tools_list_changed == Some(true);
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                () = self.ended.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    if wants_tools && context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -334,6 +411,81 @@ impl ServerHandler for Connection {
             &request,
             crate::mrtr::is_round_trip(&ctx),
         ))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.served(|s| s.resources, "resources/list")?;
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.serve_list_resources(cursor, &ctx).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.served(|s| s.resources, "resources/templates/list")?;
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.serve_list_resource_templates(cursor, &ctx).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.served(|s| s.resources, "resources/read")?;
+        self.serve_read_resource(request, ctx).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.served(|s| s.subscribe, "resources/subscribe")?;
+        self.serve_subscribe(&request.uri, true)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.served(|s| s.subscribe, "resources/unsubscribe")?;
+        self.serve_subscribe(&request.uri, false)
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.served(|s| s.prompts, "prompts/list")?;
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.serve_list_prompts(cursor, &ctx).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.served(|s| s.prompts, "prompts/get")?;
+        self.serve_get_prompt(request, ctx).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.served(|s| s.completions, "completion/complete")?;
+        self.serve_complete(request, ctx).await
     }
 
     async fn set_level(

@@ -19,6 +19,8 @@
 //! 5. the pipeline; when its policy asks, [`ClientApprover`] asks the MCP client through
 //!    elicitation ([`approval`]), or, on 2026-07-28, answers with an input-required result
 //!    whose signed request state carries the question ([`mrtr`])
+//!    `resources/*`, `prompts/*` and `completion/complete` from the server's [`catalog`]s, each
+//!    read and get a pipeline call of an unlisted tool, like a `tools/call`
 //! 6. [`result`]: the `ToolResult` as a `CallToolResult` (`structuredContent` and its text;
 //!    pipeline errors as `isError: true` results; an unknown tool as JSON-RPC `-32602`)
 //!
@@ -51,6 +53,7 @@
 
 pub mod approval;
 pub mod caller;
+pub mod catalog;
 pub mod cli;
 mod error;
 pub mod handler;

@@ -80,6 +80,10 @@ pub(crate) struct Shared {
     pub(crate) max_in_flight: usize,
     /// The profile and attributes of a verified caller's sessions.
     pub(crate) identity_setup: Option<IdentitySetup>,
+    /// The resources, templates, prompts and completion served besides tools.
+    pub(crate) catalogs: crate::catalog::Catalogs,
+    /// What the catalogs serve (the capabilities declared).
+    pub(crate) serves: crate::catalog::Serves,
 }
 
 /// What a verified caller's sessions are built with: its profile and attributes, from its
@@ -311,6 +315,7 @@ impl McpServer {
             instructions: None,
             max_in_flight: crate::jsonrpc::DEFAULT_MAX_IN_FLIGHT,
             identity_setup: None,
+            catalogs: crate::catalog::Catalogs::default(),
         }
     }
 
@@ -369,9 +374,18 @@ pub struct McpServerBuilder {
     instructions: Option<String>,
     max_in_flight: usize,
     identity_setup: Option<IdentitySetup>,
+    catalogs: crate::catalog::Catalogs,
 }
 
 impl McpServerBuilder {
+    /// Serves `catalog`'s resources, resource templates, prompts and completion besides the
+    /// tools, after those of the catalogs added before ([`crate::catalog`]); the server
+    /// declares the capabilities of what they serve.
+    pub fn catalog(mut self, catalog: Arc<dyn crate::catalog::Catalog>) -> Self {
+        self.catalogs.push(catalog);
+        self
+    }
+
     /// Sets the agent profile every connection runs under (default `default`).
     pub fn profile(mut self, profile: impl Into<String>) -> Self {
         self.profile = profile.into();
@@ -489,6 +503,19 @@ impl McpServerBuilder {
         {
             capabilities.logging = Some(Default::default());
         }
+        let serves = self.catalogs.serves();
+        // `subscribe` is never declared: on 2026-07-28 it promises `subscriptions/listen`
+        // (SEP-2575), which is not served; a catalog may still answer the legacy
+        // `resources/subscribe` of 2025-11-25 clients
+        if serves.resources {
+            capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
+        }
+        if serves.prompts {
+            capabilities.prompts = Some(Default::default());
+        }
+        if serves.completions {
+            capabilities.completions = Some(Default::default());
+        }
         let mut info = ServerConfig::new(capabilities);
         let mut implementation = Implementation::default();
         implementation.name = self.name;
@@ -515,6 +542,8 @@ impl McpServerBuilder {
                 callers: Callers::default(),
                 max_in_flight: self.max_in_flight,
                 identity_setup: self.identity_setup,
+                catalogs: self.catalogs,
+                serves,
             }),
         })
     }

@@ -9,6 +9,7 @@
 //! | [`fs`] | [`edit_file`](fs::edit_file) | replaces an exact, unique piece of a file and returns a diff |
 //! | [`search`] | [`search_code`](search::search_code) | matching lines across files, on ripgrep's crates |
 //! | [`results`] | [`read_result`](results::read_result) | pages of a result the pipeline truncated |
+//! | [`resources`] | [`read_resource`](resources::read_resource), [`list_resources`](resources::list_resources) | the workspace's files as MCP resources (unlisted: served through `resources/*`) |
 //! | [`http`] | [`http_fetch`](http::http_fetch) | a web page or API answer as text, over a connection the egress policy checks |
 //! | [`http`] | [`http_request`](http::http_request) | any method with a body, its idempotency key sent as `Idempotency-Key` |
 //!
@@ -51,6 +52,7 @@
 mod blocking;
 pub mod fs;
 pub mod http;
+pub mod resources;
 pub mod results;
 pub mod search;
 pub mod shell;
@@ -99,6 +101,19 @@ pub fn read_only_tools() -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
         Glob.into_tool()?,
         SearchCode.into_tool()?,
         ReadResult.into_tool()?,
+    ])
+}
+
+/// The resource tools ([`resources::RESOURCE_TOOLS`]: `read_resource` and `list_resources`,
+/// unlisted), through which an MCP server serves the workspace's files as resources
+/// (`toolgate_mcp::catalog::WorkspaceCatalog`), as type-erased tools in that order.
+///
+/// # Errors
+/// A tool's spec build error (none is expected: the specs are fixed).
+pub fn resource_tools() -> Result<Vec<Arc<dyn Tool>>, RegistrationError> {
+    Ok(vec![
+        Arc::new(resources::ReadResource::new()?) as Arc<dyn Tool>,
+        resources::ListResources.into_tool()?,
     ])
 }
 

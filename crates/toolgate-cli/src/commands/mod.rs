@@ -8,6 +8,7 @@ pub mod check;
 pub mod eval;
 pub mod export;
 pub mod gateway;
+pub mod gateway_catalog;
 pub mod in_force;
 pub mod ledger;
 pub mod mail;
@@ -49,6 +50,7 @@ fn tools_with_shell(
     shell: toolgate_tools::shell::ShellConfig,
 ) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
     let mut tools = toolgate_tools::read_only_tools().context("the read-only tools")?;
+    tools.extend(toolgate_tools::resource_tools().context("the resource tools")?);
     tools.extend(toolgate_tools::write_tools().context("the write tools")?);
     tools.extend(toolgate_tools::http_tools(config.http_config()).context("the HTTP tools")?);
     tools.push(

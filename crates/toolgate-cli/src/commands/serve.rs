@@ -6,6 +6,7 @@
 use crate::exit::Exit;
 use anyhow::Context;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Arguments of `toolgate serve`.
 #[derive(Debug, clap::Args)]
@@ -130,7 +131,20 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     if let Some(g) = &gateway {
         g.attach(pipeline.clone());
     }
-    let served = toolgate_mcp::cli::run(args.serve, pipeline.clone(), workspace);
+    // the workspace's files as resources, to the profiles that include the resource tools;
+    let mut serve = args.serve;
+    serve
+        .catalogs
+        .push(Arc::new(toolgate_mcp::catalog::WorkspaceCatalog));
+    // then the upstreams' resources, templates and prompts, namespaced
+    if let Some(g) = &gateway {
+        serve
+            .catalogs
+            .push(Arc::new(super::gateway_catalog::GatewayCatalog(
+                g.gateway.catalog(),
+            )));
+    }
+    let served = toolgate_mcp::cli::run(serve, pipeline.clone(), workspace);
     if let Some(g) = gateway {
         g.stop();
     }

@@ -2,6 +2,7 @@
 hand (no SDK), so it can also misbehave on purpose.
 
   scripted_server.py --tools FILE [--mode ok|crash|hang|flood|garbage|noinit] [--log FILE]
+                    [--prompts FILE] [--resources FILE]
 
 Its tools are the JSON array in FILE (MCP tool definitions), read again whenever the file
 changes; a change is announced with `notifications/tools/list_changed`. Calls: `add` answers
@@ -16,6 +17,13 @@ arguments. With --log, every `tools/call` received is appended to FILE first, on
   stdout (then the answer);
 - garbage: answers every request with bytes that are not JSON;
 - noinit: reads requests and never answers any.
+
+With --prompts (a JSON array of MCP prompt definitions) it declares prompts: `prompts/get`
+answers one user message naming the prompt and its arguments, followed by an ANSI escape (for
+the gateway to clean); an unknown prompt is JSON-RPC -32602. With --resources (a JSON array of
+MCP resource definitions) it declares resources: `resources/read` of a listed URI answers its
+text, `content of URI` and an ANSI escape; any other URI is JSON-RPC -32002 (resource not
+found, as servers before SEP-2164 say it).
 """
 
 from __future__ import annotations
@@ -42,7 +50,11 @@ def main() -> None:
     p.add_argument("--tools", required=True)
     p.add_argument("--mode", default="ok")
     p.add_argument("--log")
+    p.add_argument("--prompts")
+    p.add_argument("--resources")
     args = p.parse_args()
+    prompts = json.load(open(args.prompts)) if args.prompts else None
+    resources = json.load(open(args.resources)) if args.resources else None
     mode = args.mode
 
     def load():
@@ -90,11 +102,34 @@ def main() -> None:
                 write("garbage line that is not JSON " * 10)
         method, rid = msg["method"], msg["id"]
         if method == "initialize":
+            capabilities = {"tools": {"listChanged": True}}
+            if prompts is not None:
+                capabilities["prompts"] = {}
+            if resources is not None:
+                capabilities["resources"] = {}
             result = {
                 "protocolVersion": msg["params"].get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {"listChanged": True}},
+                "capabilities": capabilities,
                 "serverInfo": {"name": "scripted", "version": "1.0.0"},
             }
+        elif method == "prompts/list" and prompts is not None:
+            result = {"prompts": prompts}
+        elif method == "prompts/get" and prompts is not None:
+            name = msg["params"]["name"]
+            if not any(p["name"] == name for p in prompts):
+                write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": f"no prompt {name}"}})
+                continue
+            a = json.dumps(msg["params"].get("arguments") or {}, sort_keys=True)
+            text = f"prompt {name} with {a}\x1b[31m"
+            result = {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+        elif method == "resources/list" and resources is not None:
+            result = {"resources": resources}
+        elif method == "resources/read" and resources is not None:
+            uri = msg["params"]["uri"]
+            if not any(r["uri"] == uri for r in resources):
+                write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32002, "message": f"no resource {uri}"}})
+                continue
+            result = {"contents": [{"uri": uri, "mimeType": "text/plain", "text": f"content of {uri}\x1b[2J"}]}
         elif method == "tools/list":
             result = {"tools": state["tools"]}
         elif method == "tools/call":

@@ -192,3 +192,52 @@ fn an_unknown_upstream_key_is_located_and_tool_names_of_unknown_upstreams_refuse
     assert_eq!(p.len(), 1, "{p:#?}");
     assert!(p[0].contains("no tool is named \"x__y\""), "{}", p[0]);
 }
+
+#[test]
+fn rules_may_name_an_upstreams_resource_and_prompt_tools_and_an_unprefixed_upstreams_tools() {
+    let ws = TempWorkspace::new();
+    let c = load(
+        &ws,
+        r#"
+[[upstreams]]
+name = "docs"
+url = "http://127.0.0.1:3001/mcp"
+
+[[upstreams]]
+name = "plain"
+url = "http://127.0.0.1:3002/mcp"
+prefix = false
+
+[[rules]]
+decision = "deny"
+tool = "toolgate.upstream.docs.read_resource"
+
+[[rules]]
+decision = "ask"
+tool = "toolgate.upstream.docs.get_prompt"
+
+[[rules]]
+decision = "allow"
+tool = "its_own_name"
+"#,
+    )
+    .unwrap();
+    let [docs, plain] = c.upstreams() else {
+        panic!("two upstreams")
+    };
+    assert!(docs.prefix && !plain.prefix);
+    // without the unprefixed upstream, a name that is nobody's is refused, and so is the
+    // resource tool of an upstream that is not configured
+    let p = problems(
+        "[[upstreams]]\nname = \"docs\"\nurl = \"http://h/mcp\"\n[[rules]]\ndecision = \"deny\"\n\
+         tool = \"toolgate.upstream.other.read_resource\"\n[[rules]]\ndecision = \"deny\"\n\
+         tool = \"its_own_name\"\n",
+    );
+    assert_eq!(p.len(), 2, "{p:#?}");
+    assert!(
+        p[0].contains("toolgate.upstream.other.read_resource"),
+        "{}",
+        p[0]
+    );
+    assert!(p[1].contains("its_own_name"), "{}", p[1]);
+}

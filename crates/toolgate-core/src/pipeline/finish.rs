@@ -197,12 +197,14 @@ pub(crate) fn json_len(v: &Value) -> usize {
     crate::json::compact_len(v)
 }
 
-/// The text blocks, one a line.
+/// The text blocks and the bodies of embedded resources (a blob's base64), one a line: what
+/// a result past the limit is cut to a preview of, so no text is lost to the handle.
 fn render_texts(content: &[Content]) -> String {
     let texts: Vec<&str> = content
         .iter()
         .filter_map(|c| match c {
             Content::Text { text } => Some(text.as_str()),
+            Content::Resource { resource } => Some(resource.body()),
             _ => None,
         })
         .collect();

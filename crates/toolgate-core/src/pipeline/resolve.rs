@@ -65,7 +65,12 @@ fn unknown(
         .filter(|n| {
             registry
                 .get_visible(n, None, session.profile_bit)
-                .is_some_and(|e| policy.visible(e.spec(), session))
+                // an unlisted tool (a resource reader, a blocked upstream tool) is never
+                // named to the model
+                .is_some_and(|e| {
+                    !e.spec().has_tag(crate::registry::UNLISTED_TAG)
+                        && policy.visible(e.spec(), session)
+                })
         })
         .take(MAX_LISTED_TOOLS + 1)
         .collect();

@@ -35,6 +35,41 @@ async fn unknown_tool_is_fatal_and_keeps_the_id() {
 }
 
 #[tokio::test]
+async fn an_unknown_tool_error_never_names_an_unlisted_tool() {
+    let hidden = toolgate_core::DynamicTool::new(
+        ToolSpec::builder("read_resourcez")
+            .description("unlisted")
+            .tag(toolgate_core::registry::UNLISTED_TAG)
+            .effects(Effects::read_only())
+            .build()
+            .unwrap(),
+        |_, _| async { Ok(toolgate_core::ToolOutput::text("x")) },
+    );
+    let p = Pipeline::builder(
+        Registry::builder()
+            .tool(Echo::default())
+            .tool(hidden)
+            .build()
+            .unwrap(),
+    )
+    .build();
+    let s = p.session("s").build().unwrap();
+    let r = p
+        .dispatch(ToolCall::new("c1", "read_resource", json!({})), &s)
+        .await;
+    let e = err(&r);
+    assert_eq!(e.kind, ErrorKind::UnknownTool);
+    assert!(!e.message.contains("read_resourcez"), "{}", e.message);
+    assert_eq!(e.details.as_ref().unwrap()["available"], json!(["echo"]));
+    assert_eq!(e.details.as_ref().unwrap()["did_you_mean"], json!(null));
+    // it is still callable by name
+    let r = p
+        .dispatch(ToolCall::new("c2", "read_resourcez", json!({})), &s)
+        .await;
+    assert!(!r.is_error, "{r:?}");
+}
+
+#[tokio::test]
 async fn a_reused_call_id_is_rejected() {
     let (p, _) = echo_pipeline();
     let s = p.session("s").build().unwrap();

@@ -244,6 +244,24 @@ async fn long_text_beside_small_structured_content_is_previewed() {
     assert_eq!(full(&p, &r).len(), 200_000);
 }
 
+#[tokio::test]
+async fn a_long_embedded_resource_is_previewed_and_kept_whole_behind_the_handle() {
+    let body = "resource line\n".repeat(10_000);
+    let out = ToolOutput {
+        structured: None,
+        content: vec![Content::embedded_text(
+            "file:///long.txt",
+            Some("text/plain".into()),
+            body.clone(),
+        )],
+    };
+    let (r, _, p) = call(dynamic("embedded", None, out)).await;
+    assert_eq!(r.content.len(), 1);
+    assert!(r.text().len() <= 8 << 10 && r.text().starts_with("resource line\n"));
+    // nothing of the resource's text is lost: it is all behind the handle
+    assert_eq!(full(&p, &r), body);
+}
+
 #[derive(Serialize, JsonSchema)]
 struct OwnRecord {
     /// Some text.

@@ -18,6 +18,7 @@ mod read_file;
 mod read_result;
 mod registry;
 mod resolver_fuzz;
+mod resources;
 mod run_shell;
 mod search_code;
 mod security;

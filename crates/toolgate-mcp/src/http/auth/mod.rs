@@ -10,7 +10,7 @@
 //!    then `iss` = the issuer, `aud` one of [`AuthConfig::audiences`] (a token for another
 //!    resource is never accepted), `exp` and `nbf` within [`AuthConfig::leeway`], a `sub`;
 //!    a token accepted is remembered by its SHA-256 for up to a minute under the same keys
-//!    ([`verified`]), so the same token sent again costs a hash and an `exp` check, not a
+//!    (`verified.rs`), so the same token sent again costs a hash and an `exp` check, not a
 //!    signature check (a key rotation or its expiry ends that at once);
 //! 2. **introspection** ([`introspect`], RFC 7662) with an introspection endpoint: `active`,
 //!    then the same `iss`, `aud`, `exp`/`nbf` and `sub` checks on its answer;

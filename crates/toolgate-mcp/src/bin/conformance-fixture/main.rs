@@ -22,6 +22,8 @@
 // test.
 #![allow(deprecated)]
 
+mod catalog;
+
 use clap::Parser;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, ElicitResult,
@@ -32,7 +34,7 @@ use serde_json::{json, Value};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use toolgate_core::{
     Content, DynamicTool, Effects, Registry, Risk, ToolContext, ToolError, ToolOutput, ToolSpec,
@@ -50,7 +52,7 @@ struct Cli {
 }
 
 /// A 1x1 red PNG.
-const RED_PIXEL_PNG: &str =
+pub(crate) const RED_PIXEL_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 /// A WAV file: 8 kHz, mono, 8-bit, 8 samples of silence.
 const SILENT_WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
@@ -136,10 +138,14 @@ async fn serve(addr: SocketAddr) -> Result<(), toolgate_mcp::Error> {
              on loopback"
         )));
     }
-    let registry = registry()?;
+    let states = Arc::new(States::new());
+    let swap = Arc::new(OnceLock::new());
+    let registry = registry(&states, &swap)?;
     let pipeline = toolgate_mcp::pipeline_builder(registry).build();
+    let _ = swap.set(pipeline.clone());
     let server = McpServer::builder(pipeline)
         .server_info("toolgate-conformance-fixture", env!("CARGO_PKG_VERSION"))
+        .catalog(Arc::new(catalog::FixtureCatalog::default()))
         .build()?;
     // No token: see the module documentation. `check` refuses this on any other address.
     let config = HttpConfig::new(addr);
@@ -186,8 +192,10 @@ impl States {
     }
 }
 
-fn registry() -> Result<Registry, toolgate_mcp::Error> {
-    let states = Arc::new(States::new());
+/// The pipeline, once built: `test_trigger_tool_change` swaps its registry.
+type Swap = Arc<OnceLock<toolgate_core::Pipeline>>;
+
+fn registry(states: &Arc<States>, swap: &Swap) -> Result<Registry, toolgate_mcp::Error> {
     let mut b = Registry::builder();
     for (name, description, answer) in FIXED_ANSWERS {
         b = b.tool(tool(
@@ -199,7 +207,7 @@ fn registry() -> Result<Registry, toolgate_mcp::Error> {
     }
     b = b.tool(tool(
         "test_tool_with_progress",
-        "Reports progress 0, 50 and 100 of 100, 50 ms apart.",
+        "Reports progress 0, 50 and 100 of 100, 50 ms apart, and returns 250 ms after the last.",
         no_args(),
         |_, _| async {
             for (i, p) in [0.0, 50.0, 100.0].into_iter().enumerate() {
@@ -208,6 +216,11 @@ fn registry() -> Result<Registry, toolgate_mcp::Error> {
                 }
                 request::report_progress(p, Some(100.0), None).await;
             }
+            // through a gateway (the gateway conformance run) the last notification must reach
+            // it before the result: rmcp's client handles an upstream's notifications on tasks
+            // of their own, apart from its responses, and a report that arrives after its
+            // call's result is dropped (README: Gateway, "Results and failures")
+            tokio::time::sleep(Duration::from_millis(250)).await;
             Ok(ToolOutput::text("Progress reported: 0, 50 and 100 of 100."))
         },
     )?);
@@ -409,7 +422,47 @@ fn registry() -> Result<Registry, toolgate_mcp::Error> {
         }),
         |args, _| async move { Ok(ToolOutput::text(format!("Arguments accepted: {args}"))) },
     )?);
-    b = mrtr_tools(b, states)?;
+    b = mrtr_tools(b, states.clone())?;
+    let (again, swap) = (states.clone(), swap.clone());
+    b = b.tool(tool(
+        "test_trigger_tool_change",
+        "Swaps the server's registry for a rebuilt one, as a gateway does when an upstream \
+         changes its tools: every session and subscriptions/listen stream is sent \
+         notifications/tools/list_changed.",
+        no_args(),
+        move |_, _| {
+            let (states, swap) = (again.clone(), swap.clone());
+            async move {
+                let pipeline = swap
+                    .get()
+                    .ok_or_else(|| ToolError::internal("the pipeline is not built yet"))?;
+                let rebuilt = registry(&states, &swap)
+                    .map_err(|e| ToolError::internal(format!("rebuilding the registry: {e}")))?;
+                pipeline
+                    .replace_registry(rebuilt)
+                    .map_err(|e| ToolError::internal(format!("swapping the registry: {e}")))?;
+                Ok(ToolOutput::text("The tool list changed."))
+            }
+        },
+    )?);
+    // resources/read and prompts/get, through the pipeline (unlisted: not in tools/list)
+    b = b
+        .tool(unlisted_tool(
+            catalog::READ_TOOL,
+            "Reads one of the fixture's test:// resources.",
+            string_arg("uri", "The resource's URI"),
+            |args, _| catalog::read(args),
+        )?)
+        .tool(unlisted_tool(
+            catalog::PROMPT_TOOL,
+            "Gets one of the fixture's prompts.",
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}},
+                "required": ["name"]
+            }),
+            |args, _| catalog::prompt(args),
+        )?);
     Ok(b.build()?)
 }
 
@@ -633,6 +686,29 @@ where
     Ok(DynamicTool::new(spec, handler))
 }
 
+/// A read-only tool like [`tool`], tagged [`toolgate_core::registry::UNLISTED_TAG`]:
+/// callable through the pipeline (resources/read, prompts/get), never listed.
+fn unlisted_tool<F, Fut>(
+    name: &str,
+    description: &str,
+    input_schema: Value,
+    handler: F,
+) -> Result<DynamicTool, toolgate_mcp::Error>
+where
+    F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+{
+    let spec = ToolSpec::builder(name)
+        .description(description)
+        .input_schema(input_schema)
+        .effects(Effects::read_only())
+        .risk(Risk::Read)
+        .timeout(Duration::from_secs(30))
+        .tag(toolgate_core::registry::UNLISTED_TAG)
+        .build()?;
+    Ok(DynamicTool::new(spec, handler))
+}
+
 /// A tool for 2026-07-28 requests only (any other is refused before `handler` runs), whose
 /// handler gets the request-state keys and the tool's name, which its state is sealed for.
 fn round_trip_tool<F, Fut>(
@@ -678,7 +754,7 @@ fn elicit_tool(
 /// an input-required result under `key` (this round ends with the error that asks; the
 /// retry carries the answer), on a session through the client's peer, when the client
 /// declared the capability.
-async fn ask(key: &str, question: InputRequest) -> Result<Value, ToolError> {
+pub(crate) async fn ask(key: &str, question: InputRequest) -> Result<Value, ToolError> {
     if request::is_round_trip() {
         return match response(key) {
             Some(answer) => Ok(answer),
@@ -782,7 +858,7 @@ fn inputs<const N: usize>(entries: [(&str, InputRequest); N]) -> InputRequests {
         .collect()
 }
 
-fn elicitation(message: &str, schema: Value) -> InputRequest {
+pub(crate) fn elicitation(message: &str, schema: Value) -> InputRequest {
     let schema = schema.as_object().cloned().unwrap_or_default();
     let requested_schema =
         ElicitationSchema::from_json_schema(schema).expect("the fixture's forms are valid");

@@ -1,0 +1,110 @@
+//! The upstreams' resources, resource templates, prompts and completion as a catalog of
+//! `toolgate serve`'s MCP server ([`toolgate_mcp::catalog`]): the gateway lists them
+//! namespaced ([`toolgate_gateway::catalog`]); each read and get is a pipeline call of the
+//! upstream's unlisted tool ([`toolgate_gateway::served`]).
+
+use futures::future::BoxFuture;
+use rmcp::model::{
+    CompleteRequestParams, CompletionInfo, ErrorData, JsonObject, Prompt, Resource,
+    ResourceTemplate,
+};
+use serde_json::json;
+use toolgate_gateway::{CatalogError, UpstreamCatalog};
+use toolgate_mcp::catalog::{Calls, Catalog, Page, Serves, Target};
+
+/// The gateway's catalog: see the module docs.
+#[derive(Debug, Clone)]
+pub struct GatewayCatalog(pub UpstreamCatalog);
+
+/// A catalog error as the JSON-RPC error a client reads: what the request got wrong is
+/// `-32602`, an upstream's failure `-32603`.
+fn rpc(e: CatalogError) -> ErrorData {
+    match &e {
+        CatalogError::Upstream(_) => ErrorData::internal_error(e.to_string(), None),
+        CatalogError::UnknownPrompt(name) | CatalogError::Blocked(name, _) => {
+            ErrorData::invalid_params(e.to_string(), Some(json!({ "name": name })))
+        }
+        CatalogError::MissingArgument { prompt, argument } => ErrorData::invalid_params(
+            e.to_string(),
+            Some(json!({ "name": prompt, "argument": argument })),
+        ),
+        _ => ErrorData::invalid_params(e.to_string(), None),
+    }
+}
+
+impl Catalog for GatewayCatalog {
+    fn serves(&self) -> Serves {
+        let any = self.0.configured();
+        Serves {
+            resources: any,
+            subscribe: false,
+            prompts: any,
+            completions: any,
+        }
+    }
+
+    fn list_resources<'a>(
+        &'a self,
+        _calls: &'a Calls<'a>,
+        cursor: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Page<Resource>, ErrorData>> {
+        Box::pin(async move {
+            let (items, next) = self.0.list_resources(cursor).await.map_err(rpc)?;
+            Ok(Page { items, next })
+        })
+    }
+
+    fn list_resource_templates<'a>(
+        &'a self,
+        _calls: &'a Calls<'a>,
+    ) -> BoxFuture<'a, Result<Vec<ResourceTemplate>, ErrorData>> {
+        Box::pin(async move { Ok(self.0.list_resource_templates().await) })
+    }
+
+    fn list_prompts<'a>(
+        &'a self,
+        _calls: &'a Calls<'a>,
+    ) -> BoxFuture<'a, Result<Vec<Prompt>, ErrorData>> {
+        Box::pin(async move { Ok(self.0.list_prompts().await) })
+    }
+
+    fn read(&self, uri: &str) -> Option<Target> {
+        let (tool, arguments) = self.0.read_target(uri)?;
+        Some(Target { tool, arguments })
+    }
+
+    fn get_prompt<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a JsonObject,
+    ) -> BoxFuture<'a, Option<Result<Target, ErrorData>>> {
+        Box::pin(async move {
+            match self.0.prompt_target(name, arguments).await {
+                Ok((tool, arguments)) => Some(Ok(Target { tool, arguments })),
+                // not an upstream's: the next catalog's, or not found
+                Err(CatalogError::UnknownPrompt(_)) => None,
+                Err(e) => Some(Err(rpc(e))),
+            }
+        })
+    }
+
+    fn complete<'a>(
+        &'a self,
+        _calls: &'a Calls<'a>,
+        request: &'a CompleteRequestParams,
+    ) -> Option<BoxFuture<'a, Result<CompletionInfo, ErrorData>>> {
+        if !self.0.configured() {
+            return None;
+        }
+        Some(Box::pin(async move {
+            self.0.complete(request).await.map_err(|e| match e {
+                CatalogError::UnknownPrompt(_) => ErrorData::invalid_params(
+                    "the reference is not served here: complete the arguments of a prompt \
+                     from prompts/list or a template from resources/templates/list",
+                    None,
+                ),
+                e => rpc(e),
+            })
+        }))
+    }
+}

@@ -1,0 +1,531 @@
+//! What the upstreams serve besides tools, namespaced for a server's catalog: resources,
+//! resource templates and prompts listed, completion forwarded, and the unlisted tool
+//! ([`crate::served`]) that reads or gets each through the pipeline.
+//!
+//! Names and URIs, so nothing an upstream serves can pass for toolgate's own or another
+//! upstream's:
+//!
+//! | what | listed as | for example |
+//! |---|---|---|
+//! | a resource URI, a template's `uriTemplate` | `<upstream>+<uri>` (a scheme of its own: upstream names hold no `+`, and toolgate's own are `file:`) | `ev+demo://resource/static/document/a.md` |
+//! | a prompt's, a resource's, a template's name | `<upstream><separator><name>` (as tools) | `ev__simple-prompt` |
+//!
+//! An upstream with `prefix = false` keeps its own names and URIs; a URI no other catalog
+//! claims goes to the first such upstream that serves resources.
+//!
+//! Text an upstream writes (names, titles, descriptions) is cleaned like every output; a
+//! resource or template whose text the quarantine screen flags ([`crate::quarantine`]) is not
+//! listed (logged). A prompt is pinned in the store as its tools are (`prompt:NAME`, its
+//! name, title, description and arguments as canonical JSON): quarantined before its first
+//! listing when the screen flags it, blocked when its definition changed, until the operator
+//! approves it (`toolgate upstream list`, `diff`, `approve`); a blocked prompt is not listed and
+//! is refused, saying why.
+
+use crate::definition::Definition;
+use crate::gateway::GatewayInner;
+use crate::upstream::Upstream;
+use parking_lot::Mutex;
+use rmcp::model::{
+    CompleteRequestParams, CompletionInfo, PaginatedRequestParams, Prompt, Reference, Resource,
+    ResourceTemplate,
+};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use toolgate_config::UpstreamConfig;
+use toolgate_core::sanitize::clean_output;
+
+/// Why a catalog request could not be served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogError {
+    /// A cursor this catalog did not hand out.
+    #[error("invalid cursor: send a nextCursor from a previous {0}, or none")]
+    InvalidCursor(&'static str),
+    /// No upstream serves the prompt.
+    #[error("prompt {0:?} not found: list the prompts with prompts/list")]
+    UnknownPrompt(String),
+    /// The prompt is quarantined, or changed since it was pinned.
+    #[error("prompt {0:?} is not served: {1}")]
+    Blocked(String, String),
+    /// A required argument is missing.
+    #[error("prompt {prompt:?} needs the argument {argument:?}; send it in arguments")]
+    MissingArgument {
+        /// The prompt, as listed.
+        prompt: String,
+        /// The argument.
+        argument: String,
+    },
+    /// The upstream failed the request, or did not answer.
+    #[error("{0}")]
+    Upstream(String),
+}
+
+/// The prefix of `config`'s resource URIs (`<name>+`, or none without `prefix`).
+pub fn uri_prefix(config: &UpstreamConfig, _separator: &str) -> String {
+    if config.prefix {
+        format!("{}+", config.name)
+    } else {
+        String::new()
+    }
+}
+
+/// The listed name of `config`'s prompt, resource or tool `name`.
+pub fn listed(config: &UpstreamConfig, separator: &str, name: &str) -> String {
+    if config.prefix {
+        crate::naming::listed_name(&config.name, separator, name)
+    } else {
+        crate::naming::listed_name("", "", name)
+    }
+}
+
+/// A prompt as the catalog knows it: its upstream, its own name, its arguments (name,
+/// required), and why it is blocked (quarantined, or changed since it was pinned).
+#[derive(Debug, Clone)]
+struct Known {
+    upstream: usize,
+    own: String,
+    arguments: Vec<(String, bool)>,
+    blocked: Option<String>,
+}
+
+/// The pin name of an upstream's prompt in the store (beside its tools' names): `prompt:NAME`.
+pub fn prompt_pin(name: &str) -> String {
+    format!("prompt:{name}")
+}
+
+/// The upstreams' resources, templates and prompts, for a server's catalog. Cheap to clone.
+#[derive(Clone)]
+pub struct UpstreamCatalog {
+    inner: Arc<GatewayInner>,
+    prompts: Arc<Mutex<HashMap<String, Known>>>,
+}
+
+impl std::fmt::Debug for UpstreamCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamCatalog")
+            .field("upstreams", &self.inner.upstreams.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The capabilities an upstream declared.
+fn caps(u: &Upstream) -> Option<rmcp::model::ServerCapabilities> {
+    let peer = u.peer.load_full()?;
+    Some(peer.peer_info()?.capabilities.clone())
+}
+
+/// Whether the upstream declared what `declared` picks from its capabilities.
+fn declares(u: &Upstream, declared: fn(&rmcp::model::ServerCapabilities) -> bool) -> bool {
+    caps(u).is_some_and(|c| declared(&c))
+}
+
+/// `f` on the upstream's live connection within its timeout.
+async fn ask<T, F, Fut>(u: &Upstream, what: &str, f: F) -> Result<T, CatalogError>
+where
+    F: FnOnce(rmcp::service::Peer<rmcp::service::RoleClient>) -> Fut,
+    Fut: std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+{
+    let Some(peer) = u.peer.load_full() else {
+        return Err(CatalogError::Upstream(format!(
+            "the upstream server {} is not running (it is being started again)",
+            u.name()
+        )));
+    };
+    match tokio::time::timeout(u.config.timeout(), f((*peer).clone())).await {
+        Ok(Ok(t)) => Ok(t),
+        Ok(Err(e)) => Err(CatalogError::Upstream(format!(
+            "{what} of the upstream server {} failed: {e}",
+            u.name()
+        ))),
+        Err(_) => Err(CatalogError::Upstream(format!(
+            "{what} of the upstream server {} timed out",
+            u.name()
+        ))),
+    }
+}
+
+fn clean(s: &mut String) {
+    if let std::borrow::Cow::Owned(c) = clean_output(s) {
+        *s = c;
+    }
+}
+
+fn clean_opt(s: &mut Option<String>) {
+    if let Some(s) = s {
+        clean(s);
+    }
+}
+
+/// The quarantine's findings for a listed description and title, when any.
+fn screened(title: Option<&str>, description: Option<&str>, more: &Value) -> Option<String> {
+    let size = title.map_or(0, str::len) + description.map_or(0, str::len) + more.to_string().len();
+    let findings = crate::quarantine::scan(title, description, &[more], size);
+    (!findings.is_empty()).then(|| findings.join("; "))
+}
+
+impl UpstreamCatalog {
+    pub(crate) fn new(inner: Arc<GatewayInner>) -> Self {
+        UpstreamCatalog {
+            inner,
+            prompts: Arc::default(),
+        }
+    }
+
+    fn separator(&self) -> &str {
+        &self.inner.separator
+    }
+
+    fn upstreams(&self) -> &[Arc<Upstream>] {
+        &self.inner.upstreams
+    }
+
+    /// Whether any upstream is configured (its resources, prompts and completion may be
+    /// served once it is up).
+    pub fn configured(&self) -> bool {
+        !self.upstreams().is_empty()
+    }
+
+    /// One page of the upstreams' resources after `cursor` (`N:CURSOR`: the upstream's index
+    /// and its own cursor), namespaced.
+    ///
+    /// # Errors
+    /// [`CatalogError::InvalidCursor`]; [`CatalogError::Upstream`] when the upstream failed
+    /// the listing.
+    pub async fn list_resources(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<Resource>, Option<String>), CatalogError> {
+        let bad = || CatalogError::InvalidCursor("resources/list");
+        let (mut at, mut inner) = match cursor {
+            None => (0, None),
+            Some(c) => {
+                let (i, rest) = c.split_once(':').ok_or_else(bad)?;
+                let i: usize = i.parse().map_err(|_| bad())?;
+                if i >= self.upstreams().len() {
+                    return Err(bad());
+                }
+                (i, (!rest.is_empty()).then(|| rest.to_string()))
+            }
+        };
+        let n = self.upstreams().len();
+        while at < n {
+            let u = &self.upstreams()[at];
+            if declares(u, |c| c.resources.is_some()) {
+                let mut params = PaginatedRequestParams::default();
+                params.cursor = inner.clone();
+                let page = ask(u, "resources/list", |p| async move {
+                    p.list_resources(Some(params)).await
+                })
+                .await?;
+                let items = self.resources_of(u, page.resources);
+                let next = match page.next_cursor {
+                    Some(c) => Some(format!("{at}:{c}")),
+                    None if at + 1 < n => Some(format!("{}:", at + 1)),
+                    None => None,
+                };
+                if !items.is_empty() || next.is_none() {
+                    return Ok((items, next));
+                }
+            }
+            at += 1;
+            inner = None;
+        }
+        Ok((Vec::new(), None))
+    }
+
+    fn resources_of(&self, u: &Upstream, resources: Vec<Resource>) -> Vec<Resource> {
+        let prefix = uri_prefix(&u.config, self.separator());
+        resources
+            .into_iter()
+            .filter_map(|mut r| {
+                if let Some(why) = screened(r.title.as_deref(), r.description.as_deref(), &Value::Null) {
+                    tracing::warn!(upstream = %u.name(), uri = %r.uri, findings = %why, "an upstream resource is quarantined: not listed");
+                    return None;
+                }
+                r.uri = format!("{prefix}{}", r.uri);
+                r.name = listed(&u.config, self.separator(), &r.name);
+                clean_opt(&mut r.title);
+                clean_opt(&mut r.description);
+                Some(r)
+            })
+            .collect()
+    }
+
+    /// Every upstream's resource templates, namespaced. An upstream that fails the listing
+    /// is left out (logged).
+    pub async fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
+        let mut out = Vec::new();
+        for u in self.upstreams() {
+            if !declares(u, |c| c.resources.is_some()) {
+                continue;
+            }
+            let got = ask(u, "resources/templates/list", |p| async move {
+                p.list_all_resource_templates().await
+            })
+            .await;
+            let templates = match got {
+                Ok(t) => t,
+                Err(e) => {
+                    tracing::warn!(upstream = %u.name(), error = %e, "listing the upstream's resource templates");
+                    continue;
+                }
+            };
+            let prefix = uri_prefix(&u.config, self.separator());
+            for mut t in templates {
+                if let Some(why) =
+                    screened(t.title.as_deref(), t.description.as_deref(), &Value::Null)
+                {
+                    tracing::warn!(upstream = %u.name(), template = %t.uri_template, findings = %why, "an upstream resource template is quarantined: not listed");
+                    continue;
+                }
+                t.uri_template = format!("{prefix}{}", t.uri_template);
+                t.name = listed(&u.config, self.separator(), &t.name);
+                clean_opt(&mut t.title);
+                clean_opt(&mut t.description);
+                out.push(t);
+            }
+        }
+        out
+    }
+
+    /// Every upstream's prompts, namespaced, the quarantined ones left out. An upstream that
+    /// fails the listing is left out (logged).
+    pub async fn list_prompts(&self) -> Vec<Prompt> {
+        let mut out = Vec::new();
+        let mut known = HashMap::new();
+        for (i, u) in self.upstreams().iter().enumerate() {
+            for (name, k, p) in self.prompts_of(i, u).await {
+                if k.blocked.is_none() {
+                    out.push(p);
+                }
+                known.insert(name, k);
+            }
+        }
+        *self.prompts.lock() = known;
+        out
+    }
+
+    /// Upstream `i`'s prompts: listed name, what the catalog keeps, the listed prompt.
+    async fn prompts_of(&self, i: usize, u: &Upstream) -> Vec<(String, Known, Prompt)> {
+        if !declares(u, |c| c.prompts.is_some()) {
+            return Vec::new();
+        }
+        let listed_prompts = ask(
+            u,
+            "prompts/list",
+            |p| async move { p.list_all_prompts().await },
+        )
+        .await;
+        let prompts = match listed_prompts {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(upstream = %u.name(), error = %e, "listing the upstream's prompts");
+                return Vec::new();
+            }
+        };
+        // each pinned as its tools are: quarantined before its first listing, blocked when it
+        // changed, until the operator approves (`toolgate upstream approve NAME prompt:P`)
+        let seen: Vec<(Definition, Option<String>)> = prompts
+            .iter()
+            .map(|p| {
+                let args = serde_json::to_value(&p.arguments).unwrap_or(Value::Null);
+                let definition = json!({
+                    "name": p.name, "title": p.title, "description": p.description,
+                    "arguments": args,
+                });
+                let quarantine = screened(p.title.as_deref(), p.description.as_deref(), &args);
+                (Definition::of_value(&definition), quarantine)
+            })
+            .collect();
+        let names: Vec<String> = prompts.iter().map(|p| prompt_pin(&p.name)).collect();
+        let (store, upstream) = (self.inner.store.clone(), u.name().to_string());
+        let seen_for_store = seen.clone();
+        let pins = tokio::task::spawn_blocking(move || {
+            let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
+            names
+                .iter()
+                .zip(&seen_for_store)
+                .map(|(name, (def, quarantine))| {
+                    let observed = toolgate_store::Observed {
+                        upstream: &upstream,
+                        tool: name,
+                        hash: &def.hash,
+                        definition: &def.json,
+                        quarantine: quarantine.as_deref(),
+                    };
+                    match store.observe_definition(&observed, now) {
+                        Ok(pin) if pin.is_served() => None,
+                        Ok(pin) if pin.state == toolgate_store::PinState::Quarantined => Some(format!(
+                            "it is quarantined ({}); the operator reviews it with `toolgate upstream \
+                             list` and `approve`",
+                            pin.reason.unwrap_or_default()
+                        )),
+                        Ok(_) => Some(
+                            "its definition changed since it was pinned; the operator reviews the \
+                             change with `toolgate upstream diff` and `approve`"
+                                .to_string(),
+                        ),
+                        Err(e) => Some(format!("its pin could not be checked ({e})")),
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap_or_else(|e| vec![Some(format!("its pin could not be checked ({e})")); seen.len()]);
+        prompts
+            .into_iter()
+            .zip(pins)
+            .map(|(mut p, blocked)| {
+                if let Some(why) = &blocked {
+                    tracing::warn!(upstream = %u.name(), prompt = %p.name, why = %why, "an upstream prompt is not listed");
+                }
+                let own = p.name.clone();
+                p.name = listed(&u.config, self.separator(), &own);
+                clean_opt(&mut p.title);
+                clean_opt(&mut p.description);
+                for a in p.arguments.iter_mut().flatten() {
+                    clean_opt(&mut a.title);
+                    clean_opt(&mut a.description);
+                }
+                let arguments = p
+                    .arguments
+                    .iter()
+                    .flatten()
+                    .map(|a| (a.name.clone(), a.required == Some(true)))
+                    .collect();
+                let known = Known {
+                    upstream: i,
+                    own,
+                    arguments,
+                    blocked,
+                };
+                (p.name.clone(), known, p)
+            })
+            .collect()
+    }
+
+    /// The prompt listed as `name`, listing the prompts again when it is not known yet.
+    async fn known(&self, name: &str) -> Option<Known> {
+        if let Some(k) = self.prompts.lock().get(name) {
+            return Some(k.clone());
+        }
+        self.list_prompts().await;
+        self.prompts.lock().get(name).cloned()
+    }
+
+    /// The tool and arguments that read `uri`, when an upstream serves it.
+    pub fn read_target(&self, uri: &str) -> Option<(String, Value)> {
+        let serves = |u: &Upstream| declares(u, |c| c.resources.is_some());
+        if let Some((name, own)) = uri.split_once('+') {
+            if let Some(u) = self
+                .upstreams()
+                .iter()
+                .find(|u| u.config.prefix && u.config.name == name && serves(u))
+            {
+                return Some((
+                    crate::served::read_tool_name(u.name()),
+                    json!({ "uri": own }),
+                ));
+            }
+        }
+        let u = self
+            .upstreams()
+            .iter()
+            .find(|u| !u.config.prefix && serves(u))?;
+        Some((
+            crate::served::read_tool_name(u.name()),
+            json!({ "uri": uri }),
+        ))
+    }
+
+    /// The tool and arguments that get the prompt listed as `name` with `arguments`, when an
+    /// upstream serves it.
+    ///
+    /// # Errors
+    /// [`CatalogError::UnknownPrompt`], [`CatalogError::Blocked`],
+    /// [`CatalogError::MissingArgument`].
+    pub async fn prompt_target(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, Value>,
+    ) -> Result<(String, Value), CatalogError> {
+        let Some(k) = self.known(name).await else {
+            return Err(CatalogError::UnknownPrompt(name.to_string()));
+        };
+        if let Some(why) = k.blocked {
+            return Err(CatalogError::Blocked(name.to_string(), why));
+        }
+        for (a, required) in &k.arguments {
+            if *required && !arguments.get(a).is_some_and(Value::is_string) {
+                return Err(CatalogError::MissingArgument {
+                    prompt: name.to_string(),
+                    argument: a.clone(),
+                });
+            }
+        }
+        let u = &self.upstreams()[k.upstream];
+        Ok((
+            crate::served::prompt_tool_name(u.name()),
+            json!({ "name": k.own, "arguments": arguments }),
+        ))
+    }
+
+    /// Whether `reference` names a prompt or template of an upstream (so its completion is
+    /// this catalog's to forward).
+    pub async fn completes(&self, reference: &Reference) -> bool {
+        match reference {
+            Reference::Prompt(p) => self.known(&p.name).await.is_some(),
+            Reference::Resource(r) => self.read_target(&r.uri).is_some(),
+            _ => false,
+        }
+    }
+
+    /// Forwards `request` to the upstream its reference names, the namespace taken off; the
+    /// values come back cleaned.
+    ///
+    /// # Errors
+    /// [`CatalogError::UnknownPrompt`] for a reference no upstream serves;
+    /// [`CatalogError::Upstream`] when the upstream failed it.
+    pub async fn complete(
+        &self,
+        request: &CompleteRequestParams,
+    ) -> Result<CompletionInfo, CatalogError> {
+        let mut forwarded = request.clone();
+        let upstream = match &mut forwarded.r#ref {
+            Reference::Prompt(p) => {
+                let k = self
+                    .known(&p.name)
+                    .await
+                    .ok_or_else(|| CatalogError::UnknownPrompt(p.name.clone()))?;
+                p.name = k.own;
+                k.upstream
+            }
+            Reference::Resource(r) => {
+                let (tool, args) = self
+                    .read_target(&r.uri)
+                    .ok_or_else(|| CatalogError::UnknownPrompt(r.uri.clone()))?;
+                r.uri = args["uri"].as_str().unwrap_or_default().to_string();
+                self.upstreams()
+                    .iter()
+                    .position(|u| crate::served::read_tool_name(u.name()) == tool)
+                    .unwrap_or_default()
+            }
+            _ => return Err(CatalogError::UnknownPrompt("?".into())),
+        };
+        let u = &self.upstreams()[upstream];
+        if !declares(u, |c| c.completions.is_some()) {
+            return Ok(CompletionInfo::default());
+        }
+        forwarded.meta = None;
+        let mut done = ask(u, "completion/complete", |p| async move {
+            p.complete(forwarded).await
+        })
+        .await?
+        .completion;
+        for v in &mut done.values {
+            clean(v);
+        }
+        Ok(done)
+    }
+}
