@@ -19,13 +19,13 @@
 # load averages are recorded before each pair. The table gives medians over passes; the
 # ratio column is the median of the per-pass ratios gateway / direct.
 #
-# Environment: MCP_BENCH_DIR (mcp-load and rmcp-bare sources, default ../shared/bench next to
-# the repository), N, WARMUP, BENCH_OUT; NO_BUILD=1 runs the binaries already built.
+# Environment: MCP_BENCH_DIR (mcp-load and rmcp-bare sources, default bench/ext in the
+# repository), N, WARMUP, BENCH_OUT; NO_BUILD=1 runs the binaries already built.
 set -euo pipefail
 
 PASSES=${1:-3}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-SRC=${MCP_BENCH_DIR:-$REPO/../shared/bench}
+SRC=${MCP_BENCH_DIR:-$REPO/bench/ext}
 OUT=${BENCH_OUT:-$REPO/target/bench-mcp}
 N=${N:-10000}
 WARMUP=${WARMUP:-1000}

@@ -36,15 +36,15 @@
 # load average is read before each pair. Rows give medians over passes; the ratio is the median
 # of the per-pass ratios (each pass's ratios in brackets).
 #
-# Environment: MCP_BENCH_DIR (the mcp-load and rmcp-bare sources, default ../shared/bench next
-# to the repository), N_HTTP, N_STDIO, WARMUP, C_HTTP, STARTUP_RUNS, BENCH_OUT, WORKLOADS;
+# Environment: MCP_BENCH_DIR (the mcp-load and rmcp-bare sources, default bench/ext in the
+# repository), N_HTTP, N_STDIO, WARMUP, C_HTTP, STARTUP_RUNS, BENCH_OUT, WORKLOADS;
 # NO_BUILD=1 runs the binaries already built; TOOLGATE_BIN and TOOLGATE_ECHO_BIN run other
 # builds of toolgate (a copy of an earlier commit's binaries, to compare before and after).
 set -euo pipefail
 
 PASSES=${1:-3}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-SRC=${MCP_BENCH_DIR:-$REPO/../shared/bench}
+SRC=${MCP_BENCH_DIR:-$REPO/bench/ext}
 OUT=${BENCH_OUT:-$REPO/target/bench-mcp}
 N_HTTP=${N_HTTP:-20000}
 N_STDIO=${N_STDIO:-10000}
