@@ -116,10 +116,11 @@ impl Connection {
         if let Some(key) = key {
             call = call.with_idempotency_key(key);
         }
-        // boxed: the call's future is large in debug builds, and rmcp polls handler futures
-        // deep in its stack (2026-07-28 requests overflowed a worker's 2 MiB unboxed)
-        let (result, left) =
-            Box::pin(self.run(call, request.request_state, request.input_responses, ctx)).await;
+        // not boxed again here: `run` boxes the pipeline's future where it makes it, which is
+        // what kept 2026-07-28 requests from overflowing a worker's 2 MiB stack in debug builds
+        let (result, left) = self
+            .run(call, request.request_state, request.input_responses, ctx)
+            .await;
         if let Some(error) = crate::result::unknown_tool(&result) {
             return Err(error);
         }
