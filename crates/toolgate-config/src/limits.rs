@@ -66,6 +66,10 @@ impl Tool for Limited {
     ) -> futures_boxed::BoxFuture<'_, Result<ToolOutput, ToolError>> {
         self.inner.call(args, ctx)
     }
+    fn schemas_derived(&self) -> bool {
+        // the limits change the timeout and the result cap, never a schema
+        self.inner.schemas_derived()
+    }
     fn reconcile<'a>(
         &'a self,
         key: &'a str,

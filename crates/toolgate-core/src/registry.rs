@@ -19,6 +19,7 @@ use crate::spec::{Risk, ToolSpec};
 use crate::telemetry::ToolMetrics;
 use crate::tool::Tool;
 use crate::typed::{Typed, TypedTool};
+use serde_json::Value;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -511,6 +512,7 @@ pub struct RegistryBuilder {
     profiles: Vec<Profile>,
     errors: Vec<RegistrationError>,
     search: Option<SearchOptions>,
+    defer_derived: bool,
 }
 
 impl RegistryBuilder {
@@ -543,7 +545,19 @@ impl RegistryBuilder {
         self
     }
 
-    /// Compiles every schema, checks names and duplicates, and resolves profiles.
+    /// With `true`, the schemas of tools whose schemas are derived from Rust types
+    /// ([`Tool::schemas_derived`]) are compiled at each tool's first call instead of in
+    /// [`RegistryBuilder::build`] (their roots are still checked there): a server that
+    /// registers dozens of tools starts without compiling them all. Every other schema
+    /// (written by hand, imported, sent by an upstream) is compiled, and a fault reported, at
+    /// build either way. Off by default.
+    pub fn defer_derived_schemas(mut self, on: bool) -> Self {
+        self.defer_derived = on;
+        self
+    }
+
+    /// Compiles every schema (but those [`RegistryBuilder::defer_derived_schemas`] defers),
+    /// checks names and duplicates, and resolves profiles.
     ///
     /// # Errors
     /// The first registration error: [`RegistrationError::InvalidName`],
@@ -580,8 +594,9 @@ impl RegistryBuilder {
             });
         }
         let mut by_name: HashMap<Arc<str>, Vec<Entry>> = HashMap::new();
+        let defer_derived = self.defer_derived;
         for tool in self.tools {
-            let entry = entry(tool, &profiles)?;
+            let entry = entry(tool, &profiles, defer_derived)?;
             let spec = entry.spec();
             let versions = by_name.entry(spec.name.clone()).or_default();
             if versions.iter().any(|e| e.spec().version == spec.version) {
@@ -628,7 +643,7 @@ impl RegistryBuilder {
                 .filter(|(spec, _)| !spec.has_tag(UNLISTED_TAG))
                 .collect();
             let tool = SearchTools::new(indexed, bits, &options).into_tool()?;
-            let mut search_entry = entry(tool, &profiles)?;
+            let mut search_entry = entry(tool, &profiles, defer_derived)?;
             for (i, p) in profiles.iter().enumerate() {
                 if p.defers() {
                     search_entry.profiles |= 1 << i;
@@ -650,20 +665,35 @@ impl RegistryBuilder {
     }
 }
 
-/// One tool's entry: schemas compiled, the profiles (by bit) that include it.
-fn entry(tool: Arc<dyn Tool>, profiles: &[Profile]) -> Result<Entry, RegistrationError> {
+/// One tool's entry: schemas compiled (at its first call, when `defer_derived` and the
+/// tool's schemas are derived), the profiles (by bit) that include it.
+fn entry(
+    tool: Arc<dyn Tool>,
+    profiles: &[Profile],
+    defer_derived: bool,
+) -> Result<Entry, RegistrationError> {
     let mut spec = tool.spec().clone();
     crate::spec::validate_name(&spec.name)?;
-    let input = CompiledSchema::compile(&spec.name, "inputSchema", &spec.input_schema)?;
+    let defer = defer_derived && tool.schemas_derived();
+    let schema = |which: &'static str, schema: &Value| {
+        if defer {
+            CompiledSchema::deferred(&spec.name, which, schema.clone())
+        } else {
+            CompiledSchema::compile(&spec.name, which, schema)
+        }
+    };
+    let input = schema("inputSchema", &spec.input_schema)?;
     // widening adds one root property: a fault's pointer is the same as in the schema the
     // tool wrote
-    let output = match &mut spec.output_schema {
-        Some(schema) => {
-            crate::truncate::widen_output_schema(schema);
-            Some(CompiledSchema::compile(&spec.name, "outputSchema", schema)?)
+    let mut output_schema = spec.output_schema.take();
+    let output = match &mut output_schema {
+        Some(s) => {
+            crate::truncate::widen_output_schema(s);
+            Some(schema("outputSchema", s)?)
         }
         None => None,
     };
+    spec.output_schema = output_schema;
     let mut mask = 0u64;
     for (i, p) in profiles.iter().enumerate() {
         if p.includes(&spec) {

@@ -77,12 +77,20 @@ fn invalid_schemas_are_registration_errors_with_pointers() {
         )
         .build()
         .unwrap();
-    let err = Registry::builder()
-        .tool(DynamicTool::new(spec, |_, _| async {
-            Ok(ToolOutput::text(""))
-        }))
-        .build()
-        .unwrap_err();
+    // a schema not derived from Rust types is checked at registration, deferral or not
+    for defer in [false, true] {
+        let err = Registry::builder()
+            .defer_derived_schemas(defer)
+            .tool(DynamicTool::new(spec.clone(), |_, _| async {
+                Ok(ToolOutput::text(""))
+            }))
+            .build()
+            .unwrap_err();
+        invalid_at_n(err);
+    }
+}
+
+fn invalid_at_n(err: RegistrationError) {
     match err {
         RegistrationError::InvalidSchema {
             tool,

@@ -1,4 +1,5 @@
-//! JSON Schema compilation (once, at registration) and validation with JSON pointers.
+//! JSON Schema compilation (once: at registration, or at first use for a schema known to
+//! compile) and validation with JSON pointers.
 //!
 //! Schemas are JSON Schema 2020-12 unless they name another draft in `$schema` (MCP
 //! specification 2025-11-25, "Tools": the default dialect is 2020-12). Remote `$ref`s are never
@@ -9,13 +10,24 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::types::JsonType;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
+use std::sync::OnceLock;
 
 /// A schema compiled once; validating against it allocates nothing when the value is valid.
+///
+/// Made by [`CompiledSchema::compile`] (checked and compiled at once: a fault is a
+/// [`RegistrationError`]) or [`CompiledSchema::deferred`] (compiled at its first use: for
+/// schemas known to compile, such as those derived from Rust types, so a process that
+/// registers many tools and calls few does not compile them all before it can serve).
 pub struct CompiledSchema {
-    validator: Validator,
+    /// The validator, or why the schema did not compile (only a deferred schema can get
+    /// here with an error: `compile` returns it instead).
+    validator: OnceLock<Result<Validator, String>>,
     /// The schema as given, to name the arguments it does allow when a call sends one it
     /// does not.
     schema: Value,
+    /// `inputSchema` or `outputSchema`, for the message of a deferred schema that does not
+    /// compile.
+    which: &'static str,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -36,37 +48,57 @@ impl CompiledSchema {
         which: &'static str,
         schema: &Value,
     ) -> Result<Self, RegistrationError> {
-        let invalid = |pointer: &str, message: String| RegistrationError::InvalidSchema {
-            tool: tool.to_string(),
-            which,
-            pointer: pointer.to_string(),
-            message,
-        };
-        let Some(root) = schema.as_object() else {
-            return Err(invalid("", "the schema must be a JSON object".into()));
-        };
-        match root.get("type") {
-            Some(Value::String(t)) if t == "object" => {}
-            _ => {
-                return Err(invalid(
-                    "/type",
-                    "the root of a tool schema must have \"type\": \"object\"".into(),
-                ))
-            }
-        }
+        check_root(tool, which, schema)?;
         let validator = jsonschema::options()
             .build(schema)
-            .map_err(|e| invalid(e.instance_path().as_str(), e.to_string()))?;
+            .map_err(|e| invalid(tool, which, e.instance_path().as_str(), e.to_string()))?;
         Ok(CompiledSchema {
-            validator,
+            validator: OnceLock::from(Ok(validator)),
             schema: schema.clone(),
+            which,
         })
     }
 
-    /// Whether `value` satisfies the schema. Allocates nothing.
+    /// `schema` with its root checked now (as [`CompiledSchema::compile`] does) and the rest
+    /// compiled at its first use (by any thread; the others wait for it): for a schema known
+    /// to compile, such as one derived from Rust types whose tests compile it with
+    /// [`CompiledSchema::compile`]. Should it not compile after all, every value is invalid
+    /// against it and [`CompiledSchema::faults`] says so (a fault of the tool, never a
+    /// panic).
+    ///
+    /// # Errors
+    /// [`RegistrationError::InvalidSchema`] when the root is not an object schema with
+    /// `"type": "object"`.
+    pub fn deferred(
+        tool: &str,
+        which: &'static str,
+        schema: Value,
+    ) -> Result<Self, RegistrationError> {
+        check_root(tool, which, &schema)?;
+        Ok(CompiledSchema {
+            validator: OnceLock::new(),
+            schema,
+            which,
+        })
+    }
+
+    /// The validator, compiled now when deferred and not yet compiled.
+    #[inline]
+    fn validator(&self) -> Result<&Validator, &str> {
+        self.validator
+            .get_or_init(|| {
+                jsonschema::options()
+                    .build(&self.schema)
+                    .map_err(|e| format!("at {}: {e}", e.instance_path().as_str()))
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Whether `value` satisfies the schema. Allocates nothing (once compiled).
     #[inline]
     pub fn is_valid(&self, value: &Value) -> bool {
-        self.validator.is_valid(value)
+        self.validator().is_ok_and(|v| v.is_valid(value))
     }
 
     /// Every fault of `value` against the schema, each with the JSON pointer of the offending
@@ -76,8 +108,21 @@ impl CompiledSchema {
     /// missing required one at the pointer it would have; a value of the wrong type says what
     /// was expected and what came (`expected an integer, got the string "3"`).
     pub fn faults(&self, value: &Value) -> Vec<ArgumentFault> {
+        let validator = match self.validator() {
+            Ok(v) => v,
+            Err(why) => {
+                return vec![ArgumentFault {
+                    pointer: String::new(),
+                    message: format!(
+                        "the tool's {} does not compile ({why}): no value can be checked \
+                         against it; this is a fault of the tool, not of the call",
+                        self.which
+                    ),
+                }];
+            }
+        };
         let mut out = Vec::new();
-        for error in self.validator.iter_errors(value) {
+        for error in validator.iter_errors(value) {
             self.push_faults(&error, &mut out);
         }
         out
@@ -137,6 +182,38 @@ impl CompiledSchema {
         } else {
             Err(self.faults(value))
         }
+    }
+}
+
+/// The fault of `tool`'s `which` schema at `pointer`.
+fn invalid(tool: &str, which: &'static str, pointer: &str, message: String) -> RegistrationError {
+    RegistrationError::InvalidSchema {
+        tool: tool.to_string(),
+        which,
+        pointer: pointer.to_string(),
+        message,
+    }
+}
+
+/// The root of a tool schema must be an object schema with `"type": "object"`, as MCP
+/// requires of both `inputSchema` and `outputSchema`.
+fn check_root(tool: &str, which: &'static str, schema: &Value) -> Result<(), RegistrationError> {
+    let Some(root) = schema.as_object() else {
+        return Err(invalid(
+            tool,
+            which,
+            "",
+            "the schema must be a JSON object".into(),
+        ));
+    };
+    match root.get("type") {
+        Some(Value::String(t)) if t == "object" => Ok(()),
+        _ => Err(invalid(
+            tool,
+            which,
+            "/type",
+            "the root of a tool schema must have \"type\": \"object\"".into(),
+        )),
     }
 }
 
@@ -256,6 +333,57 @@ pub fn escape_pointer(token: &str) -> std::borrow::Cow<'_, str> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_deferred_schema_compiles_at_its_first_use_and_validates_as_a_compiled_one() {
+        let value = json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+            "additionalProperties": false
+        });
+        let deferred = CompiledSchema::deferred("t", "inputSchema", value.clone()).unwrap();
+        assert!(
+            deferred.validator.get().is_none(),
+            "nothing compiled before the first use"
+        );
+        let compiled = CompiledSchema::compile("t", "inputSchema", &value).unwrap();
+        for v in [
+            json!({"n": 1}),
+            json!({"n": "1"}),
+            json!({}),
+            json!({"n": 1, "m": 2}),
+        ] {
+            assert_eq!(deferred.is_valid(&v), compiled.is_valid(&v), "{v}");
+            assert_eq!(deferred.faults(&v), compiled.faults(&v), "{v}");
+        }
+        assert!(deferred.validator.get().is_some_and(Result::is_ok));
+    }
+
+    #[test]
+    fn a_deferred_schema_that_does_not_compile_refuses_every_value_saying_why() {
+        // the root is checked at once, as at registration
+        let err = CompiledSchema::deferred("t", "inputSchema", json!({"type": "array"}));
+        assert!(
+            matches!(err, Err(RegistrationError::InvalidSchema { ref pointer, .. }) if pointer == "/type")
+        );
+        // the rest at the first use: never a panic, and the fault is the tool's
+        let broken = CompiledSchema::deferred(
+            "t",
+            "outputSchema",
+            json!({"type": "object", "properties": {"n": {"type": "integr"}}}),
+        )
+        .unwrap();
+        assert!(!broken.is_valid(&json!({"n": 1})));
+        let faults = broken.faults(&json!({"n": 1}));
+        assert_eq!(faults.len(), 1);
+        assert!(
+            faults[0].message.contains("outputSchema does not compile")
+                && faults[0].message.contains("fault of the tool"),
+            "{}",
+            faults[0].message
+        );
+    }
 
     fn schema() -> CompiledSchema {
         CompiledSchema::compile(

@@ -195,6 +195,15 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs the call. The pipeline applies the timeout, cancellation and retries around it.
     fn call(&self, args: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
 
+    /// Whether the spec's `inputSchema` and `outputSchema` are derived from Rust types (as a
+    /// [`crate::TypedTool`]'s are), so they compile: a registry built with
+    /// [`crate::registry::RegistryBuilder::defer_derived_schemas`] then compiles them at the
+    /// tool's first call. `false` (the default) for a schema written by hand, imported or
+    /// sent by an upstream: compiled, and a fault reported, at registration.
+    fn schemas_derived(&self) -> bool {
+        false
+    }
+
     /// The reconcile hook of a side-effecting tool: asks the system the tool acts on whether
     /// an earlier call with idempotency key `key` and these arguments had its effect. The
     /// pipeline calls it when a call finds its key's ledger entry unsettled (the earlier call

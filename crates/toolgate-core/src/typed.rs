@@ -188,6 +188,10 @@ impl<T: TypedTool> Tool for Typed<T> {
         &self.spec
     }
 
+    fn schemas_derived(&self) -> bool {
+        true
+    }
+
     fn decode(&self, arguments: &Value) -> Result<Args, ToolError> {
         match T::Args::deserialize(arguments) {
             Ok(a) => Ok(Args::new(a)),

@@ -105,7 +105,10 @@ pub fn registry_of(
     config: &toolgate_config::Config,
     tools: Vec<Arc<dyn Tool>>,
 ) -> anyhow::Result<Registry> {
-    let mut builder = Registry::builder().tools(tools);
+    // the built-in tools' schemas are derived from their Rust types (compiled at each
+    // tool's first call; `builtin_schemas_compile` checks them all); an upstream's are
+    // compiled here
+    let mut builder = Registry::builder().defer_derived_schemas(true).tools(tools);
     for p in config.profiles() {
         builder = builder.profile(p.clone());
     }
@@ -239,4 +242,28 @@ pub fn print_rows<T: serde::Serialize>(
     }
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use toolgate_core::schema::CompiledSchema;
+
+    /// `registry_of` compiles the built-in tools' schemas at each tool's first call: every
+    /// one of them (the mail tools' too) must compile, checked here as registration would.
+    #[test]
+    fn builtin_schemas_compile() {
+        let specs = super::nameable_specs().unwrap();
+        for name in ["read_file", "run_shell", "http_request", "send_email"] {
+            assert!(specs.iter().any(|s| &*s.name == name), "{name} is named");
+        }
+        for spec in specs {
+            CompiledSchema::compile(&spec.name, "inputSchema", &spec.input_schema)
+                .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+            if let Some(mut output) = spec.output_schema.clone() {
+                toolgate_core::truncate::widen_output_schema(&mut output);
+                CompiledSchema::compile(&spec.name, "outputSchema", &output)
+                    .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+            }
+        }
+    }
 }

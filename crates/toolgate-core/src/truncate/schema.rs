@@ -17,6 +17,12 @@ pub const TRUNCATION_PROPERTY: &str = "truncation";
 /// The schema of the [`TRUNCATION_PROPERTY`] member: a [`Truncation`] record, described for
 /// the model.
 pub fn truncation_schema() -> Value {
+    // made once: every output schema gets a copy at registration
+    static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(make_truncation_schema);
+    SCHEMA.clone()
+}
+
+fn make_truncation_schema() -> Value {
     let mut schema = crate::typed::schema_for::<Truncation>();
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("$schema");
