@@ -542,10 +542,9 @@ fn next_group(shared: &Shared, group: &mut Group) -> bool {
 }
 
 fn writer_loop(mut conn: Connection, shared: &Shared) {
-    // 64 MiB of page cache (default 2 MiB): the index pages a long log touches stay in memory
-    if let Err(e) = conn.pragma_update(None, "cache_size", -65_536) {
-        tracing::warn!(error = %e, "setting the audit writer's cache size");
-    }
+    // SQLite's default page cache (2 MiB): the writer appends, so the pages it touches are
+    // the right edges of the table and of its one index (time, which grows with seq); a
+    // larger cache would only keep every page it ever wrote, its memory growing with the log
     let mut group = Group::default();
     let mut scratch = Scratch::new();
     while next_group(shared, &mut group) {
