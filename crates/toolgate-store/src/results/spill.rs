@@ -157,13 +157,9 @@ impl Drop for Spiller {
 }
 
 fn write_loop(shared: &Shared, store: &Store) {
-    let mut own = match store.reconnect() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            tracing::warn!(error = %e, "the result writer shares the store's connection");
-            None
-        }
-    };
+    // the writer's own connection, opened at the first spill: most runs never spill, and
+    // opening one (reading the schema) is a sizeable part of a server's start
+    let mut own: Option<Option<Connection>> = None;
     let mut spills: u64 = 0;
     loop {
         let batch = {
@@ -176,7 +172,14 @@ fn write_loop(shared: &Shared, store: &Store) {
             }
             std::mem::take(&mut st.queue)
         };
-        let result = match &mut own {
+        let conn = own.get_or_insert_with(|| match store.reconnect() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(error = %e, "the result writer shares the store's connection");
+                None
+            }
+        });
+        let result = match conn {
             Some(conn) => insert(conn, &batch),
             None => store.with_conn(|conn| insert(conn, &batch)),
         };

@@ -83,6 +83,11 @@ impl Tool for ReadResource {
         &self.spec
     }
 
+    fn schemas_derived(&self) -> bool {
+        // the input schema is ReadResourceArgs's, derived; there is no output schema
+        true
+    }
+
     fn decode(&self, arguments: &Value) -> Result<Args, ToolError> {
         ReadResourceArgs::deserialize(arguments)
             .map(Args::new)
