@@ -289,8 +289,27 @@ pub fn tools(config: MailConfig) -> Result<Vec<Arc<dyn Tool>>, MailError> {
 /// The mail tools' contracts, for checking a configuration that names them (rules and
 /// profiles) before `[mail]` is read.
 pub fn specs() -> Vec<toolgate_core::ToolSpec> {
-    let config = MailConfig::new("localhost", "toolgate@localhost");
+    // no TLS set up: the contracts do not depend on it, and building a TLS client (its root
+    // store) is a sizeable part of a server's start
+    let config = MailConfig::new("localhost", "toolgate@localhost").tls(Tls::None);
     tools(config)
         .map(|t| t.iter().map(|t| t.spec().clone()).collect())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `specs` builds the tools without TLS: the contracts must be the same as with it.
+    #[test]
+    fn the_contracts_do_not_depend_on_tls() {
+        let with_tls: Vec<_> = tools(MailConfig::new("localhost", "toolgate@localhost"))
+            .unwrap()
+            .iter()
+            .map(|t| t.spec().clone())
+            .collect();
+        assert_eq!(with_tls.len(), 5);
+        assert_eq!(specs(), with_tls);
+    }
 }
