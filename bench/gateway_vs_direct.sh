@@ -15,12 +15,23 @@
 #            would be answered from the ledger after the first call (a replay, not a forward);
 #            the measured path is the forward.
 # Workloads: echo, sequential (-c 1) and 8 in flight (-c 8); N calls after WARMUP.
+# With TOOLGATE_TEST_NODE set (node under node_modules/node/bin, beside
+# @modelcontextprotocol/server-everything, as the tests take it), two more rows, one call at a
+# time, against server-everything's `echo` over stdio, which says readOnlyHint (and
+# idempotent, not destructive, closed world):
+#   ev-ro   the gateway's upstream `ev` with trust = ["read_only"]: the claim is taken, so the
+#           call is read-only to toolgate: no committed intent, its record only queued
+#   ev-se   the same server as upstream `evx` without trust: the claim is not taken, so the call
+#           is side-effecting, as the bare echo is: intent and outcome each committed and waited
+# Their direct side is server-everything's echo called directly.
 # Each pass runs every workload on both sides back to back, alternating which goes first;
 # load averages are recorded before each pair. The table gives medians over passes; the
 # ratio column is the median of the per-pass ratios gateway / direct.
 #
 # Environment: MCP_BENCH_DIR (mcp-load and rmcp-bare sources, default bench/ext in the
-# repository), N, WARMUP, BENCH_OUT; NO_BUILD=1 runs the binaries already built.
+# repository), N, WARMUP, BENCH_OUT; NO_BUILD=1 runs the binaries already built;
+# TOOLGATE_TEST_NODE for the server-everything rows; TOOLGATE_BIN another toolgate binary
+# (an earlier commit's, to compare).
 set -euo pipefail
 
 PASSES=${1:-3}
@@ -39,7 +50,7 @@ if [[ -z ${NO_BUILD:-} ]]; then
 fi
 LOAD=$OUT/ext/mcp-load/release/mcp-load
 BARE=$OUT/ext/rmcp-bare/release/rmcp-peer
-TG=$REPO/target/release/toolgate
+TG=${TOOLGATE_BIN:-$REPO/target/release/toolgate}
 
 ROOT=$(mktemp -d)
 LOGS=$(mktemp -d)
@@ -57,27 +68,73 @@ name = "bare"
 command = "$BARE"
 args = ["stdio", "--root", "$ROOT"]
 TOML
-# the upstream's tool definitions are pinned on the first start, before any measurement
+NODE=${TOOLGATE_TEST_NODE:-}
+EVERYTHING=
+if [[ -n $NODE ]]; then
+    EVERYTHING=$(dirname "$(dirname "$(dirname "$NODE")")")/@modelcontextprotocol/server-everything/dist/index.js
+    [[ -f $EVERYTHING ]] || { echo "no server-everything at $EVERYTHING" >&2; exit 1; }
+    # a workspace of its own: the bare rows' gateway starts no node servers
+    mkdir "$ROOT/ev"
+    cat >"$ROOT/ev/toolgate.toml" <<TOML
+[ledger]
+derived_key_window = "0s"
+
+[[rules]]
+decision = "allow"
+tool = "ev__echo"
+
+[[rules]]
+decision = "allow"
+tool = "evx__echo"
+
+[[upstreams]]
+name = "ev"
+command = "$NODE"
+args = ["$EVERYTHING", "stdio"]
+trust = ["read_only"]
+tools = { include = ["echo"] }
+startup_timeout_ms = 30000
+
+[[upstreams]]
+name = "evx"
+command = "$NODE"
+args = ["$EVERYTHING", "stdio"]
+tools = { include = ["echo"] }
+startup_timeout_ms = 30000
+TOML
+fi
+# the upstreams' tool definitions are pinned on the first start, before any measurement
 "$TG" tools --workspace "$ROOT" >/dev/null
+if [[ -n $NODE ]]; then "$TG" tools --workspace "$ROOT/ev" >/dev/null; fi
 
 ARGS='{"text":"hi"}'
 RESULTS=$OUT/gateway-$(date -u +%Y%m%dT%H%M%SZ).jsonl
 : >"$RESULTS"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
-# run SIDE INFLIGHT PASS LOADAVG
+# run SIDE INFLIGHT PASS LOADAVG [UPSTREAM]: UPSTREAM is bare (default), ev or evx
 run() {
-    local side=$1 c=$2 cmd tool
-    if [[ $side == direct ]]; then
+    local side=$1 c=$2 up=${5:-bare} cmd tool args=$ARGS workload="echo -c $2"
+    if [[ $up != bare ]]; then
+        args='{"message":"hi"}'
+        workload="everything echo -c $c ($up)"
+    fi
+    if [[ $side == direct && $up == bare ]]; then
         cmd="$BARE stdio --root $ROOT"
         tool=echo
-    else
+    elif [[ $side == direct ]]; then
+        cmd="$NODE $EVERYTHING stdio"
+        tool=echo
+    elif [[ $up == bare ]]; then
         cmd="$TG serve --workspace $ROOT"
         tool=bare__echo
+    else
+        cmd="$TG serve --workspace $ROOT/ev"
+        tool=${up}__echo
     fi
-    taskset -c 0 "$LOAD" stdio --cmd "taskset -c 1 $cmd" --tool "$tool" --args "$ARGS" -n "$N" \
+    taskset -c 0 "$LOAD" stdio --cmd "taskset -c 1 $cmd" --tool "$tool" --args "$args" -n "$N" \
         -c "$c" --warmup "$WARMUP" --label "$side" --json 2>>"$LOGS/load.err" |
-        jq -c --arg side "$side" --arg workload "echo -c $c" --argjson pass "$3" --arg load "$4" \
+        jq -c --arg side "$side" --arg workload "$workload" --argjson pass "$3" --arg load "$4" \
             '. + {side: $side, workload: $workload, pass: $pass, loadavg: $load}' >>"$RESULTS"
 }
 
@@ -88,6 +145,12 @@ for pass in $(seq "$PASSES"); do
         load=$(loadavg)
         for side in $order; do run "$side" "$c" "$pass" "$load"; done
     done
+    if [[ -n $NODE ]]; then
+        for up in ev evx; do
+            load=$(loadavg)
+            for side in $order; do run "$side" 1 "$pass" "$load" "$up"; done
+        done
+    fi
 done
 
 echo "== results: $RESULTS" >&2

@@ -47,7 +47,7 @@ use super::row;
 use crate::error::{Result, StoreError};
 use crate::store::Store;
 use parking_lot::{Condvar, Mutex};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -647,16 +647,37 @@ impl Scratch {
 const ROWS_PER_INSERT: usize = 32;
 
 /// Writes `group` in one transaction, chained to the head of the table.
+///
+/// Every statement of a group comes from the connection's statement cache, `BEGIN
+/// IMMEDIATE` and `COMMIT` included: parsed once per connection, not once per group. A
+/// lone call's durable record is a group of its own, so what a group costs beyond its rows
+/// is paid on that call's path (the writer's SQL parsing was about a fifth of its time per
+/// call through the gateway, BENCHMARKS.md). The 32-row `INSERT` is taken from the cache only
+/// for a group that fills it: looking it up hashes its text, and handing it back clears its
+/// 800-odd parameters.
 fn write_group(conn: &mut Connection, group: &Group, s: &mut Scratch) -> Result<()> {
     // the fields were copied from `str`s, each whole: the text is UTF-8 and every field's
     // range falls on character boundaries
     let text = std::str::from_utf8(&group.text).unwrap_or_default();
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let (mut seq, mut prev) = head(&tx)?;
-    {
-        let mut many = tx.prepare_cached(&s.insert_many)?;
-        let mut one = tx.prepare_cached(&s.insert_one)?;
-        let mut chunks = group.entries.chunks_exact(ROWS_PER_INSERT);
+    conn.prepare_cached("BEGIN IMMEDIATE")?.raw_execute()?;
+    let written = insert_group(conn, group, text, s)
+        .and_then(|()| Ok(conn.prepare_cached("COMMIT")?.raw_execute()?));
+    if written.is_err() && !conn.is_autocommit() {
+        // as dropping a rusqlite `Transaction` does: the group is retried whole or lost whole
+        if let Err(e) = conn.execute_batch("ROLLBACK") {
+            tracing::warn!(error = %e, "rolling back a failed group of audit records");
+        }
+    }
+    written.map(drop)
+}
+
+/// Inserts `group`'s rows (whose text is `text`) after the head of the table, inside the
+/// transaction [`write_group`] began.
+fn insert_group(conn: &Connection, group: &Group, text: &str, s: &mut Scratch) -> Result<()> {
+    let (mut seq, mut prev) = head(conn)?;
+    let mut chunks = group.entries.chunks_exact(ROWS_PER_INSERT);
+    if chunks.len() > 0 {
+        let mut many = conn.prepare_cached(&s.insert_many)?;
         for chunk in &mut chunks {
             for (i, e) in chunk.iter().enumerate() {
                 seq += 1;
@@ -664,13 +685,16 @@ fn write_group(conn: &mut Connection, group: &Group, s: &mut Scratch) -> Result<
             }
             many.raw_execute()?;
         }
-        for e in chunks.remainder() {
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut one = conn.prepare_cached(&s.insert_one)?;
+        for e in rest {
             seq += 1;
             prev = s.bind(&mut one, 0, seq, e, text, &prev)?;
             one.raw_execute()?;
         }
     }
-    tx.commit()?;
     Ok(())
 }
 
@@ -679,11 +703,8 @@ fn write_group(conn: &mut Connection, group: &Group, s: &mut Scratch) -> Result<
 /// growing; `verify` reports the damaged row.
 pub(crate) fn head(conn: &Connection) -> Result<(u64, Hash)> {
     let row: Option<(i64, Vec<u8>)> = conn
-        .query_row(
-            "SELECT seq, CAST(hash AS BLOB) FROM audit ORDER BY seq DESC LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .prepare_cached("SELECT seq, CAST(hash AS BLOB) FROM audit ORDER BY seq DESC LIMIT 1")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     match row {
         None => Ok((0, GENESIS)),

@@ -71,6 +71,44 @@ async fn a_group_that_cannot_be_written_fails_its_waiters() {
     assert!(e.to_string().contains("not committed"), "{e}");
 }
 
+/// A group whose transaction fails after some of its rows went in (an insert refused by a
+/// trigger, standing for a full disk or a damaged page) is rolled back: none of its rows is
+/// kept, its waiter fails, and the writer's connection is left out of any transaction, so the
+/// next group commits and the chain still verifies.
+#[tokio::test]
+async fn a_group_that_fails_midway_is_rolled_back_and_the_writer_goes_on() {
+    let t = TempStore::new();
+    let sink = SqliteAuditSink::new(&t.store).unwrap();
+    sink.record_durable(rec(1)).await.unwrap();
+    let refused = rec(3).time_us;
+    let raw = t.raw();
+    raw.execute_batch(&format!(
+        "CREATE TRIGGER refuse BEFORE INSERT ON audit WHEN NEW.time_us = {refused} \
+         BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;"
+    ))
+    .unwrap();
+    // rec(2) goes in the failing group, or in one of its own just before it
+    sink.record(rec(2));
+    let e = sink.record_durable(rec(3)).await.unwrap_err();
+    assert!(e.reason().contains("refused by the test"), "{e}");
+    raw.execute_batch("DROP TRIGGER refuse").unwrap();
+    sink.record_durable(rec(4)).await.unwrap();
+    let times: Vec<u64> = t
+        .store
+        .audit_records(&AuditQuery::default())
+        .unwrap()
+        .into_iter()
+        .map(|s| s.record.time_us)
+        .collect();
+    assert!(!times.contains(&refused), "{times:?}");
+    assert!(
+        times.contains(&rec(1).time_us) && times.contains(&rec(4).time_us),
+        "{times:?}"
+    );
+    assert!(t.store.verify_audit().unwrap().is_intact());
+    assert_eq!(sink.stats().committed, times.len() as u64);
+}
+
 #[tokio::test]
 async fn each_call_shows_once_and_unfinished_intents_are_listed() {
     let t = TempStore::new();
