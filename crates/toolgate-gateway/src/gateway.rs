@@ -20,7 +20,7 @@ use crate::upstream::Upstream;
 use parking_lot::Mutex;
 use rmcp::model::Tool as McpTool;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -78,6 +78,10 @@ pub(crate) struct GatewayInner {
     listed: Mutex<BTreeMap<String, Listed>>,
     /// Told by a blocked tool's call: read the pins again now.
     recheck: Arc<Notify>,
+    /// The upstreams' prompts as last listed, by listed name ([`crate::catalog`]).
+    pub(crate) prompts: Mutex<HashMap<String, crate::catalog::Known>>,
+    /// Where a change of the resources or prompts served is told.
+    pub(crate) catalog_changes: tokio::sync::broadcast::Sender<crate::catalog::CatalogChange>,
 }
 
 /// How often a gateway reads the store's approvals mark ([`Store::approvals_mark`]) to see
@@ -133,6 +137,8 @@ impl Gateway {
             shutdown: shutdown.clone(),
             listed: Mutex::new(BTreeMap::new()),
             recheck: Arc::new(Notify::new()),
+            prompts: Mutex::new(HashMap::new()),
+            catalog_changes: tokio::sync::broadcast::channel(16).0,
         });
         tokio::spawn(watch_approvals(Arc::downgrade(&inner), shutdown.clone()));
         let start = Arc::new(options.start);

@@ -5,7 +5,8 @@
 //! The supervisor's loop, per attempt:
 //!
 //! 1. start and hand-shake ([`crate::connect`]) within `startup_timeout_ms`;
-//! 2. hand the tools to the gateway (pinning and quarantine, then the registry);
+//! 2. hand the tools to the gateway (pinning and quarantine, then the registry), and
+//!    subscribe again to the resources sessions are subscribed to;
 //! 3. serve: the connection is where calls find it until the server exits, the transport
 //!    closes, the upstream's breaker opens (a hung stdio server is restarted), or the
 //!    gateway shuts down;
@@ -16,6 +17,7 @@ use crate::breaker::{Admission, Breaker, BreakerState};
 use crate::client::{Handler, ProgressRoutes};
 use crate::connect::{self, StartContext};
 use crate::gateway::GatewayInner;
+use crate::subscriptions::Subscriptions;
 use arc_swap::ArcSwapOption;
 use parking_lot::Mutex;
 use rmcp::service::{Peer, RoleClient};
@@ -70,6 +72,9 @@ pub(crate) struct Upstream {
     pub(crate) breaker: Breaker,
     pub(crate) progress: Arc<ProgressRoutes>,
     list_changed: Arc<Notify>,
+    prompts_changed: Arc<Notify>,
+    /// Which sessions are subscribed to which of its resources.
+    pub(crate) subscriptions: Arc<Subscriptions>,
     restart: Notify,
     pub(crate) health: Mutex<Health>,
     store: Store,
@@ -83,6 +88,8 @@ impl Upstream {
             peer: ArcSwapOption::empty(),
             progress: Arc::default(),
             list_changed: Arc::default(),
+            prompts_changed: Arc::default(),
+            subscriptions: Arc::default(),
             restart: Notify::new(),
             health: Mutex::new(Health {
                 state: UpstreamState::Starting,
@@ -176,9 +183,16 @@ impl Upstream {
             // what ended the last attempt stays shown while starting again
             let last = self.health.lock().detail.clone();
             self.set_health(Some(UpstreamState::Starting), last);
+            let Some(catalog_changes) = gateway.upgrade().map(|g| g.catalog_changes.clone()) else {
+                return;
+            };
             let handler = Handler {
                 progress: self.progress.clone(),
                 list_changed: self.list_changed.clone(),
+                prompts_changed: self.prompts_changed.clone(),
+                subscriptions: self.subscriptions.clone(),
+                catalog_changes,
+                upstream: self.config.name.clone(),
             };
             let attempt = tokio::select! {
                 r = connect::connect(&self.config, &start, handler) => r,
@@ -193,6 +207,8 @@ impl Upstream {
                         g.apply_tools(&self, std::mem::take(&mut conn.tools));
                     }
                     self.set_health(Some(UpstreamState::Ready), None);
+                    // a restarted upstream: its sessions' subscriptions are made again
+                    crate::subscriptions::resubscribe(&self).await;
                     if let Some(f) = first.take() {
                         let _ = f.send(());
                     }
@@ -254,6 +270,14 @@ impl Upstream {
                         }
                         Ok(Err(e)) => tracing::warn!(upstream = %self.name(), error = %e, "listing the changed tools"),
                         Err(_) => tracing::warn!(upstream = %self.name(), "listing the changed tools timed out"),
+                    }
+                }
+                () = self.prompts_changed.notified() => {
+                    if let Some(g) = gateway.upgrade() {
+                        let i = g.upstreams.iter().position(|u| Arc::ptr_eq(u, self));
+                        if let Some(i) = i {
+                            crate::catalog::UpstreamCatalog::new(g).relist_prompts(i).await;
+                        }
                     }
                 }
                 () = tokio::time::sleep(Duration::from_millis(250)) => {
