@@ -200,6 +200,16 @@ impl UpstreamCatalog {
         !self.upstreams().is_empty()
     }
 
+    /// Whether an upstream running now declares resource subscriptions (`subscribe`): the
+    /// gateway offers them only then.
+    pub fn subscribable(&self) -> bool {
+        self.upstreams().iter().any(|u| {
+            declares(u, |c| {
+                c.resources.as_ref().and_then(|r| r.subscribe) == Some(true)
+            })
+        })
+    }
+
     /// One page of the upstreams' resources after `cursor` (`N:CURSOR`: the upstream's index
     /// and its own cursor), namespaced.
     ///

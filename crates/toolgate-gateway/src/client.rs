@@ -4,14 +4,19 @@
 //! upstream's supervisor to list its tools or prompts again (through pinning and
 //! quarantine); `notifications/resources/list_changed` is passed on to every session and
 //! `notifications/resources/updated` to the sessions subscribed to that resource
-//! ([`crate::subscriptions`]).
+//! ([`crate::subscriptions`]); `notifications/message` to the client of the call in flight
+//! ([`crate::logs`]).
+
+// logging: deprecated by SEP-2577, still what 2025-11-25 servers and clients use.
+#![allow(deprecated)]
 
 use crate::catalog::CatalogChange;
+use crate::logs::LogRoutes;
 use crate::subscriptions::Subscriptions;
 use parking_lot::Mutex;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
-    ResourceUpdatedNotificationParam,
+    ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::ClientHandler;
@@ -56,7 +61,8 @@ pub(crate) struct Handler {
     pub(crate) prompts_changed: Arc<Notify>,
     pub(crate) subscriptions: Arc<Subscriptions>,
     pub(crate) catalog_changes: broadcast::Sender<CatalogChange>,
-    /// The upstream's name, for the log.
+    pub(crate) logs: Arc<LogRoutes>,
+    /// The upstream's name, for the log and its log messages' logger.
     pub(crate) upstream: String,
 }
 
@@ -79,6 +85,16 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.notify_one();
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if !self.logs.deliver(&self.upstream, params) {
+            tracing::debug!(upstream = %self.upstream, "a log message of the upstream with no one session's call in flight: dropped");
+        }
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -52,6 +52,9 @@ pub struct GatewayOptions {
     pub reserved: Vec<String>,
     /// Applied to each upstream tool before registration.
     pub wrap: Option<WrapTool>,
+    /// Where an upstream's log messages sent while it serves a call go: the call's client
+    /// ([`crate::logs`]); none passed on without it.
+    pub client_log: Option<crate::logs::ClientLogHook>,
 }
 
 /// The tools of the upstreams, kept up to date while it lives; dropping it stops every
@@ -122,7 +125,13 @@ impl Gateway {
         let upstreams: Vec<Arc<Upstream>> = options
             .upstreams
             .into_iter()
-            .map(|c| Arc::new(Upstream::new(c, options.store.clone())))
+            .map(|c| {
+                Arc::new(Upstream::new(
+                    c,
+                    options.store.clone(),
+                    options.client_log.clone(),
+                ))
+            })
             .collect();
         let inner = Arc::new(GatewayInner {
             upstreams: upstreams.clone(),

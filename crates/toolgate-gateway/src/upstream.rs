@@ -17,6 +17,7 @@ use crate::breaker::{Admission, Breaker, BreakerState};
 use crate::client::{Handler, ProgressRoutes};
 use crate::connect::{self, StartContext};
 use crate::gateway::GatewayInner;
+use crate::logs::{ClientLogHook, LogRoute, LogRoutes};
 use crate::subscriptions::Subscriptions;
 use arc_swap::ArcSwapOption;
 use parking_lot::Mutex;
@@ -75,13 +76,20 @@ pub(crate) struct Upstream {
     prompts_changed: Arc<Notify>,
     /// Which sessions are subscribed to which of its resources.
     pub(crate) subscriptions: Arc<Subscriptions>,
+    /// The clients of its calls in flight, for its log messages.
+    logs: Arc<LogRoutes>,
+    client_log: Option<ClientLogHook>,
     restart: Notify,
     pub(crate) health: Mutex<Health>,
     store: Store,
 }
 
 impl Upstream {
-    pub(crate) fn new(config: UpstreamConfig, store: Store) -> Upstream {
+    pub(crate) fn new(
+        config: UpstreamConfig,
+        store: Store,
+        client_log: Option<ClientLogHook>,
+    ) -> Upstream {
         Upstream {
             breaker: breaker(&config),
             config,
@@ -90,6 +98,8 @@ impl Upstream {
             list_changed: Arc::default(),
             prompts_changed: Arc::default(),
             subscriptions: Arc::default(),
+            logs: Arc::default(),
+            client_log,
             restart: Notify::new(),
             health: Mutex::new(Health {
                 state: UpstreamState::Starting,
@@ -123,6 +133,13 @@ impl Upstream {
                 self.restart.notify_one();
             }
         }
+    }
+
+    /// Routes the upstream's log messages to the client of the call of `ctx` (when it asked
+    /// for them) until the returned route is dropped, at the call's end.
+    pub(crate) fn log_route(&self, ctx: &toolgate_core::ToolContext) -> Option<LogRoute> {
+        let log = (self.client_log.as_ref()?)()?;
+        Some(self.logs.route(ctx.session_id(), log))
     }
 
     /// The connection is gone (a call found its transport closed): the supervisor notices at
@@ -192,6 +209,7 @@ impl Upstream {
                 prompts_changed: self.prompts_changed.clone(),
                 subscriptions: self.subscriptions.clone(),
                 catalog_changes,
+                logs: self.logs.clone(),
                 upstream: self.config.name.clone(),
             };
             let attempt = tokio::select! {
@@ -209,6 +227,7 @@ impl Upstream {
                     self.set_health(Some(UpstreamState::Ready), None);
                     // a restarted upstream: its sessions' subscriptions are made again
                     crate::subscriptions::resubscribe(&self).await;
+                    self.ask_for_logs().await;
                     if let Some(f) = first.take() {
                         let _ = f.send(());
                     }
@@ -291,6 +310,25 @@ impl Upstream {
                     }
                 }
             }
+        }
+    }
+
+    /// Asks an upstream that declares logging for every log message (`logging/setLevel`
+    /// `debug`): each client's own level filters what it gets ([`crate::logs`]).
+    async fn ask_for_logs(&self) {
+        if self.client_log.is_none() || !crate::catalog::declares(self, |c| c.logging.is_some()) {
+            return;
+        }
+        #[allow(deprecated)] // logging/setLevel: what 2025-11-25 servers answer
+        let asked = crate::catalog::ask(self, "logging/setLevel", |p| async move {
+            p.set_level(rmcp::model::SetLevelRequestParams::new(
+                rmcp::model::LoggingLevel::Debug,
+            ))
+            .await
+        })
+        .await;
+        if let Err(e) = asked {
+            tracing::warn!(upstream = %self.name(), error = %e, "asking the upstream for its log messages");
         }
     }
 

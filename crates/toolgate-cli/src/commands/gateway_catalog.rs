@@ -47,7 +47,8 @@ impl Catalog for GatewayCatalog {
         let any = self.0.configured();
         Serves {
             resources: any,
-            subscribe: any,
+            // offered when an upstream up at the start offers it
+            subscribe: self.0.subscribable(),
             prompts: any,
             completions: any,
             list_changed: any,

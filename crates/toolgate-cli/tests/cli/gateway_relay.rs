@@ -1,6 +1,7 @@
 //! What the gateway passes between its clients and an upstream besides calls (issue 15 item
 //! 9): resource subscriptions, the upstream's updates to the subscribed sessions only, and
-//! its list changes, with two sessions of the official Python SDK
+//! its list changes, its log messages to the session of the call they came with, with two
+//! sessions of the official Python SDK
 //! (`tests/clients/gateway_relay_client.py`) on `toolgate serve --http` in front of the
 //! scripted upstream (`tests/upstreams/scripted_server.py` with resources and prompts). Then
 //! what reached the upstream: one subscribe per resource for all sessions, nothing for a
@@ -53,7 +54,7 @@ fn forwarded(ws: &Path, name: &str) -> Vec<(String, String)> {
     toolgate_no_python,
     ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
 )]
-fn subscriptions_and_list_changes_pass_through_the_gateway_to_their_sessions_only() {
+fn subscriptions_list_changes_and_log_messages_pass_through_the_gateway_to_their_sessions_only() {
     let Some(python) = client_program("TOOLGATE_TEST_PYTHON") else {
         return;
     };
@@ -63,7 +64,8 @@ fn subscriptions_and_list_changes_pass_through_the_gateway_to_their_sessions_onl
     let tools = json!([
         {"name": "touch", "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}, "n": {"type": "integer"}}}},
         {"name": "announce", "inputSchema": {"type": "object"}},
-        {"name": "die", "inputSchema": {"type": "object"}}
+        {"name": "die", "inputSchema": {"type": "object"}},
+        {"name": "chatty", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
     ]);
     std::fs::write(ws.join("tools.json"), tools.to_string()).unwrap();
     let prompts = json!([{"name": "summary", "description": "Summarizes a topic."}]);

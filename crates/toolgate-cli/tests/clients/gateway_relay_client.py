@@ -13,7 +13,8 @@ session B, not subscribed, gets none; bad subscriptions (unknown URI, another up
 namespace, no namespace, a resource a rule refuses) and an unsubscribe without a subscribe
 are refused with clear errors; an unsubscribed session gets no more updates; after the
 upstream crashes and is started again, the subscription holds. The upstream's
-`resources/list_changed` and (a new prompt) `prompts/list_changed` reach both sessions.
+`resources/list_changed` and (a new prompt) `prompts/list_changed` reach both sessions; its
+log message while serving A's call reaches A only, namespaced and cleaned, at A's level.
 Session B then subscribes and ends without unsubscribing (the test sees the upstream told).
 """
 
@@ -41,6 +42,14 @@ class Seen:
 
     def updated(self) -> list[str]:
         return [m.params.uri for m in self.items if isinstance(m, types.ResourceUpdatedNotification)]
+
+    def logs(self, upstream: str) -> list[Any]:
+        return [
+            m.params
+            for m in self.items
+            if isinstance(m, types.LoggingMessageNotification)
+            and (m.params.logger == upstream or (m.params.logger or "").startswith(upstream + "/"))
+        ]
 
     def count(self, kind: type) -> int:
         return sum(isinstance(m, kind) for m in self.items)
@@ -129,6 +138,22 @@ async def relay(args: argparse.Namespace) -> None:
                 await until(lambda s=s: s.count(types.PromptListChangedNotification) >= 1, f"session {name} gets prompts/list_changed")
             names = [p.name for p in (await b.list_prompts()).prompts]
             check("sc__fresh" in names, "the new prompt is listed", names)
+
+            # an upstream's log message during a call reaches that call's session only, cleaned
+            await a.set_logging_level("debug")
+            await b.set_logging_level("debug")
+            r = await a.call_tool("sc__chatty", {"text": "for A"})
+            check(not r.is_error, "the upstream logs while it serves A's call", text_of(r))
+            await until(lambda: seen_a.logs("sc") != [], "session A gets the upstream's log message")
+            m = seen_a.logs("sc")[0]
+            check(m.logger == "sc/scripted" and m.level == "warning", "its logger is namespaced with the upstream, its level kept", m)
+            check(m.data == "upstream says evil for A", "bidi and invisible characters are removed", repr(m.data))
+            await anyio.sleep(0.5)
+            check(seen_b.logs("sc") == [], "session B gets none of it", seen_b.logs("sc"))
+            await a.set_logging_level("error")
+            await a.call_tool("sc__chatty", {"text": "quiet"})
+            await anyio.sleep(0.5)
+            check(len(seen_a.logs("sc")) == 1, "a message below the level A asked for is not sent", seen_a.logs("sc"))
 
             await a.unsubscribe_resource("sc+notes://a")
             check(True, "session A unsubscribes")

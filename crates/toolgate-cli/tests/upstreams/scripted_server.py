@@ -32,7 +32,7 @@ Tools that make it talk to its client before answering: `touch` sends
 `notifications/resources/updated` for its `uri`; `announce` sends
 `notifications/resources/list_changed` and `notifications/prompts/list_changed`; `chatty`
 sends a `notifications/message` (level warning) whose text holds a bidi override and a
-zero-width space, with its `text` argument; `die` exits at once (status 3), unanswered.
+zero-width space, with its `text` argument (250 ms before its answer); `die` exits at once (status 3), unanswered.
 """
 
 from __future__ import annotations
@@ -188,6 +188,8 @@ def main() -> None:
                 text = "upstream says \u202eevil\u202c\u200b " + str(a.get("text", ""))
                 write({"jsonrpc": "2.0", "method": "notifications/message",
                        "params": {"level": "warning", "logger": "scripted", "data": text}})
+                # the message must reach the gateway before the result (README: Gateway)
+                time.sleep(0.25)
                 result = {"content": [{"type": "text", "text": "chatted"}]}
             elif name == "die":
                 os._exit(3)
