@@ -2,7 +2,7 @@
 //! "Logging") to the client of the call it is serving.
 //!
 //! A notification names no request, so a message is routed by what is in flight: while a
-//! call of the upstream runs, its client's [`ClientLog`] is routed ([`LogRoutes::route`]); a
+//! call of the upstream runs, its client's [`ClientLog`] is routed (`LogRoutes::route`); a
 //! message goes to the one session whose calls are in flight then, and is dropped (logged at
 //! debug) when none is or calls of two sessions are (it cannot be told whose it is, and it
 //! must never reach another session). The client's own `logging/setLevel` filters it (the

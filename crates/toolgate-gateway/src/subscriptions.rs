@@ -9,13 +9,13 @@
 //! - the first session's subscribe is forwarded (the namespace taken off); a later session's
 //!   only joins the table. A forwarded subscribe the upstream refuses subscribes no one.
 //! - an unsubscribe is forwarded when the last session leaves, by unsubscribing or by its
-//!   session ending ([`session_ended`]); an unsubscribe from a session that is not
+//!   session ending (`session_ended`); an unsubscribe from a session that is not
 //!   subscribed is refused ([`CatalogError::NotSubscribed`]) and nothing is forwarded.
 //! - an update the upstream sends for a URI in the table goes to that URI's sessions, at
 //!   the namespaced URI, and to no other; one for a URI no session is subscribed to is
 //!   dropped (logged at debug). URIs match exactly.
 //! - a restarted upstream (a new connection) is sent a subscribe for every URI in the table
-//!   ([`resubscribe`]).
+//!   (`resubscribe`).
 //!
 //! Forwarding is serialized per upstream, so a subscribe and an unsubscribe of the same URI
 //! never cross on the way.
