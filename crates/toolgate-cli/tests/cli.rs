@@ -29,6 +29,8 @@ mod gateway_catalog;
 mod gateway_clients;
 #[path = "cli/gateway_ledger.rs"]
 mod gateway_ledger;
+#[path = "cli/gateway_relay.rs"]
+mod gateway_relay;
 #[path = "cli/gateway_tls.rs"]
 mod gateway_tls;
 #[path = "cli/http.rs"]

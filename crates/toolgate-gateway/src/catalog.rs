@@ -24,7 +24,6 @@
 use crate::definition::Definition;
 use crate::gateway::GatewayInner;
 use crate::upstream::Upstream;
-use parking_lot::Mutex;
 use rmcp::model::{
     CompleteRequestParams, CompletionInfo, PaginatedRequestParams, Prompt, Reference, Resource,
     ResourceTemplate,
@@ -59,6 +58,22 @@ pub enum CatalogError {
     /// The upstream failed the request, or did not answer.
     #[error("{0}")]
     Upstream(String),
+    /// The resource (as listed) cannot be subscribed to, and why.
+    #[error("resource {0} cannot be subscribed to: {1}")]
+    NotSubscribable(String, String),
+    /// An unsubscribe from a session that is not subscribed to the resource (as listed).
+    #[error("resource {0} is not subscribed to in this session: subscribe to it first")]
+    NotSubscribed(String),
+}
+
+/// A list of the upstreams' that changed ([`UpstreamCatalog::list_changes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogChange {
+    /// An upstream said its resources changed (`notifications/resources/list_changed`).
+    Resources,
+    /// The prompts the gateway serves changed: an upstream said its prompts changed and
+    /// listing them again (through pinning and quarantine) served other prompts.
+    Prompts,
 }
 
 /// The prefix of `config`'s resource URIs (`<name>+`, or none without `prefix`).
@@ -81,8 +96,8 @@ pub fn listed(config: &UpstreamConfig, separator: &str, name: &str) -> String {
 
 /// A prompt as the catalog knows it: its upstream, its own name, its arguments (name,
 /// required), and why it is blocked (quarantined, or changed since it was pinned).
-#[derive(Debug, Clone)]
-struct Known {
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Known {
     upstream: usize,
     own: String,
     arguments: Vec<(String, bool)>,
@@ -98,7 +113,6 @@ pub fn prompt_pin(name: &str) -> String {
 #[derive(Clone)]
 pub struct UpstreamCatalog {
     inner: Arc<GatewayInner>,
-    prompts: Arc<Mutex<HashMap<String, Known>>>,
 }
 
 impl std::fmt::Debug for UpstreamCatalog {
@@ -116,12 +130,15 @@ fn caps(u: &Upstream) -> Option<rmcp::model::ServerCapabilities> {
 }
 
 /// Whether the upstream declared what `declared` picks from its capabilities.
-fn declares(u: &Upstream, declared: fn(&rmcp::model::ServerCapabilities) -> bool) -> bool {
+pub(crate) fn declares(
+    u: &Upstream,
+    declared: fn(&rmcp::model::ServerCapabilities) -> bool,
+) -> bool {
     caps(u).is_some_and(|c| declared(&c))
 }
 
 /// `f` on the upstream's live connection within its timeout.
-async fn ask<T, F, Fut>(u: &Upstream, what: &str, f: F) -> Result<T, CatalogError>
+pub(crate) async fn ask<T, F, Fut>(u: &Upstream, what: &str, f: F) -> Result<T, CatalogError>
 where
     F: FnOnce(rmcp::service::Peer<rmcp::service::RoleClient>) -> Fut,
     Fut: std::future::Future<Output = Result<T, rmcp::ServiceError>>,
@@ -166,10 +183,7 @@ fn screened(title: Option<&str>, description: Option<&str>, more: &Value) -> Opt
 
 impl UpstreamCatalog {
     pub(crate) fn new(inner: Arc<GatewayInner>) -> Self {
-        UpstreamCatalog {
-            inner,
-            prompts: Arc::default(),
-        }
+        UpstreamCatalog { inner }
     }
 
     fn separator(&self) -> &str {
@@ -184,6 +198,16 @@ impl UpstreamCatalog {
     /// served once it is up).
     pub fn configured(&self) -> bool {
         !self.upstreams().is_empty()
+    }
+
+    /// Whether an upstream running now declares resource subscriptions (`subscribe`): the
+    /// gateway offers them only then.
+    pub fn subscribable(&self) -> bool {
+        self.upstreams().iter().any(|u| {
+            declares(u, |c| {
+                c.resources.as_ref().and_then(|r| r.subscribe) == Some(true)
+            })
+        })
     }
 
     /// One page of the upstreams' resources after `cursor` (`N:CURSOR`: the upstream's index
@@ -302,8 +326,41 @@ impl UpstreamCatalog {
                 known.insert(name, k);
             }
         }
-        *self.prompts.lock() = known;
+        *self.inner.prompts.lock() = known;
         out
+    }
+
+    /// Lists upstream `i`'s prompts again (pinning and quarantine them as
+    /// [`Self::list_prompts`] does) after it said they changed; tells
+    /// [`CatalogChange::Prompts`] when what is served changed.
+    pub(crate) async fn relist_prompts(&self, i: usize) {
+        let Some(u) = self.upstreams().get(i) else {
+            return;
+        };
+        let fresh: HashMap<String, Known> = self
+            .prompts_of(i, u)
+            .await
+            .into_iter()
+            .map(|(name, k, _)| (name, k))
+            .collect();
+        let changed = {
+            let mut known = self.inner.prompts.lock();
+            let before: HashMap<&String, &Known> =
+                known.iter().filter(|(_, k)| k.upstream == i).collect();
+            let changed =
+                before.len() != fresh.len() || fresh.iter().any(|(n, k)| before.get(n) != Some(&k));
+            known.retain(|_, k| k.upstream != i);
+            known.extend(fresh);
+            changed
+        };
+        if changed {
+            let _ = self.inner.catalog_changes.send(CatalogChange::Prompts);
+        }
+    }
+
+    /// The changes of the lists this catalog serves, from now on.
+    pub fn list_changes(&self) -> tokio::sync::broadcast::Receiver<CatalogChange> {
+        self.inner.catalog_changes.subscribe()
     }
 
     /// Upstream `i`'s prompts: listed name, what the catalog keeps, the listed prompt.
@@ -407,15 +464,15 @@ impl UpstreamCatalog {
 
     /// The prompt listed as `name`, listing the prompts again when it is not known yet.
     async fn known(&self, name: &str) -> Option<Known> {
-        if let Some(k) = self.prompts.lock().get(name) {
+        if let Some(k) = self.inner.prompts.lock().get(name) {
             return Some(k.clone());
         }
         self.list_prompts().await;
-        self.prompts.lock().get(name).cloned()
+        self.inner.prompts.lock().get(name).cloned()
     }
 
-    /// The tool and arguments that read `uri`, when an upstream serves it.
-    pub fn read_target(&self, uri: &str) -> Option<(String, Value)> {
+    /// The upstream that serves `uri` and its own URI for it (the namespace taken off).
+    fn resolve(&self, uri: &str) -> Option<(&Arc<Upstream>, String)> {
         let serves = |u: &Upstream| declares(u, |c| c.resources.is_some());
         if let Some((name, own)) = uri.split_once('+') {
             if let Some(u) = self
@@ -423,20 +480,68 @@ impl UpstreamCatalog {
                 .iter()
                 .find(|u| u.config.prefix && u.config.name == name && serves(u))
             {
-                return Some((
-                    crate::served::read_tool_name(u.name()),
-                    json!({ "uri": own }),
-                ));
+                return Some((u, own.to_string()));
             }
         }
         let u = self
             .upstreams()
             .iter()
             .find(|u| !u.config.prefix && serves(u))?;
+        Some((u, uri.to_string()))
+    }
+
+    /// The tool and arguments that read `uri`, when an upstream serves it.
+    pub fn read_target(&self, uri: &str) -> Option<(String, Value)> {
+        let (u, own) = self.resolve(uri)?;
         Some((
             crate::served::read_tool_name(u.name()),
-            json!({ "uri": uri }),
+            json!({ "uri": own }),
         ))
+    }
+
+    /// Subscribes the session `session` to the resource listed as `uri`, its
+    /// `notifications/resources/updated` (at `uri`) to `sink`, forwarding the subscribe to
+    /// the upstream when it is the first session ([`crate::subscriptions`]). The caller has
+    /// had the policy decide a read of `uri` first ([`Self::read_target`]).
+    ///
+    /// # Errors
+    /// [`CatalogError::NotSubscribable`] when no upstream serves `uri` or its upstream
+    /// offers no subscriptions; [`CatalogError::Upstream`] when the upstream refused it or
+    /// did not answer.
+    pub async fn subscribe(
+        &self,
+        uri: &str,
+        session: u64,
+        sink: crate::subscriptions::UpdateSink,
+    ) -> Result<(), CatalogError> {
+        let Some((u, own)) = self.resolve(uri) else {
+            return Err(CatalogError::NotSubscribable(
+                uri.to_string(),
+                "no upstream serves it; subscribe to a URI from resources/list".to_string(),
+            ));
+        };
+        crate::subscriptions::subscribe(u, &own, uri.to_string(), session, sink).await
+    }
+
+    /// Unsubscribes the session `session` from the resource listed as `uri`, forwarding the
+    /// unsubscribe to the upstream when it was the last session.
+    ///
+    /// # Errors
+    /// [`CatalogError::NotSubscribed`] when the session is not subscribed to it (nothing is
+    /// forwarded).
+    pub async fn unsubscribe(&self, uri: &str, session: u64) -> Result<(), CatalogError> {
+        let Some((u, own)) = self.resolve(uri) else {
+            return Err(CatalogError::NotSubscribed(uri.to_string()));
+        };
+        crate::subscriptions::unsubscribe(u, &own, uri, session).await
+    }
+
+    /// The session `session` is over: it leaves every subscription (the upstreams are sent
+    /// their unsubscribes in tasks of their own). Does not block.
+    pub fn session_ended(&self, session: u64) {
+        for u in self.upstreams() {
+            crate::subscriptions::session_ended(u, session);
+        }
     }
 
     /// The tool and arguments that get the prompt listed as `name` with `arguments`, when an

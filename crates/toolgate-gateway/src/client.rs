@@ -1,16 +1,28 @@
 //! The client side of one upstream connection (rmcp's [`ClientHandler`]): progress an
-//! upstream reports for a call goes to that call's caller, and
-//! `notifications/tools/list_changed` asks the upstream's supervisor to list its tools again.
+//! upstream reports for a call goes to that call's caller;
+//! `notifications/tools/list_changed` and `notifications/prompts/list_changed` ask the
+//! upstream's supervisor to list its tools or prompts again (through pinning and
+//! quarantine); `notifications/resources/list_changed` is passed on to every session and
+//! `notifications/resources/updated` to the sessions subscribed to that resource
+//! ([`crate::subscriptions`]); `notifications/message` to the client of the call in flight
+//! ([`crate::logs`]).
 
+// logging: deprecated by SEP-2577, still what 2025-11-25 servers and clients use.
+#![allow(deprecated)]
+
+use crate::catalog::CatalogChange;
+use crate::logs::LogRoutes;
+use crate::subscriptions::Subscriptions;
 use parking_lot::Mutex;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::ClientHandler;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::sync::Notify;
+use tokio::sync::{broadcast, Notify};
 use toolgate_core::ToolContext;
 
 /// Where the progress of calls in flight goes, by the progress token of their request.
@@ -46,6 +58,12 @@ impl Drop for RouteGuard {
 pub(crate) struct Handler {
     pub(crate) progress: Arc<ProgressRoutes>,
     pub(crate) list_changed: Arc<Notify>,
+    pub(crate) prompts_changed: Arc<Notify>,
+    pub(crate) subscriptions: Arc<Subscriptions>,
+    pub(crate) catalog_changes: broadcast::Sender<CatalogChange>,
+    pub(crate) logs: Arc<LogRoutes>,
+    /// The upstream's name, for the log and its log messages' logger.
+    pub(crate) upstream: String,
 }
 
 impl ClientHandler for Handler {
@@ -67,6 +85,35 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.notify_one();
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if !self.logs.deliver(&self.upstream, params) {
+            tracing::debug!(upstream = %self.upstream, "a log message of the upstream with no one session's call in flight: dropped");
+        }
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.prompts_changed.notify_one();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        // no one listening is no error
+        let _ = self.catalog_changes.send(CatalogChange::Resources);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if self.subscriptions.updated(&params.uri) == 0 {
+            tracing::debug!(upstream = %self.upstream, "an update of a resource no session is subscribed to: dropped");
+        }
     }
 
     fn get_info(&self) -> ClientConfig {

@@ -20,7 +20,7 @@ use crate::upstream::Upstream;
 use parking_lot::Mutex;
 use rmcp::model::Tool as McpTool;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -52,6 +52,9 @@ pub struct GatewayOptions {
     pub reserved: Vec<String>,
     /// Applied to each upstream tool before registration.
     pub wrap: Option<WrapTool>,
+    /// Where an upstream's log messages sent while it serves a call go: the call's client
+    /// ([`crate::logs`]); none passed on without it.
+    pub client_log: Option<crate::logs::ClientLogHook>,
 }
 
 /// The tools of the upstreams, kept up to date while it lives; dropping it stops every
@@ -78,6 +81,10 @@ pub(crate) struct GatewayInner {
     listed: Mutex<BTreeMap<String, Listed>>,
     /// Told by a blocked tool's call: read the pins again now.
     recheck: Arc<Notify>,
+    /// The upstreams' prompts as last listed, by listed name ([`crate::catalog`]).
+    pub(crate) prompts: Mutex<HashMap<String, crate::catalog::Known>>,
+    /// Where a change of the resources or prompts served is told.
+    pub(crate) catalog_changes: tokio::sync::broadcast::Sender<crate::catalog::CatalogChange>,
 }
 
 /// How often a gateway reads the store's approvals mark ([`Store::approvals_mark`]) to see
@@ -118,7 +125,13 @@ impl Gateway {
         let upstreams: Vec<Arc<Upstream>> = options
             .upstreams
             .into_iter()
-            .map(|c| Arc::new(Upstream::new(c, options.store.clone())))
+            .map(|c| {
+                Arc::new(Upstream::new(
+                    c,
+                    options.store.clone(),
+                    options.client_log.clone(),
+                ))
+            })
             .collect();
         let inner = Arc::new(GatewayInner {
             upstreams: upstreams.clone(),
@@ -133,6 +146,8 @@ impl Gateway {
             shutdown: shutdown.clone(),
             listed: Mutex::new(BTreeMap::new()),
             recheck: Arc::new(Notify::new()),
+            prompts: Mutex::new(HashMap::new()),
+            catalog_changes: tokio::sync::broadcast::channel(16).0,
         });
         tokio::spawn(watch_approvals(Arc::downgrade(&inner), shutdown.clone()));
         let start = Arc::new(options.start);

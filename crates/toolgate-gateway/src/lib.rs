@@ -12,7 +12,9 @@
 //! | [`gateway`] | the [`Gateway`]: upstreams started, tools turned into registry tools, the registry rebuilt on change |
 //! | `upstream.rs` | one upstream's supervisor: start, serve, restart with backoff, health |
 //! | `connect.rs` | one connection: a sandboxed stdio process or an HTTP endpoint, the handshake, the first `tools/list` |
-//! | `client.rs` | rmcp's client handler: progress routed to the call, `list_changed` |
+//! | `client.rs` | rmcp's client handler: progress routed to the call, `list_changed`, resource updates |
+//! | [`logs`] | an upstream's log messages to the client of its call in flight |
+//! | [`subscriptions`] | resource subscriptions: forwarded, relayed to the subscribed sessions only |
 //! | [`naming`] | `<upstream><separator><tool>` within MCP's name rule and 64 characters |
 //! | [`definition`] | the pinned definition: canonical JSON and its SHA-256 |
 //! | [`quarantine`] | what in a definition is aimed at the model |
@@ -33,15 +35,17 @@ mod connect;
 pub mod definition;
 pub mod effects;
 pub mod gateway;
+pub mod logs;
 pub mod naming;
 pub mod quarantine;
 pub mod result;
 pub mod review;
 pub mod served;
+pub mod subscriptions;
 pub mod tool;
 mod upstream;
 
-pub use catalog::{CatalogError, UpstreamCatalog};
+pub use catalog::{CatalogChange, CatalogError, UpstreamCatalog};
 pub use connect::StartContext;
 pub use gateway::{BaseRegistry, Gateway, GatewayOptions, UpstreamStatus, WrapTool};
 pub use tool::{BlockReason, BlockedTool, UpstreamTool, IDEMPOTENCY_META_KEY};

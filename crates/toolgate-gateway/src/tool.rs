@@ -178,6 +178,8 @@ impl UpstreamTool {
             meta.insert(IDEMPOTENCY_META_KEY.into(), Value::String(key.into()));
             params.meta = Some(meta);
         }
+        // the upstream's log messages meanwhile go to this call's client
+        let _log = self.upstream.log_route(&ctx);
         let answer = call(&peer, params, &self.upstream.progress, &ctx).await;
         outcome.settled = true;
         match answer {

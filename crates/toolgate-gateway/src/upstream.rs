@@ -5,7 +5,8 @@
 //! The supervisor's loop, per attempt:
 //!
 //! 1. start and hand-shake ([`crate::connect`]) within `startup_timeout_ms`;
-//! 2. hand the tools to the gateway (pinning and quarantine, then the registry);
+//! 2. hand the tools to the gateway (pinning and quarantine, then the registry), and
+//!    subscribe again to the resources sessions are subscribed to;
 //! 3. serve: the connection is where calls find it until the server exits, the transport
 //!    closes, the upstream's breaker opens (a hung stdio server is restarted), or the
 //!    gateway shuts down;
@@ -16,6 +17,8 @@ use crate::breaker::{Admission, Breaker, BreakerState};
 use crate::client::{Handler, ProgressRoutes};
 use crate::connect::{self, StartContext};
 use crate::gateway::GatewayInner;
+use crate::logs::{ClientLogHook, LogRoute, LogRoutes};
+use crate::subscriptions::Subscriptions;
 use arc_swap::ArcSwapOption;
 use parking_lot::Mutex;
 use rmcp::service::{Peer, RoleClient};
@@ -70,19 +73,33 @@ pub(crate) struct Upstream {
     pub(crate) breaker: Breaker,
     pub(crate) progress: Arc<ProgressRoutes>,
     list_changed: Arc<Notify>,
+    prompts_changed: Arc<Notify>,
+    /// Which sessions are subscribed to which of its resources.
+    pub(crate) subscriptions: Arc<Subscriptions>,
+    /// The clients of its calls in flight, for its log messages.
+    logs: Arc<LogRoutes>,
+    client_log: Option<ClientLogHook>,
     restart: Notify,
     pub(crate) health: Mutex<Health>,
     store: Store,
 }
 
 impl Upstream {
-    pub(crate) fn new(config: UpstreamConfig, store: Store) -> Upstream {
+    pub(crate) fn new(
+        config: UpstreamConfig,
+        store: Store,
+        client_log: Option<ClientLogHook>,
+    ) -> Upstream {
         Upstream {
             breaker: breaker(&config),
             config,
             peer: ArcSwapOption::empty(),
             progress: Arc::default(),
             list_changed: Arc::default(),
+            prompts_changed: Arc::default(),
+            subscriptions: Arc::default(),
+            logs: Arc::default(),
+            client_log,
             restart: Notify::new(),
             health: Mutex::new(Health {
                 state: UpstreamState::Starting,
@@ -116,6 +133,13 @@ impl Upstream {
                 self.restart.notify_one();
             }
         }
+    }
+
+    /// Routes the upstream's log messages to the client of the call of `ctx` (when it asked
+    /// for them) until the returned route is dropped, at the call's end.
+    pub(crate) fn log_route(&self, ctx: &toolgate_core::ToolContext) -> Option<LogRoute> {
+        let log = (self.client_log.as_ref()?)()?;
+        Some(self.logs.route(ctx.session_id(), log))
     }
 
     /// The connection is gone (a call found its transport closed): the supervisor notices at
@@ -176,9 +200,17 @@ impl Upstream {
             // what ended the last attempt stays shown while starting again
             let last = self.health.lock().detail.clone();
             self.set_health(Some(UpstreamState::Starting), last);
+            let Some(catalog_changes) = gateway.upgrade().map(|g| g.catalog_changes.clone()) else {
+                return;
+            };
             let handler = Handler {
                 progress: self.progress.clone(),
                 list_changed: self.list_changed.clone(),
+                prompts_changed: self.prompts_changed.clone(),
+                subscriptions: self.subscriptions.clone(),
+                catalog_changes,
+                logs: self.logs.clone(),
+                upstream: self.config.name.clone(),
             };
             let attempt = tokio::select! {
                 r = connect::connect(&self.config, &start, handler) => r,
@@ -193,6 +225,9 @@ impl Upstream {
                         g.apply_tools(&self, std::mem::take(&mut conn.tools));
                     }
                     self.set_health(Some(UpstreamState::Ready), None);
+                    // a restarted upstream: its sessions' subscriptions are made again
+                    crate::subscriptions::resubscribe(&self).await;
+                    self.ask_for_logs().await;
                     if let Some(f) = first.take() {
                         let _ = f.send(());
                     }
@@ -256,6 +291,14 @@ impl Upstream {
                         Err(_) => tracing::warn!(upstream = %self.name(), "listing the changed tools timed out"),
                     }
                 }
+                () = self.prompts_changed.notified() => {
+                    if let Some(g) = gateway.upgrade() {
+                        let i = g.upstreams.iter().position(|u| Arc::ptr_eq(u, self));
+                        if let Some(i) = i {
+                            crate::catalog::UpstreamCatalog::new(g).relist_prompts(i).await;
+                        }
+                    }
+                }
                 () = tokio::time::sleep(Duration::from_millis(250)) => {
                     if peer.is_transport_closed() || conn.service.is_closed() {
                         return Some(self.ended(conn));
@@ -267,6 +310,25 @@ impl Upstream {
                     }
                 }
             }
+        }
+    }
+
+    /// Asks an upstream that declares logging for every log message (`logging/setLevel`
+    /// `debug`): each client's own level filters what it gets ([`crate::logs`]).
+    async fn ask_for_logs(&self) {
+        if self.client_log.is_none() || !crate::catalog::declares(self, |c| c.logging.is_some()) {
+            return;
+        }
+        #[allow(deprecated)] // logging/setLevel: what 2025-11-25 servers answer
+        let asked = crate::catalog::ask(self, "logging/setLevel", |p| async move {
+            p.set_level(rmcp::model::SetLevelRequestParams::new(
+                rmcp::model::LoggingLevel::Debug,
+            ))
+            .await
+        })
+        .await;
+        if let Err(e) = asked {
+            tracing::warn!(upstream = %self.name(), error = %e, "asking the upstream for its log messages");
         }
     }
 

@@ -28,9 +28,10 @@
 #![allow(deprecated)]
 
 use crate::approval::{in_call, CallClient, LeftBehind};
-use crate::catalog::Serves;
+use crate::catalog::{ListChanged, Serves, Subscriber};
 use crate::jsonrpc::ClientCancel;
 use crate::server::Shared;
+use futures::StreamExt;
 use parking_lot::Mutex;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
@@ -44,7 +45,7 @@ use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::ServerHandler;
 use serde_json::{json, Value};
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{Session, ToolCall, ToolResult};
@@ -53,12 +54,17 @@ use toolgate_core::{Session, ToolCall, ToolResult};
 /// sends no log messages.
 pub(crate) const LEVEL_UNSET: u8 = u8::MAX;
 
+/// The id of the next connection, for its resource subscriptions ([`Subscriber`]).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
 /// The handler of one MCP session (a stdio connection, an HTTP session, or one stateless
 /// HTTP request), with its own toolgate session, which ends (its session grants with it) when
 /// the handler is dropped.
 pub struct Connection {
     shared: Arc<Shared>,
     session: Session,
+    /// Unique in the process: the session's resource subscriptions are kept under it.
+    id: u64,
     log_level: AtomicU8,
     /// Cancelled when the connection is dropped (its session is over).
     ended: CancellationToken,
@@ -77,6 +83,7 @@ impl Connection {
         Connection {
             shared,
             session,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             log_level: AtomicU8::new(LEVEL_UNSET),
             ended: CancellationToken::new(),
         }
@@ -102,6 +109,11 @@ impl Connection {
 
     pub(crate) fn shared(&self) -> &Shared {
         &self.shared
+    }
+
+    /// This session as a catalog's subscriber, its updates sent through `peer`.
+    pub(crate) fn subscriber(&self, peer: rmcp::service::Peer<RoleServer>) -> Subscriber {
+        Subscriber::new(self.id, peer)
     }
 
     async fn dispatch(
@@ -228,9 +240,10 @@ pub(crate) fn request_id(ctx: &RequestContext<RoleServer>) -> String {
 }
 
 impl Drop for Connection {
-    /// The session is over: its session grants end.
+    /// The session is over: its session grants and resource subscriptions end.
     fn drop(&mut self) {
         self.ended.cancel();
+        self.shared.catalogs.session_ended(self.id);
         self.shared.pipeline.end_session(&self.session);
     }
 }
@@ -342,22 +355,57 @@ impl ServerHandler for Connection {
         Some(listing.tools[i].clone())
     }
 
+    /// `initialize` (revisions before 2026-07-28): the server's info, with the resources'
+    /// `subscribe` when a catalog answers `resources/subscribe`, and the resources' and
+    /// prompts' `listChanged` when a catalog's lists change ([`Serves::list_changed`]). Neither
+    /// is declared on 2026-07-28 (`server/discover`), where they would promise resource
+    /// subscriptions and those lists' changes on `subscriptions/listen`, which only sends
+    /// `notifications/tools/list_changed`.
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        ctx.peer.set_peer_info(request.clone());
+        let mut info = self.negotiate_initialize(&request)?;
+        if info.protocol_version.has_initialize() {
+            let serves = &self.shared.serves;
+            if let Some(r) = info.capabilities.resources.as_mut() {
+                r.subscribe = serves.subscribe.then_some(true);
+                r.list_changed = serves.list_changed.then_some(true);
+            }
+            if let Some(p) = info.capabilities.prompts.as_mut() {
+                p.list_changed = serves.list_changed.then_some(true);
+            }
+        }
+        Ok(info)
+    }
+
     async fn on_initialized(&self, ctx: rmcp::service::NotificationContext<RoleServer>) {
-        // the registry changed (a gateway's upstream changed its tools): say so until the
-        // session ends
+        // the registry changed (a gateway's upstream changed its tools), or a catalog's
+        // resources or prompts: say so until the session ends
         let mut changes = self.shared.changes.clone();
         changes.borrow_and_update();
+        let mut lists = self.shared.catalogs.list_changes();
         let peer = ctx.peer;
         let ended = self.ended.clone();
         tokio::spawn(async move {
             loop {
-                tokio::select! {
+                let sent = tokio::select! {
                     () = ended.cancelled() => return,
                     changed = changes.changed() => {
-                        if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
+                        if changed.is_err() {
                             return;
                         }
+                        peer.notify_tool_list_changed().await.is_ok()
                     }
+                    Some(list) = lists.next() => match list {
+                        ListChanged::Resources => peer.notify_resource_list_changed().await.is_ok(),
+                        ListChanged::Prompts => peer.notify_prompt_list_changed().await.is_ok(),
+                    },
+                };
+                if !sent {
+                    return;
                 }
             }
         });
@@ -446,19 +494,19 @@ impl ServerHandler for Connection {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.served(|s| s.subscribe, "resources/subscribe")?;
-        self.serve_subscribe(&request.uri, true)
+        self.serve_subscribe(&request.uri, true, &ctx).await
     }
 
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.served(|s| s.subscribe, "resources/unsubscribe")?;
-        self.serve_subscribe(&request.uri, false)
+        self.serve_subscribe(&request.uri, false, &ctx).await
     }
 
     async fn list_prompts(

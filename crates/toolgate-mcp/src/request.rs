@@ -62,6 +62,53 @@ pub async fn log(level: LoggingLevel, logger: Option<&str>, data: Value) -> bool
     peer.notify_logging_message(message).await.is_ok()
 }
 
+/// Where log messages for the current call's client go, from outside the call's task too:
+/// its connection and the level it asked for. Cheap to clone.
+#[derive(Clone)]
+pub struct ClientLogger {
+    peer: rmcp::service::Peer<RoleServer>,
+    level: u8,
+}
+
+impl std::fmt::Debug for ClientLogger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientLogger")
+            .field("level", &self.level)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientLogger {
+    /// Sends `message` to the client, in a task of its own, when its level is at or above
+    /// the one the client asked for. Returns whether it is sent.
+    pub fn send(&self, message: LoggingMessageNotificationParam) -> bool {
+        if (message.level as u8) < self.level {
+            return false;
+        }
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            if let Err(e) = peer.notify_logging_message(message).await {
+                tracing::debug!(error = %e, "log message not sent");
+            }
+        });
+        true
+    }
+}
+
+/// The current call's [`ClientLogger`], when its client asked for log messages (see
+/// [`log`]).
+pub fn client_logger() -> Option<ClientLogger> {
+    CLIENT
+        .try_with(|c| {
+            (c.log_level != LEVEL_UNSET).then(|| ClientLogger {
+                peer: c.ctx.peer.clone(),
+                level: c.log_level,
+            })
+        })
+        .ok()
+        .flatten()
+}
+
 /// Makes the current request fail with the JSON-RPC error `error` instead of a tool result
 /// (for a protocol fault the tool detects, such as a client capability it requires
 /// (`-32021`) or a request state that does not verify (`-32602`)). Returns the tool error

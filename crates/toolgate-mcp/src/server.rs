@@ -504,9 +504,9 @@ impl McpServerBuilder {
             capabilities.logging = Some(Default::default());
         }
         let serves = self.catalogs.serves();
-        // `subscribe` is never declared: on 2026-07-28 it promises `subscriptions/listen`
-        // (SEP-2575), which is not served; a catalog may still answer the legacy
-        // `resources/subscribe` of 2025-11-25 clients
+        // `subscribe` and the resources' and prompts' `listChanged` are declared in the answer
+        // to `initialize` only (`Connection::initialize`): on 2026-07-28 they would promise
+        // them on `subscriptions/listen` (SEP-2575), which sends tools list changes only
         if serves.resources {
             capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
         }

@@ -98,6 +98,14 @@ pub fn start(
         },
         reserved,
         wrap: Some(Arc::new(move |t| limits.limit(t))),
+        // an upstream's log messages go to the client of the call they came with
+        client_log: Some(Arc::new(|| {
+            let logger = toolgate_mcp::request::client_logger()?;
+            let log: toolgate_gateway::logs::ClientLog = Arc::new(move |m| {
+                logger.send(m);
+            });
+            Some(log)
+        })),
     };
     let gateway = runtime.block_on(Gateway::start(options));
     for s in gateway.status() {

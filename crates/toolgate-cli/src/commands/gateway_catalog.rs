@@ -2,15 +2,22 @@
 //! `toolgate serve`'s MCP server ([`toolgate_mcp::catalog`]): the gateway lists them
 //! namespaced ([`toolgate_gateway::catalog`]); each read and get is a pipeline call of the
 //! upstream's unlisted tool ([`toolgate_gateway::served`]).
+//!
+//! A `resources/subscribe` of an upstream's resource is first a read of it through the
+//! pipeline (the policy decides it, the audit records it, as a `resources/read`; a refused
+//! or failed read refuses the subscription with its reason), then the gateway's subscription
+//! ([`toolgate_gateway::subscriptions`]): the upstream's updates reach this session only.
 
 use futures::future::BoxFuture;
+use futures::stream::BoxStream;
 use rmcp::model::{
     CompleteRequestParams, CompletionInfo, ErrorData, JsonObject, Prompt, Resource,
     ResourceTemplate,
 };
 use serde_json::json;
-use toolgate_gateway::{CatalogError, UpstreamCatalog};
-use toolgate_mcp::catalog::{Calls, Catalog, Page, Serves, Target};
+use std::sync::Arc;
+use toolgate_gateway::{CatalogChange, CatalogError, UpstreamCatalog};
+use toolgate_mcp::catalog::{Calls, Catalog, ListChanged, Page, Serves, Subscriber, Target};
 
 /// The gateway's catalog: see the module docs.
 #[derive(Debug, Clone)]
@@ -21,6 +28,9 @@ pub struct GatewayCatalog(pub UpstreamCatalog);
 fn rpc(e: CatalogError) -> ErrorData {
     match &e {
         CatalogError::Upstream(_) => ErrorData::internal_error(e.to_string(), None),
+        CatalogError::NotSubscribable(uri, _) | CatalogError::NotSubscribed(uri) => {
+            ErrorData::invalid_params(e.to_string(), Some(json!({ "uri": uri })))
+        }
         CatalogError::UnknownPrompt(name) | CatalogError::Blocked(name, _) => {
             ErrorData::invalid_params(e.to_string(), Some(json!({ "name": name })))
         }
@@ -37,9 +47,11 @@ impl Catalog for GatewayCatalog {
         let any = self.0.configured();
         Serves {
             resources: any,
-            subscribe: false,
+            // offered when an upstream up at the start offers it
+            subscribe: self.0.subscribable(),
             prompts: any,
             completions: any,
+            list_changed: any,
         }
     }
 
@@ -106,5 +118,60 @@ impl Catalog for GatewayCatalog {
                 e => rpc(e),
             })
         }))
+    }
+
+    fn subscribe<'a>(
+        &'a self,
+        calls: &'a Calls<'a>,
+        subscriber: &'a Subscriber,
+        uri: &'a str,
+        on: bool,
+    ) -> Option<BoxFuture<'a, Result<(), ErrorData>>> {
+        if !self.0.configured() {
+            return None;
+        }
+        Some(Box::pin(async move {
+            if !on {
+                return self.0.unsubscribe(uri, subscriber.id()).await.map_err(rpc);
+            }
+            // a read the policy decides, as resources/read: refused, no subscription
+            let Some((tool, arguments)) = self.0.read_target(uri) else {
+                return Err(rpc(CatalogError::NotSubscribable(
+                    uri.to_string(),
+                    "no upstream serves it; subscribe to a URI from resources/list".into(),
+                )));
+            };
+            let read = calls.call(&tool, arguments).await?;
+            toolgate_mcp::catalog::to_read_result(uri, read)?;
+            let sink = subscriber.clone();
+            self.0
+                .subscribe(uri, subscriber.id(), Arc::new(move |u| sink.updated(u)))
+                .await
+                .map_err(rpc)
+        }))
+    }
+
+    fn session_ended(&self, subscriber: u64) {
+        self.0.session_ended(subscriber);
+    }
+
+    fn list_changes(&self) -> Option<BoxStream<'static, ListChanged>> {
+        let changes = self.0.list_changes();
+        Some(Box::pin(futures::stream::unfold(
+            changes,
+            |mut rx| async move {
+                let change = match rx.recv().await {
+                    Ok(CatalogChange::Resources) => ListChanged::Resources,
+                    Ok(CatalogChange::Prompts) => ListChanged::Prompts,
+                    // 16 changes missed (a session that stopped reading): the prompts may have
+                    // changed; the resources are listed afresh on every resources/list anyway
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        ListChanged::Prompts
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                };
+                Some((change, rx))
+            },
+        )))
     }
 }

@@ -23,7 +23,16 @@ answers one user message naming the prompt and its arguments, followed by an ANS
 the gateway to clean); an unknown prompt is JSON-RPC -32602. With --resources (a JSON array of
 MCP resource definitions) it declares resources: `resources/read` of a listed URI answers its
 text, `content of URI` and an ANSI escape; any other URI is JSON-RPC -32002 (resource not
-found, as servers before SEP-2164 say it).
+found, as servers before SEP-2164 say it). It also declares resource subscriptions:
+`resources/subscribe` and `unsubscribe` of a listed URI answer `{}` (each appended to the
+--log file as `{"method": ..., "uri": ...}`), of any other URI -32002. The prompts and
+resources files are read again on every list.
+
+Tools that make it talk to its client before answering: `touch` sends
+`notifications/resources/updated` for its `uri`; `announce` sends
+`notifications/resources/list_changed` and `notifications/prompts/list_changed`; `chatty`
+sends a `notifications/message` (level warning) whose text holds a bidi override and a
+zero-width space, with its `text` argument (250 ms before its answer); `die` exits at once (status 3), unanswered.
 """
 
 from __future__ import annotations
@@ -53,8 +62,17 @@ def main() -> None:
     p.add_argument("--prompts")
     p.add_argument("--resources")
     args = p.parse_args()
-    prompts = json.load(open(args.prompts)) if args.prompts else None
-    resources = json.load(open(args.resources)) if args.resources else None
+    def reload(path):
+        with open(path) as f:
+            return json.load(f)
+
+    prompts = reload(args.prompts) if args.prompts else None
+    resources = reload(args.resources) if args.resources else None
+
+    def record(entry) -> None:
+        if args.log:
+            with open(args.log, "a") as f:
+                f.write(json.dumps(entry) + "\n")
     mode = args.mode
 
     def load():
@@ -106,13 +124,17 @@ def main() -> None:
             if prompts is not None:
                 capabilities["prompts"] = {}
             if resources is not None:
-                capabilities["resources"] = {}
+                capabilities["resources"] = {"subscribe": True, "listChanged": True}
+            if prompts is not None:
+                capabilities["prompts"] = {"listChanged": True}
+            capabilities["logging"] = {}
             result = {
                 "protocolVersion": msg["params"].get("protocolVersion", "2025-06-18"),
                 "capabilities": capabilities,
                 "serverInfo": {"name": "scripted", "version": "1.0.0"},
             }
         elif method == "prompts/list" and prompts is not None:
+            prompts = reload(args.prompts)
             result = {"prompts": prompts}
         elif method == "prompts/get" and prompts is not None:
             name = msg["params"]["name"]
@@ -123,7 +145,17 @@ def main() -> None:
             text = f"prompt {name} with {a}\x1b[31m"
             result = {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
         elif method == "resources/list" and resources is not None:
+            resources = reload(args.resources)
             result = {"resources": resources}
+        elif method in ("resources/subscribe", "resources/unsubscribe") and resources is not None:
+            uri = msg["params"]["uri"]
+            if not any(r["uri"] == uri for r in resources):
+                write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32002, "message": f"no resource {uri}"}})
+                continue
+            record({"method": method, "uri": uri})
+            result = {}
+        elif method == "logging/setLevel":
+            result = {}
         elif method == "resources/read" and resources is not None:
             uri = msg["params"]["uri"]
             if not any(r["uri"] == uri for r in resources):
@@ -145,6 +177,22 @@ def main() -> None:
                 if mode == "crash" and a.get("a") == 13:
                     os._exit(3)
                 result = {"content": [{"type": "text", "text": str(a.get("a", 0) + a.get("b", 0))}]}
+            elif name == "touch":
+                write({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": a.get("uri", "")}})
+                result = {"content": [{"type": "text", "text": "touched"}]}
+            elif name == "announce":
+                write({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"})
+                write({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"})
+                result = {"content": [{"type": "text", "text": "announced"}]}
+            elif name == "chatty":
+                text = "upstream says \u202eevil\u202c\u200b " + str(a.get("text", ""))
+                write({"jsonrpc": "2.0", "method": "notifications/message",
+                       "params": {"level": "warning", "logger": "scripted", "data": text}})
+                # the message must reach the gateway before the result (README: Gateway)
+                time.sleep(0.25)
+                result = {"content": [{"type": "text", "text": "chatted"}]}
+            elif name == "die":
+                os._exit(3)
             elif name == "fail":
                 result = {"content": [{"type": "text", "text": "the scripted tool failed"}], "isError": True}
             else:

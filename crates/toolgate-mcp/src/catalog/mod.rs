@@ -19,17 +19,25 @@
 //! Several catalogs are served as one ([`Catalogs`]): lists are concatenated in catalog order
 //! and paged with opaque cursors; a URI or prompt name goes to the first catalog that claims
 //! it. A capability is declared only when some catalog serves it.
+//!
+//! A catalog that answers `resources/subscribe` is handed the session's [`Subscriber`] to
+//! send that resource's updates to, and is told when the session ends
+//! ([`Catalog::session_ended`]); one whose lists change says so on
+//! [`Catalog::list_changes`], and every session is sent the list's `list_changed`.
 
 mod calls;
 mod convert;
 mod serve;
+mod subscriber;
 mod workspace;
 
 pub use calls::Calls;
 pub use convert::{read_error, to_prompt_result, to_read_result};
+pub use subscriber::Subscriber;
 pub use workspace::WorkspaceCatalog;
 
 use futures::future::BoxFuture;
+use futures::stream::BoxStream;
 use rmcp::model::{
     CompleteRequestParams, CompletionInfo, ErrorData, JsonObject, Prompt, Resource,
     ResourceTemplate,
@@ -42,14 +50,28 @@ use std::sync::Arc;
 pub struct Serves {
     /// Resources (and resource templates).
     pub resources: bool,
-    /// The legacy `resources/subscribe` and `resources/unsubscribe` (2025-11-25) are answered.
-    /// The `subscribe` capability is not declared for it: on 2026-07-28 it would promise
-    /// `subscriptions/listen` (SEP-2575), which toolgate does not serve.
+    /// The legacy `resources/subscribe` and `resources/unsubscribe` (2025-11-25) are answered
+    /// and updates sent. The `subscribe` capability is declared in the answer to `initialize`
+    /// (revisions before 2026-07-28) only: on 2026-07-28 it would promise resource
+    /// subscriptions on `subscriptions/listen` (SEP-2575), which toolgate does not serve.
     pub subscribe: bool,
     /// Prompts.
     pub prompts: bool,
     /// `completion/complete`.
     pub completions: bool,
+    /// Its resources and prompts lists may change while served, said on
+    /// [`Catalog::list_changes`] (`listChanged` declared for both in the answer to
+    /// `initialize`, as `subscribe` is).
+    pub list_changed: bool,
+}
+
+/// A list of a catalog that changed: every session is sent its `list_changed` notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListChanged {
+    /// `notifications/resources/list_changed`.
+    Resources,
+    /// `notifications/prompts/list_changed`.
+    Prompts,
 }
 
 /// The tool call that serves one `resources/read` or `prompts/get`: the tool's name in the
@@ -147,9 +169,33 @@ pub trait Catalog: Send + Sync + 'static {
         None
     }
 
-    /// Subscribes to (`on`) or unsubscribes from `uri`, when this catalog serves it.
-    fn subscribe(&self, uri: &str, on: bool) -> Option<Result<(), ErrorData>> {
-        let _ = (uri, on);
+    /// Subscribes `subscriber` to (`on`) or unsubscribes it from `uri`, when this catalog
+    /// serves it: from then on until it unsubscribes or its session ends, the catalog sends
+    /// it `notifications/resources/updated` for `uri` ([`Subscriber::updated`]). `calls` is
+    /// the request's, for the policy to decide a subscription as a read.
+    ///
+    /// Errors are the client's: `-32602` for a resource it may not subscribe to (saying why)
+    /// or an unsubscribe without a subscribe.
+    fn subscribe<'a>(
+        &'a self,
+        calls: &'a Calls<'a>,
+        subscriber: &'a Subscriber,
+        uri: &'a str,
+        on: bool,
+    ) -> Option<BoxFuture<'a, Result<(), ErrorData>>> {
+        let _ = (calls, subscriber, uri, on);
+        None
+    }
+
+    /// The session `subscriber` (a [`Subscriber::id`]) is over: its subscriptions end.
+    /// Called from the session's drop: must not block.
+    fn session_ended(&self, subscriber: u64) {
+        let _ = subscriber;
+    }
+
+    /// Where the catalog says a list of it changed, for one session, when its lists can
+    /// change ([`Serves::list_changed`]); the stream ends when the catalog is gone.
+    fn list_changes(&self) -> Option<BoxStream<'static, ListChanged>> {
         None
     }
 }
@@ -177,8 +223,25 @@ impl Catalogs {
                 subscribe: a.subscribe || s.subscribe,
                 prompts: a.prompts || s.prompts,
                 completions: a.completions || s.completions,
+                list_changed: a.list_changed || s.list_changed,
             }
         })
+    }
+
+    /// Every catalog's list changes, for one session (never ending when there are none).
+    pub(crate) fn list_changes(
+        &self,
+    ) -> futures::stream::SelectAll<BoxStream<'static, ListChanged>> {
+        let mut all = futures::stream::select_all(self.0.iter().filter_map(|c| c.list_changes()));
+        all.push(Box::pin(futures::stream::pending()));
+        all
+    }
+
+    /// The session `subscriber` is over.
+    pub(crate) fn session_ended(&self, subscriber: u64) {
+        for c in &self.0 {
+            c.session_ended(subscriber);
+        }
     }
 
     /// Adds `catalog` after the others.

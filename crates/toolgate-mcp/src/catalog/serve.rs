@@ -248,20 +248,28 @@ impl Connection {
         ))
     }
 
-    pub(crate) fn serve_subscribe(&self, uri: &str, on: bool) -> Result<(), ErrorData> {
-        self.catalogs()
-            .0
-            .iter()
-            .find_map(|c| c.subscribe(uri, on))
-            .unwrap_or_else(|| {
-                Err(ErrorData::invalid_params(
-                    format!(
-                        "resource {uri} cannot be subscribed to: no resource of this server \
-                         with that URI sends updates"
-                    ),
-                    Some(json!({ "uri": uri })),
-                ))
-            })
+    /// `resources/subscribe` (`on`) and `resources/unsubscribe` of `uri` for this session,
+    /// by the first catalog that claims `uri`.
+    pub(crate) async fn serve_subscribe(
+        &self,
+        uri: &str,
+        on: bool,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let calls = Calls::new(self, ctx);
+        let subscriber = self.subscriber(ctx.peer.clone());
+        for c in &self.catalogs().0 {
+            if let Some(done) = c.subscribe(&calls, &subscriber, uri, on) {
+                return done.await;
+            }
+        }
+        Err(ErrorData::invalid_params(
+            format!(
+                "resource {uri} cannot be subscribed to: no resource of this server with that \
+                 URI sends updates; subscribe to a URI from resources/list"
+            ),
+            Some(json!({ "uri": uri })),
+        ))
     }
 }
 

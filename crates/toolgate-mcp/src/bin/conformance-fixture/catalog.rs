@@ -15,7 +15,7 @@ use rmcp::model::{
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use toolgate_core::{ToolError, ToolOutput};
-use toolgate_mcp::catalog::{Calls, Catalog, Page, Serves, Target};
+use toolgate_mcp::catalog::{Calls, Catalog, Page, Serves, Subscriber, Target};
 
 /// The tool that reads the fixture's resources.
 pub(crate) const READ_TOOL: &str = "read_test_resource";
@@ -67,6 +67,7 @@ impl Catalog for FixtureCatalog {
             subscribe: true,
             prompts: true,
             completions: true,
+            list_changed: false,
         }
     }
 
@@ -162,7 +163,13 @@ impl Catalog for FixtureCatalog {
         Some(Box::pin(std::future::ready(Ok(info))))
     }
 
-    fn subscribe(&self, uri: &str, on: bool) -> Option<Result<(), ErrorData>> {
+    fn subscribe<'a>(
+        &'a self,
+        _: &'a Calls<'a>,
+        _: &'a Subscriber,
+        uri: &'a str,
+        on: bool,
+    ) -> Option<BoxFuture<'a, Result<(), ErrorData>>> {
         if !uri.starts_with("test://") {
             return None;
         }
@@ -172,7 +179,7 @@ impl Catalog for FixtureCatalog {
         } else {
             subscribed.remove(uri);
         }
-        Some(Ok(()))
+        Some(Box::pin(std::future::ready(Ok(()))))
     }
 }
 

@@ -246,6 +246,9 @@ fn registry(states: &Arc<States>, swap: &Swap) -> Result<Registry, toolgate_mcp:
                         sent += 1;
                     }
                 }
+                // through a gateway the last message must reach it before the result, as
+                // progress must (test_tool_with_progress)
+                tokio::time::sleep(Duration::from_millis(250)).await;
                 Ok(ToolOutput::text(format!(
                     "Tool with logging executed; {sent} log messages sent."
                 )))
