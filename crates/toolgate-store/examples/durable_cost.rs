@@ -96,9 +96,16 @@ fn measure(work: Work, mode: Mode, calls: usize, concurrent: bool, full: bool) -
         .tools(toolgate_tools::write_tools().expect("the write tools"))
         .build()
         .expect("a registry");
+    // no derived idempotency keys: the calls repeat their arguments (`{}`, sixteen files),
+    // and a replay from the ledger would run neither the tool nor its durable records,
+    // which are what this measures
     let pipeline = Pipeline::builder(registry)
         .approver(Arc::new(PreApproved))
         .audit(audit)
+        .ledger_options(toolgate_core::ledger::LedgerOptions {
+            derived_key_window: std::time::Duration::ZERO,
+            ..Default::default()
+        })
         .build();
     let ws = Workspace::open(dir.path().join("ws")).expect("the workspace");
     let content = "x".repeat(1023) + "\n";
