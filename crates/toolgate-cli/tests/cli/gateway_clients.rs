@@ -3,7 +3,6 @@
 //! started by the test or by toolgate (sandboxed), and the official Python SDK as the client
 //! of `toolgate serve` (`tests/clients/gateway_client.py`).
 
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -125,15 +124,7 @@ startup_timeout_ms = 30000
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("passed: gateway"), "{stdout}");
     // every call went through the pipeline: audited, the cancelled one as cancelled
-    let audit = Command::new(TOOLGATE)
-        .args(["audit", "--json", "--limit", "0", "--workspace"])
-        .arg(&ws)
-        .output()
-        .unwrap();
-    let records: Vec<Value> = String::from_utf8_lossy(&audit.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = super::mcp::audit(&ws);
     let of = |tool: &str| records.iter().filter(|r| r["tool"] == tool).count();
     assert_eq!(of("ev__echo"), 2, "{records:#?}");
     assert_eq!(of("web__echo"), 1);

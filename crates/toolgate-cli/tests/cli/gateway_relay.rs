@@ -16,8 +16,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use toolgate_test_support::clients::{client_program, python_script, run_ok};
 
-const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
-
 fn entry(python: &Path, name: &str, ws: &Path) -> String {
     let arg = |f: &str| ws.join(f).display().to_string();
     format!(
@@ -127,15 +125,7 @@ fn subscriptions_list_changes_and_log_messages_pass_through_the_gateway_to_their
     let _ = serve.child.wait();
 
     // a subscription is a read the policy decides: audited as the upstream's read tool
-    let audit = std::process::Command::new(TOOLGATE)
-        .args(["audit", "--json", "--limit", "0", "--workspace"])
-        .arg(&ws)
-        .output()
-        .unwrap();
-    let records: Vec<Value> = String::from_utf8_lossy(&audit.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = super::mcp::audit(&ws);
     let reads = |tool: &str| {
         records
             .iter()

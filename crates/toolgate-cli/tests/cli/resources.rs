@@ -6,7 +6,6 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 use toolgate_test_support::clients::{client_program, python_script, run_ok};
 
@@ -34,18 +33,7 @@ fn workspace(config: &str) -> (tempfile::TempDir, PathBuf) {
     (t, ws)
 }
 
-/// The audit records of `ws`.
-fn audit(ws: &Path) -> Vec<Value> {
-    let out = Command::new(TOOLGATE)
-        .args(["audit", "--json", "--limit", "0", "--workspace"])
-        .arg(ws)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use super::mcp::audit;
 
 fn run_client(ws: &Path, mode: &str, gateway: bool) -> String {
     let argv = serde_json::json!([TOOLGATE, "serve", "--workspace", ws]).to_string();
