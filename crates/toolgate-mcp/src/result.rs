@@ -41,7 +41,7 @@ pub fn to_call_tool_result(result: ToolResult) -> CallToolResult {
     out
 }
 
-fn answer(result: ToolResult) -> CallToolResult {
+fn answer(mut result: ToolResult) -> CallToolResult {
     let mut out = CallToolResult::default();
     if let Some(error) = &result.error {
         out.is_error = Some(true);
@@ -66,7 +66,11 @@ fn answer(result: ToolResult) -> CallToolResult {
     out.content = if result.content.is_empty() {
         vec![ContentBlock::text(result.text().into_owned())]
     } else {
-        result.content.iter().filter_map(to_block).collect()
+        // moved, not copied: a text block can be the whole result
+        std::mem::take(&mut result.content)
+            .into_iter()
+            .filter_map(to_block)
+            .collect()
     };
     if let Some(t) = &result.truncation {
         let mut meta = MetaObject::new();
@@ -78,21 +82,22 @@ fn answer(result: ToolResult) -> CallToolResult {
 }
 
 /// One toolgate content block as its MCP `ContentBlock` (text, image, audio, an embedded
-/// resource, a resource link); `None` for a kind this version does not know.
-pub fn to_block(content: &Content) -> Option<ContentBlock> {
+/// resource, a resource link), its strings moved; `None` for a kind this version does not
+/// know.
+pub fn to_block(content: Content) -> Option<ContentBlock> {
     Some(match content {
-        Content::Text { text } => ContentBlock::text(text.clone()),
-        Content::Image { data, mime_type } => ContentBlock::image(data.clone(), mime_type.clone()),
-        Content::Audio { data, mime_type } => ContentBlock::audio(data.clone(), mime_type.clone()),
+        Content::Text { text } => ContentBlock::text(text),
+        Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+        Content::Audio { data, mime_type } => ContentBlock::audio(data, mime_type),
         Content::Resource { resource } => ContentBlock::resource(match resource {
             ResourceContents::Text {
                 uri,
                 mime_type,
                 text,
             } => rmcp::model::ResourceContents::TextResourceContents {
-                uri: uri.clone(),
-                mime_type: mime_type.clone(),
-                text: text.clone(),
+                uri,
+                mime_type,
+                text,
                 meta: None,
             },
             ResourceContents::Blob {
@@ -100,18 +105,18 @@ pub fn to_block(content: &Content) -> Option<ContentBlock> {
                 mime_type,
                 blob,
             } => rmcp::model::ResourceContents::BlobResourceContents {
-                uri: uri.clone(),
-                mime_type: mime_type.clone(),
-                blob: blob.clone(),
+                uri,
+                mime_type,
+                blob,
                 meta: None,
             },
             _ => return None,
         }),
         Content::ResourceLink(link) => {
-            let mut r = Resource::new(link.uri.clone(), link.name.clone());
-            r.title = link.title.clone();
-            r.description = link.description.clone();
-            r.mime_type = link.mime_type.clone();
+            let mut r = Resource::new(link.uri, link.name);
+            r.title = link.title;
+            r.description = link.description;
+            r.mime_type = link.mime_type;
             r.size = link.size;
             ContentBlock::resource_link(r)
         }
