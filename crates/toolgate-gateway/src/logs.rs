@@ -72,8 +72,14 @@ impl LogRoutes {
             Some(l) if !l.is_empty() => format!("{upstream}/{l}"),
             _ => upstream.to_string(),
         });
-        clean_value(&mut message.data);
-        if message.data.to_string().len() > MAX_LOG_BYTES {
+        // measured by counting, not by writing the JSON out; before cleaning too, so an
+        // oversized message is not cleaned only to be left out (cleaning can make it longer:
+        // a control character becomes a visible escape)
+        let too_large = |data: &Value| toolgate_core::json::compact_len(data) > MAX_LOG_BYTES;
+        if !too_large(&message.data) {
+            clean_value(&mut message.data);
+        }
+        if too_large(&message.data) {
             message.data = Value::String(format!(
                 "a log message of the upstream server {upstream} over {MAX_LOG_BYTES} bytes, \
                  left out"
@@ -190,6 +196,13 @@ mod tests {
         let _a = routes.route("s", a);
         assert!(routes.deliver("up", message(json!("x".repeat(MAX_LOG_BYTES + 1)))));
         let data = got_a.lock()[0].data.clone();
+        assert!(data.as_str().unwrap().contains("left out"), "{data}");
+        // under the cap as sent (two bytes each), over it once cleaned (each C1 control
+        // becomes the visible escape `\u{9b}`, seven bytes in JSON)
+        let grows = "\u{9b}".repeat(MAX_LOG_BYTES / 3);
+        assert!(toolgate_core::json::compact_len(&json!(grows)) < MAX_LOG_BYTES);
+        assert!(routes.deliver("up", message(json!(grows))));
+        let data = got_a.lock()[1].data.clone();
         assert!(data.as_str().unwrap().contains("left out"), "{data}");
     }
 }
