@@ -157,20 +157,25 @@ impl Catalog for GatewayCatalog {
 
     fn list_changes(&self) -> Option<BoxStream<'static, ListChanged>> {
         let changes = self.0.list_changes();
+        // the second of two changes to say, after a lag
+        let owed: Option<ListChanged> = None;
         Some(Box::pin(futures::stream::unfold(
-            changes,
-            |mut rx| async move {
+            (changes, owed),
+            |(mut rx, owed)| async move {
+                if let Some(change) = owed {
+                    return Some((change, (rx, None)));
+                }
                 let change = match rx.recv().await {
                     Ok(CatalogChange::Resources) => ListChanged::Resources,
                     Ok(CatalogChange::Prompts) => ListChanged::Prompts,
-                    // 16 changes missed (a session that stopped reading): the prompts may have
-                    // changed; the resources are listed afresh on every resources/list anyway
+                    // changes missed (a session that stopped reading): either list may have
+                    // changed, so the client is told of both
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        ListChanged::Prompts
+                        return Some((ListChanged::Resources, (rx, Some(ListChanged::Prompts))));
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
                 };
-                Some((change, rx))
+                Some((change, (rx, None)))
             },
         )))
     }
