@@ -18,9 +18,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use serde_json::json;
 use std::sync::Arc;
-use toolgate_core::{
-    DefaultPolicy, Pipeline, Policy, Registry, Risk, ToolCall, ToolSpec, Workspace,
-};
+use toolgate_core::{DefaultPolicy, Pipeline, Policy, Registry, Risk, ToolCall, Workspace};
 use toolgate_store::{SqliteAuditSink, Store};
 use toolgate_test_support::tools::Echo;
 
@@ -110,9 +108,13 @@ fn bench(c: &mut Criterion) {
     std::fs::create_dir_all(dir.path().join("src/core")).unwrap();
     let ws = Workspace::open(dir.path()).unwrap();
     let registry = Arc::new(Registry::builder().tool(TOUCH).build().unwrap());
-    let specs: Vec<&ToolSpec> = registry.filter(&toolgate_core::Selector::All);
+    let names: Vec<&str> = registry
+        .filter(&toolgate_core::Selector::All)
+        .iter()
+        .map(|s| &*s.name)
+        .collect();
     std::fs::write(dir.path().join("toolgate.toml"), RULES).unwrap();
-    let config = toolgate_config::load(dir.path(), None, &specs).unwrap();
+    let config = toolgate_config::load(dir.path(), None, &names).unwrap();
     let mut group = c.benchmark_group("policy");
     group.throughput(Throughput::Elements(1));
     let variants: [(&str, Arc<dyn Policy>); 4] = [

@@ -68,18 +68,15 @@ pub struct Config {
 
 /// Finds and loads the configuration of the workspace at `root`: `explicit` (`--config`)
 /// when given, else `<root>/toolgate.toml` when there is one, else the defaults (see
-/// [`crate::locate()`] for what is refused). `tools` are the tools the configuration may name
-/// (profiles and rules naming another tool are refused).
+/// [`crate::locate()`] for what is refused). `tools` are the names of the tools the
+/// configuration may name (profiles and rules naming another tool are refused); names, not
+/// built tools, so a caller need not build every tool (their schemas derived) to load it.
 ///
 /// # Errors
 /// Every problem found, each located in the file; a file that cannot be read, or is not a
 /// regular file in reach (see [`crate::locate()`]), is larger than
 /// [`crate::MAX_CONFIG_BYTES`] or is not UTF-8 (see [`crate::source`]), is one problem at 1:1.
-pub fn load(
-    root: &Path,
-    explicit: Option<&Path>,
-    tools: &[&ToolSpec],
-) -> Result<Config, Vec<Problem>> {
+pub fn load(root: &Path, explicit: Option<&Path>, tools: &[&str]) -> Result<Config, Vec<Problem>> {
     let (file, in_workspace) = match crate::locate(root, explicit).map_err(|p| vec![p])? {
         Located::Absent => {
             let mut c = Config::default();
@@ -111,7 +108,8 @@ fn in_workspace(root: &Path, file: &Path) -> Option<PathBuf> {
     target.strip_prefix(&root).ok().map(Path::to_path_buf)
 }
 
-/// Loads a configuration from its text `source`, as read from `file` (for locations).
+/// Loads a configuration from its text `source`, as read from `file` (for locations); `tools`
+/// as for [`load`].
 ///
 /// # Errors
 /// Every problem found, each located.
@@ -119,7 +117,7 @@ pub fn load_str(
     root: &Path,
     file: &Path,
     source: &str,
-    tools: &[&ToolSpec],
+    tools: &[&str],
 ) -> Result<Config, Vec<Problem>> {
     let loc = Locator::new(file, source);
     let mut problems = Vec::new();
@@ -191,7 +189,7 @@ pub(crate) struct Compiler<'a> {
     root: &'a Path,
     loc: &'a Locator<'a>,
     pub(crate) raw: &'a ConfigFile,
-    tools: &'a [&'a ToolSpec],
+    tools: &'a [&'a str],
     problems: Vec<Problem>,
     credential_vars: Vec<(String, Problem)>,
 }
@@ -206,16 +204,12 @@ impl Compiler<'_> {
     }
 
     fn known_tool(&self, name: &str) -> bool {
-        self.tools.iter().any(|t| *t.name == *name)
+        self.tools.contains(&name)
             || crate::upstreams::is_upstream_tool(&self.raw.gateway, &self.raw.upstreams, name)
     }
 
     fn tool_list(&self) -> String {
-        self.tools
-            .iter()
-            .map(|t| &*t.name)
-            .collect::<Vec<_>>()
-            .join(", ")
+        self.tools.join(", ")
     }
 
     fn profile_names(&self) -> Vec<String> {

@@ -498,8 +498,9 @@ path = ".toolgate/toolgate.db"
 "#;
         let tools = toolgate_tools::read_only_tools().unwrap();
         let specs: Vec<&ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+        let names: Vec<&str> = specs.iter().map(|s| &*s.name).collect();
         let config =
-            crate::load_str(dir.path(), &dir.path().join("toolgate.toml"), text, &specs).unwrap();
+            crate::load_str(dir.path(), &dir.path().join("toolgate.toml"), text, &names).unwrap();
         let combined = config.config_policy();
         assert!(combined.paths.is_some());
         let mut alone = combined.clone();

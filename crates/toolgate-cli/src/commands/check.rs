@@ -31,12 +31,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         return Ok(Exit::Success);
     }
     let workspace = super::open_workspace(args.workspace.as_deref())?;
-    let specs = super::nameable_specs()?;
-    let specs: Vec<&toolgate_core::ToolSpec> = specs.iter().collect();
+    let names = super::nameable_names();
     let loaded = toolgate_config::locate(workspace.root(), args.config.as_deref())
         .map_err(|p| vec![p])
         .and_then(|located| {
-            toolgate_config::load(workspace.root(), args.config.as_deref(), &specs).and_then(|c| {
+            toolgate_config::load(workspace.root(), args.config.as_deref(), &names).and_then(|c| {
                 match super::store_problem(&c, workspace.root()) {
                     Some(p) => Err(vec![p]),
                     None => Ok((located, c)),
@@ -153,6 +152,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         &shell,
         report.mount_namespace,
     )?;
+    let specs = super::nameable_specs()?;
+    let specs: Vec<&toolgate_core::ToolSpec> = specs.iter().collect();
     for line in config.summary(&specs) {
         writeln!(out, "{line}")?;
     }

@@ -33,8 +33,23 @@ pub fn builtin_tools(config: &toolgate_config::Config) -> anyhow::Result<Vec<Arc
     tools_with_shell(config, config.shell_config())
 }
 
-/// The contracts a configuration may name in its profiles and rules: the built-in tools and
-/// the mail tools (named whether or not `[mail]` registers them).
+/// The names a configuration may give in its profiles and rules: the built-in tools and the
+/// mail tools (named whether or not `[mail]` registers them), from each crate's list of its
+/// tools' names: nothing is built, so loading a configuration derives no schema
+/// (`nameable_names_are_the_built_tools` checks the lists against the tools).
+pub fn nameable_names() -> Vec<&'static str> {
+    let mut names = Vec::with_capacity(16);
+    names.extend(toolgate_tools::READ_ONLY_TOOLS);
+    names.extend(toolgate_tools::resources::RESOURCE_TOOLS);
+    names.extend(toolgate_tools::WRITE_TOOLS);
+    names.extend(toolgate_tools::HTTP_TOOLS);
+    names.push(toolgate_tools::shell::RUN_SHELL);
+    names.extend(toolgate_mail::TOOL_NAMES);
+    names
+}
+
+/// The contracts a configuration may name in its profiles and rules ([`nameable_names`]),
+/// built: the built-in tools under the default configuration and the mail tools.
 pub fn nameable_specs() -> anyhow::Result<Vec<toolgate_core::ToolSpec>> {
     let mut specs: Vec<toolgate_core::ToolSpec> =
         builtin_tools(&toolgate_config::Config::default())?
@@ -148,9 +163,8 @@ pub fn load_config(
     let located =
         toolgate_config::locate(workspace.root(), explicit).map_err(|p| problems(vec![p]))?;
     in_force::check(workspace, explicit, &located)?;
-    let specs = nameable_specs()?;
-    let specs: Vec<&toolgate_core::ToolSpec> = specs.iter().collect();
-    let config = toolgate_config::load(workspace.root(), explicit, &specs).map_err(problems)?;
+    let config =
+        toolgate_config::load(workspace.root(), explicit, &nameable_names()).map_err(problems)?;
     if let Some(p) = store_problem(&config, workspace.root()) {
         return Err(problems(vec![p]));
     }
@@ -250,6 +264,24 @@ mod tests {
 
     /// `registry_of` compiles the built-in tools' schemas at each tool's first call: every
     /// one of them (the mail tools' too) must compile, checked here as registration would.
+    /// The names a configuration may give are exactly the tools built: the crates' name lists
+    /// cannot drift from their tools.
+    #[test]
+    fn nameable_names_are_the_built_tools() {
+        let mut built: Vec<String> = super::nameable_specs()
+            .unwrap()
+            .iter()
+            .map(|s| s.name.to_string())
+            .collect();
+        let mut names: Vec<String> = super::nameable_names()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        built.sort();
+        names.sort();
+        assert_eq!(names, built);
+    }
+
     #[test]
     fn builtin_schemas_compile() {
         let specs = super::nameable_specs().unwrap();

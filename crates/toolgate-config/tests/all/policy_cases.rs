@@ -170,12 +170,12 @@ decision = "allow"
 tool = "*"
 "#;
     let tools = super::support::tools();
-    let specs: Vec<&toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    let names: Vec<&str> = tools.iter().map(|t| &*t.spec().name).collect();
     std::fs::write(ws.root().join("policy/agent.toml"), text).unwrap();
     let config = toolgate_config::load(
         &ws.root(),
         Some(&ws.root().join("policy/agent.toml")),
-        &specs,
+        &names,
     )
     .unwrap();
     let pipeline = toolgate_core::Pipeline::builder(

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use toolgate_config::Config;
 use toolgate_core::{
-    ApprovalAnswer, IntoTool, Pipeline, Registry, Session, Tool, ToolCall, ToolResult, ToolSpec,
+    ApprovalAnswer, IntoTool, Pipeline, Registry, Session, Tool, ToolCall, ToolResult,
 };
 use toolgate_test_support::{ScriptedApprover, TempWorkspace};
 
@@ -22,9 +22,9 @@ pub fn tools() -> Vec<Arc<dyn Tool>> {
 /// Loads `text` as `<ws>/toolgate.toml`.
 pub fn load(ws: &TempWorkspace, text: &str) -> Result<Config, Vec<toolgate_config::Problem>> {
     let tools = tools();
-    let specs: Vec<&ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    let names: Vec<&str> = tools.iter().map(|t| &*t.spec().name).collect();
     std::fs::write(ws.root().join("toolgate.toml"), text).unwrap();
-    toolgate_config::load(&ws.root(), None, &specs)
+    toolgate_config::load(&ws.root(), None, &names)
 }
 
 /// A pipeline over the built-in tools under the configuration `text`, with an approver that

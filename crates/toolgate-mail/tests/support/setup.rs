@@ -69,10 +69,9 @@ pub fn setup_with(
         &server,
     );
     let tools = toolgate_mail::tools(config).unwrap();
-    let specs: Vec<toolgate_core::ToolSpec> = tools.iter().map(|t| t.spec().clone()).collect();
-    let spec_refs: Vec<&toolgate_core::ToolSpec> = specs.iter().collect();
+    let names: Vec<&str> = tools.iter().map(|t| &*t.spec().name).collect();
     let config =
-        toolgate_config::load_str(root, &root.join("toolgate.toml"), RULES, &spec_refs).unwrap();
+        toolgate_config::load_str(root, &root.join("toolgate.toml"), RULES, &names).unwrap();
     let p = Pipeline::builder(Registry::builder().tools(tools).build().unwrap())
         .policy(config.policy())
         .approver(Arc::new(PreApproved))

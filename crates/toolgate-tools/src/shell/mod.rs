@@ -39,6 +39,9 @@ mod stop;
 pub mod stream;
 pub mod vars;
 
+/// The name of the shell built-in ([`RunShell`](run_shell::RunShell)).
+pub const RUN_SHELL: &str = "run_shell";
+
 pub use binds::{covered, Covered, MAX_BINDS, MAX_WALK_ENTRIES};
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;

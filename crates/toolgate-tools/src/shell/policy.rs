@@ -247,7 +247,7 @@ impl ShellPolicy {
         ShellPolicy {
             inner,
             rules,
-            tools: vec!["run_shell".to_string()],
+            tools: vec![super::RUN_SHELL.to_string()],
             overridable: vec![
                 Cow::Borrowed("default.destructive_asks"),
                 Cow::Borrowed("default.dangerous_asks"),

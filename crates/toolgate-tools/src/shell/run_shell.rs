@@ -178,7 +178,7 @@ impl TypedTool for RunShell {
     type Output = RunShellOutput;
 
     fn spec(&self) -> ToolSpecBuilder {
-        ToolSpec::builder("run_shell")
+        ToolSpec::builder(super::RUN_SHELL)
             .title("Run shell command")
             .description(DESCRIPTION)
             .effects(Effects {
