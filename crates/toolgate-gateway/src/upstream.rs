@@ -9,13 +9,15 @@
 //!    subscribe again to the resources sessions are subscribed to;
 //! 3. serve: the connection is where calls find it until the server exits, the transport
 //!    closes, the upstream's breaker opens (a hung stdio server is restarted), or the
-//!    gateway shuts down;
+//!    gateway shuts down; a `list_changed` of its tools or prompts lists them again, at most
+//!    once a [`MIN_RELIST_INTERVAL`] (a change said meanwhile is listed after it);
 //! 4. wait the backoff (0.5 s doubling to 30 s; back to 0.5 s after a connection that
 //!    worked) and start again.
 
 use crate::breaker::{Admission, Breaker, BreakerState};
 use crate::client::{Handler, ProgressRoutes};
 use crate::connect::{self, StartContext};
+use crate::flood::Budgets;
 use crate::gateway::GatewayInner;
 use crate::logs::{ClientLogHook, LogRoute, LogRoutes};
 use crate::subscriptions::Subscriptions;
@@ -34,6 +36,9 @@ use toolgate_store::{Store, UpstreamHealth};
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 /// The longest wait before a restart.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The shortest time between two listings of an upstream's tools (or of its prompts) on its
+/// `list_changed`, so a flood of them cannot keep the supervisor listing.
+pub const MIN_RELIST_INTERVAL: Duration = Duration::from_secs(1);
 
 /// An upstream's state, as health shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +83,8 @@ pub(crate) struct Upstream {
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// The clients of its calls in flight, for its log messages.
     logs: Arc<LogRoutes>,
+    /// What it may send unasked ([`crate::flood`]).
+    pub(crate) budgets: Arc<Budgets>,
     client_log: Option<ClientLogHook>,
     restart: Notify,
     pub(crate) health: Mutex<Health>,
@@ -92,6 +99,7 @@ impl Upstream {
     ) -> Upstream {
         Upstream {
             breaker: breaker(&config),
+            budgets: Arc::new(Budgets::new(&config.name, &config.notifications)),
             config,
             peer: ArcSwapOption::empty(),
             progress: Arc::default(),
@@ -210,6 +218,7 @@ impl Upstream {
                 subscriptions: self.subscriptions.clone(),
                 catalog_changes,
                 logs: self.logs.clone(),
+                budgets: self.budgets.clone(),
                 upstream: self.config.name.clone(),
             };
             let attempt = tokio::select! {
@@ -266,6 +275,8 @@ impl Upstream {
         shutdown: &CancellationToken,
     ) -> Option<String> {
         let peer = conn.service.peer().clone();
+        // when the tools and the prompts were last listed again
+        let (mut tools_listed, mut prompts_listed) = (None, None);
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return None,
@@ -276,6 +287,9 @@ impl Upstream {
                     return Some("restarted: it stopped answering (its breaker opened)".into());
                 }
                 () = self.list_changed.notified() => {
+                    if !spaced(&mut tools_listed, shutdown).await {
+                        return None;
+                    }
                     let listed = tokio::time::timeout(
                         self.config.startup_timeout(),
                         peer.list_all_tools(),
@@ -292,6 +306,9 @@ impl Upstream {
                     }
                 }
                 () = self.prompts_changed.notified() => {
+                    if !spaced(&mut prompts_listed, shutdown).await {
+                        return None;
+                    }
                     if let Some(g) = gateway.upgrade() {
                         let i = g.upstreams.iter().position(|u| Arc::ptr_eq(u, self));
                         if let Some(i) = i {
@@ -346,6 +363,19 @@ impl Upstream {
             format!("{status}; its stderr ended with: {tail}")
         }
     }
+}
+
+/// Waits until [`MIN_RELIST_INTERVAL`] has passed since `last` (when there was a last),
+/// then sets `last` to now. False when the gateway shut down meanwhile.
+async fn spaced(last: &mut Option<tokio::time::Instant>, shutdown: &CancellationToken) -> bool {
+    if let Some(at) = *last {
+        tokio::select! {
+            () = tokio::time::sleep_until(at + MIN_RELIST_INTERVAL) => {}
+            () = shutdown.cancelled() => return false,
+        }
+    }
+    *last = Some(tokio::time::Instant::now());
+    true
 }
 
 /// A breaker with the entry's threshold and cool-down.
