@@ -232,13 +232,25 @@ impl NotificationLimits {
 #[serde(deny_unknown_fields)]
 pub struct NotificationRate {
     /// Notifications a second, steadily.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "count"
+    )]
     pub per_second: Option<u32>,
     /// Notifications a minute, steadily.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "count"
+    )]
     pub per_minute: Option<u32>,
     /// Notifications that may come at once (default: the number per period).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "count"
+    )]
     pub burst: Option<u32>,
 }
 
@@ -371,6 +383,20 @@ pub fn ca_file_path(
     upstream: &UpstreamConfig,
 ) -> Option<std::path::PathBuf> {
     upstream.ca_file.as_ref().map(|c| root.join(c))
+}
+
+/// A count of notifications: a negative one is refused saying what to write (rather than
+/// as a type error).
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let n = Option::<i64>::deserialize(d)?;
+    n.map(|n| {
+        u32::try_from(n).map_err(|_| {
+            serde::de::Error::custom(format!(
+                "{n} is not a number of notifications: write 1 to 1000000"
+            ))
+        })
+    })
+    .transpose()
 }
 
 /// Checks `[gateway]` and every `[[upstreams]]` entry (files named relative to `root`); each
