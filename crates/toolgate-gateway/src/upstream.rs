@@ -185,6 +185,7 @@ impl Upstream {
                 detail: h.detail.clone(),
                 restarts: h.restarts,
                 failures: h.failures,
+                dropped: self.budgets.dropped(),
                 updated_us: toolgate_core::audit::now_us(std::time::SystemTime::now()),
             }
         };
@@ -277,6 +278,13 @@ impl Upstream {
         let peer = conn.service.peer().clone();
         // when the tools and the prompts were last listed again
         let (mut tools_listed, mut prompts_listed) = (None, None);
+        // a look at the connection and the drops every 250 ms, however busy the other
+        // branches are (a sleep made anew each turn would never end while an upstream floods)
+        let mut look = tokio::time::interval(Duration::from_millis(250));
+        look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // the drops last recorded in the store's health, and when
+        let (mut recorded_drops, mut drops_recorded_at) =
+            (self.budgets.dropped(), tokio::time::Instant::now());
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return None,
@@ -316,7 +324,17 @@ impl Upstream {
                         }
                     }
                 }
-                () = tokio::time::sleep(Duration::from_millis(250)) => {
+                _ = look.tick() => {
+                    // drops are recorded with the health at most once a second
+                    let dropped = self.budgets.dropped();
+                    if dropped != recorded_drops
+                        && drops_recorded_at.elapsed() >= Duration::from_secs(1)
+                    {
+                        recorded_drops = dropped;
+                        drops_recorded_at = tokio::time::Instant::now();
+                        let detail = self.health.lock().detail.clone();
+                        self.set_health(None, detail);
+                    }
                     if peer.is_transport_closed() || conn.service.is_closed() {
                         return Some(self.ended(conn));
                     }

@@ -172,6 +172,31 @@ fn a_flooding_upstream_is_held_to_its_budgets_and_the_gateway_keeps_serving() {
         );
     }
     assert_eq!(dropped(&metrics.body, "quiet", "log"), 0, "the quiet one");
+    // and in the health `toolgate stats` shows, recorded by the running gateway
+    let stats = super::gateway::toolgate(&ws, &["stats", "--json"]);
+    let stats = String::from_utf8_lossy(&stats.stdout);
+    let health = |name: &str| {
+        stats
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["upstream"] == name)
+            .unwrap_or_else(|| panic!("{name}: {stats}"))
+    };
+    let all: u64 = [
+        "log",
+        "progress",
+        "resource_updated",
+        "resources_list_changed",
+    ]
+    .iter()
+    .map(|k| dropped(&metrics.body, "fl", k))
+    .sum();
+    let recorded = health("fl")["dropped"].as_u64().unwrap();
+    assert!(
+        recorded > 0 && recorded <= all,
+        "{recorded} recorded of {all} dropped: {stats}"
+    );
+    assert_eq!(health("quiet")["dropped"], 0, "{stats}");
     assert!(
         got("list_changed_b") <= most(changed),
         "every session gets at most the budget: {figures}"
