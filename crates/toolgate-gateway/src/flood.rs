@@ -13,7 +13,7 @@
 //!
 //! `notifications/tools/list_changed` and `prompts/list_changed` are not metered here: they
 //! coalesce (a `Notify`), and the supervisor lists an upstream's tools or prompts again at
-//! most once a [`crate::upstream::MIN_RELIST_INTERVAL`].
+//! most once a second (`MIN_RELIST_INTERVAL` of `upstream.rs`).
 
 use governor::clock::{Clock, DefaultClock, Reference};
 use governor::middleware::NoOpMiddleware;

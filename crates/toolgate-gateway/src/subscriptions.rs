@@ -21,7 +21,7 @@
 //! never cross on the way.
 //!
 //! What one session can make the gateway hold is bounded: it may be subscribed to at most
-//! `[gateway] max_subscriptions` resources at once, across the upstreams ([`Held`]; a
+//! `[gateway] max_subscriptions` resources at once, across the upstreams (`Held`; a
 //! subscribe past it is refused before anything is sent upstream, saying to unsubscribe
 //! first), each URI at most [`MAX_URI_BYTES`] long.
 
