@@ -405,3 +405,34 @@ pub(crate) fn breaker(config: &UpstreamConfig) -> Breaker {
         Duration::from_millis(config.cooldown_ms.unwrap_or(DEFAULT_COOLDOWN_MS)),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::time::Instant;
+
+    #[tokio::test]
+    async fn listings_again_are_a_second_apart_and_a_shutdown_ends_the_wait() {
+        let shutdown = CancellationToken::new();
+        let mut last = None;
+        let start = Instant::now();
+        assert!(spaced(&mut last, &shutdown).await);
+        assert!(
+            start.elapsed() < MIN_RELIST_INTERVAL / 2,
+            "the first at once"
+        );
+        assert!(spaced(&mut last, &shutdown).await);
+        assert!(
+            start.elapsed() >= MIN_RELIST_INTERVAL,
+            "the next a second after"
+        );
+        let cancel = shutdown.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            cancel.cancel();
+        });
+        let waited = Instant::now();
+        assert!(!spaced(&mut last, &shutdown).await, "shut down meanwhile");
+        assert!(waited.elapsed() < MIN_RELIST_INTERVAL);
+    }
+}

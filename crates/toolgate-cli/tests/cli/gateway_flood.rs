@@ -217,14 +217,20 @@ fn a_flooding_upstream_is_held_to_its_budgets_and_the_gateway_keeps_serving() {
     // the other upstream and the flooding one's other tool answered promptly meanwhile
     let slowest = figures["slowest_other"].as_f64().unwrap();
     assert!(slowest < 3.0, "session B waited {slowest} s for an answer");
-    // N / 10 tools/list_changed: at most one re-list a second (besides the first listing,
-    // the pending change after the flood, and the client's 1.5 s wait after it); without the
-    // interval the upstream is listed again each time a listing ends, hundreds of times
-    let relists = got("relists");
-    assert!(
-        relists >= 2 && relists <= seconds.ceil() as u64 + 5,
-        "{relists} tools/list in {seconds} s"
-    );
+    // N / 10 tools/list_changed and prompts/list_changed: at most one re-list of each a
+    // second (besides the first listing, the pending change after the flood, and the
+    // client's 1.5 s wait after it); without the interval the upstream is listed again each
+    // time a listing ends, hundreds of times
+    for what in ["relists", "prompt_relists"] {
+        let relists = got(what);
+        assert!(
+            relists >= 2 && relists <= seconds.ceil() as u64 + 5,
+            "{what}: {relists} in {seconds} s"
+        );
+    }
+    // the prompts served changed once at most (the first re-list found the one prompt, which
+    // no session had listed before): told once, not once a list_changed
+    assert!(got("prompts_changed_a") <= 1, "{figures}");
 
     // past the limit: nothing of fl+flood://c reached the upstream for A until it
     // unsubscribed from b (then only its read: B had subscribed it upstream already)

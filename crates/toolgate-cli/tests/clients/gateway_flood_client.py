@@ -11,11 +11,11 @@ the end.
 
 Session A subscribes to two resources, is refused a third (the limit, saying to unsubscribe
 first), unsubscribes one and subscribes to the third. Then it calls `fl__flood` (N log
-messages, N progress notifications, N/4 resource updates, N/10 resources and tools
+messages, N progress notifications, N/4 resource updates, N/10 resources, tools and prompts
 list_changed) with a progress callback; meanwhile session B calls `quiet__echo` and
 `fl__echo` over and over, each answer timed. The figures: how long the flood call took, what
 session A received of each kind, what both received of resources list_changed, B's slowest
-answer, and how often the upstream was sent `tools/list`.
+answer, and how often the upstream was sent `tools/list` and `prompts/list`.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ async def flood(args: argparse.Namespace) -> None:
             # what was let through may still be on its way
             await anyio.sleep(1.5)
             r = await b.call_tool("fl__relists", {})
-            relists = int(text_of(r))
+            relists = json.loads(text_of(r))
             figures = {
                 "seconds": result["seconds"],
                 "logs": seen_a.logs(),
@@ -137,7 +137,9 @@ async def flood(args: argparse.Namespace) -> None:
                 "logs_b": seen_b.logs(),
                 "slowest_other": slowest,
                 "answers_other": answers,
-                "relists": relists,
+                "relists": relists["tools"],
+                "prompt_relists": relists["prompts"],
+                "prompts_changed_a": seen_a.count(types.PromptListChangedNotification),
             }
             print("figures: " + json.dumps(figures), flush=True)
 

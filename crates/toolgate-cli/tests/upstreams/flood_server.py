@@ -8,10 +8,13 @@ Tools:
 - `flood(n)`: while the call runs, sends as fast as it can `n` log messages
   (`notifications/message`), `n` progress notifications for the call, `n // 4`
   `notifications/resources/updated` of `flood://a`, `n // 10`
-  `notifications/resources/list_changed` and `n // 10` `notifications/tools/list_changed`,
-  then answers `flooded N`;
+  `notifications/resources/list_changed`, `n // 10` `notifications/tools/list_changed` and
+  `n // 10` `notifications/prompts/list_changed`, then answers `flooded N`;
 - `echo(text)`: answers `echo: TEXT` at once;
-- `relists()`: answers how many `tools/list` requests it has been sent (as text).
+- `relists()`: answers how many `tools/list` and `prompts/list` requests it has been sent,
+  as JSON text `{"tools": N, "prompts": M}`.
+
+One prompt, `hello`.
 
 Resources `flood://a`, `flood://b` and `flood://c` (read as `content of URI`), with
 subscriptions. Every `resources/read`, `resources/subscribe` and `resources/unsubscribe` is
@@ -35,7 +38,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--log", required=True)
     args = p.parse_args()
-    relists = 0
+    relists = {"tools": 0, "prompts": 0}
 
     def record(method: str, uri: str) -> None:
         with open(args.log, "a") as f:
@@ -45,8 +48,7 @@ def main() -> None:
         return types.CallToolResult(content=[types.TextContent(type="text", text=t)])
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
-        nonlocal relists
-        relists += 1
+        relists["tools"] += 1
         obj = {"type": "object"}
         return types.ListToolsResult(
             tools=[
@@ -61,7 +63,7 @@ def main() -> None:
         if params.name == "echo":
             return text(f"echo: {a.get('text', '')}")
         if params.name == "relists":
-            return text(str(relists))
+            return text(json.dumps(relists))
         n = int(a.get("n", 20000))
         s = ctx.session
         for i in range(n):
@@ -72,7 +74,16 @@ def main() -> None:
             if i % 10 == 0:
                 await s.send_resource_list_changed()
                 await s.send_tool_list_changed()
+                await s.send_prompt_list_changed()
         return text(f"flooded {n}")
+
+    async def list_prompts(ctx, params) -> types.ListPromptsResult:
+        relists["prompts"] += 1
+        return types.ListPromptsResult(prompts=[types.Prompt(name="hello", description="Says hello.")])
+
+    async def get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        message = types.PromptMessage(role="user", content=types.TextContent(type="text", text="hello"))
+        return types.GetPromptResult(messages=[message])
 
     async def list_resources(ctx, params) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[types.Resource(uri=u, name=u[-1]) for u in URIS])
@@ -100,6 +111,8 @@ def main() -> None:
         version="1.0.0",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
         on_subscribe_resource=subscribe,
@@ -109,7 +122,7 @@ def main() -> None:
 
     async def run() -> None:
         options = server.create_initialization_options(
-            NotificationOptions(tools_changed=True, resources_changed=True)
+            NotificationOptions(tools_changed=True, resources_changed=True, prompts_changed=True)
         )
         async with stdio_server() as (read, write):
             await server.run(read, write, options)
