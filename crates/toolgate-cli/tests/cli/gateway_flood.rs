@@ -236,6 +236,7 @@ fn a_flooding_upstream_is_held_to_its_budgets_and_the_gateway_keeps_serving() {
     // unsubscribed from b (then only its read: B had subscribed it upstream already)
     let req = |m: &str, u: &str| (format!("resources/{m}"), u.to_string());
     let fl = received(&ws, "fl");
+    assert!(fl.len() >= 9, "what reached the upstream fl: {fl:#?}");
     assert_eq!(
         fl[..9],
         [
