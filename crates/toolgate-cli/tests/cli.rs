@@ -27,6 +27,8 @@ mod gateway;
 mod gateway_catalog;
 #[path = "cli/gateway_clients.rs"]
 mod gateway_clients;
+#[path = "cli/gateway_flood.rs"]
+mod gateway_flood;
 #[path = "cli/gateway_ledger.rs"]
 mod gateway_ledger;
 #[path = "cli/gateway_relay.rs"]

@@ -961,6 +961,12 @@ impl Config {
             .unwrap_or(crate::upstreams::DEFAULT_SEPARATOR)
     }
 
+    /// The upstream resources one session may be subscribed to at once (`[gateway]
+    /// max_subscriptions`, default 100).
+    pub fn gateway_max_subscriptions(&self) -> u32 {
+        self.raw.gateway.max_subscriptions()
+    }
+
     /// The environment variable holding the server's token (default `TOOLGATE_TOKEN`).
     pub fn token_env(&self) -> &str {
         self.raw

@@ -22,6 +22,11 @@ pub const DEFAULT_FAILURE_THRESHOLD: u32 = 5;
 /// How long an open breaker waits before a probe call, by default, in milliseconds.
 pub const DEFAULT_COOLDOWN_MS: u64 = 30_000;
 
+/// The resource subscriptions one session may hold through the gateway, by default.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: u32 = 100;
+/// The most `[gateway] max_subscriptions` may be.
+pub const MAX_MAX_SUBSCRIPTIONS: u32 = 100_000;
+
 /// `[gateway]`: settings of every upstream.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -29,6 +34,17 @@ pub struct GatewayConfig {
     /// What joins an upstream's name and its tool's name in the names toolgate lists
     /// (default `__`: `files__read_file`); 1 to 3 characters of `_`, `-`, `.`.
     pub separator: Option<String>,
+    /// The upstream resources one session may be subscribed to at once (`resources/subscribe`
+    /// through the gateway; default 100, 1 to 100000). A subscribe past it is refused, nothing
+    /// sent upstream: unsubscribe from another resource first.
+    pub max_subscriptions: Option<u32>,
+}
+
+impl GatewayConfig {
+    /// The upstream resources one session may be subscribed to at once.
+    pub fn max_subscriptions(&self) -> u32 {
+        self.max_subscriptions.unwrap_or(DEFAULT_MAX_SUBSCRIPTIONS)
+    }
 }
 
 /// One `[[upstreams]]` entry: an MCP server, over stdio (`command`) or streamable HTTP
@@ -106,6 +122,136 @@ pub struct UpstreamConfig {
     /// `path:` and `host:` rules cover them and paths are confined to the workspace.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<ArgumentConfig>,
+    /// How many notifications the upstream may send unasked, by kind: what is over is
+    /// dropped (never queued), counted and logged (default: [`NotificationLimits`]'s).
+    #[serde(default, skip_serializing_if = "NotificationLimits::is_default")]
+    pub notifications: NotificationLimits,
+}
+
+/// The budgets of what an upstream sends unasked, each a steady rate and a burst (GCRA, the
+/// `governor` crate). A notification over its kind's budget is dropped, never queued; drops
+/// are counted (`toolgate_upstream_notifications_dropped_total{upstream, kind}`) and logged
+/// at most once a window. The result of a call is never affected; a dropped progress
+/// notification may be the call's last one.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotificationLimits {
+    /// `notifications/message` (log messages; default 50 a second, bursts of 100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<NotificationRate>,
+    /// `notifications/progress` (default 20 a second, bursts of 50).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<NotificationRate>,
+    /// `notifications/resources/updated` (default 20 a second, bursts of 50).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_updated: Option<NotificationRate>,
+    /// `notifications/resources/list_changed`, each passed on to every session (default 1 a
+    /// second, bursts of 5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources_list_changed: Option<NotificationRate>,
+}
+
+/// A kind of notification an upstream sends unasked, metered by [`NotificationLimits`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NotificationKind {
+    /// `notifications/message`.
+    Log,
+    /// `notifications/progress`.
+    Progress,
+    /// `notifications/resources/updated`.
+    ResourceUpdated,
+    /// `notifications/resources/list_changed`.
+    ResourcesListChanged,
+}
+
+impl NotificationKind {
+    /// Every kind.
+    pub const ALL: [NotificationKind; 4] = [
+        NotificationKind::Log,
+        NotificationKind::Progress,
+        NotificationKind::ResourceUpdated,
+        NotificationKind::ResourcesListChanged,
+    ];
+
+    /// Its key in [`NotificationLimits`] and its metric label: `log`, `progress`,
+    /// `resource_updated`, `resources_list_changed`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            NotificationKind::Log => "log",
+            NotificationKind::Progress => "progress",
+            NotificationKind::ResourceUpdated => "resource_updated",
+            NotificationKind::ResourcesListChanged => "resources_list_changed",
+        }
+    }
+
+    /// Its budget when the entry does not set one: (notifications per second, burst).
+    pub const fn default_rate(self) -> (u32, u32) {
+        match self {
+            NotificationKind::Log => (50, 100),
+            NotificationKind::Progress | NotificationKind::ResourceUpdated => (20, 50),
+            NotificationKind::ResourcesListChanged => (1, 5),
+        }
+    }
+}
+
+impl NotificationLimits {
+    fn is_default(&self) -> bool {
+        *self == NotificationLimits::default()
+    }
+
+    /// What the entry sets for `kind`.
+    pub fn get(&self, kind: NotificationKind) -> Option<&NotificationRate> {
+        match kind {
+            NotificationKind::Log => self.log.as_ref(),
+            NotificationKind::Progress => self.progress.as_ref(),
+            NotificationKind::ResourceUpdated => self.resource_updated.as_ref(),
+            NotificationKind::ResourcesListChanged => self.resources_list_changed.as_ref(),
+        }
+    }
+
+    /// The budget of `kind`: a notification every `period`, bursts of `burst`; the entry's
+    /// (checked at load), else [`NotificationKind::default_rate`]. An unchecked entry's zero
+    /// is read as 1.
+    pub fn budget(&self, kind: NotificationKind) -> (std::time::Duration, u32) {
+        let (per_second, burst) = kind.default_rate();
+        let Some(r) = self.get(kind) else {
+            return (std::time::Duration::from_secs(1) / per_second, burst);
+        };
+        let (count, period) = match (r.per_second, r.per_minute) {
+            (Some(n), _) => (n.max(1), std::time::Duration::from_secs(1)),
+            (None, Some(n)) => (n.max(1), std::time::Duration::from_secs(60)),
+            (None, None) => (per_second, std::time::Duration::from_secs(1)),
+        };
+        (period / count, r.burst.unwrap_or(count).max(1))
+    }
+}
+
+/// One kind's budget: `per_second` or `per_minute` notifications (one of the two, at least
+/// 1), bursts of `burst` (default: the same number).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotificationRate {
+    /// Notifications a second, steadily.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "count"
+    )]
+    pub per_second: Option<u32>,
+    /// Notifications a minute, steadily.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "count"
+    )]
+    pub per_minute: Option<u32>,
+    /// Notifications that may come at once (default: the number per period).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "count"
+    )]
+    pub burst: Option<u32>,
 }
 
 fn yes() -> bool {
@@ -239,6 +385,20 @@ pub fn ca_file_path(
     upstream.ca_file.as_ref().map(|c| root.join(c))
 }
 
+/// A count of notifications: a negative one is refused saying what to write (rather than
+/// as a type error).
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let n = Option::<i64>::deserialize(d)?;
+    n.map(|n| {
+        u32::try_from(n).map_err(|_| {
+            serde::de::Error::custom(format!(
+                "{n} is not a number of notifications: write 1 to 1000000"
+            ))
+        })
+    })
+    .transpose()
+}
+
 /// Checks `[gateway]` and every `[[upstreams]]` entry (files named relative to `root`); each
 /// problem goes to `problem` with its key path.
 pub(crate) fn check(
@@ -257,8 +417,17 @@ pub(crate) fn check(
             );
         }
     }
+    if let Some(m) = gateway.max_subscriptions {
+        if !(1..=MAX_MAX_SUBSCRIPTIONS).contains(&m) {
+            problem(
+                vec![key("gateway"), key("max_subscriptions")],
+                format!("{m} is out of range: write 1 to {MAX_MAX_SUBSCRIPTIONS}"),
+            );
+        }
+    }
     for (i, u) in upstreams.iter().enumerate() {
         let at = |k: &str| vec![key("upstreams"), Seg::Index(i), key(k)];
+        check_notifications(i, &u.notifications, problem);
         let name_ok = !u.name.is_empty()
             && u.name.len() <= 32
             && u.name
@@ -420,6 +589,55 @@ pub(crate) fn check(
                         format!("{v} is out of range: write {least} to {most}"),
                     );
                 }
+            }
+        }
+    }
+}
+
+/// Checks the `notifications` budgets of the `i`th upstream.
+fn check_notifications(
+    i: usize,
+    limits: &NotificationLimits,
+    problem: &mut dyn FnMut(Vec<Seg>, String),
+) {
+    /// The most notifications a second (or a minute) and in a burst a budget may allow.
+    const MOST: u32 = 1_000_000;
+    for kind in NotificationKind::ALL {
+        let Some(r) = limits.get(kind) else { continue };
+        let at = |k: &str| {
+            let mut p = vec![
+                Seg::Key("upstreams".into()),
+                Seg::Index(i),
+                Seg::Key("notifications".into()),
+                Seg::Key(kind.as_str().into()),
+            ];
+            if !k.is_empty() {
+                p.push(Seg::Key(k.into()));
+            }
+            p
+        };
+        match (r.per_second, r.per_minute) {
+            (Some(_), Some(_)) | (None, None) => problem(
+                at(""),
+                "write one of per_second and per_minute (notifications passed on, at least 1)"
+                    .into(),
+            ),
+            _ => {}
+        }
+        for (k, v) in [
+            ("per_second", r.per_second),
+            ("per_minute", r.per_minute),
+            ("burst", r.burst),
+        ] {
+            match v {
+                Some(0) => problem(
+                    at(k),
+                    "0 would drop every notification: write at least 1 (1 to 1000000)".into(),
+                ),
+                Some(n) if n > MOST => {
+                    problem(at(k), format!("{n} is out of range: write 1 to {MOST}"))
+                }
+                _ => {}
             }
         }
     }

@@ -520,7 +520,31 @@ impl UpstreamCatalog {
                 "no upstream serves it; subscribe to a URI from resources/list".to_string(),
             ));
         };
-        crate::subscriptions::subscribe(u, &own, uri.to_string(), session, sink).await
+        crate::subscriptions::subscribe(
+            u,
+            &self.inner.subscribed,
+            &own,
+            uri.to_string(),
+            session,
+            sink,
+        )
+        .await
+    }
+
+    /// Whether the session `session` may subscribe to `uri` now: it is subscribed to it
+    /// already, or holds fewer subscriptions than `[gateway] max_subscriptions`. Asked
+    /// before the read the policy decides, so a subscribe past the limit reaches no
+    /// upstream; [`Self::subscribe`] checks again.
+    ///
+    /// # Errors
+    /// [`CatalogError::NotSubscribable`] when it may not, saying why and what to do.
+    pub fn may_subscribe(&self, uri: &str, session: u64) -> Result<(), CatalogError> {
+        if let Some((u, own)) = self.resolve(uri) {
+            if u.subscriptions.holds(&own, session) {
+                return Ok(());
+            }
+        }
+        self.inner.subscribed.check(session, uri)
     }
 
     /// Unsubscribes the session `session` from the resource listed as `uri`, forwarding the
@@ -533,7 +557,7 @@ impl UpstreamCatalog {
         let Some((u, own)) = self.resolve(uri) else {
             return Err(CatalogError::NotSubscribed(uri.to_string()));
         };
-        crate::subscriptions::unsubscribe(u, &own, uri, session).await
+        crate::subscriptions::unsubscribe(u, &self.inner.subscribed, &own, uri, session).await
     }
 
     /// The session `session` is over: it leaves every subscription (the upstreams are sent
@@ -542,6 +566,7 @@ impl UpstreamCatalog {
         for u in self.upstreams() {
             crate::subscriptions::session_ended(u, session);
         }
+        self.inner.subscribed.forget(session);
     }
 
     /// The tool and arguments that get the prompt listed as `name` with `arguments`, when an

@@ -5,12 +5,15 @@
 //! quarantine); `notifications/resources/list_changed` is passed on to every session and
 //! `notifications/resources/updated` to the sessions subscribed to that resource
 //! ([`crate::subscriptions`]); `notifications/message` to the client of the call in flight
-//! ([`crate::logs`]).
+//! ([`crate::logs`]). Progress, log messages, resource updates and
+//! `resources/list_changed` are metered first ([`crate::flood`]): what is over the
+//! upstream's budget is dropped.
 
 // logging: deprecated by SEP-2577, still what 2025-11-25 servers and clients use.
 #![allow(deprecated)]
 
 use crate::catalog::CatalogChange;
+use crate::flood::Budgets;
 use crate::logs::LogRoutes;
 use crate::subscriptions::Subscriptions;
 use parking_lot::Mutex;
@@ -23,6 +26,7 @@ use rmcp::ClientHandler;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{broadcast, Notify};
+use toolgate_config::upstreams::NotificationKind;
 use toolgate_core::ToolContext;
 
 /// Where the progress of calls in flight goes, by the progress token of their request.
@@ -62,8 +66,17 @@ pub(crate) struct Handler {
     pub(crate) subscriptions: Arc<Subscriptions>,
     pub(crate) catalog_changes: broadcast::Sender<CatalogChange>,
     pub(crate) logs: Arc<LogRoutes>,
+    /// What the upstream may send unasked.
+    pub(crate) budgets: Arc<Budgets>,
     /// The upstream's name, for the log and its log messages' logger.
     pub(crate) upstream: String,
+}
+
+impl Handler {
+    /// Whether a notification of `kind` is within the upstream's budget ([`crate::flood`]).
+    fn admit(&self, kind: NotificationKind) -> bool {
+        self.budgets.of(kind).admit()
+    }
 }
 
 impl ClientHandler for Handler {
@@ -72,6 +85,11 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        // a dropped progress notification leaves the call's result as it is; the client's
+        // last progress may be an earlier one
+        if !self.admit(NotificationKind::Progress) {
+            return;
+        }
         let ctx = self
             .progress
             .routes
@@ -92,6 +110,9 @@ impl ClientHandler for Handler {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        if !self.admit(NotificationKind::Log) {
+            return;
+        }
         if !self.logs.deliver(&self.upstream, params) {
             tracing::debug!(upstream = %self.upstream, "a log message of the upstream with no one session's call in flight: dropped");
         }
@@ -102,6 +123,9 @@ impl ClientHandler for Handler {
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if !self.admit(NotificationKind::ResourcesListChanged) {
+            return;
+        }
         // no one listening is no error
         let _ = self.catalog_changes.send(CatalogChange::Resources);
     }
@@ -111,6 +135,9 @@ impl ClientHandler for Handler {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        if !self.admit(NotificationKind::ResourceUpdated) {
+            return;
+        }
         if self.subscriptions.updated(&params.uri) == 0 {
             tracing::debug!(upstream = %self.upstream, "an update of a resource no session is subscribed to: dropped");
         }

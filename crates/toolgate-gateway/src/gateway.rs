@@ -55,6 +55,9 @@ pub struct GatewayOptions {
     /// Where an upstream's log messages sent while it serves a call go: the call's client
     /// ([`crate::logs`]); none passed on without it.
     pub client_log: Option<crate::logs::ClientLogHook>,
+    /// The upstream resources one session may be subscribed to at once (`[gateway]
+    /// max_subscriptions`, at least 1).
+    pub max_subscriptions: u32,
 }
 
 /// The tools of the upstreams, kept up to date while it lives; dropping it stops every
@@ -85,6 +88,8 @@ pub(crate) struct GatewayInner {
     pub(crate) prompts: Mutex<HashMap<String, crate::catalog::Known>>,
     /// Where a change of the resources or prompts served is told.
     pub(crate) catalog_changes: tokio::sync::broadcast::Sender<crate::catalog::CatalogChange>,
+    /// How many resources each session is subscribed to ([`crate::subscriptions`]).
+    pub(crate) subscribed: crate::subscriptions::Held,
 }
 
 /// How often a gateway reads the store's approvals mark ([`Store::approvals_mark`]) to see
@@ -113,6 +118,8 @@ pub struct UpstreamStatus {
     pub restarts: u64,
     /// Calls that failed or timed out so far.
     pub failures: u64,
+    /// Notifications it sent over its budgets so far, dropped ([`crate::flood`]).
+    pub dropped: u64,
 }
 
 impl Gateway {
@@ -148,6 +155,7 @@ impl Gateway {
             recheck: Arc::new(Notify::new()),
             prompts: Mutex::new(HashMap::new()),
             catalog_changes: tokio::sync::broadcast::channel(16).0,
+            subscribed: crate::subscriptions::Held::new(options.max_subscriptions),
         });
         tokio::spawn(watch_approvals(Arc::downgrade(&inner), shutdown.clone()));
         let start = Arc::new(options.start);
@@ -197,6 +205,7 @@ impl Gateway {
                     detail: h.detail.clone(),
                     restarts: h.restarts,
                     failures: h.failures,
+                    dropped: u.budgets.dropped(),
                 }
             })
             .collect()

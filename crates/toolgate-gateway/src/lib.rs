@@ -13,6 +13,7 @@
 //! | `upstream.rs` | one upstream's supervisor: start, serve, restart with backoff, health |
 //! | `connect.rs` | one connection: a sandboxed stdio process or an HTTP endpoint, the handshake, the first `tools/list` |
 //! | `client.rs` | rmcp's client handler: progress routed to the call, `list_changed`, resource updates |
+//! | [`flood`] | the budgets of what an upstream sends unasked: over them, dropped and counted |
 //! | [`logs`] | an upstream's log messages to the client of its call in flight |
 //! | [`subscriptions`] | resource subscriptions: forwarded, relayed to the subscribed sessions only |
 //! | [`naming`] | `<upstream><separator><tool>` within MCP's name rule and 64 characters |
@@ -34,6 +35,7 @@ mod client;
 mod connect;
 pub mod definition;
 pub mod effects;
+pub mod flood;
 pub mod gateway;
 pub mod logs;
 pub mod naming;

@@ -9,13 +9,15 @@
 //!    subscribe again to the resources sessions are subscribed to;
 //! 3. serve: the connection is where calls find it until the server exits, the transport
 //!    closes, the upstream's breaker opens (a hung stdio server is restarted), or the
-//!    gateway shuts down;
+//!    gateway shuts down; a `list_changed` of its tools or prompts lists them again, at most
+//!    once a [`MIN_RELIST_INTERVAL`] (a change said meanwhile is listed after it);
 //! 4. wait the backoff (0.5 s doubling to 30 s; back to 0.5 s after a connection that
 //!    worked) and start again.
 
 use crate::breaker::{Admission, Breaker, BreakerState};
 use crate::client::{Handler, ProgressRoutes};
 use crate::connect::{self, StartContext};
+use crate::flood::Budgets;
 use crate::gateway::GatewayInner;
 use crate::logs::{ClientLogHook, LogRoute, LogRoutes};
 use crate::subscriptions::Subscriptions;
@@ -34,6 +36,9 @@ use toolgate_store::{Store, UpstreamHealth};
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 /// The longest wait before a restart.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The shortest time between two listings of an upstream's tools (or of its prompts) on its
+/// `list_changed`, so a flood of them cannot keep the supervisor listing.
+pub const MIN_RELIST_INTERVAL: Duration = Duration::from_secs(1);
 
 /// An upstream's state, as health shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +83,8 @@ pub(crate) struct Upstream {
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// The clients of its calls in flight, for its log messages.
     logs: Arc<LogRoutes>,
+    /// What it may send unasked ([`crate::flood`]).
+    pub(crate) budgets: Arc<Budgets>,
     client_log: Option<ClientLogHook>,
     restart: Notify,
     pub(crate) health: Mutex<Health>,
@@ -92,6 +99,7 @@ impl Upstream {
     ) -> Upstream {
         Upstream {
             breaker: breaker(&config),
+            budgets: Arc::new(Budgets::new(&config.name, &config.notifications)),
             config,
             peer: ArcSwapOption::empty(),
             progress: Arc::default(),
@@ -177,6 +185,7 @@ impl Upstream {
                 detail: h.detail.clone(),
                 restarts: h.restarts,
                 failures: h.failures,
+                dropped: self.budgets.dropped(),
                 updated_us: toolgate_core::audit::now_us(std::time::SystemTime::now()),
             }
         };
@@ -210,6 +219,7 @@ impl Upstream {
                 subscriptions: self.subscriptions.clone(),
                 catalog_changes,
                 logs: self.logs.clone(),
+                budgets: self.budgets.clone(),
                 upstream: self.config.name.clone(),
             };
             let attempt = tokio::select! {
@@ -266,6 +276,15 @@ impl Upstream {
         shutdown: &CancellationToken,
     ) -> Option<String> {
         let peer = conn.service.peer().clone();
+        // when the tools and the prompts were last listed again
+        let (mut tools_listed, mut prompts_listed) = (None, None);
+        // a look at the connection and the drops every 250 ms, however busy the other
+        // branches are (a sleep made anew each turn would never end while an upstream floods)
+        let mut look = tokio::time::interval(Duration::from_millis(250));
+        look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // the drops last recorded in the store's health, and when
+        let (mut recorded_drops, mut drops_recorded_at) =
+            (self.budgets.dropped(), tokio::time::Instant::now());
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return None,
@@ -276,6 +295,9 @@ impl Upstream {
                     return Some("restarted: it stopped answering (its breaker opened)".into());
                 }
                 () = self.list_changed.notified() => {
+                    if !spaced(&mut tools_listed, shutdown).await {
+                        return None;
+                    }
                     let listed = tokio::time::timeout(
                         self.config.startup_timeout(),
                         peer.list_all_tools(),
@@ -292,6 +314,9 @@ impl Upstream {
                     }
                 }
                 () = self.prompts_changed.notified() => {
+                    if !spaced(&mut prompts_listed, shutdown).await {
+                        return None;
+                    }
                     if let Some(g) = gateway.upgrade() {
                         let i = g.upstreams.iter().position(|u| Arc::ptr_eq(u, self));
                         if let Some(i) = i {
@@ -299,7 +324,17 @@ impl Upstream {
                         }
                     }
                 }
-                () = tokio::time::sleep(Duration::from_millis(250)) => {
+                _ = look.tick() => {
+                    // drops are recorded with the health at most once a second
+                    let dropped = self.budgets.dropped();
+                    if dropped != recorded_drops
+                        && drops_recorded_at.elapsed() >= Duration::from_secs(1)
+                    {
+                        recorded_drops = dropped;
+                        drops_recorded_at = tokio::time::Instant::now();
+                        let detail = self.health.lock().detail.clone();
+                        self.set_health(None, detail);
+                    }
                     if peer.is_transport_closed() || conn.service.is_closed() {
                         return Some(self.ended(conn));
                     }
@@ -348,6 +383,19 @@ impl Upstream {
     }
 }
 
+/// Waits until [`MIN_RELIST_INTERVAL`] has passed since `last` (when there was a last),
+/// then sets `last` to now. False when the gateway shut down meanwhile.
+async fn spaced(last: &mut Option<tokio::time::Instant>, shutdown: &CancellationToken) -> bool {
+    if let Some(at) = *last {
+        tokio::select! {
+            () = tokio::time::sleep_until(at + MIN_RELIST_INTERVAL) => {}
+            () = shutdown.cancelled() => return false,
+        }
+    }
+    *last = Some(tokio::time::Instant::now());
+    true
+}
+
 /// A breaker with the entry's threshold and cool-down.
 pub(crate) fn breaker(config: &UpstreamConfig) -> Breaker {
     Breaker::new(
@@ -356,4 +404,35 @@ pub(crate) fn breaker(config: &UpstreamConfig) -> Breaker {
             .unwrap_or(DEFAULT_FAILURE_THRESHOLD),
         Duration::from_millis(config.cooldown_ms.unwrap_or(DEFAULT_COOLDOWN_MS)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::time::Instant;
+
+    #[tokio::test]
+    async fn listings_again_are_a_second_apart_and_a_shutdown_ends_the_wait() {
+        let shutdown = CancellationToken::new();
+        let mut last = None;
+        let start = Instant::now();
+        assert!(spaced(&mut last, &shutdown).await);
+        assert!(
+            start.elapsed() < MIN_RELIST_INTERVAL / 2,
+            "the first at once"
+        );
+        assert!(spaced(&mut last, &shutdown).await);
+        assert!(
+            start.elapsed() >= MIN_RELIST_INTERVAL,
+            "the next a second after"
+        );
+        let cancel = shutdown.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            cancel.cancel();
+        });
+        let waited = Instant::now();
+        assert!(!spaced(&mut last, &shutdown).await, "shut down meanwhile");
+        assert!(waited.elapsed() < MIN_RELIST_INTERVAL);
+    }
 }

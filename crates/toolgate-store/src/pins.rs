@@ -114,6 +114,9 @@ pub struct UpstreamHealth {
     pub restarts: u64,
     /// Calls that failed or timed out, in all.
     pub failures: u64,
+    /// Notifications it sent over its budgets, dropped, in all (stores of before it: 0).
+    #[serde(default)]
+    pub dropped: u64,
     /// When this was recorded, in microseconds since the Unix epoch.
     pub updated_us: u64,
 }
@@ -323,15 +326,17 @@ impl Store {
         self.with_conn(|conn| {
             conn.execute(
                 "INSERT INTO upstream_health (upstream, state, detail, restarts, failures, \
-                 updated_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (upstream) DO UPDATE \
-                 SET state = ?2, detail = ?3, restarts = ?4, failures = ?5, updated_us = ?6",
+                 updated_us, dropped) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (upstream) \
+                 DO UPDATE SET state = ?2, detail = ?3, restarts = ?4, failures = ?5, \
+                 updated_us = ?6, dropped = ?7",
                 rusqlite::params![
                     h.upstream,
                     h.state,
                     h.detail,
                     to_i64(h.restarts),
                     to_i64(h.failures),
-                    to_i64(h.updated_us)
+                    to_i64(h.updated_us),
+                    to_i64(h.dropped)
                 ],
             )?;
             Ok(())
@@ -345,7 +350,7 @@ impl Store {
     pub fn upstream_health(&self) -> Result<Vec<UpstreamHealth>> {
         self.with_conn(|conn| {
             let mut stmt = conn.prepare_cached(
-                "SELECT upstream, state, detail, restarts, failures, updated_us FROM \
+                "SELECT upstream, state, detail, restarts, failures, updated_us, dropped FROM \
                  upstream_health ORDER BY upstream",
             )?;
             let rows = stmt.query_map([], |r| {
@@ -360,6 +365,7 @@ impl Store {
                         restarts: n(3, "restarts")?,
                         failures: n(4, "failures")?,
                         updated_us: n(5, "updated_us")?,
+                        dropped: n(6, "dropped")?,
                         upstream: upstream.clone(),
                     })
                 })())

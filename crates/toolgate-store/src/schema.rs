@@ -163,6 +163,24 @@ const MIGRATIONS: &[&str] = &[
         updated_us INTEGER NOT NULL
     );
     "#,
+    // 5 -> 6: the notifications an upstream sent over its budgets, dropped (issue 15); the
+    // table is made anew with its rows, so a store whose table has the column already (one
+    // set back to an older version) migrates too
+    r#"
+    CREATE TABLE upstream_health_6 (
+        upstream   TEXT PRIMARY KEY,
+        state      TEXT NOT NULL,
+        detail     TEXT,
+        restarts   INTEGER NOT NULL,
+        failures   INTEGER NOT NULL,
+        updated_us INTEGER NOT NULL,
+        dropped    INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT INTO upstream_health_6 (upstream, state, detail, restarts, failures, updated_us)
+        SELECT upstream, state, detail, restarts, failures, updated_us FROM upstream_health;
+    DROP TABLE upstream_health;
+    ALTER TABLE upstream_health_6 RENAME TO upstream_health;
+    "#,
 ];
 
 /// Opens a connection to `path` with the store's settings, creating and migrating the tables

@@ -90,6 +90,7 @@ pub fn start(
     let options = GatewayOptions {
         upstreams: config.upstreams().to_vec(),
         separator: config.gateway_separator().to_string(),
+        max_subscriptions: config.gateway_max_subscriptions(),
         store,
         start: StartContext {
             root: workspace.root().to_path_buf(),

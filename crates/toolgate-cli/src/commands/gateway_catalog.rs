@@ -134,6 +134,8 @@ impl Catalog for GatewayCatalog {
             if !on {
                 return self.0.unsubscribe(uri, subscriber.id()).await.map_err(rpc);
             }
+            // past the session's limit: refused before anything reaches the upstream
+            self.0.may_subscribe(uri, subscriber.id()).map_err(rpc)?;
             // a read the policy decides, as resources/read: refused, no subscription
             let Some((tool, arguments)) = self.0.read_target(uri) else {
                 return Err(rpc(CatalogError::NotSubscribable(

@@ -50,17 +50,18 @@ fn upstream_table(
     writeln!(out)?;
     writeln!(
         out,
-        "{:<16} {:<20} {:>8} {:>8} {:<20} DETAIL",
-        "UPSTREAM", "STATE", "RESTARTS", "FAILURES", "UPDATED"
+        "{:<16} {:<20} {:>8} {:>8} {:>8} {:<20} DETAIL",
+        "UPSTREAM", "STATE", "RESTARTS", "FAILURES", "DROPPED", "UPDATED"
     )?;
     for h in health {
         writeln!(
             out,
-            "{:<16} {:<20} {:>8} {:>8} {:<20} {}",
+            "{:<16} {:<20} {:>8} {:>8} {:>8} {:<20} {}",
             clip(&h.upstream, 16),
             clip(&h.state, 20),
             h.restarts,
             h.failures,
+            h.dropped,
             super::store::format_time(h.updated_us),
             h.detail
                 .as_deref()

@@ -304,6 +304,11 @@ impl HttpServe {
         }
     }
 
+    /// The server's stderr, kept by [`HttpServe::start`] (for the caller to read).
+    pub fn take_stderr(&mut self) -> Option<std::process::ChildStderr> {
+        self.stderr.take()
+    }
+
     /// Closes the read end of the server's stderr.
     pub fn close_stderr(&mut self) {
         drop(self.stderr.take());

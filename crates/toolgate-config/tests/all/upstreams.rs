@@ -241,3 +241,92 @@ tool = "its_own_name"
     );
     assert!(p[1].contains("its_own_name"), "{}", p[1]);
 }
+
+#[test]
+fn notification_budgets_load_with_their_defaults_and_bad_ones_are_located() {
+    use std::time::Duration;
+    use toolgate_config::upstreams::NotificationKind;
+    let ws = TempWorkspace::new();
+    let c = load(
+        &ws,
+        r#"
+[gateway]
+max_subscriptions = 7
+
+[[upstreams]]
+name = "loud"
+command = "srv"
+[upstreams.notifications]
+log = { per_second = 4, burst = 9 }
+resources_list_changed = { per_minute = 6 }
+
+[[upstreams]]
+name = "quiet"
+command = "srv"
+"#,
+    )
+    .unwrap();
+    assert_eq!(c.gateway_max_subscriptions(), 7);
+    let [loud, quiet] = c.upstreams() else {
+        panic!("two upstreams")
+    };
+    let n = &loud.notifications;
+    assert_eq!(
+        n.budget(NotificationKind::Log),
+        (Duration::from_millis(250), 9)
+    );
+    assert_eq!(
+        n.budget(NotificationKind::ResourcesListChanged),
+        (Duration::from_secs(10), 6),
+        "the burst is the number per period by default"
+    );
+    assert_eq!(
+        n.budget(NotificationKind::Progress),
+        (Duration::from_millis(50), 50),
+        "a kind the entry does not set has the default"
+    );
+    assert_eq!(
+        quiet.notifications.budget(NotificationKind::Log),
+        (Duration::from_millis(20), 100)
+    );
+
+    let p = problems(
+        r#"
+[gateway]
+max_subscriptions = 0
+
+[[upstreams]]
+name = "loud"
+command = "srv"
+[upstreams.notifications]
+log = { per_second = 0 }
+progress = { per_second = 5, per_minute = 3 }
+resource_updated = { burst = 4 }
+resources_list_changed = { per_minute = 2000000, burst = 0 }
+"#,
+    );
+    let want = [
+        "3:21: gateway.max_subscriptions: 0 is out of range: write 1 to 100000",
+        "9:22: upstreams[0].notifications.log.per_second: 0 would drop every notification: write at least 1",
+        "10:12: upstreams[0].notifications.progress: write one of per_second and per_minute",
+        "11:20: upstreams[0].notifications.resource_updated: write one of per_second and per_minute",
+        "12:41: upstreams[0].notifications.resources_list_changed.per_minute: 2000000 is out of range: write 1 to 1000000",
+        "12:58: upstreams[0].notifications.resources_list_changed.burst: 0 would drop every notification",
+    ];
+    assert_eq!(p.len(), want.len(), "{p:#?}");
+    for (got, want) in p.iter().zip(want) {
+        assert!(got.starts_with(want), "{got}\n  expected {want}");
+    }
+
+    // a negative number is no type error but says what to write
+    let p = problems(
+        "[[upstreams]]\nname = \"loud\"\ncommand = \"srv\"\n\
+         notifications = { progress = { per_second = -5 } }\n",
+    );
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(
+        p[0].contains("upstreams[0].notifications.progress.per_second: -5 is not a number of notifications: write 1 to 1000000"),
+        "{}",
+        p[0]
+    );
+}

@@ -98,12 +98,41 @@ fn pins_and_health_survive_reopening() {
         detail: Some("3 calls in a row failed".into()),
         restarts: 2,
         failures: 3,
+        dropped: 40_000,
         updated_us: 5,
     };
     t.store.record_upstream_health(&h).unwrap();
     let again = toolgate_store::Store::open(t.path()).unwrap();
     assert_eq!(again.pins(None).unwrap().len(), 1);
     assert_eq!(again.upstream_health().unwrap(), [h]);
+}
+
+#[test]
+fn a_version_5_store_keeps_its_health_with_nothing_dropped() {
+    let t = TempStore::new();
+    t.raw()
+        .execute_batch(
+            "ALTER TABLE upstream_health DROP COLUMN dropped;
+             INSERT INTO upstream_health VALUES ('fs', 'ready', NULL, 1, 2, 3);
+             PRAGMA user_version = 5;",
+        )
+        .unwrap();
+    let again = toolgate_store::Store::open(t.path()).unwrap();
+    let h = again.upstream_health().unwrap();
+    assert_eq!(
+        (
+            h[0].upstream.as_str(),
+            h[0].restarts,
+            h[0].failures,
+            h[0].dropped
+        ),
+        ("fs", 1, 2, 0)
+    );
+    let v: i64 = t
+        .raw()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, toolgate_store::SCHEMA_VERSION);
 }
 
 #[test]
