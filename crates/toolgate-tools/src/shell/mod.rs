@@ -39,7 +39,7 @@ mod stop;
 pub mod stream;
 pub mod vars;
 
-/// The name of the shell built-in ([`RunShell`](run_shell::RunShell)).
+/// The name of the shell built-in ([`RunShell`]).
 pub const RUN_SHELL: &str = "run_shell";
 
 pub use binds::{covered, Covered, MAX_BINDS, MAX_WALK_ENTRIES};
