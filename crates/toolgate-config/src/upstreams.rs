@@ -466,7 +466,10 @@ pub(crate) fn check(
             if u.relay[..j].contains(kind) {
                 problem(
                     vec![key("upstreams"), Seg::Index(i), key("relay"), Seg::Index(j)],
-                    format!("{:?} is listed twice: list each request once", kind.as_str()),
+                    format!(
+                        "{:?} is listed twice: list each request once",
+                        kind.as_str()
+                    ),
                 );
             }
         }
