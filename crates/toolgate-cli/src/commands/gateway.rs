@@ -115,10 +115,7 @@ pub fn start(
                 let requester = requester.clone();
                 Box::pin(async move { requester.request(request).await })
             });
-            Some(toolgate_gateway::relay::RelayClient {
-                capabilities,
-                send,
-            })
+            Some(toolgate_gateway::relay::RelayClient { capabilities, send })
         })),
     };
     let gateway = runtime.block_on(Gateway::start(options));
