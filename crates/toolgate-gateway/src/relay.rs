@@ -480,3 +480,214 @@ fn cleaned<P: Serialize + DeserializeOwned>(params: P) -> Result<P, serde_json::
     clean_value(&mut value);
     serde_json::from_value(value)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use rmcp::model::{SamplingCapability, SamplingMessage};
+    use std::time::Duration;
+    use toolgate_core::audit::MemoryAuditSink;
+
+    /// A client that answers every sampling request with `answer` after `delay`, recording
+    /// what it was asked.
+    fn client(declares: bool, delay: Duration) -> (RelayClient, Arc<Mutex<Vec<ServerRequest>>>) {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let into = asked.clone();
+        let mut capabilities = ClientCapabilities::default();
+        if declares {
+            capabilities.sampling = Some(SamplingCapability::default());
+        }
+        let send: SendToClient = Arc::new(move |request| {
+            into.lock().push(request);
+            Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                Ok(ClientResult::CreateMessageResult(Box::new(
+                    CreateMessageResult::new(
+                        SamplingMessage::assistant_text("answered"),
+                        "m".into(),
+                    ),
+                )))
+            })
+        });
+        (
+            RelayClient {
+                capabilities: Some(capabilities),
+                send,
+            },
+            asked,
+        )
+    }
+
+    fn ctx(session: &str, within: Duration) -> ToolContext {
+        ToolContext::builder()
+            .session_id(session)
+            .profile("p")
+            .call_id(format!("{session}-call"))
+            .deadline(Instant::now() + within)
+            .build()
+    }
+
+    fn relay(kinds: &[RelayKind]) -> (Relay, Arc<MemoryAuditSink>) {
+        let sink = Arc::new(MemoryAuditSink::default());
+        let audit = sink.clone();
+        (
+            Relay {
+                upstream: "up".into(),
+                kinds: kinds.to_vec(),
+                routes: Arc::default(),
+                audit: Arc::new(move || Some(audit.clone() as Arc<dyn AuditSink>)),
+            },
+            sink,
+        )
+    }
+
+    fn params(text: &str) -> CreateMessageRequestParams {
+        CreateMessageRequestParams::new(vec![SamplingMessage::user_text(text)], 10)
+    }
+
+    async fn sample(relay: &Relay) -> Result<CreateMessageResult, ErrorData> {
+        relay
+            .create_message(params("a\u{202e}b\u{200b}c"), CancellationToken::new())
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_request_reaches_the_one_session_in_flight_cleaned_and_is_audited() {
+        let (relay, sink) = relay(&[RelayKind::Sampling]);
+        let (a, asked) = client(true, Duration::ZERO);
+        let first = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(a.clone()));
+        let second = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(9)), Some(a));
+        let got = sample(&relay).await.expect("relayed");
+        assert_eq!(got.model, "m");
+        let asked = asked.lock();
+        assert_eq!(asked.len(), 1, "once for the session");
+        let ServerRequest::CreateMessageRequest(r) = &asked[0] else {
+            panic!("a sampling request")
+        };
+        let text = serde_json::to_value(&r.params.messages[0]).unwrap();
+        assert_eq!(text["content"]["text"], "abc", "cleaned");
+        drop((first, second));
+        let records = sink.records();
+        assert_eq!(records.len(), 1);
+        assert_eq!(&*records[0].tool, "toolgate.upstream.up.sampling");
+        assert_eq!(&*records[0].session, "s");
+        assert_eq!(records[0].outcome, Outcome::Ok);
+        assert_eq!(records[0].call_id.to_string(), "s-call/sampling");
+    }
+
+    #[tokio::test]
+    async fn every_failed_condition_is_refused_saying_which_and_nothing_is_sent() {
+        let (off, _) = relay(&[RelayKind::Elicitation]);
+        let (a, asked) = client(true, Duration::ZERO);
+        let _route = off
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(a.clone()));
+        let e = sample(&off).await.unwrap_err();
+        assert!(
+            e.message.contains("did not opt this upstream in"),
+            "{}",
+            e.message
+        );
+
+        let (on, sink) = relay(&[RelayKind::Sampling]);
+        let e = sample(&on).await.unwrap_err();
+        assert!(
+            e.message.contains("no call of the upstream is in flight"),
+            "{}",
+            e.message
+        );
+
+        let a_route = on
+            .routes
+            .route(&ctx("a", Duration::from_secs(5)), Some(a.clone()));
+        let b_route = on
+            .routes
+            .route(&ctx("b", Duration::from_secs(5)), Some(a.clone()));
+        let e = sample(&on).await.unwrap_err();
+        assert!(e.message.contains("more than one session"), "{}", e.message);
+        drop((a_route, b_route));
+
+        let (mute, _) = client(false, Duration::ZERO);
+        let route = on
+            .routes
+            .route(&ctx("a", Duration::from_secs(5)), Some(mute));
+        let e = sample(&on).await.unwrap_err();
+        assert!(
+            e.message
+                .contains("did not declare the sampling capability"),
+            "{}",
+            e.message
+        );
+        drop(route);
+
+        let route = on.routes.route(&ctx("a", Duration::from_secs(5)), None);
+        let e = sample(&on).await.unwrap_err();
+        assert!(
+            e.message.contains("cannot be sent requests"),
+            "{}",
+            e.message
+        );
+        drop(route);
+
+        let _route = on.routes.route(&ctx("a", Duration::from_secs(5)), Some(a));
+        let mut with_tools = params("x");
+        with_tools.tools = Some(Vec::new());
+        let e = on
+            .create_message(with_tools, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("names tools"), "{}", e.message);
+
+        assert!(asked.lock().is_empty(), "nothing reached the client");
+        assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+        let records = sink.records();
+        assert_eq!(records.len(), 5);
+        assert!(records
+            .iter()
+            .all(|r| r.error_reason.as_deref() == Some("relay_refused")));
+    }
+
+    #[tokio::test]
+    async fn the_relay_ends_with_the_call_it_was_made_for() {
+        let (relay, sink) = relay(&[RelayKind::Sampling]);
+        let (slow, _) = client(true, Duration::from_secs(60));
+        let route = relay
+            .routes
+            .route(&ctx("s", Duration::from_millis(200)), Some(slow.clone()));
+        let started = Instant::now();
+        let e = sample(&relay).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(e.code, RELAY_ENDED);
+        assert!(e.message.contains("ran past its timeout"), "{}", e.message);
+        drop(route);
+
+        let cancel = CancellationToken::new();
+        let call = ToolContext::builder()
+            .session_id("s")
+            .cancellation(cancel.clone())
+            .deadline(Instant::now() + Duration::from_secs(60))
+            .build();
+        let _route = relay.routes.route(&call, Some(slow));
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            cancel.cancel();
+        });
+        let e = sample(&relay).await.unwrap_err();
+        assert!(
+            e.message.contains("was cancelled or ended"),
+            "{}",
+            e.message
+        );
+        let reasons: Vec<_> = sink
+            .records()
+            .iter()
+            .map(|r| r.error_reason.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(reasons, ["relay_timeout", "relay_cancelled"]);
+    }
+}
