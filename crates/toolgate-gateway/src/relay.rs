@@ -16,7 +16,9 @@
 //!    form mode: URL mode is never relayed; for sampling, no `tools`).
 //!
 //! The request is relayed with what the upstream wrote cleaned like an output (every string,
-//! invisible and bidirectional characters removed) and its `_meta` left out. It is bounded by
+//! invisible and bidirectional characters removed) and its `_meta` left out; an elicitation's
+//! message is prefixed `The upstream server <name> asks: `, so the user can tell it from
+//! toolgate's own questions (approvals). It is bounded by
 //! the session's call in flight that ends last: that call's deadline, its cancellation or
 //! its end stops the relay (the client gets `notifications/cancelled`), as does the
 //! upstream's own cancellation of its request. Each relayed or refused request is an audit
@@ -218,9 +220,11 @@ impl Relay {
                 requested_schema,
                 ..
             } => (
+                // the user is told who asks: an upstream's question must not pass for
+                // toolgate's own (an approval is asked by elicitation too)
                 ElicitRequestParams::FormElicitationParams {
                     meta: None,
-                    message,
+                    message: format!("The upstream server {} asks: {message}", self.upstream),
                     requested_schema,
                 },
                 self.refused(kind),

@@ -69,7 +69,11 @@ async def requests(args: argparse.Namespace) -> None:
 
         r = await client.call_tool("ev__trigger-elicitation-request", {})
         check(len(elicited) == 1, "the elicitation request reached the client's callback once", elicited)
-        check("Please provide inputs" in elicited[0].message, "with the upstream's message", elicited[0])
+        check(
+            elicited[0].message.startswith("The upstream server ev asks: Please provide inputs"),
+            "with the upstream's message, saying who asks",
+            elicited[0].message,
+        )
         check(not r.is_error and "Ada Lovelace" in text_of(r), "the user's answer comes back in the tool result", text_of(r))
 
         try:
