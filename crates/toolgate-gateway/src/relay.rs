@@ -694,4 +694,58 @@ mod tests {
             .collect();
         assert_eq!(reasons, ["relay_timeout", "relay_cancelled"]);
     }
+
+    #[tokio::test]
+    async fn a_form_elicitation_says_who_asks_and_a_url_one_is_never_relayed() {
+        let (relay, _) = relay(&[RelayKind::Elicitation]);
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let into = asked.clone();
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        let send: SendToClient = Arc::new(move |request| {
+            into.lock().push(request);
+            Box::pin(async {
+                Ok(ClientResult::ElicitResult(ElicitResult::new(
+                    rmcp::model::ElicitationAction::Decline,
+                )))
+            })
+        });
+        let client = RelayClient {
+            capabilities: Some(capabilities),
+            send,
+        };
+        let _route = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(client));
+        let form: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "form",
+            "message": "Your na\u{202e}me?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        }))
+        .unwrap();
+        let got = relay
+            .create_elicitation(form, CancellationToken::new())
+            .await
+            .expect("relayed");
+        assert_eq!(got.action, rmcp::model::ElicitationAction::Decline);
+        let url: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "url",
+            "message": "Log in",
+            "url": "https://example.com/login",
+            "elicitationId": "e1",
+        }))
+        .unwrap();
+        let e = relay
+            .create_elicitation(url, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("URL-mode"), "{}", e.message);
+        let asked = asked.lock();
+        assert_eq!(asked.len(), 1, "only the form reached the client");
+        let sent = serde_json::to_value(&asked[0]).unwrap();
+        assert_eq!(
+            sent["params"]["message"],
+            "The upstream server up asks: Your name?"
+        );
+    }
 }
