@@ -33,6 +33,8 @@ mod gateway_flood;
 mod gateway_ledger;
 #[path = "cli/gateway_relay.rs"]
 mod gateway_relay;
+#[path = "cli/gateway_requests.rs"]
+mod gateway_requests;
 #[path = "cli/gateway_tls.rs"]
 mod gateway_tls;
 #[path = "cli/http.rs"]

@@ -126,6 +126,35 @@ pub struct UpstreamConfig {
     /// dropped (never queued), counted and logged (default: [`NotificationLimits`]'s).
     #[serde(default, skip_serializing_if = "NotificationLimits::is_default")]
     pub notifications: NotificationLimits,
+    /// The requests the upstream may send to the client of a call it is serving (default
+    /// none): `sampling` (`sampling/createMessage`, asking the client's model) and
+    /// `elicitation` (`elicitation/create`, asking the user). Only what is listed here is
+    /// declared to the upstream; a request is relayed when the calls of the upstream in
+    /// flight are all one session's and that session's client declared the capability,
+    /// otherwise the upstream gets a JSON-RPC error saying which condition failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relay: Vec<RelayKind>,
+}
+
+/// A request an upstream may send to the client of a call it is serving, relayed by the
+/// gateway (`[[upstreams]] relay`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RelayKind {
+    /// `sampling/createMessage`: the client's model is asked for a message.
+    Sampling,
+    /// `elicitation/create`: the client's user is asked for input.
+    Elicitation,
+}
+
+impl RelayKind {
+    /// `sampling` or `elicitation`, as configured.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RelayKind::Sampling => "sampling",
+            RelayKind::Elicitation => "elicitation",
+        }
+    }
 }
 
 /// The budgets of what an upstream sends unasked, each a steady rate and a burst (GCRA, the
@@ -332,6 +361,11 @@ impl UpstreamConfig {
         )
     }
 
+    /// Whether the operator lets the upstream's requests of `kind` reach the client.
+    pub fn relays(&self, kind: RelayKind) -> bool {
+        self.relay.contains(&kind)
+    }
+
     /// Whether the operator vouches for `what`.
     pub fn trusts(&self, what: TrustConfig) -> bool {
         self.trust.contains(&what)
@@ -428,6 +462,17 @@ pub(crate) fn check(
     for (i, u) in upstreams.iter().enumerate() {
         let at = |k: &str| vec![key("upstreams"), Seg::Index(i), key(k)];
         check_notifications(i, &u.notifications, problem);
+        for (j, kind) in u.relay.iter().enumerate() {
+            if u.relay[..j].contains(kind) {
+                problem(
+                    vec![key("upstreams"), Seg::Index(i), key("relay"), Seg::Index(j)],
+                    format!(
+                        "{:?} is listed twice: list each request once",
+                        kind.as_str()
+                    ),
+                );
+            }
+        }
         let name_ok = !u.name.is_empty()
             && u.name.len() <= 32
             && u.name

@@ -5,7 +5,9 @@
 //! quarantine); `notifications/resources/list_changed` is passed on to every session and
 //! `notifications/resources/updated` to the sessions subscribed to that resource
 //! ([`crate::subscriptions`]); `notifications/message` to the client of the call in flight
-//! ([`crate::logs`]). Progress, log messages, resource updates and
+//! ([`crate::logs`]); `sampling/createMessage` and `elicitation/create` to that client too,
+//! where the upstream's entry opts in ([`crate::relay`]: only then is the capability
+//! declared). Progress, log messages, resource updates and
 //! `resources/list_changed` are metered first ([`crate::flood`]): what is over the
 //! upstream's budget is dropped.
 
@@ -15,18 +17,21 @@
 use crate::catalog::CatalogChange;
 use crate::flood::Budgets;
 use crate::logs::LogRoutes;
+use crate::relay::Relay;
 use crate::subscriptions::Subscriptions;
 use parking_lot::Mutex;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, FormElicitationCapability,
+    Implementation, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ResourceUpdatedNotificationParam, SamplingCapability,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::ClientHandler;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{broadcast, Notify};
-use toolgate_config::upstreams::NotificationKind;
+use toolgate_config::upstreams::{NotificationKind, RelayKind};
 use toolgate_core::ToolContext;
 
 /// Where the progress of calls in flight goes, by the progress token of their request.
@@ -70,6 +75,8 @@ pub(crate) struct Handler {
     pub(crate) budgets: Arc<Budgets>,
     /// The upstream's name, for the log and its log messages' logger.
     pub(crate) upstream: String,
+    /// Its requests to the client of its call in flight.
+    pub(crate) relay: Relay,
 }
 
 impl Handler {
@@ -143,10 +150,60 @@ impl ClientHandler for Handler {
         }
     }
 
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.relay.create_message(params, context.ct).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.relay.create_elicitation(params, context.ct).await
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut implementation = Implementation::default();
         implementation.name = "toolgate-gateway".into();
         implementation.version = env!("CARGO_PKG_VERSION").into();
-        ClientConfig::new(ClientCapabilities::default(), implementation)
+        ClientConfig::new(capabilities(&self.relay.kinds), implementation)
+    }
+}
+
+/// What the gateway declares to an upstream whose entry relays `kinds`: `sampling` (no tools,
+/// no context) and form-mode `elicitation` for those listed, nothing else.
+fn capabilities(kinds: &[RelayKind]) -> ClientCapabilities {
+    let mut caps = ClientCapabilities::default();
+    if kinds.contains(&RelayKind::Sampling) {
+        caps.sampling = Some(SamplingCapability::default());
+    }
+    if kinds.contains(&RelayKind::Elicitation) {
+        caps.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+    }
+    caps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_the_entry_relays_is_declared() {
+        let none = capabilities(&[]);
+        assert_eq!(none, ClientCapabilities::default());
+        let sampling = capabilities(&[RelayKind::Sampling]);
+        assert!(sampling.sampling.is_some() && sampling.elicitation.is_none());
+        let both = capabilities(&[RelayKind::Elicitation, RelayKind::Sampling]);
+        let elicitation = both.elicitation.expect("elicitation declared");
+        assert!(elicitation.form.is_some(), "form mode");
+        assert!(elicitation.url.is_none(), "URL mode is never relayed");
+        assert!(both
+            .sampling
+            .is_some_and(|s| s.tools.is_none() && s.context.is_none()));
     }
 }

@@ -55,6 +55,10 @@ pub struct GatewayOptions {
     /// Where an upstream's log messages sent while it serves a call go: the call's client
     /// ([`crate::logs`]); none passed on without it.
     pub client_log: Option<crate::logs::ClientLogHook>,
+    /// How an upstream's requests (sampling, elicitation) sent while it serves a call reach
+    /// the call's client, for the upstreams whose entry opts in ([`crate::relay`]); none
+    /// relayed without it.
+    pub client_requests: Option<crate::relay::ClientRequestHook>,
     /// The upstream resources one session may be subscribed to at once (`[gateway]
     /// max_subscriptions`, at least 1).
     pub max_subscriptions: u32,
@@ -137,6 +141,7 @@ impl Gateway {
                     c,
                     options.store.clone(),
                     options.client_log.clone(),
+                    options.client_requests.clone(),
                 ))
             })
             .collect();
@@ -414,6 +419,14 @@ impl GatewayInner {
             }
         }
         out
+    }
+
+    /// The audit sink of the pipeline the gateway is attached to, if it is.
+    pub(crate) fn audit_sink(&self) -> Option<Arc<dyn toolgate_core::audit::AuditSink>> {
+        self.attached
+            .lock()
+            .as_ref()
+            .map(|(pipeline, _)| pipeline.audit().clone())
     }
 
     fn rebuild(&self) {

@@ -15,6 +15,7 @@
 //! | `client.rs` | rmcp's client handler: progress routed to the call, `list_changed`, resource updates |
 //! | [`flood`] | the budgets of what an upstream sends unasked: over them, dropped and counted |
 //! | [`logs`] | an upstream's log messages to the client of its call in flight |
+//! | [`relay`] | an upstream's sampling and elicitation requests to the client of its call in flight, opt-in |
 //! | [`subscriptions`] | resource subscriptions: forwarded, relayed to the subscribed sessions only |
 //! | [`naming`] | `<upstream><separator><tool>` within MCP's name rule and 64 characters |
 //! | [`definition`] | the pinned definition: canonical JSON and its SHA-256 |
@@ -40,6 +41,7 @@ pub mod gateway;
 pub mod logs;
 pub mod naming;
 pub mod quarantine;
+pub mod relay;
 pub mod result;
 pub mod review;
 pub mod served;

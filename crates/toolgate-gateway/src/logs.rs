@@ -115,7 +115,7 @@ fn clean(text: &str) -> String {
 }
 
 /// Every string and key of `value` [`clean`]ed, in place.
-fn clean_value(value: &mut Value) {
+pub(crate) fn clean_value(value: &mut Value) {
     match value {
         Value::String(s) => *s = clean(s),
         Value::Array(items) => items.iter_mut().for_each(clean_value),

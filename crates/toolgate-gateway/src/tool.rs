@@ -180,6 +180,8 @@ impl UpstreamTool {
         }
         // the upstream's log messages meanwhile go to this call's client
         let _log = self.upstream.log_route(&ctx);
+        // and its requests (sampling, elicitation), where its entry relays them
+        let _requests = self.upstream.request_route(&ctx);
         let answer = call(&peer, params, &self.upstream.progress, &ctx).await;
         outcome.settled = true;
         match answer {

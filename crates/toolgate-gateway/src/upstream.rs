@@ -20,6 +20,7 @@ use crate::connect::{self, StartContext};
 use crate::flood::Budgets;
 use crate::gateway::GatewayInner;
 use crate::logs::{ClientLogHook, LogRoute, LogRoutes};
+use crate::relay::{ClientRequestHook, Relay, RequestRoute, RequestRoutes};
 use crate::subscriptions::Subscriptions;
 use arc_swap::ArcSwapOption;
 use parking_lot::Mutex;
@@ -86,6 +87,10 @@ pub(crate) struct Upstream {
     /// What it may send unasked ([`crate::flood`]).
     pub(crate) budgets: Arc<Budgets>,
     client_log: Option<ClientLogHook>,
+    /// The sessions and clients of its calls in flight, for its requests (when its entry
+    /// relays any).
+    requests: Arc<RequestRoutes>,
+    client_requests: Option<ClientRequestHook>,
     restart: Notify,
     pub(crate) health: Mutex<Health>,
     store: Store,
@@ -96,6 +101,7 @@ impl Upstream {
         config: UpstreamConfig,
         store: Store,
         client_log: Option<ClientLogHook>,
+        client_requests: Option<ClientRequestHook>,
     ) -> Upstream {
         Upstream {
             breaker: breaker(&config),
@@ -108,6 +114,8 @@ impl Upstream {
             subscriptions: Arc::default(),
             logs: Arc::default(),
             client_log,
+            requests: Arc::default(),
+            client_requests,
             restart: Notify::new(),
             health: Mutex::new(Health {
                 state: UpstreamState::Starting,
@@ -148,6 +156,18 @@ impl Upstream {
     pub(crate) fn log_route(&self, ctx: &toolgate_core::ToolContext) -> Option<LogRoute> {
         let log = (self.client_log.as_ref()?)()?;
         Some(self.logs.route(ctx.session_id(), log))
+    }
+
+    /// Routes the upstream's requests (sampling, elicitation) to the client of the call of
+    /// `ctx` until the returned route is dropped, at the call's end; `None` when its entry
+    /// relays none (nothing to route). A call whose client cannot be sent requests is routed
+    /// too: it still counts as its session's call in flight ([`crate::relay`]).
+    pub(crate) fn request_route(&self, ctx: &toolgate_core::ToolContext) -> Option<RequestRoute> {
+        if self.config.relay.is_empty() {
+            return None;
+        }
+        let client = self.client_requests.as_ref().and_then(|hook| hook());
+        Some(self.requests.route(ctx, client))
     }
 
     /// The connection is gone (a call found its transport closed): the supervisor notices at
@@ -212,6 +232,7 @@ impl Upstream {
             let Some(catalog_changes) = gateway.upgrade().map(|g| g.catalog_changes.clone()) else {
                 return;
             };
+            let audit_of = gateway.clone();
             let handler = Handler {
                 progress: self.progress.clone(),
                 list_changed: self.list_changed.clone(),
@@ -221,6 +242,12 @@ impl Upstream {
                 logs: self.logs.clone(),
                 budgets: self.budgets.clone(),
                 upstream: self.config.name.clone(),
+                relay: Relay {
+                    upstream: self.config.name.clone(),
+                    kinds: self.config.relay.clone(),
+                    routes: self.requests.clone(),
+                    audit: Arc::new(move || audit_of.upgrade()?.audit_sink()),
+                },
             };
             let attempt = tokio::select! {
                 r = connect::connect(&self.config, &start, handler) => r,

@@ -1,8 +1,9 @@
 //! What a tool can reach of the MCP request it runs for: the request context (the client's
 //! peer, `_meta`, the cancellation token), to talk to the client while it runs (log messages
-//! at the level it asked for, sampling, elicitation through the peer), to report its own
-//! progress, to ask for input on a 2026-07-28 request (an input-required result and the
-//! retry's answers), and to fail the request with a JSON-RPC error.
+//! at the level it asked for, sampling, elicitation through the peer or, from another task,
+//! a [`ClientRequester`]), to report its own progress, to ask for input on a 2026-07-28
+//! request (an input-required result and the retry's answers), and to fail the request with
+//! a JSON-RPC error.
 //!
 //! Available inside a `tools/call` dispatched by [`crate::handler`], in the task that runs the
 //! handler (the pipeline runs handlers in the caller's task; work moved to `tokio::spawn` or a
@@ -14,10 +15,11 @@
 use crate::approval::CLIENT;
 use crate::handler::LEVEL_UNSET;
 use rmcp::model::{
-    ClientCapabilities, ErrorData, InputRequests, InputRequiredResult, InputResponses,
-    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    CancelledNotificationParam, ClientCapabilities, ClientResult, ErrorData, InputRequests,
+    InputRequiredResult, InputResponses, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ServerRequest,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use toolgate_core::{ErrorKind, ToolError};
@@ -109,6 +111,88 @@ pub fn client_logger() -> Option<ClientLogger> {
         .flatten()
 }
 
+/// The current call's client, to send it requests (`sampling/createMessage`,
+/// `elicitation/create`) from outside the call's task too: its connection and what it
+/// declared in `initialize`. Cheap to clone.
+#[derive(Clone)]
+pub struct ClientRequester {
+    peer: rmcp::service::Peer<RoleServer>,
+}
+
+impl std::fmt::Debug for ClientRequester {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientRequester").finish_non_exhaustive()
+    }
+}
+
+impl ClientRequester {
+    /// The capabilities the client declared in `initialize` (none known: `None`).
+    pub fn capabilities(&self) -> Option<ClientCapabilities> {
+        self.peer.peer_info().map(|i| i.capabilities.clone())
+    }
+
+    /// Sends `request` to the client and waits for its answer. Dropped before the answer
+    /// (the caller gave up: its call was cancelled or ran out of time), it sends the client
+    /// `notifications/cancelled` for the request.
+    ///
+    /// # Errors
+    /// The connection did not take the request or closed before the answer
+    /// ([`rmcp::ServiceError::TransportSend`], `TransportClosed`), or the client answered
+    /// with a JSON-RPC error (`McpError`).
+    pub async fn request(
+        &self,
+        request: ServerRequest,
+    ) -> Result<ClientResult, rmcp::ServiceError> {
+        let handle = self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let mut pending = Pending {
+            peer: &self.peer,
+            id: Some(handle.id.clone()),
+        };
+        let answer = handle.await_response().await;
+        pending.id = None;
+        answer
+    }
+}
+
+/// Sends `notifications/cancelled` for a request to the client dropped before its answer.
+struct Pending<'a> {
+    peer: &'a rmcp::service::Peer<RoleServer>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let note = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the call the request was made for ended".into()),
+                );
+                let _ = peer.notify_cancelled(note).await;
+            });
+        }
+    }
+}
+
+/// The current call's [`ClientRequester`]; `None` outside a `tools/call` and on a
+/// 2026-07-28 request (that revision has no requests from the server: see
+/// [`require_input`]).
+pub fn client_requester() -> Option<ClientRequester> {
+    CLIENT
+        .try_with(|c| {
+            (!crate::mrtr::is_round_trip(&c.ctx)).then(|| ClientRequester {
+                peer: c.ctx.peer.clone(),
+            })
+        })
+        .ok()
+        .flatten()
+}
+
 /// Makes the current request fail with the JSON-RPC error `error` instead of a tool result
 /// (for a protocol fault the tool detects, such as a client capability it requires
 /// (`-32021`) or a request state that does not verify (`-32602`)). Returns the tool error
@@ -189,6 +273,7 @@ mod tests {
         assert!(request_state().is_none());
         assert!(!is_round_trip());
         assert!(client_capabilities().is_none());
+        assert!(client_requester().is_none());
         let e = fail_request(ErrorData::invalid_params("bad state", None));
         assert_eq!(e.kind, toolgate_core::ErrorKind::ToolFailed);
         assert_eq!(e.reason.as_deref(), Some("protocol_error"));

@@ -107,6 +107,16 @@ pub fn start(
             });
             Some(log)
         })),
+        // its requests (sampling, elicitation), where its entry opts in, to that client too
+        client_requests: Some(Arc::new(|| {
+            let requester = toolgate_mcp::request::client_requester()?;
+            let capabilities = requester.capabilities();
+            let send: toolgate_gateway::relay::SendToClient = Arc::new(move |request| {
+                let requester = requester.clone();
+                Box::pin(async move { requester.request(request).await })
+            });
+            Some(toolgate_gateway::relay::RelayClient { capabilities, send })
+        })),
     };
     let gateway = runtime.block_on(Gateway::start(options));
     for s in gateway.status() {

@@ -12,7 +12,7 @@ const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 
 /// `node_modules` of the npm install that holds Node (`TOOLGATE_TEST_NODE` is
 /// `<node_modules>/node/bin/node`).
-fn node_modules(node: &Path) -> PathBuf {
+pub fn node_modules(node: &Path) -> PathBuf {
     node.ancestors()
         .nth(3)
         .expect("node under node_modules/node/bin")

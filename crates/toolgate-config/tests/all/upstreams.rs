@@ -330,3 +330,41 @@ resources_list_changed = { per_minute = 2000000, burst = 0 }
         p[0]
     );
 }
+
+#[test]
+fn relayed_requests_are_opt_in_and_a_bad_entry_is_located() {
+    use toolgate_config::upstreams::RelayKind;
+    let ws = TempWorkspace::new();
+    let c = load(
+        &ws,
+        "[[upstreams]]\nname = \"asks\"\ncommand = \"srv\"\nrelay = [\"sampling\", \"elicitation\"]\n\
+         [[upstreams]]\nname = \"quiet\"\ncommand = \"srv\"\n",
+    )
+    .unwrap();
+    let [asks, quiet] = c.upstreams() else {
+        panic!("two upstreams")
+    };
+    assert_eq!(asks.relay, [RelayKind::Sampling, RelayKind::Elicitation]);
+    assert!(asks.relays(RelayKind::Sampling) && asks.relays(RelayKind::Elicitation));
+    assert!(quiet.relay.is_empty(), "nothing is relayed by default");
+    assert!(!quiet.relays(RelayKind::Sampling));
+
+    let p = problems("[[upstreams]]\nname = \"w\"\ncommand = \"srv\"\nrelay = [\"roots\"]\n");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(p[0].starts_with("4:"), "located on its line: {}", p[0]);
+    assert!(p[0].contains("upstreams[0].relay"), "{}", p[0]);
+    assert!(
+        p[0].contains("roots") && p[0].contains("sampling") && p[0].contains("elicitation"),
+        "says what was wrong and what may be written: {}",
+        p[0]
+    );
+    let p = problems(
+        "[[upstreams]]\nname = \"w\"\ncommand = \"srv\"\nrelay = [\"sampling\", \"sampling\"]\n",
+    );
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(
+        p[0].contains("upstreams[0].relay[1]") && p[0].contains("listed twice"),
+        "{}",
+        p[0]
+    );
+}

@@ -1,0 +1,123 @@
+//! An upstream's requests to the client of its call (issue 15, `[[upstreams]] relay`):
+//! server-everything (npm) twice behind `toolgate serve`, `ev` relaying sampling and
+//! elicitation with a 5 s call timeout and `plain` relaying nothing, and sessions of the
+//! official Python SDK (`tests/clients/gateway_requests_client.py`): one that declares both
+//! capabilities gets the requests in its callbacks and its answers back in the tool results,
+//! one that declares neither gets error results and nothing in anyone's callback, one whose
+//! model never answers gets an error at the call's timeout and its callback cancelled. Then
+//! the audit: each request a record of `toolgate.upstream.ev.sampling` / `.elicitation`
+//! with its outcome.
+
+use super::gateway_clients::node_modules;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+use toolgate_test_support::clients::{client_program, python_script, run_ok};
+
+const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
+
+#[test]
+#[cfg_attr(
+    any(toolgate_no_python, toolgate_no_node),
+    ignore = "needs TOOLGATE_TEST_PYTHON and TOOLGATE_TEST_NODE (README: Prerequisites)"
+)]
+fn sampling_and_elicitation_reach_the_client_only_where_the_upstream_opts_in() {
+    let (Some(node), Some(_)) = (
+        client_program("TOOLGATE_TEST_NODE"),
+        client_program("TOOLGATE_TEST_PYTHON"),
+    ) else {
+        return;
+    };
+    let everything =
+        node_modules(&node).join("@modelcontextprotocol/server-everything/dist/index.js");
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().canonicalize().unwrap();
+    let config = format!(
+        r#"[[rules]]
+decision = "allow"
+tool = "ev__*"
+
+[[rules]]
+decision = "allow"
+tool = "plain__*"
+
+[[upstreams]]
+name = "ev"
+command = {node:?}
+args = [{everything:?}, "stdio"]
+startup_timeout_ms = 30000
+timeout_ms = 5000
+relay = ["sampling", "elicitation"]
+
+[[upstreams]]
+name = "plain"
+command = {node:?}
+args = [{everything:?}, "stdio"]
+startup_timeout_ms = 30000
+"#,
+        node = node.display().to_string(),
+        everything = everything.display().to_string(),
+    );
+    std::fs::write(ws.join("toolgate.toml"), config).unwrap();
+    let argv = serde_json::json!([TOOLGATE, "serve", "--workspace", ws]).to_string();
+    let mut cmd = python_script(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/gateway_requests_client.py"),
+    )
+    .expect("checked above");
+    cmd.args(["--stdio", &argv]);
+    let out = run_ok(cmd, Duration::from_secs(200));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("passed: gateway requests"), "{stdout}");
+
+    let records = super::mcp::audit(&ws);
+    let relayed =
+        |tool: &str| -> Vec<&Value> { records.iter().filter(|r| r["tool"] == tool).collect() };
+    let sampling = relayed("toolgate.upstream.ev.sampling");
+    let outcomes: Vec<(&str, &str)> = sampling
+        .iter()
+        .map(|r| {
+            (
+                r["outcome"].as_str().unwrap_or(""),
+                r["error_reason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("ok", ""),
+            ("recoverable_error", "relay_refused"),
+            ("recoverable_error", "relay_timeout"),
+        ],
+        "{sampling:#?}"
+    );
+    assert!(
+        sampling[1]["arguments"]["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("did not declare the sampling capability")),
+        "{:#?}",
+        sampling[1]
+    );
+    for r in &sampling {
+        assert!(
+            r["session"].as_str().is_some_and(|s| !s.is_empty()),
+            "{r:#?}"
+        );
+        assert!(
+            r["call_id"]
+                .as_str()
+                .is_some_and(|c| c.ends_with("/sampling")),
+            "named after the call it was made for: {r:#?}"
+        );
+    }
+    let elicitation = relayed("toolgate.upstream.ev.elicitation");
+    let outcomes: Vec<&str> = elicitation
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(outcomes, ["ok", "recoverable_error"], "{elicitation:#?}");
+    assert!(
+        relayed("toolgate.upstream.plain.sampling").is_empty(),
+        "nothing was asked of the upstream that relays nothing"
+    );
+}

@@ -1,0 +1,751 @@
+//! An upstream's requests to the client of the call it is serving (`sampling/createMessage`,
+//! specification 2025-11-25 "Sampling"; `elicitation/create`, "Elicitation"), relayed when
+//! the operator opted in (`[[upstreams]] relay`).
+//!
+//! A request names no call of the gateway's, so it is routed as log messages are
+//! ([`crate::logs`]): while a call of the upstream runs, its session and its client are
+//! routed (`RequestRoutes::route`); a request goes to the client of the one session whose
+//! calls are in flight. It is relayed only when all of these hold, else the upstream gets a
+//! JSON-RPC error saying which failed:
+//!
+//! 1. the upstream's entry lists the kind in `relay` (and so the gateway declared the
+//!    capability to it);
+//! 2. calls of the upstream are in flight, all of one session;
+//! 3. that session's client can be sent requests (an MCP session on a connection, not a
+//!    2026-07-28 request) and declared the capability in its `initialize` (for elicitation,
+//!    form mode: URL mode is never relayed; for sampling, no `tools`).
+//!
+//! The request is relayed with what the upstream wrote cleaned like an output (every string,
+//! invisible and bidirectional characters removed) and its `_meta` left out; an elicitation's
+//! message is prefixed `The upstream server <name> asks: `, so the user can tell it from
+//! toolgate's own questions (approvals). It is bounded by
+//! the session's call in flight that ends last: that call's deadline, its cancellation or
+//! its end stops the relay (the client gets `notifications/cancelled`), as does the
+//! upstream's own cancellation of its request. Each relayed or refused request is an audit
+//! record (tool `toolgate.upstream.<name>.sampling` or `.elicitation`, the session and
+//! profile of the call, call id `<call id>/<kind>`), a tracing event and a count
+//! (`toolgate_upstream_relayed_total{upstream, kind, outcome}`).
+
+// sampling: deprecated by SEP-2577, still what 2025-11-25 servers and clients use.
+#![allow(deprecated)]
+
+use crate::logs::clean_value;
+use futures::future::BoxFuture;
+use parking_lot::Mutex;
+use rmcp::model::{
+    ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode, ErrorData,
+    ServerRequest,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use toolgate_config::upstreams::RelayKind;
+use toolgate_core::audit::{AuditRecord, AuditSink, Outcome};
+use toolgate_core::{ErrorKind, ToolContext};
+
+/// JSON-RPC error code of a relayed request that got no answer before the call it was made
+/// for ended (timed out or cancelled), as MCP's SDKs use for a request timeout.
+pub const RELAY_ENDED: ErrorCode = ErrorCode(-32001);
+
+/// Sends a request to a client and answers its answer; dropping the future before the
+/// answer cancels the request at the client (`notifications/cancelled`).
+pub type SendToClient = Arc<
+    dyn Fn(ServerRequest) -> BoxFuture<'static, Result<ClientResult, rmcp::ServiceError>>
+        + Send
+        + Sync,
+>;
+
+/// The client of one call, as the relay sees it.
+#[derive(Clone)]
+pub struct RelayClient {
+    /// What it declared in its `initialize` (none known: `None`).
+    pub capabilities: Option<ClientCapabilities>,
+    /// How to send it a request.
+    pub send: SendToClient,
+}
+
+/// Called in a call's task, as the call starts: the [`RelayClient`] of its client, when it
+/// can be sent requests (an MCP session on a connection, not a 2026-07-28 request).
+pub type ClientRequestHook = Arc<dyn Fn() -> Option<RelayClient> + Send + Sync>;
+
+/// One call of the upstream in flight.
+struct Route {
+    id: u64,
+    session: Arc<str>,
+    profile: Arc<str>,
+    call_id: toolgate_core::CallId,
+    client: Option<RelayClient>,
+    deadline: tokio::time::Instant,
+    /// Cancelled when the call is cancelled or ends.
+    ended: CancellationToken,
+}
+
+/// The calls of one upstream in flight, for its requests.
+#[derive(Default)]
+pub(crate) struct RequestRoutes {
+    routes: Mutex<Vec<Route>>,
+    next: AtomicU64,
+}
+
+/// Removes its route when the call ends, and ends a relay still waiting for it.
+pub(crate) struct RequestRoute {
+    routes: Arc<RequestRoutes>,
+    id: u64,
+}
+
+impl Drop for RequestRoute {
+    fn drop(&mut self) {
+        let mut routes = self.routes.routes.lock();
+        if let Some(i) = routes.iter().position(|r| r.id == self.id) {
+            routes.swap_remove(i).ended.cancel();
+        }
+    }
+}
+
+/// The call a request is relayed for.
+struct Target {
+    session: Arc<str>,
+    profile: Arc<str>,
+    call_id: toolgate_core::CallId,
+    client: Option<RelayClient>,
+    deadline: tokio::time::Instant,
+    ended: CancellationToken,
+}
+
+impl RequestRoutes {
+    /// Routes the upstream's requests to `client` (the client of the call of `ctx`, `None`
+    /// when it cannot be sent requests) until the guard is dropped.
+    pub(crate) fn route(
+        self: &Arc<Self>,
+        ctx: &ToolContext,
+        client: Option<RelayClient>,
+    ) -> RequestRoute {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.routes.lock().push(Route {
+            id,
+            session: Arc::from(ctx.session_id()),
+            profile: Arc::from(ctx.profile()),
+            call_id: ctx.call_id().clone(),
+            client,
+            deadline: tokio::time::Instant::from_std(ctx.deadline()),
+            ended: ctx.cancellation().child_token(),
+        });
+        RequestRoute {
+            routes: self.clone(),
+            id,
+        }
+    }
+
+    /// The one session's call in flight that ends last, or why there is none.
+    fn target(&self) -> Result<Target, &'static str> {
+        let routes = self.routes.lock();
+        let first = routes
+            .first()
+            .ok_or("no call of the upstream is in flight")?;
+        if routes.iter().any(|r| r.session != first.session) {
+            return Err(
+                "calls of more than one session are in flight, so whose it is cannot \
+                        be told",
+            );
+        }
+        let last = routes.iter().max_by_key(|r| r.deadline).unwrap_or(first);
+        Ok(Target {
+            session: last.session.clone(),
+            profile: last.profile.clone(),
+            call_id: last.call_id.clone(),
+            client: last.client.clone(),
+            deadline: last.deadline,
+            ended: last.ended.clone(),
+        })
+    }
+}
+
+/// What relays one upstream's requests: its name, what its entry opts in to, its routes and
+/// where the records go.
+pub(crate) struct Relay {
+    pub(crate) upstream: String,
+    pub(crate) kinds: Vec<RelayKind>,
+    pub(crate) routes: Arc<RequestRoutes>,
+    /// The pipeline's audit sink, once the gateway is attached to a pipeline.
+    pub(crate) audit: Arc<dyn Fn() -> Option<Arc<dyn AuditSink>> + Send + Sync>,
+}
+
+impl Relay {
+    /// Relays a `sampling/createMessage` of the upstream; `cancelled` is the upstream's
+    /// cancellation of it.
+    pub(crate) async fn create_message(
+        &self,
+        mut params: CreateMessageRequestParams,
+        cancelled: CancellationToken,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let kind = RelayKind::Sampling;
+        params.meta = None;
+        let refused = self.refused(kind).or_else(|| {
+            (params.tools.is_some() || params.tool_choice.is_some()).then(|| {
+                "it names tools for the model (`tools`, `toolChoice`), which the gateway does \
+                 not relay"
+                    .to_string()
+            })
+        });
+        self.relay(
+            kind,
+            refused,
+            params,
+            cancelled,
+            |p| ServerRequest::CreateMessageRequest(CreateMessageRequest::new(p)),
+            |c| c.sampling.is_some(),
+            |r| match r {
+                ClientResult::CreateMessageResult(m) => Some(*m),
+                _ => None,
+            },
+        )
+        .await
+    }
+
+    /// Relays an `elicitation/create` of the upstream (form mode only); `cancelled` is the
+    /// upstream's cancellation of it.
+    pub(crate) async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        cancelled: CancellationToken,
+    ) -> Result<ElicitResult, ErrorData> {
+        let kind = RelayKind::Elicitation;
+        let (params, refused) = match params {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => (
+                // the user is told who asks: an upstream's question must not pass for
+                // toolgate's own (an approval is asked by elicitation too)
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: format!("The upstream server {} asks: {message}", self.upstream),
+                    requested_schema,
+                },
+                self.refused(kind),
+            ),
+            url => (
+                url,
+                Some(
+                    "it is a URL-mode elicitation, which the gateway does not relay (form mode \
+                     only)"
+                        .to_string(),
+                ),
+            ),
+        };
+        // form mode: an `elicitation` capability with `form`, or empty (the 2025-06-18 form)
+        let declares = |c: &ClientCapabilities| {
+            c.elicitation
+                .as_ref()
+                .is_some_and(|e| e.form.is_some() || e.url.is_none())
+        };
+        self.relay(
+            kind,
+            refused,
+            params,
+            cancelled,
+            |p| ServerRequest::ElicitRequest(ElicitRequest::new(p)),
+            declares,
+            |r| match r {
+                ClientResult::ElicitResult(e) => Some(e),
+                _ => None,
+            },
+        )
+        .await
+    }
+
+    /// Why the entry does not relay `kind`, if it does not.
+    fn refused(&self, kind: RelayKind) -> Option<String> {
+        (!self.kinds.contains(&kind)).then(|| {
+            format!(
+                "the operator did not opt this upstream in to relaying {} (`relay` of its \
+                 [[upstreams]] entry)",
+                what(kind)
+            )
+        })
+    }
+
+    /// Relays `params` to the client of the one session in flight, unless `refused` or a
+    /// routing condition fails; records the outcome.
+    #[allow(clippy::too_many_arguments)]
+    async fn relay<P, R>(
+        &self,
+        kind: RelayKind,
+        refused: Option<String>,
+        params: P,
+        cancelled: CancellationToken,
+        request: fn(P) -> ServerRequest,
+        declares: fn(&ClientCapabilities) -> bool,
+        answer: fn(ClientResult) -> Option<R>,
+    ) -> Result<R, ErrorData>
+    where
+        P: Serialize + DeserializeOwned,
+    {
+        let started = Instant::now();
+        let refuse = |why: String, target: Option<&Target>| {
+            self.record(kind, target, started, Some(Failure::Refused(&why)));
+            Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "toolgate's gateway did not relay this {} request of the upstream server \
+                     {}: {why}",
+                    kind.as_str(),
+                    self.upstream
+                ),
+                None,
+            ))
+        };
+        if let Some(why) = refused {
+            return refuse(why, None);
+        }
+        let target = match self.routes.target() {
+            Ok(t) => t,
+            Err(why) => return refuse(why.to_string(), None),
+        };
+        let Some(client) = target.client.clone() else {
+            return refuse(
+                "the client of the call in flight cannot be sent requests (it is not an MCP \
+                 session on a connection, or its request is a 2026-07-28 one)"
+                    .to_string(),
+                Some(&target),
+            );
+        };
+        if !client.capabilities.as_ref().is_some_and(declares) {
+            return refuse(
+                format!(
+                    "the client of the call in flight did not declare the {} capability",
+                    kind.as_str()
+                ),
+                Some(&target),
+            );
+        }
+        let params = match cleaned(params) {
+            Ok(p) => p,
+            Err(e) => return refuse(format!("it could not be cleaned ({e})"), Some(&target)),
+        };
+        let sent = (client.send)(request(params));
+        let ended = |failure: Failure<'_>, why: &str| {
+            self.record(kind, Some(&target), started, Some(failure));
+            Err(ErrorData::new(
+                RELAY_ENDED,
+                format!("the {} request got no answer: {why}", kind.as_str()),
+                None,
+            ))
+        };
+        let failed = |why: String| {
+            self.record(kind, Some(&target), started, Some(Failure::Client(&why)));
+            Err(ErrorData::internal_error(why, None))
+        };
+        tokio::select! {
+            got = sent => match got {
+                Ok(result) => match answer(result) {
+                    Some(r) => {
+                        self.record(kind, Some(&target), started, None);
+                        Ok(r)
+                    }
+                    None => failed("the client answered with another kind of result".into()),
+                },
+                Err(rmcp::ServiceError::McpError(e)) => {
+                    self.record(kind, Some(&target), started, Some(Failure::Client(&e.message)));
+                    Err(e)
+                }
+                Err(e) => failed(format!("the client did not answer ({e})")),
+            },
+            () = tokio::time::sleep_until(target.deadline) => {
+                ended(Failure::Timeout, "the call it was made for ran past its timeout")
+            }
+            () = target.ended.cancelled() => {
+                ended(Failure::Cancelled, "the call it was made for was cancelled or ended")
+            }
+            () = cancelled.cancelled() => {
+                ended(Failure::Cancelled, "the upstream cancelled it")
+            }
+        }
+    }
+
+    /// The audit record, tracing event and count of one request (`failure` `None`: relayed
+    /// and answered).
+    fn record(
+        &self,
+        kind: RelayKind,
+        target: Option<&Target>,
+        started: Instant,
+        failure: Option<Failure<'_>>,
+    ) {
+        let label = failure.as_ref().map_or("relayed", Failure::label);
+        metrics::counter!("toolgate_upstream_relayed_total",
+            "upstream" => self.upstream.clone(), "kind" => kind.as_str(), "outcome" => label)
+        .increment(1);
+        let session = target.map_or("", |t| &*t.session);
+        match &failure {
+            None => tracing::info!(upstream = %self.upstream, kind = kind.as_str(), session,
+                "a request of the upstream relayed to the client"),
+            Some(f) => tracing::warn!(upstream = %self.upstream, kind = kind.as_str(), session,
+                outcome = label, why = f.why(), "a request of the upstream not relayed"),
+        }
+        let Some(sink) = (self.audit)() else { return };
+        let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
+        let unknown = || Arc::<str>::from("");
+        sink.record(AuditRecord {
+            time_us: now,
+            session: target.map_or_else(unknown, |t| t.session.clone()),
+            profile: target.map_or_else(unknown, |t| t.profile.clone()),
+            principal: None,
+            tool: format!("toolgate.upstream.{}.{}", self.upstream, kind.as_str()).into(),
+            version: None,
+            call_id: match target {
+                Some(t) => format!("{}/{}", t.call_id, kind.as_str()).into(),
+                None => format!("{}/{}-{now}", self.upstream, kind.as_str()).into(),
+            },
+            decision: None,
+            rule: None,
+            approval: None,
+            grant: None,
+            scope: None,
+            arguments: serde_json::json!({
+                "upstream": self.upstream,
+                "kind": kind.as_str(),
+                "why": failure.as_ref().map(Failure::why),
+            }),
+            result_bytes: 0,
+            truncated: None,
+            outcome: if failure.is_none() {
+                Outcome::Ok
+            } else {
+                Outcome::RecoverableError
+            },
+            error_kind: failure.as_ref().map(Failure::kind),
+            error_reason: failure.as_ref().map(|f| format!("relay_{}", f.label())),
+            attempts: u32::from(!matches!(failure, Some(Failure::Refused(_)))),
+            idempotency_key: None,
+            ledger: None,
+            duration_us: started.elapsed().as_micros() as u64,
+        });
+    }
+}
+
+/// Why a request was not answered by the client.
+enum Failure<'a> {
+    /// Not sent: a condition failed (what it was).
+    Refused(&'a str),
+    /// The call it was made for ran past its deadline.
+    Timeout,
+    /// The call was cancelled or ended, or the upstream cancelled the request.
+    Cancelled,
+    /// The client answered with an error or not at all (what it said).
+    Client(&'a str),
+}
+
+impl Failure<'_> {
+    /// The outcome's label: `refused`, `timeout`, `cancelled` or `client_error`.
+    fn label(&self) -> &'static str {
+        match self {
+            Failure::Refused(_) => "refused",
+            Failure::Timeout => "timeout",
+            Failure::Cancelled => "cancelled",
+            Failure::Client(_) => "client_error",
+        }
+    }
+
+    fn why(&self) -> &str {
+        match self {
+            Failure::Refused(why) | Failure::Client(why) => why,
+            Failure::Timeout => "the call it was made for ran past its timeout",
+            Failure::Cancelled => "the call it was made for, or the request, was cancelled",
+        }
+    }
+
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Failure::Refused(_) => ErrorKind::PermissionDenied,
+            Failure::Timeout => ErrorKind::Timeout,
+            Failure::Cancelled => ErrorKind::Cancelled,
+            Failure::Client(_) => ErrorKind::ToolFailed,
+        }
+    }
+}
+
+/// What the configured kind asks, for messages.
+fn what(kind: RelayKind) -> &'static str {
+    match kind {
+        RelayKind::Sampling => "sampling (sampling/createMessage)",
+        RelayKind::Elicitation => "elicitation (elicitation/create)",
+    }
+}
+
+/// `params` with every string and key cleaned like an output ([`crate::logs`]'s cleaning).
+fn cleaned<P: Serialize + DeserializeOwned>(params: P) -> Result<P, serde_json::Error> {
+    let mut value = serde_json::to_value(params)?;
+    clean_value(&mut value);
+    serde_json::from_value(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use rmcp::model::{SamplingCapability, SamplingMessage};
+    use std::time::Duration;
+    use toolgate_core::audit::MemoryAuditSink;
+
+    /// A client that answers every sampling request with `answer` after `delay`, recording
+    /// what it was asked.
+    fn client(declares: bool, delay: Duration) -> (RelayClient, Arc<Mutex<Vec<ServerRequest>>>) {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let into = asked.clone();
+        let mut capabilities = ClientCapabilities::default();
+        if declares {
+            capabilities.sampling = Some(SamplingCapability::default());
+        }
+        let send: SendToClient = Arc::new(move |request| {
+            into.lock().push(request);
+            Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                Ok(ClientResult::CreateMessageResult(Box::new(
+                    CreateMessageResult::new(
+                        SamplingMessage::assistant_text("answered"),
+                        "m".into(),
+                    ),
+                )))
+            })
+        });
+        (
+            RelayClient {
+                capabilities: Some(capabilities),
+                send,
+            },
+            asked,
+        )
+    }
+
+    fn ctx(session: &str, within: Duration) -> ToolContext {
+        ToolContext::builder()
+            .session_id(session)
+            .profile("p")
+            .call_id(format!("{session}-call"))
+            .deadline(Instant::now() + within)
+            .build()
+    }
+
+    fn relay(kinds: &[RelayKind]) -> (Relay, Arc<MemoryAuditSink>) {
+        let sink = Arc::new(MemoryAuditSink::default());
+        let audit = sink.clone();
+        (
+            Relay {
+                upstream: "up".into(),
+                kinds: kinds.to_vec(),
+                routes: Arc::default(),
+                audit: Arc::new(move || Some(audit.clone() as Arc<dyn AuditSink>)),
+            },
+            sink,
+        )
+    }
+
+    fn params(text: &str) -> CreateMessageRequestParams {
+        CreateMessageRequestParams::new(vec![SamplingMessage::user_text(text)], 10)
+    }
+
+    async fn sample(relay: &Relay) -> Result<CreateMessageResult, ErrorData> {
+        relay
+            .create_message(params("a\u{202e}b\u{200b}c"), CancellationToken::new())
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_request_reaches_the_one_session_in_flight_cleaned_and_is_audited() {
+        let (relay, sink) = relay(&[RelayKind::Sampling]);
+        let (a, asked) = client(true, Duration::ZERO);
+        let first = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(a.clone()));
+        let second = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(9)), Some(a));
+        let got = sample(&relay).await.expect("relayed");
+        assert_eq!(got.model, "m");
+        let asked = asked.lock();
+        assert_eq!(asked.len(), 1, "once for the session");
+        let ServerRequest::CreateMessageRequest(r) = &asked[0] else {
+            panic!("a sampling request")
+        };
+        let text = serde_json::to_value(&r.params.messages[0]).unwrap();
+        assert_eq!(text["content"]["text"], "abc", "cleaned");
+        drop((first, second));
+        let records = sink.records();
+        assert_eq!(records.len(), 1);
+        assert_eq!(&*records[0].tool, "toolgate.upstream.up.sampling");
+        assert_eq!(&*records[0].session, "s");
+        assert_eq!(records[0].outcome, Outcome::Ok);
+        assert_eq!(records[0].call_id.to_string(), "s-call/sampling");
+    }
+
+    #[tokio::test]
+    async fn every_failed_condition_is_refused_saying_which_and_nothing_is_sent() {
+        let (off, _) = relay(&[RelayKind::Elicitation]);
+        let (a, asked) = client(true, Duration::ZERO);
+        let _route = off
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(a.clone()));
+        let e = sample(&off).await.unwrap_err();
+        assert!(
+            e.message.contains("did not opt this upstream in"),
+            "{}",
+            e.message
+        );
+
+        let (on, sink) = relay(&[RelayKind::Sampling]);
+        let e = sample(&on).await.unwrap_err();
+        assert!(
+            e.message.contains("no call of the upstream is in flight"),
+            "{}",
+            e.message
+        );
+
+        let a_route = on
+            .routes
+            .route(&ctx("a", Duration::from_secs(5)), Some(a.clone()));
+        let b_route = on
+            .routes
+            .route(&ctx("b", Duration::from_secs(5)), Some(a.clone()));
+        let e = sample(&on).await.unwrap_err();
+        assert!(e.message.contains("more than one session"), "{}", e.message);
+        drop((a_route, b_route));
+
+        let (mute, _) = client(false, Duration::ZERO);
+        let route = on
+            .routes
+            .route(&ctx("a", Duration::from_secs(5)), Some(mute));
+        let e = sample(&on).await.unwrap_err();
+        assert!(
+            e.message
+                .contains("did not declare the sampling capability"),
+            "{}",
+            e.message
+        );
+        drop(route);
+
+        let route = on.routes.route(&ctx("a", Duration::from_secs(5)), None);
+        let e = sample(&on).await.unwrap_err();
+        assert!(
+            e.message.contains("cannot be sent requests"),
+            "{}",
+            e.message
+        );
+        drop(route);
+
+        let _route = on.routes.route(&ctx("a", Duration::from_secs(5)), Some(a));
+        let mut with_tools = params("x");
+        with_tools.tools = Some(Vec::new());
+        let e = on
+            .create_message(with_tools, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("names tools"), "{}", e.message);
+
+        assert!(asked.lock().is_empty(), "nothing reached the client");
+        assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+        let records = sink.records();
+        assert_eq!(records.len(), 5);
+        assert!(records
+            .iter()
+            .all(|r| r.error_reason.as_deref() == Some("relay_refused")));
+    }
+
+    #[tokio::test]
+    async fn the_relay_ends_with_the_call_it_was_made_for() {
+        let (relay, sink) = relay(&[RelayKind::Sampling]);
+        let (slow, _) = client(true, Duration::from_secs(60));
+        let route = relay
+            .routes
+            .route(&ctx("s", Duration::from_millis(200)), Some(slow.clone()));
+        let started = Instant::now();
+        let e = sample(&relay).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(e.code, RELAY_ENDED);
+        assert!(e.message.contains("ran past its timeout"), "{}", e.message);
+        drop(route);
+
+        let cancel = CancellationToken::new();
+        let call = ToolContext::builder()
+            .session_id("s")
+            .cancellation(cancel.clone())
+            .deadline(Instant::now() + Duration::from_secs(60))
+            .build();
+        let _route = relay.routes.route(&call, Some(slow));
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            cancel.cancel();
+        });
+        let e = sample(&relay).await.unwrap_err();
+        assert!(
+            e.message.contains("was cancelled or ended"),
+            "{}",
+            e.message
+        );
+        let reasons: Vec<_> = sink
+            .records()
+            .iter()
+            .map(|r| r.error_reason.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(reasons, ["relay_timeout", "relay_cancelled"]);
+    }
+
+    #[tokio::test]
+    async fn a_form_elicitation_says_who_asks_and_a_url_one_is_never_relayed() {
+        let (relay, _) = relay(&[RelayKind::Elicitation]);
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let into = asked.clone();
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        let send: SendToClient = Arc::new(move |request| {
+            into.lock().push(request);
+            Box::pin(async {
+                Ok(ClientResult::ElicitResult(ElicitResult::new(
+                    rmcp::model::ElicitationAction::Decline,
+                )))
+            })
+        });
+        let client = RelayClient {
+            capabilities: Some(capabilities),
+            send,
+        };
+        let _route = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(client));
+        let form: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "form",
+            "message": "Your na\u{202e}me?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        }))
+        .unwrap();
+        let got = relay
+            .create_elicitation(form, CancellationToken::new())
+            .await
+            .expect("relayed");
+        assert_eq!(got.action, rmcp::model::ElicitationAction::Decline);
+        let url: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "url",
+            "message": "Log in",
+            "url": "https://example.com/login",
+            "elicitationId": "e1",
+        }))
+        .unwrap();
+        let e = relay
+            .create_elicitation(url, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("URL-mode"), "{}", e.message);
+        let asked = asked.lock();
+        assert_eq!(asked.len(), 1, "only the form reached the client");
+        let sent = serde_json::to_value(&asked[0]).unwrap();
+        assert_eq!(
+            sent["params"]["message"],
+            "The upstream server up asks: Your name?"
+        );
+    }
+}
