@@ -82,7 +82,7 @@ fn bench(c: &mut Criterion) {
     config.allow_private = vec!["127.0.0.2/32".parse().unwrap()];
     let fetch = HttpFetch::new(config.clone());
     // the plain client's TLS provider (unused over http://, but reqwest wants one)
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let reqwest = reqwest::Client::builder().no_proxy().build().unwrap();
     let registry = toolgate_tools::register_http(Registry::builder(), config)
         .build()

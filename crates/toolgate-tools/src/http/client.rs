@@ -452,7 +452,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// The reqwest client: no proxy (system proxy variables ignored), no redirects and no
 /// decompression of its own, names resolved only by the guarded resolver, TLS by rustls on
-/// ring with the platform's roots, HTTP/1.1.
+/// aws-lc-rs with the platform's roots, HTTP/1.1.
 fn build_client(config: &HttpConfig, egress: &EgressPolicy) -> Result<reqwest::Client, String> {
     let hosts = config
         .hosts
@@ -466,7 +466,7 @@ fn build_client(config: &HttpConfig, egress: &EgressPolicy) -> Result<reqwest::C
         config.connect_timeout,
     )
     .map_err(|e| format!("the name servers: {e}"))?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
         .map_err(|e| format!("the TLS roots: {e}"))?;
     let mut tls = rustls::ClientConfig::builder_with_provider(provider)
