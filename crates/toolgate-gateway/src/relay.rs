@@ -13,7 +13,8 @@
 //! 2. calls of the upstream are in flight, all of one session;
 //! 3. that session's client can be sent requests (an MCP session on a connection, not a
 //!    2026-07-28 request) and declared the capability in its `initialize` (for elicitation,
-//!    form mode: URL mode is never relayed; for sampling, no `tools`).
+//!    form mode: URL mode is never relayed; for sampling, no `tools` and no
+//!    `includeContext` but `none`).
 //!
 //! The request is relayed with what the upstream wrote cleaned like an output (every string,
 //! invisible and bidirectional characters removed) and its `_meta` left out; an elicitation's
@@ -33,9 +34,9 @@ use crate::logs::clean_value;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use rmcp::model::{
-    ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode, ErrorData,
-    ServerRequest,
+    ClientCapabilities, ClientResult, ContextInclusion, CreateMessageRequest,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ErrorCode, ErrorData, ServerRequest,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -190,6 +191,21 @@ impl Relay {
                  not relay"
                     .to_string()
             })
+        });
+        // the gateway declared sampling without `context`: the client's context (its other
+        // servers', the session's other upstreams' results) must not reach this upstream
+        let refused = refused.or_else(|| {
+            params
+                .include_context
+                .as_ref()
+                .filter(|c| !matches!(c, ContextInclusion::None))
+                .map(|c| {
+                    format!(
+                        "it asks for the client's context (`includeContext` {}), which the \
+                         gateway does not relay: send `none` or leave it out",
+                        serde_json::to_string(c).unwrap_or_default()
+                    )
+                })
         });
         self.relay(
             kind,
@@ -654,6 +670,47 @@ mod tests {
         assert!(records
             .iter()
             .all(|r| r.error_reason.as_deref() == Some("relay_refused")));
+    }
+
+    #[tokio::test]
+    async fn a_request_for_the_clients_context_is_refused_and_none_is_relayed() {
+        let (relay, sink) = relay(&[RelayKind::Sampling]);
+        let (a, asked) = client(true, Duration::ZERO);
+        let _route = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(a));
+        for (context, name) in [
+            (ContextInclusion::ThisServer, "\"thisServer\""),
+            (ContextInclusion::AllServers, "\"allServers\""),
+        ] {
+            let mut wants = params("x");
+            wants.include_context = Some(context);
+            let e = relay
+                .create_message(wants, CancellationToken::new())
+                .await
+                .unwrap_err();
+            assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+            assert!(
+                e.message.contains(&format!("`includeContext` {name}"))
+                    && e.message.contains("send `none` or leave it out"),
+                "{}",
+                e.message
+            );
+        }
+        assert!(asked.lock().is_empty(), "nothing reached the client");
+        let mut none = params("x");
+        none.include_context = Some(ContextInclusion::None);
+        relay
+            .create_message(none, CancellationToken::new())
+            .await
+            .expect("`none` is relayed");
+        assert_eq!(asked.lock().len(), 1);
+        let reasons: Vec<_> = sink
+            .records()
+            .iter()
+            .map(|r| r.error_reason.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(reasons, ["relay_refused", "relay_refused", ""]);
     }
 
     #[tokio::test]
