@@ -52,6 +52,9 @@ use toolgate_core::{ErrorKind, ToolContext};
 /// for ended (timed out or cancelled), as MCP's SDKs use for a request timeout.
 pub const RELAY_ENDED: ErrorCode = ErrorCode(-32001);
 
+/// Why a relay ended at the deadline of the call it was made for.
+const TIMED_OUT: &str = "the call it was made for ran past its timeout";
+
 /// Sends a request to a client and answers its answer; dropping the future before the
 /// answer cancels the request at the client (`notifications/cancelled`).
 pub type SendToClient = Arc<
@@ -353,6 +356,16 @@ impl Relay {
                 None,
             ))
         };
+        // at the call's deadline the call is stopped (its cancellation, the upstream's
+        // cancellation of its request) as the timer fires: whichever is seen first, past the
+        // deadline it is the timeout
+        let stopped = |why: &str| {
+            if tokio::time::Instant::now() >= target.deadline {
+                ended(Failure::Timeout, TIMED_OUT)
+            } else {
+                ended(Failure::Cancelled, why)
+            }
+        };
         let failed = |why: String| {
             self.record(kind, Some(&target), started, Some(Failure::Client(&why)));
             Err(ErrorData::internal_error(why, None))
@@ -372,15 +385,11 @@ impl Relay {
                 }
                 Err(e) => failed(format!("the client did not answer ({e})")),
             },
-            () = tokio::time::sleep_until(target.deadline) => {
-                ended(Failure::Timeout, "the call it was made for ran past its timeout")
-            }
+            () = tokio::time::sleep_until(target.deadline) => ended(Failure::Timeout, TIMED_OUT),
             () = target.ended.cancelled() => {
-                ended(Failure::Cancelled, "the call it was made for was cancelled or ended")
+                stopped("the call it was made for was cancelled or ended")
             }
-            () = cancelled.cancelled() => {
-                ended(Failure::Cancelled, "the upstream cancelled it")
-            }
+            () = cancelled.cancelled() => stopped("the upstream cancelled it"),
         }
     }
 
@@ -471,7 +480,7 @@ impl Failure<'_> {
     fn why(&self) -> &str {
         match self {
             Failure::Refused(why) | Failure::Client(why) => why,
-            Failure::Timeout => "the call it was made for ran past its timeout",
+            Failure::Timeout => TIMED_OUT,
             Failure::Cancelled => "the call it was made for, or the request, was cancelled",
         }
     }
@@ -750,6 +759,35 @@ mod tests {
             .map(|r| r.error_reason.clone().unwrap_or_default())
             .collect();
         assert_eq!(reasons, ["relay_timeout", "relay_cancelled"]);
+    }
+
+    #[tokio::test]
+    async fn a_call_stopped_at_its_deadline_is_a_timeout_whichever_is_seen_first() {
+        let (relay, sink) = relay(&[RelayKind::Sampling]);
+        let (slow, _) = client(true, Duration::from_secs(60));
+        // past the deadline with the call already cancelled: the timer and the cancellation
+        // are both ready, and either may be polled first
+        for _ in 0..20 {
+            let cancel = CancellationToken::new();
+            let call = ToolContext::builder()
+                .session_id("s")
+                .cancellation(cancel.clone())
+                .deadline(Instant::now())
+                .build();
+            let _route = relay.routes.route(&call, Some(slow.clone()));
+            cancel.cancel();
+            let upstream = CancellationToken::new();
+            upstream.cancel();
+            let e = relay
+                .create_message(params("x"), upstream)
+                .await
+                .unwrap_err();
+            assert!(e.message.contains("ran past its timeout"), "{}", e.message);
+        }
+        assert!(sink
+            .records()
+            .iter()
+            .all(|r| r.error_reason.as_deref() == Some("relay_timeout")));
     }
 
     #[tokio::test]
