@@ -13,7 +13,8 @@
 //! 2. calls of the upstream are in flight, all of one session;
 //! 3. that session's client can be sent requests (an MCP session on a connection, not a
 //!    2026-07-28 request) and declared the capability in its `initialize` (for elicitation,
-//!    form mode: URL mode is never relayed; for sampling, no `tools`).
+//!    form mode: URL mode is never relayed; for sampling, no `tools` and no
+//!    `includeContext` but `none`).
 //!
 //! The request is relayed with what the upstream wrote cleaned like an output (every string,
 //! invisible and bidirectional characters removed) and its `_meta` left out; an elicitation's
@@ -33,9 +34,9 @@ use crate::logs::clean_value;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use rmcp::model::{
-    ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode, ErrorData,
-    ServerRequest,
+    ClientCapabilities, ClientResult, ContextInclusion, CreateMessageRequest,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ErrorCode, ErrorData, ServerRequest,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -50,6 +51,9 @@ use toolgate_core::{ErrorKind, ToolContext};
 /// JSON-RPC error code of a relayed request that got no answer before the call it was made
 /// for ended (timed out or cancelled), as MCP's SDKs use for a request timeout.
 pub const RELAY_ENDED: ErrorCode = ErrorCode(-32001);
+
+/// Why a relay ended at the deadline of the call it was made for.
+const TIMED_OUT: &str = "the call it was made for ran past its timeout";
 
 /// Sends a request to a client and answers its answer; dropping the future before the
 /// answer cancels the request at the client (`notifications/cancelled`).
@@ -190,6 +194,21 @@ impl Relay {
                  not relay"
                     .to_string()
             })
+        });
+        // the gateway declared sampling without `context`: the client's context (its other
+        // servers', the session's other upstreams' results) must not reach this upstream
+        let refused = refused.or_else(|| {
+            params
+                .include_context
+                .as_ref()
+                .filter(|c| !matches!(c, ContextInclusion::None))
+                .map(|c| {
+                    format!(
+                        "it asks for the client's context (`includeContext` {}), which the \
+                         gateway does not relay: send `none` or leave it out",
+                        serde_json::to_string(c).unwrap_or_default()
+                    )
+                })
         });
         self.relay(
             kind,
@@ -337,6 +356,16 @@ impl Relay {
                 None,
             ))
         };
+        // at the call's deadline the call is stopped (its cancellation, the upstream's
+        // cancellation of its request) as the timer fires: whichever is seen first, past the
+        // deadline it is the timeout
+        let stopped = |why: &str| {
+            if tokio::time::Instant::now() >= target.deadline {
+                ended(Failure::Timeout, TIMED_OUT)
+            } else {
+                ended(Failure::Cancelled, why)
+            }
+        };
         let failed = |why: String| {
             self.record(kind, Some(&target), started, Some(Failure::Client(&why)));
             Err(ErrorData::internal_error(why, None))
@@ -356,15 +385,11 @@ impl Relay {
                 }
                 Err(e) => failed(format!("the client did not answer ({e})")),
             },
-            () = tokio::time::sleep_until(target.deadline) => {
-                ended(Failure::Timeout, "the call it was made for ran past its timeout")
-            }
+            () = tokio::time::sleep_until(target.deadline) => ended(Failure::Timeout, TIMED_OUT),
             () = target.ended.cancelled() => {
-                ended(Failure::Cancelled, "the call it was made for was cancelled or ended")
+                stopped("the call it was made for was cancelled or ended")
             }
-            () = cancelled.cancelled() => {
-                ended(Failure::Cancelled, "the upstream cancelled it")
-            }
+            () = cancelled.cancelled() => stopped("the upstream cancelled it"),
         }
     }
 
@@ -455,7 +480,7 @@ impl Failure<'_> {
     fn why(&self) -> &str {
         match self {
             Failure::Refused(why) | Failure::Client(why) => why,
-            Failure::Timeout => "the call it was made for ran past its timeout",
+            Failure::Timeout => TIMED_OUT,
             Failure::Cancelled => "the call it was made for, or the request, was cancelled",
         }
     }
@@ -657,6 +682,47 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_request_for_the_clients_context_is_refused_and_none_is_relayed() {
+        let (relay, sink) = relay(&[RelayKind::Sampling]);
+        let (a, asked) = client(true, Duration::ZERO);
+        let _route = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(a));
+        for (context, name) in [
+            (ContextInclusion::ThisServer, "\"thisServer\""),
+            (ContextInclusion::AllServers, "\"allServers\""),
+        ] {
+            let mut wants = params("x");
+            wants.include_context = Some(context);
+            let e = relay
+                .create_message(wants, CancellationToken::new())
+                .await
+                .unwrap_err();
+            assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+            assert!(
+                e.message.contains(&format!("`includeContext` {name}"))
+                    && e.message.contains("send `none` or leave it out"),
+                "{}",
+                e.message
+            );
+        }
+        assert!(asked.lock().is_empty(), "nothing reached the client");
+        let mut none = params("x");
+        none.include_context = Some(ContextInclusion::None);
+        relay
+            .create_message(none, CancellationToken::new())
+            .await
+            .expect("`none` is relayed");
+        assert_eq!(asked.lock().len(), 1);
+        let reasons: Vec<_> = sink
+            .records()
+            .iter()
+            .map(|r| r.error_reason.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(reasons, ["relay_refused", "relay_refused", ""]);
+    }
+
+    #[tokio::test]
     async fn the_relay_ends_with_the_call_it_was_made_for() {
         let (relay, sink) = relay(&[RelayKind::Sampling]);
         let (slow, _) = client(true, Duration::from_secs(60));
@@ -693,6 +759,35 @@ mod tests {
             .map(|r| r.error_reason.clone().unwrap_or_default())
             .collect();
         assert_eq!(reasons, ["relay_timeout", "relay_cancelled"]);
+    }
+
+    #[tokio::test]
+    async fn a_call_stopped_at_its_deadline_is_a_timeout_whichever_is_seen_first() {
+        let (relay, sink) = relay(&[RelayKind::Sampling]);
+        let (slow, _) = client(true, Duration::from_secs(60));
+        // past the deadline with the call already cancelled: the timer and the cancellation
+        // are both ready, and either may be polled first
+        for _ in 0..20 {
+            let cancel = CancellationToken::new();
+            let call = ToolContext::builder()
+                .session_id("s")
+                .cancellation(cancel.clone())
+                .deadline(Instant::now())
+                .build();
+            let _route = relay.routes.route(&call, Some(slow.clone()));
+            cancel.cancel();
+            let upstream = CancellationToken::new();
+            upstream.cancel();
+            let e = relay
+                .create_message(params("x"), upstream)
+                .await
+                .unwrap_err();
+            assert!(e.message.contains("ran past its timeout"), "{}", e.message);
+        }
+        assert!(sink
+            .records()
+            .iter()
+            .all(|r| r.error_reason.as_deref() == Some("relay_timeout")));
     }
 
     #[tokio::test]

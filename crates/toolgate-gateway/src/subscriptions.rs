@@ -55,7 +55,9 @@ impl Held {
         CatalogError::NotSubscribable(
             listed.to_string(),
             format!(
-                "this session is subscribed to {} resources, the most one session may be                  (`[gateway] max_subscriptions`); unsubscribe from one                  (resources/unsubscribe) first",
+                "this session is subscribed to {} resources, the most one session may be \
+                 (`[gateway] max_subscriptions`); unsubscribe from one \
+                 (resources/unsubscribe) first",
                 self.limit
             ),
         )
@@ -353,9 +355,13 @@ mod tests {
             "{refused}"
         );
         assert!(
-            refused.contains("unsubscribe"),
-            "says what to do: {refused}"
+            refused.contains(
+                "may be (`[gateway] max_subscriptions`); unsubscribe from one \
+                 (resources/unsubscribe) first"
+            ),
+            "says what to do, in one line of prose: {refused}"
         );
+        assert!(!refused.contains("  "), "no run of spaces: {refused:?}");
         assert!(held.take(1, "u+a://3").is_err(), "not counted when refused");
         assert_eq!(held.held(1), 2);
         // another session has its own
