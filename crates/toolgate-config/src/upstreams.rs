@@ -178,6 +178,11 @@ pub struct NotificationLimits {
     /// second, bursts of 5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources_list_changed: Option<NotificationRate>,
+    /// Requests to the client (`sampling/createMessage`, `elicitation/create`), relayed or
+    /// not: one over the budget is answered with an error at once, without being relayed or
+    /// audited one by one (default 2 a second, bursts of 5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<NotificationRate>,
 }
 
 /// A kind of notification an upstream sends unasked, metered by [`NotificationLimits`].
@@ -191,25 +196,29 @@ pub enum NotificationKind {
     ResourceUpdated,
     /// `notifications/resources/list_changed`.
     ResourcesListChanged,
+    /// Requests to the client: `sampling/createMessage`, `elicitation/create`.
+    Requests,
 }
 
 impl NotificationKind {
     /// Every kind.
-    pub const ALL: [NotificationKind; 4] = [
+    pub const ALL: [NotificationKind; 5] = [
         NotificationKind::Log,
         NotificationKind::Progress,
         NotificationKind::ResourceUpdated,
         NotificationKind::ResourcesListChanged,
+        NotificationKind::Requests,
     ];
 
     /// Its key in [`NotificationLimits`] and its metric label: `log`, `progress`,
-    /// `resource_updated`, `resources_list_changed`.
+    /// `resource_updated`, `resources_list_changed`, `requests`.
     pub const fn as_str(self) -> &'static str {
         match self {
             NotificationKind::Log => "log",
             NotificationKind::Progress => "progress",
             NotificationKind::ResourceUpdated => "resource_updated",
             NotificationKind::ResourcesListChanged => "resources_list_changed",
+            NotificationKind::Requests => "requests",
         }
     }
 
@@ -219,6 +228,7 @@ impl NotificationKind {
             NotificationKind::Log => (50, 100),
             NotificationKind::Progress | NotificationKind::ResourceUpdated => (20, 50),
             NotificationKind::ResourcesListChanged => (1, 5),
+            NotificationKind::Requests => (2, 5),
         }
     }
 }
@@ -235,6 +245,7 @@ impl NotificationLimits {
             NotificationKind::Progress => self.progress.as_ref(),
             NotificationKind::ResourceUpdated => self.resource_updated.as_ref(),
             NotificationKind::ResourcesListChanged => self.resources_list_changed.as_ref(),
+            NotificationKind::Requests => self.requests.as_ref(),
         }
     }
 

@@ -128,6 +128,7 @@ pub(crate) struct Budgets {
     progress: Budget,
     resource_updated: Budget,
     resources_list_changed: Budget,
+    requests: Budget,
 }
 
 impl Budgets {
@@ -143,6 +144,7 @@ impl Budgets {
             progress: budget(NotificationKind::Progress),
             resource_updated: budget(NotificationKind::ResourceUpdated),
             resources_list_changed: budget(NotificationKind::ResourcesListChanged),
+            requests: budget(NotificationKind::Requests),
         }
     }
 
@@ -153,6 +155,7 @@ impl Budgets {
             NotificationKind::Progress => &self.progress,
             NotificationKind::ResourceUpdated => &self.resource_updated,
             NotificationKind::ResourcesListChanged => &self.resources_list_changed,
+            NotificationKind::Requests => &self.requests,
         }
     }
 

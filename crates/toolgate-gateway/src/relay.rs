@@ -30,6 +30,7 @@
 // sampling: deprecated by SEP-2577, still what 2025-11-25 servers and clients use.
 #![allow(deprecated)]
 
+use crate::flood::Budgets;
 use crate::logs::clean_value;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
@@ -44,7 +45,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
-use toolgate_config::upstreams::RelayKind;
+use toolgate_config::upstreams::{NotificationKind, RelayKind};
 use toolgate_core::audit::{AuditRecord, AuditSink, Outcome};
 use toolgate_core::{ErrorKind, ToolContext};
 
@@ -174,6 +175,8 @@ pub(crate) struct Relay {
     pub(crate) upstream: String,
     pub(crate) kinds: Vec<RelayKind>,
     pub(crate) routes: Arc<RequestRoutes>,
+    /// The upstream's budgets: its requests have one ([`NotificationKind::Requests`]).
+    pub(crate) budgets: Arc<Budgets>,
     /// The pipeline's audit sink, once the gateway is attached to a pipeline.
     pub(crate) audit: Arc<dyn Fn() -> Option<Arc<dyn AuditSink>> + Send + Sync>,
 }
@@ -187,6 +190,7 @@ impl Relay {
         cancelled: CancellationToken,
     ) -> Result<CreateMessageResult, ErrorData> {
         let kind = RelayKind::Sampling;
+        self.admit(kind)?;
         params.meta = None;
         let refused = self.refused(kind).or_else(|| {
             (params.tools.is_some() || params.tool_choice.is_some()).then(|| {
@@ -233,6 +237,7 @@ impl Relay {
         cancelled: CancellationToken,
     ) -> Result<ElicitResult, ErrorData> {
         let kind = RelayKind::Elicitation;
+        self.admit(kind)?;
         let (params, refused) = match params {
             ElicitRequestParams::FormElicitationParams {
                 message,
@@ -276,6 +281,24 @@ impl Relay {
             },
         )
         .await
+    }
+
+    /// A request within the upstream's budget of requests; one over it is answered at once
+    /// with an error, neither relayed nor audited (counted and logged once a window by the
+    /// budget, like a notification dropped), so an upstream cannot flood the client or the
+    /// audit with requests, opted in or not.
+    fn admit(&self, kind: RelayKind) -> Result<(), ErrorData> {
+        if self.budgets.of(NotificationKind::Requests).admit() {
+            return Ok(());
+        }
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "{} refused: the upstream sent more requests than its budget                  ([upstreams.notifications] requests); send fewer",
+                what(kind)
+            ),
+            None,
+        ))
     }
 
     /// Why the entry does not relay `kind`, if it does not.
@@ -516,6 +539,7 @@ mod tests {
     use pretty_assertions::assert_eq;
     use rmcp::model::{SamplingCapability, SamplingMessage};
     use std::time::Duration;
+    use toolgate_config::upstreams::{NotificationLimits, NotificationRate};
     use toolgate_core::audit::MemoryAuditSink;
 
     /// A client that answers every sampling request with `answer` after `delay`, recording
@@ -557,7 +581,23 @@ mod tests {
             .build()
     }
 
+    /// A relay of `kinds` with a budget of requests no test here reaches.
     fn relay(kinds: &[RelayKind]) -> (Relay, Arc<MemoryAuditSink>) {
+        let limits = NotificationLimits {
+            requests: Some(NotificationRate {
+                per_second: Some(1000),
+                per_minute: None,
+                burst: Some(1000),
+            }),
+            ..NotificationLimits::default()
+        };
+        relay_within(kinds, &limits)
+    }
+
+    fn relay_within(
+        kinds: &[RelayKind],
+        limits: &NotificationLimits,
+    ) -> (Relay, Arc<MemoryAuditSink>) {
         let sink = Arc::new(MemoryAuditSink::default());
         let audit = sink.clone();
         (
@@ -565,6 +605,7 @@ mod tests {
                 upstream: "up".into(),
                 kinds: kinds.to_vec(),
                 routes: Arc::default(),
+                budgets: Arc::new(Budgets::new("up", limits)),
                 audit: Arc::new(move || Some(audit.clone() as Arc<dyn AuditSink>)),
             },
             sink,
@@ -607,6 +648,41 @@ mod tests {
         assert_eq!(&*records[0].session, "s");
         assert_eq!(records[0].outcome, Outcome::Ok);
         assert_eq!(records[0].call_id.to_string(), "s-call/sampling");
+    }
+
+    #[tokio::test]
+    async fn requests_past_the_budget_are_refused_at_once_neither_relayed_nor_audited() {
+        // the default budget (2 a second, bursts of 5), opted in or not: an upstream that
+        // sends requests in a loop reaches neither the client nor the audit past it
+        for kinds in [&[][..], &[RelayKind::Sampling][..]] {
+            let (relay, sink) = relay_within(kinds, &NotificationLimits::default());
+            let (a, asked) = client(true, Duration::ZERO);
+            let _route = relay
+                .routes
+                .route(&ctx("s", Duration::from_secs(5)), Some(a));
+            let mut over = 0;
+            for _ in 0..50 {
+                if let Err(e) = sample(&relay).await {
+                    if e.message.contains("more requests than its budget") {
+                        assert!(e.message.contains("[upstreams.notifications] requests"));
+                        over += 1;
+                    }
+                }
+            }
+            assert!((44..=45).contains(&over), "{over} refused by the budget");
+            assert_eq!(
+                sink.records().len(),
+                50 - over,
+                "one record a request admitted"
+            );
+            let relayed = asked.lock().len();
+            let want = if kinds.is_empty() { 0 } else { 50 - over };
+            assert_eq!(relayed, want, "relayed to the client");
+            assert_eq!(
+                relay.budgets.of(NotificationKind::Requests).dropped(),
+                over as u64
+            );
+        }
     }
 
     #[tokio::test]

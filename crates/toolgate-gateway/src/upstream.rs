@@ -246,6 +246,7 @@ impl Upstream {
                     upstream: self.config.name.clone(),
                     kinds: self.config.relay.clone(),
                     routes: self.requests.clone(),
+                    budgets: self.budgets.clone(),
                     audit: Arc::new(move || audit_of.upgrade()?.audit_sink()),
                 },
             };

@@ -172,16 +172,28 @@ fn a_flooding_upstream_is_held_to_its_budgets_and_the_gateway_keeps_serving() {
         );
     }
     assert_eq!(dropped(&metrics.body, "quiet", "log"), 0, "the quiet one");
-    // and in the health `toolgate stats` shows, recorded by the running gateway
-    let stats = super::gateway::toolgate(&ws, &["stats", "--json"]);
-    let stats = String::from_utf8_lossy(&stats.stdout);
-    let health = |name: &str| {
+    // and in the health `toolgate stats` shows, recorded by the running gateway (at most
+    // once a second, by its supervisor: on a loaded machine later; asked again until it
+    // shows drops, or 10 s)
+    let of = |stats: &str, name: &str| {
         stats
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .find(|v| v["upstream"] == name)
             .unwrap_or_else(|| panic!("{name}: {stats}"))
     };
+    let asked = std::time::Instant::now();
+    let stats = loop {
+        let out = super::gateway::toolgate(&ws, &["stats", "--json"]);
+        let stats = String::from_utf8_lossy(&out.stdout).into_owned();
+        if of(&stats, "fl")["dropped"].as_u64().unwrap_or(0) > 0
+            || asked.elapsed() > std::time::Duration::from_secs(10)
+        {
+            break stats;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    };
+    let health = |name: &str| of(&stats, name);
     let all: u64 = [
         "log",
         "progress",
