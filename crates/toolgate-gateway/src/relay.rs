@@ -77,16 +77,10 @@ pub struct RelayClient {
 /// can be sent requests (an MCP session on a connection, not a 2026-07-28 request).
 pub type ClientRequestHook = Arc<dyn Fn() -> Option<RelayClient> + Send + Sync>;
 
-/// One call of the upstream in flight.
+/// One call of the upstream in flight: what a request relayed for it needs.
 struct Route {
     id: u64,
-    session: Arc<str>,
-    profile: Arc<str>,
-    call_id: toolgate_core::CallId,
-    client: Option<RelayClient>,
-    deadline: tokio::time::Instant,
-    /// Cancelled when the call is cancelled or ends.
-    ended: CancellationToken,
+    call: Target,
 }
 
 /// The calls of one upstream in flight, for its requests.
@@ -106,18 +100,21 @@ impl Drop for RequestRoute {
     fn drop(&mut self) {
         let mut routes = self.routes.routes.lock();
         if let Some(i) = routes.iter().position(|r| r.id == self.id) {
-            routes.swap_remove(i).ended.cancel();
+            routes.swap_remove(i).call.ended.cancel();
         }
     }
 }
 
 /// The call a request is relayed for.
+#[derive(Clone)]
 struct Target {
     session: Arc<str>,
     profile: Arc<str>,
     call_id: toolgate_core::CallId,
+    /// `None` when it cannot be sent requests.
     client: Option<RelayClient>,
     deadline: tokio::time::Instant,
+    /// Cancelled when the call is cancelled or ends.
     ended: CancellationToken,
 }
 
@@ -132,12 +129,14 @@ impl RequestRoutes {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.routes.lock().push(Route {
             id,
-            session: Arc::from(ctx.session_id()),
-            profile: Arc::from(ctx.profile()),
-            call_id: ctx.call_id().clone(),
-            client,
-            deadline: tokio::time::Instant::from_std(ctx.deadline()),
-            ended: ctx.cancellation().child_token(),
+            call: Target {
+                session: Arc::from(ctx.session_id()),
+                profile: Arc::from(ctx.profile()),
+                call_id: ctx.call_id().clone(),
+                client,
+                deadline: tokio::time::Instant::from_std(ctx.deadline()),
+                ended: ctx.cancellation().child_token(),
+            },
         });
         RequestRoute {
             routes: self.clone(),
@@ -151,21 +150,17 @@ impl RequestRoutes {
         let first = routes
             .first()
             .ok_or("no call of the upstream is in flight")?;
-        if routes.iter().any(|r| r.session != first.session) {
+        if routes.iter().any(|r| r.call.session != first.call.session) {
             return Err(
                 "calls of more than one session are in flight, so whose it is cannot \
                         be told",
             );
         }
-        let last = routes.iter().max_by_key(|r| r.deadline).unwrap_or(first);
-        Ok(Target {
-            session: last.session.clone(),
-            profile: last.profile.clone(),
-            call_id: last.call_id.clone(),
-            client: last.client.clone(),
-            deadline: last.deadline,
-            ended: last.ended.clone(),
-        })
+        let last = routes
+            .iter()
+            .max_by_key(|r| r.call.deadline)
+            .unwrap_or(first);
+        Ok(last.call.clone())
     }
 }
 
