@@ -184,6 +184,47 @@ pub struct AuditRecord {
     pub duration_us: u64,
 }
 
+impl AuditRecord {
+    /// The record of something done outside the pipeline that the audit keeps beside its
+    /// calls (an operator's command, a request an upstream sent to a client): `tool` names
+    /// it, `arguments` say what it was; `outcome` [`Outcome::Ok`], no decision, approval,
+    /// grant or ledger event, no result, 0 attempts, 0 µs. Set the rest with struct update
+    /// syntax (`AuditRecord { outcome, ..AuditRecord::event(...) }`).
+    pub fn event(
+        time_us: u64,
+        session: Arc<str>,
+        profile: Arc<str>,
+        tool: Arc<str>,
+        call_id: CallId,
+        arguments: Value,
+    ) -> AuditRecord {
+        AuditRecord {
+            time_us,
+            session,
+            profile,
+            principal: None,
+            tool,
+            version: None,
+            call_id,
+            decision: None,
+            rule: None,
+            approval: None,
+            grant: None,
+            scope: None,
+            arguments,
+            result_bytes: 0,
+            truncated: None,
+            outcome: Outcome::Ok,
+            error_kind: None,
+            error_reason: None,
+            attempts: 0,
+            idempotency_key: None,
+            ledger: None,
+            duration_us: 0,
+        }
+    }
+}
+
 /// Microseconds since the Unix epoch.
 pub fn now_us(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)

@@ -1,6 +1,7 @@
 //! The budgets of what an upstream sends unasked: its log messages, progress notifications,
-//! resource updates and `notifications/resources/list_changed`, each metered as it arrives,
-//! before anything else is done with it.
+//! resource updates, `notifications/resources/list_changed` and its requests to the client
+//! (`sampling/createMessage`, `elicitation/create`: [`crate::relay`]), each metered as it
+//! arrives, before anything else is done with it.
 //!
 //! Each kind of each upstream has a [`Budget`]: a GCRA limiter (the `governor` crate) of the
 //! entry's `notifications` rate and burst (`toolgate_config::upstreams::NotificationLimits`).

@@ -435,28 +435,6 @@ impl Relay {
         let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
         let unknown = || Arc::<str>::from("");
         sink.record(AuditRecord {
-            time_us: now,
-            session: target.map_or_else(unknown, |t| t.session.clone()),
-            profile: target.map_or_else(unknown, |t| t.profile.clone()),
-            principal: None,
-            tool: format!("toolgate.upstream.{}.{}", self.upstream, kind.as_str()).into(),
-            version: None,
-            call_id: match target {
-                Some(t) => format!("{}/{}", t.call_id, kind.as_str()).into(),
-                None => format!("{}/{}-{now}", self.upstream, kind.as_str()).into(),
-            },
-            decision: None,
-            rule: None,
-            approval: None,
-            grant: None,
-            scope: None,
-            arguments: serde_json::json!({
-                "upstream": self.upstream,
-                "kind": kind.as_str(),
-                "why": failure.as_ref().map(Failure::why),
-            }),
-            result_bytes: 0,
-            truncated: None,
             outcome: if failure.is_none() {
                 Outcome::Ok
             } else {
@@ -465,9 +443,22 @@ impl Relay {
             error_kind: failure.as_ref().map(Failure::kind),
             error_reason: failure.as_ref().map(|f| format!("relay_{}", f.label())),
             attempts: u32::from(!matches!(failure, Some(Failure::Refused(_)))),
-            idempotency_key: None,
-            ledger: None,
             duration_us: started.elapsed().as_micros() as u64,
+            ..AuditRecord::event(
+                now,
+                target.map_or_else(unknown, |t| t.session.clone()),
+                target.map_or_else(unknown, |t| t.profile.clone()),
+                format!("toolgate.upstream.{}.{}", self.upstream, kind.as_str()).into(),
+                match target {
+                    Some(t) => format!("{}/{}", t.call_id, kind.as_str()).into(),
+                    None => format!("{}/{}-{now}", self.upstream, kind.as_str()).into(),
+                },
+                serde_json::json!({
+                    "upstream": self.upstream,
+                    "kind": kind.as_str(),
+                    "why": failure.as_ref().map(Failure::why),
+                }),
+            )
         });
     }
 }

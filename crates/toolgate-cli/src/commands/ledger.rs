@@ -18,7 +18,7 @@ use toolgate_core::audit::now_us;
 use toolgate_core::ledger::{
     Ledger, LedgerEntry, LedgerFilter, LedgerState, Recorded, Settled, Settlement,
 };
-use toolgate_core::{AuditRecord, AuditSink, LedgerEvent, Outcome};
+use toolgate_core::{AuditRecord, AuditSink, LedgerEvent};
 use toolgate_store::SqliteAuditSink;
 
 /// The longest `--note` kept, in bytes.
@@ -162,34 +162,22 @@ fn resolve(a: ResolveArgs) -> anyhow::Result<Exit> {
     };
     let sink = SqliteAuditSink::new(&store)?;
     sink.record(AuditRecord {
-        time_us: now,
-        session: before.session.as_str().into(),
-        profile: "operator".into(),
-        principal: None,
-        tool: before.tool.as_str().into(),
-        version: None,
-        call_id: format!("ledger-resolve-{now}").into(),
-        decision: None,
-        rule: None,
-        approval: None,
-        grant: None,
-        scope: None,
-        arguments: serde_json::json!({
-            "key": a.key,
-            "principal": principal,
-            "resolution": resolution,
-            "call_id": before.call_id,
-            "note": a.note,
-        }),
-        result_bytes: 0,
-        truncated: None,
-        outcome: Outcome::Ok,
-        error_kind: None,
-        error_reason: None,
-        attempts: 0,
         idempotency_key: Some(a.key.as_str().into()),
         ledger: Some(event),
-        duration_us: 0,
+        ..AuditRecord::event(
+            now,
+            before.session.as_str().into(),
+            "operator".into(),
+            before.tool.as_str().into(),
+            format!("ledger-resolve-{now}").into(),
+            serde_json::json!({
+                "key": a.key,
+                "principal": principal,
+                "resolution": resolution,
+                "call_id": before.call_id,
+                "note": a.note,
+            }),
+        )
     });
     sink.flush_checked().context("writing the audit record")?;
     if a.done {

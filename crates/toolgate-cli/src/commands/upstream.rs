@@ -7,7 +7,7 @@ use super::store::{clip, format_time, StoreArgs};
 use crate::exit::Exit;
 use std::io::Write;
 use std::sync::Arc;
-use toolgate_core::{AuditRecord, AuditSink, CallId, Outcome};
+use toolgate_core::{AuditRecord, AuditSink, CallId};
 use toolgate_store::{Pin, Store};
 
 /// Arguments of `toolgate upstream`.
@@ -172,28 +172,15 @@ fn audit(store: &Store, command: &str, arguments: serde_json::Value) -> anyhow::
     let sink = Arc::new(toolgate_store::SqliteAuditSink::new(store)?);
     let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
     sink.record(AuditRecord {
-        time_us: now,
-        session: "operator".into(),
-        profile: "operator".into(),
-        principal: None,
-        tool: format!("toolgate.upstream.{command}").into(),
-        version: None,
-        call_id: CallId::from(format!("upstream-{now}")),
-        decision: None,
-        rule: None,
-        approval: None,
-        grant: None,
-        scope: None,
-        arguments,
-        result_bytes: 0,
-        truncated: None,
-        outcome: Outcome::Ok,
-        error_kind: None,
-        error_reason: None,
         attempts: 1,
-        idempotency_key: None,
-        ledger: None,
-        duration_us: 0,
+        ..AuditRecord::event(
+            now,
+            "operator".into(),
+            "operator".into(),
+            format!("toolgate.upstream.{command}").into(),
+            CallId::from(format!("upstream-{now}")),
+            arguments,
+        )
     });
     sink.flush();
     Ok(())
