@@ -26,6 +26,49 @@ def check(cond: bool, what: str, detail: object = "") -> None:
     print(f"ok: {what}", flush=True)
 
 
+class Seen:
+    """The notifications one session received (its `message_handler`)."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    async def __call__(self, message: Any) -> None:
+        if not isinstance(message, Exception):
+            self.items.append(message)
+
+    def count(self, kind: type) -> int:
+        """How many of the notifications are of `kind`."""
+        return sum(isinstance(m, kind) for m in self.items)
+
+    def updated(self) -> list[str]:
+        """The URIs of its `notifications/resources/updated`, in order."""
+        import mcp_types as types
+
+        return [m.params.uri for m in self.items if isinstance(m, types.ResourceUpdatedNotification)]
+
+    def logs(self, upstream: str) -> list[Any]:
+        """The params of its log messages whose logger is `upstream` or `upstream/...`."""
+        import mcp_types as types
+
+        return [
+            m.params
+            for m in self.items
+            if isinstance(m, types.LoggingMessageNotification)
+            and (m.params.logger == upstream or (m.params.logger or "").startswith(upstream + "/"))
+        ]
+
+
+async def refused(call: Awaitable[Any], needles: list[str], what: str) -> None:
+    """Checks that `call` fails with an error whose text holds every one of `needles`."""
+    try:
+        await call
+    except Exception as e:  # the SDK raises an MCPError for a JSON-RPC error
+        text = f"{e} {getattr(e, 'error', '')}"
+        check(all(n in text for n in needles), what, text)
+        return
+    check(False, what, "it was accepted")
+
+
 def text_of(result: Any) -> str:
     """The text blocks of a `CallToolResult`, one a line."""
     import mcp_types as types

@@ -27,40 +27,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from client_support import add_server_args, check, make_client, run_client, text_of
-
-
-class Seen:
-    """The notifications one session received."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    async def __call__(self, message: Any) -> None:
-        if not isinstance(message, Exception):
-            self.items.append(message)
-
-    def count(self, kind: type) -> int:
-        return sum(isinstance(m, kind) for m in self.items)
-
-    def logs(self) -> int:
-        return sum(
-            isinstance(m, types.LoggingMessageNotification) and (m.params.logger or "").startswith("fl")
-            for m in self.items
-        )
-
-    def updated(self, uri: str) -> int:
-        return sum(isinstance(m, types.ResourceUpdatedNotification) and m.params.uri == uri for m in self.items)
-
-
-async def refused(call, needles: list[str], what: str) -> None:
-    try:
-        await call
-    except Exception as e:  # the SDK raises an MCPError for a JSON-RPC error
-        text = f"{e} {getattr(e, 'error', '')}"
-        check(all(n in text for n in needles), what, text)
-        return
-    check(False, what, "it was accepted")
+from client_support import Seen, add_server_args, check, make_client, refused, run_client, text_of
 
 
 async def flood(args: argparse.Namespace) -> None:
@@ -135,14 +102,14 @@ async def flood(args: argparse.Namespace) -> None:
                 await anyio.sleep(0.25)
             figures = {
                 "seconds": result["seconds"],
-                "logs": seen_a.logs(),
+                "logs": len(seen_a.logs("fl")),
                 "progress": len(progress),
                 "last_progress": progress[-1] if progress else None,
-                "updated": seen_a.updated("fl+flood://a"),
-                "updated_b": seen_b.updated("fl+flood://a"),
+                "updated": seen_a.updated().count("fl+flood://a"),
+                "updated_b": seen_b.updated().count("fl+flood://a"),
                 "list_changed_a": seen_a.count(types.ResourceListChangedNotification),
                 "list_changed_b": seen_b.count(types.ResourceListChangedNotification),
-                "logs_b": seen_b.logs(),
+                "logs_b": len(seen_b.logs("fl")),
                 "slowest_other": slowest,
                 "answers_other": answers,
                 "relists": relists["tools"],

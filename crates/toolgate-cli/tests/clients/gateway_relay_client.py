@@ -27,32 +27,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from client_support import add_server_args, check, make_client, run_client, text_of
-
-
-class Seen:
-    """The notifications one session received."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    async def __call__(self, message: Any) -> None:
-        if not isinstance(message, Exception):
-            self.items.append(message)
-
-    def updated(self) -> list[str]:
-        return [m.params.uri for m in self.items if isinstance(m, types.ResourceUpdatedNotification)]
-
-    def logs(self, upstream: str) -> list[Any]:
-        return [
-            m.params
-            for m in self.items
-            if isinstance(m, types.LoggingMessageNotification)
-            and (m.params.logger == upstream or (m.params.logger or "").startswith(upstream + "/"))
-        ]
-
-    def count(self, kind: type) -> int:
-        return sum(isinstance(m, kind) for m in self.items)
+from client_support import Seen, add_server_args, check, make_client, refused, run_client, text_of
 
 
 async def until(cond, what: str, seconds: float = 10) -> None:
@@ -60,16 +35,6 @@ async def until(cond, what: str, seconds: float = 10) -> None:
         while not cond():
             await anyio.sleep(0.05)
     check(cond(), what)
-
-
-async def refused(call, needles: list[str], what: str) -> None:
-    try:
-        await call
-    except Exception as e:  # the SDK raises an MCPError for a JSON-RPC error
-        text = f"{e} {getattr(e, 'error', '')}"
-        check(all(n in text for n in needles), what, text)
-        return
-    check(False, what, "it was accepted")
 
 
 touches = 0
