@@ -259,6 +259,7 @@ command = "srv"
 [upstreams.notifications]
 log = { per_second = 4, burst = 9 }
 resources_list_changed = { per_minute = 6 }
+requests = { per_minute = 30, burst = 2 }
 
 [[upstreams]]
 name = "quiet"
@@ -288,6 +289,15 @@ command = "srv"
     assert_eq!(
         quiet.notifications.budget(NotificationKind::Log),
         (Duration::from_millis(20), 100)
+    );
+    assert_eq!(
+        n.budget(NotificationKind::Requests),
+        (Duration::from_secs(2), 2)
+    );
+    assert_eq!(
+        quiet.notifications.budget(NotificationKind::Requests),
+        (Duration::from_millis(500), 5),
+        "requests: 2 a second, bursts of 5 by default"
     );
 
     let p = problems(
