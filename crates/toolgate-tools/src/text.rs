@@ -11,7 +11,7 @@ pub(crate) fn trim_eol(bytes: &[u8]) -> &[u8] {
 /// Appends `bytes` to `out` decoded as UTF-8 (an invalid sequence becomes U+FFFD), cut after
 /// `max_chars` characters with a marker saying how many bytes were left out.
 pub(crate) fn push_cut(out: &mut String, bytes: &[u8], max_chars: usize) {
-    let text = String::from_utf8_lossy(bytes);
+    let text = decode(bytes);
     // a line of at most `max_chars` bytes has at most `max_chars` characters
     if text.len() <= max_chars {
         out.push_str(&text);
@@ -34,7 +34,7 @@ pub(crate) fn push_cut_of(out: &mut String, kept: &[u8], total: usize, max_chars
         push_cut(out, kept, max_chars);
         return;
     }
-    let text = String::from_utf8_lossy(kept);
+    let text = decode(kept);
     match text.char_indices().nth(max_chars) {
         Some((cut, _)) => {
             out.push_str(&text[..cut]);
@@ -67,6 +67,17 @@ pub(crate) fn excerpt(bytes: &[u8], at: usize, max_chars: usize) -> String {
     out
 }
 
+/// `bytes` as text: borrowed when they are valid UTF-8 (checked with SIMD, the common case),
+/// else decoded with each invalid sequence as U+FFFD, as [`String::from_utf8_lossy`] does.
+/// The lossy decoder alone walks valid text a byte at a time: a profile of 32 KiB reads put
+/// 6% of the server's time in it.
+pub(crate) fn decode(bytes: &[u8]) -> Cow<'_, str> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 /// `bytes` decoded and cut as [`push_cut`] does.
 pub(crate) fn cut(bytes: &[u8], max_chars: usize) -> String {
     let mut out = String::with_capacity(bytes.len().min(max_chars + 48));
@@ -87,6 +98,28 @@ pub(crate) fn rel_display(p: &std::path::Path) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn valid_text_is_borrowed_and_invalid_bytes_decoded_as_the_lossy_decoder_does() {
+        for bytes in [
+            &b"plain ascii"[..],
+            "caf\u{e9} \u{1F600} \u{202E}".as_bytes(),
+            b"",
+        ] {
+            assert!(matches!(decode(bytes), Cow::Borrowed(_)));
+            assert_eq!(decode(bytes), String::from_utf8_lossy(bytes));
+        }
+        for bytes in [
+            &b"bad \xff byte"[..],
+            b"\xe2\x82",         // a sequence cut at the end
+            b"\xc3\x28 x",       // a bad continuation byte
+            b"\xed\xa0\x80",     // a surrogate
+            b"\xf4\x90\x80\x80", // past U+10FFFF
+        ] {
+            assert!(matches!(decode(bytes), Cow::Owned(_)));
+            assert_eq!(decode(bytes), String::from_utf8_lossy(bytes));
+        }
+    }
 
     #[test]
     fn line_endings_are_trimmed_once() {
