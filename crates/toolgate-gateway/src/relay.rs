@@ -16,10 +16,12 @@
 //!    form mode: URL mode is never relayed; for sampling, no `tools` and no
 //!    `includeContext` but `none`).
 //!
-//! The request is relayed with what the upstream wrote cleaned like an output (every string,
-//! invisible and bidirectional characters removed) and its `_meta` left out; an elicitation's
-//! message is prefixed `The upstream server <name> asks: `, so the user can tell it from
-//! toolgate's own questions (approvals). It is bounded by
+//! The request is relayed with the text a person or a model reads cleaned like an output
+//! (invisible and bidirectional characters removed) and its `_meta` left out; data the client
+//! answers with or acts on (property names, enum values, defaults, stop sequences...) is
+//! never changed: a request whose data would need cleaning is refused, saying where
+//! ([`shown`]). An elicitation's message is prefixed `The upstream server <name> asks: `, so
+//! the user can tell it from toolgate's own questions (approvals). It is bounded by
 //! the session's call in flight that ends last: that call's deadline, its cancellation or
 //! its end stops the relay (the client gets `notifications/cancelled`), as does the
 //! upstream's own cancellation of its request. Each relayed or refused request is an audit
@@ -30,8 +32,9 @@
 // sampling: deprecated by SEP-2577, still what 2025-11-25 servers and clients use.
 #![allow(deprecated)]
 
+mod shown;
+
 use crate::flood::Budgets;
-use crate::logs::clean_value;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use rmcp::model::{
@@ -215,6 +218,7 @@ impl Relay {
             params,
             cancelled,
             |p| ServerRequest::CreateMessageRequest(CreateMessageRequest::new(p)),
+            shown::SAMPLING,
             |c| c.sampling.is_some(),
             |r| match r {
                 ClientResult::CreateMessageResult(m) => Some(*m),
@@ -269,6 +273,7 @@ impl Relay {
             params,
             cancelled,
             |p| ServerRequest::ElicitRequest(ElicitRequest::new(p)),
+            shown::ELICITATION,
             declares,
             |r| match r {
                 ClientResult::ElicitResult(e) => Some(e),
@@ -317,6 +322,7 @@ impl Relay {
         params: P,
         cancelled: CancellationToken,
         request: fn(P) -> ServerRequest,
+        shown: &[&str],
         declares: fn(&ClientCapabilities) -> bool,
         answer: fn(ClientResult) -> Option<R>,
     ) -> Result<R, ErrorData>
@@ -361,9 +367,9 @@ impl Relay {
                 Some(&target),
             );
         }
-        let params = match cleaned(params) {
+        let params = match cleaned(params, shown) {
             Ok(p) => p,
-            Err(e) => return refuse(format!("it could not be cleaned ({e})"), Some(&target)),
+            Err(why) => return refuse(why, Some(&target)),
         };
         let sent = (client.send)(request(params));
         let ended = |failure: Failure<'_>, why: &str| {
@@ -512,11 +518,17 @@ fn what(kind: RelayKind) -> &'static str {
     }
 }
 
-/// `params` with every string and key cleaned like an output ([`crate::logs`]'s cleaning).
-fn cleaned<P: Serialize + DeserializeOwned>(params: P) -> Result<P, serde_json::Error> {
-    let mut value = serde_json::to_value(params)?;
-    clean_value(&mut value);
-    serde_json::from_value(value)
+/// `params` with the text of it a person reads (`shown`, [`shown`]) cleaned like an output;
+/// data that would need cleaning is refused.
+///
+/// # Errors
+/// Why it is not relayed, for the upstream: data that would need cleaning (where), or params
+/// that do not serialize.
+fn cleaned<P: Serialize + DeserializeOwned>(params: P, shown: &[&str]) -> Result<P, String> {
+    let unreadable = |e: serde_json::Error| format!("it could not be read again ({e})");
+    let mut value = serde_json::to_value(params).map_err(unreadable)?;
+    shown::clean_shown(&mut value, shown)?;
+    serde_json::from_value(value).map_err(unreadable)
 }
 
 #[cfg(test)]
@@ -904,5 +916,50 @@ mod tests {
             sent["params"]["message"],
             "The upstream server up asks: Your name?"
         );
+    }
+
+    #[tokio::test]
+    async fn an_elicitation_whose_property_name_would_need_cleaning_is_refused_naming_it() {
+        let (relay, sink) = relay(&[RelayKind::Elicitation]);
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let into = asked.clone();
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        let send: SendToClient = Arc::new(move |request| {
+            into.lock().push(request);
+            Box::pin(async {
+                Ok(ClientResult::ElicitResult(ElicitResult::new(
+                    rmcp::model::ElicitationAction::Decline,
+                )))
+            })
+        });
+        let _route = relay.routes.route(
+            &ctx("s", Duration::from_secs(5)),
+            Some(RelayClient {
+                capabilities: Some(capabilities),
+                send,
+            }),
+        );
+        let form: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "form",
+            "message": "Your name?",
+            "requestedSchema": {"type": "object", "properties": {"na\u{202e}me": {"type": "string"}}},
+        }))
+        .unwrap();
+        let e = relay
+            .create_elicitation(form, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+        assert!(
+            e.message
+                .contains(r"the name `na\u{202e}me` at /requestedSchema/properties"),
+            "{}",
+            e.message
+        );
+        assert!(asked.lock().is_empty(), "nothing reached the client");
+        let records = sink.records();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].error_reason.as_deref(), Some("relay_refused"));
     }
 }
