@@ -13,8 +13,8 @@
 //! 2. calls of the upstream are in flight, all of one session;
 //! 3. that session's client can be sent requests (an MCP session on a connection, not a
 //!    2026-07-28 request) and declared the capability in its `initialize` (for elicitation,
-//!    form mode: URL mode is never relayed; for sampling, no `tools` and no
-//!    `includeContext` but `none`).
+//!    form mode: URL mode is never relayed; for sampling, no `tools`, no `tool_use` or
+//!    `tool_result` content and no `includeContext` but `none`).
 //!
 //! The request is relayed with the text a person or a model reads cleaned like an output
 //! (invisible and bidirectional characters removed) and its `_meta` left out; data the client
@@ -40,7 +40,8 @@ use parking_lot::Mutex;
 use rmcp::model::{
     ClientCapabilities, ClientResult, ContextInclusion, CreateMessageRequest,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
-    ElicitResult, ErrorCode, ErrorData, ServerRequest,
+    ElicitResult, ErrorCode, ErrorData, SamplingContent, SamplingMessage,
+    SamplingMessageContentBlock, ServerRequest,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -212,6 +213,7 @@ impl Relay {
                     )
                 })
         });
+        let refused = refused.or_else(|| tool_content(&params.messages));
         self.relay(
             kind,
             refused,
@@ -510,6 +512,30 @@ impl Failure<'_> {
     }
 }
 
+/// Why a sampling request's `messages` are not relayed: a `tool_use` or `tool_result`
+/// content block (2025-11-25 "Sampling", tools in sampling) in one of them, while the
+/// gateway declared sampling without `tools`, so the tool loop would be the upstream's,
+/// run through the client's model outside the pipeline.
+fn tool_content(messages: &[SamplingMessage]) -> Option<String> {
+    messages.iter().enumerate().find_map(|(i, m)| {
+        let block = match &m.content {
+            SamplingContent::Single(b) => std::slice::from_ref(b),
+            SamplingContent::Multiple(bs) => bs.as_slice(),
+        }
+        .iter()
+        .find_map(|b| match b {
+            SamplingMessageContentBlock::ToolUse(_) => Some("tool_use"),
+            SamplingMessageContentBlock::ToolResult(_) => Some("tool_result"),
+            _ => None,
+        })?;
+        Some(format!(
+            "message {i} holds a `{block}` content block, and the gateway declared sampling \
+             without tools, so it relays no tool use or tool result: send text, image or \
+             audio content"
+        ))
+    })
+}
+
 /// What the configured kind asks, for messages.
 fn what(kind: RelayKind) -> &'static str {
     match kind {
@@ -535,7 +561,7 @@ fn cleaned<P: Serialize + DeserializeOwned>(params: P, shown: &[&str]) -> Result
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-    use rmcp::model::{SamplingCapability, SamplingMessage};
+    use rmcp::model::SamplingCapability;
     use std::time::Duration;
     use toolgate_config::upstreams::{NotificationLimits, NotificationRate};
     use toolgate_core::audit::MemoryAuditSink;
@@ -961,5 +987,55 @@ mod tests {
         let records = sink.records();
         assert_eq!(records.len(), 1);
         assert_eq!(records[0].error_reason.as_deref(), Some("relay_refused"));
+    }
+
+    #[tokio::test]
+    async fn a_sampling_request_with_tool_use_or_tool_result_content_is_refused() {
+        let (relay, sink) = relay(&[RelayKind::Sampling]);
+        let (a, asked) = client(true, Duration::ZERO);
+        let _route = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(a));
+        // as a 2025-11-25 upstream writes them: one block, or an array of blocks
+        for (content, block) in [
+            (
+                serde_json::json!({"type": "tool_use", "id": "t1", "name": "rm", "input": {}}),
+                "tool_use",
+            ),
+            (
+                serde_json::json!([
+                    {"type": "text", "text": "here"},
+                    {"type": "tool_result", "toolUseId": "t1", "content": []}
+                ]),
+                "tool_result",
+            ),
+        ] {
+            let params: CreateMessageRequestParams = serde_json::from_value(serde_json::json!({
+                "messages": [
+                    {"role": "user", "content": {"type": "text", "text": "hi"}},
+                    {"role": "assistant", "content": content}
+                ],
+                "maxTokens": 5
+            }))
+            .unwrap();
+            let e = relay
+                .create_message(params, CancellationToken::new())
+                .await
+                .unwrap_err();
+            assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+            assert!(
+                e.message
+                    .contains(&format!("message 1 holds a `{block}` content block"))
+                    && e.message.contains("send text, image or audio content"),
+                "{}",
+                e.message
+            );
+        }
+        assert!(asked.lock().is_empty(), "nothing reached the client");
+        let records = sink.records();
+        assert_eq!(records.len(), 2);
+        assert!(records
+            .iter()
+            .all(|r| r.error_reason.as_deref() == Some("relay_refused")));
     }
 }
