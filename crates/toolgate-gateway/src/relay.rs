@@ -57,6 +57,11 @@ use toolgate_core::{ErrorKind, ToolContext};
 /// for ended (timed out or cancelled), as MCP's SDKs use for a request timeout.
 pub const RELAY_ENDED: ErrorCode = ErrorCode(-32001);
 
+/// The most a relayed request's params may take as JSON, in bytes (256 KiB): its messages'
+/// text, system prompt, images and audio, or its elicitation message and schema. A larger one
+/// is refused before the client sees it.
+pub const MAX_RELAYED_BYTES: u64 = 256 * 1024;
+
 /// Why a relay ended at the deadline of the call it was made for.
 const TIMED_OUT: &str = "the call it was made for ran past its timeout";
 
@@ -345,7 +350,7 @@ impl Relay {
                 None,
             ))
         };
-        if let Some(why) = refused {
+        if let Some(why) = refused.or_else(|| oversized(&params)) {
             return refuse(why, None);
         }
         let target = match self.routes.target() {
@@ -541,6 +546,35 @@ fn what(kind: RelayKind) -> &'static str {
     match kind {
         RelayKind::Sampling => "sampling (sampling/createMessage)",
         RelayKind::Elicitation => "elicitation (elicitation/create)",
+    }
+}
+
+/// Why `params` are not relayed for their size: over [`MAX_RELAYED_BYTES`] as JSON (counted
+/// as they are written, nothing kept).
+fn oversized<P: Serialize>(params: &P) -> Option<String> {
+    let mut size = Counted(0);
+    // a write to the counter cannot fail; a value that does not serialize is refused later
+    let _ = serde_json::to_writer(&mut size, params);
+    (size.0 > MAX_RELAYED_BYTES).then(|| {
+        format!(
+            "it takes {} bytes as JSON, over the {MAX_RELAYED_BYTES} bytes (256 KiB) the \
+             gateway relays: send a shorter request",
+            size.0
+        )
+    })
+}
+
+/// Counts the bytes written to it.
+struct Counted(u64);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -1037,5 +1071,64 @@ mod tests {
         assert!(records
             .iter()
             .all(|r| r.error_reason.as_deref() == Some("relay_refused")));
+    }
+
+    #[tokio::test]
+    async fn a_request_over_256_kib_is_refused_before_the_client_sees_it() {
+        let (relay, sink) = relay(&[RelayKind::Sampling, RelayKind::Elicitation]);
+        let (a, asked) = client(true, Duration::ZERO);
+        let _route = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(a));
+        // the text of many messages adds up, and a system prompt counts too
+        let mut many = params("x");
+        many.messages = vec![SamplingMessage::user_text("y".repeat(64 * 1024)); 4];
+        many.system_prompt = Some("z".repeat(1024));
+        let e = relay
+            .create_message(many, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+        assert!(
+            e.message.contains("over the 262144 bytes (256 KiB)")
+                && e.message.contains("send a shorter request"),
+            "{}",
+            e.message
+        );
+        // an elicitation's schema counts: descriptions of its properties
+        let properties: serde_json::Map<String, serde_json::Value> = (0..300)
+            .map(|i| {
+                (
+                    format!("p{i}"),
+                    serde_json::json!({"type": "string", "description": "d".repeat(1024)}),
+                )
+            })
+            .collect();
+        let form: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "form",
+            "message": "Fill in",
+            "requestedSchema": {"type": "object", "properties": properties},
+        }))
+        .unwrap();
+        let e = relay
+            .create_elicitation(form, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("256 KiB"), "{}", e.message);
+        assert!(asked.lock().is_empty(), "nothing reached the client");
+        // just under the limit is relayed
+        let mut under = params("x");
+        under.messages = vec![SamplingMessage::user_text("y".repeat(250 * 1024))];
+        relay
+            .create_message(under, CancellationToken::new())
+            .await
+            .expect("relayed");
+        assert_eq!(asked.lock().len(), 1);
+        let reasons: Vec<_> = sink
+            .records()
+            .iter()
+            .map(|r| r.error_reason.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(reasons, ["relay_refused", "relay_refused", ""]);
     }
 }
