@@ -301,7 +301,8 @@ impl Relay {
         Err(ErrorData::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!(
-                "{} refused: the upstream sent more requests than its budget                  ([upstreams.notifications] requests); send fewer",
+                "{} refused: the upstream sent more requests than its budget \
+                 ([upstreams.notifications] requests); send fewer",
                 what(kind)
             ),
             None,
@@ -722,7 +723,13 @@ mod tests {
             for _ in 0..50 {
                 if let Err(e) = sample(&relay).await {
                     if e.message.contains("more requests than its budget") {
-                        assert!(e.message.contains("[upstreams.notifications] requests"));
+                        assert!(
+                            e.message.contains(
+                                "than its budget ([upstreams.notifications] requests); send fewer"
+                            ),
+                            "one line: {}",
+                            e.message
+                        );
                         over += 1;
                     }
                 }
