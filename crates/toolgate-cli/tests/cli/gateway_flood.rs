@@ -292,19 +292,19 @@ fn zero_and_negative_budgets_are_refused_by_toolgate_check() {
     for (budget, says) in [
         (
             "log = { per_second = 0 }",
-            "upstreams[0].notifications.log.per_second: 0 would drop every notification: write at least 1",
+            r#"upstreams["fl"].notifications.log.per_second: 0 would drop every notification: write at least 1"#,
         ),
         (
             "progress = { per_minute = -3 }",
-            "upstreams[0].notifications.progress.per_minute: -3 is not a number of notifications: write 1 to 1000000",
+            r#"upstreams["fl"].notifications.progress.per_minute: -3 is not a number of notifications: write 1 to 1000000"#,
         ),
         (
             "resource_updated = { per_second = 5, burst = 0 }",
-            "upstreams[0].notifications.resource_updated.burst: 0 would drop every notification",
+            r#"upstreams["fl"].notifications.resource_updated.burst: 0 would drop every notification"#,
         ),
         (
             "resources_list_changed = { burst = 2 }",
-            "upstreams[0].notifications.resources_list_changed: write one of per_second and per_minute",
+            r#"upstreams["fl"].notifications.resources_list_changed: write one of per_second and per_minute"#,
         ),
     ] {
         std::fs::write(
