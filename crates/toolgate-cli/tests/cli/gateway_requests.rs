@@ -8,7 +8,9 @@
 //! the audit: each request a record of `toolgate.upstream.ev.sampling` / `.elicitation`
 //! with its outcome. Over stdio, and over streamable HTTP with clients that open no
 //! standalone GET stream: a relayed request reaches them on the SSE stream of the
-//! `tools/call` it was made for.
+//! `tools/call` it was made for. And a hostile upstream (the scripted server's `ask`): what
+//! the relay refuses never reaches the client, what it cleans comes back under the upstream's
+//! keys.
 
 use super::gateway_clients::node_modules;
 use super::mcp::HttpServe;
@@ -176,5 +178,77 @@ fn audited(ws: &Path) {
     assert!(
         relayed("toolgate.upstream.plain.sampling").is_empty(),
         "nothing was asked of the upstream that relays nothing"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn a_hostile_upstreams_requests_are_refused_before_the_client_and_what_is_shown_is_cleaned() {
+    let Some(python) = client_program("TOOLGATE_TEST_PYTHON") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().canonicalize().unwrap();
+    let tools = serde_json::json!([{
+        "name": "ask",
+        "inputSchema": {"type": "object", "properties": {
+            "method": {"type": "string"}, "params": {}, "n": {"type": "integer"}
+        }}
+    }]);
+    std::fs::write(ws.join("tools.json"), tools.to_string()).unwrap();
+    let config = format!(
+        "[[rules]]\ndecision = \"allow\"\ntool = \"sc__*\"\n\n{}",
+        super::gateway::entry(
+            &python,
+            "sc",
+            "ok",
+            &ws.join("tools.json").display().to_string(),
+            "startup_timeout_ms = 20000\nrelay = [\"sampling\", \"elicitation\"]\n\
+             [upstreams.notifications]\nrequests = { per_second = 100, burst = 100 }",
+        )
+    );
+    std::fs::write(ws.join("toolgate.toml"), config).unwrap();
+    let argv = serde_json::json!([TOOLGATE, "serve", "--workspace", ws]).to_string();
+    let mut cmd = python_script(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/clients/gateway_hostile_requests_client.py"),
+    )
+    .expect("checked above");
+    cmd.args(["--stdio", &argv]);
+    let out = run_ok(cmd, Duration::from_secs(150));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("passed: hostile requests"), "{stdout}");
+    // each refusal audited with its reason; the relayed ones as relayed
+    let records = super::mcp::audit(&ws);
+    let outcomes: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| {
+            r["tool"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("toolgate.upstream.sc."))
+        })
+        .map(|r| {
+            (
+                r["tool"].as_str().unwrap_or(""),
+                r["error_reason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    let elicitation = "toolgate.upstream.sc.elicitation";
+    let sampling = "toolgate.upstream.sc.sampling";
+    assert_eq!(
+        outcomes,
+        [
+            (elicitation, "relay_refused"),
+            (sampling, "relay_refused"),
+            (sampling, "relay_refused"),
+            (sampling, "relay_refused"),
+            (elicitation, ""),
+            (sampling, ""),
+        ],
+        "the malformed request never reached the relay (rmcp answers it): {records:#?}"
     );
 }
