@@ -20,9 +20,10 @@
 //! (invisible and bidirectional characters removed) and its `_meta` left out; data the client
 //! answers with or acts on (property names, enum values, defaults, stop sequences...) is
 //! never changed: a request whose data would need cleaning is refused, saying where
-//! ([`shown`]). An elicitation's message is prefixed `The upstream server <name> asks: `, so
-//! the user can tell it from toolgate's own questions (approvals). It is bounded by
-//! the session's call in flight that ends last: that call's deadline, its cancellation or
+//! (`relay/shown.rs`). A request over [`MAX_RELAYED_BYTES`] as JSON is refused. An
+//! elicitation's message is prefixed `The upstream server <name> asks: `, so the user can
+//! tell it from toolgate's own questions (approvals). It is bounded by the session's call in
+//! flight that ends last: that call's deadline, its cancellation or
 //! its end stops the relay (the client gets `notifications/cancelled`), as does the
 //! upstream's own cancellation of its request. Each relayed or refused request is an audit
 //! record (tool `toolgate.upstream.<name>.sampling` or `.elicitation`, the session and
