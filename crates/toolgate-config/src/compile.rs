@@ -161,6 +161,12 @@ pub fn load_str(
     };
     problems.extend(c.problems.into_iter().filter(|p| !under_failed(&p.key)));
     if !problems.is_empty() {
+        // an upstream named as the file names it, not by its place in the list
+        for p in &mut problems {
+            if let Some(named) = loc.named(&p.key) {
+                p.key = named;
+            }
+        }
         problems.sort_by_key(|p| (p.line, p.column));
         return Err(problems);
     }

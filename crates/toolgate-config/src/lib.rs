@@ -44,6 +44,7 @@ mod session;
 pub mod source;
 mod store_path;
 pub mod upstreams;
+mod words;
 
 pub use approvals::{
     check_span, parse_expiry, span_text, GrantExpiry, Override, DEFAULT_ALWAYS_EXPIRES, MAX_EXPIRY,

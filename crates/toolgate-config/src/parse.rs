@@ -130,13 +130,23 @@ impl Pieces<'_, '_> {
         path: &[Seg],
         value: &Spanned<DeValue<'_>>,
     ) -> Option<T> {
+        self.one_said(path, value, str::to_string)
+    }
+
+    /// [`Self::one`], with the error's message said by `said`.
+    fn one_said<T: DeserializeOwned>(
+        &mut self,
+        path: &[Seg],
+        value: &Spanned<DeValue<'_>>,
+        said: fn(&str) -> String,
+    ) -> Option<T> {
         match T::deserialize(ValueDeserializer::from(value.clone())) {
             Ok(t) => Some(t),
             Err(e) => {
                 let span = e.span().unwrap_or_else(|| value.span());
                 self.failed.push(key_path(path));
                 let at = self.loc.deepest(path, span.start);
-                self.report(&at, span, e.message().trim().to_string());
+                self.report(&at, span, said(e.message().trim()));
                 None
             }
         }
@@ -183,7 +193,8 @@ impl Pieces<'_, '_> {
         let mut failed = false;
         for (i, item) in items.iter().enumerate() {
             let at = [Seg::Key("upstreams".into()), Seg::Index(i)];
-            match self.one(&at, item) {
+            // types in words: `must be a whole number (0 or more), not the text "slow"`
+            match self.one_said(&at, item, crate::words::in_words) {
                 Some(u) if !failed => out.push(u),
                 Some(_) => {}
                 None => failed = true,

@@ -150,6 +150,40 @@ impl<'a> Locator<'a> {
         }
     }
 
+    /// `key` with an upstream's index named (`upstreams[1].timeout_ms` as
+    /// `upstreams["web"].timeout_ms`), when the entry at that index has a `name` of text;
+    /// `None` for any other key.
+    pub fn named(&self, key: &str) -> Option<String> {
+        let rest = key.strip_prefix("upstreams[")?;
+        let (index, rest) = rest.split_once(']')?;
+        let index: usize = index.parse().ok()?;
+        let (_, upstreams) = self
+            .root()?
+            .iter()
+            .find(|(k, _)| k.get_ref() == "upstreams")?;
+        let DeValue::Array(entries) = upstreams.get_ref() else {
+            return None;
+        };
+        let name_of = |entry: &DeValue<'_>| match entry {
+            DeValue::Table(t) => {
+                t.iter()
+                    .find(|(k, _)| k.get_ref() == "name")
+                    .and_then(|(_, v)| match v.get_ref() {
+                        DeValue::String(name) if !name.is_empty() => Some(name.to_string()),
+                        _ => None,
+                    })
+            }
+            _ => None,
+        };
+        let name = name_of(entries.get(index)?.get_ref())?;
+        // two entries of one name (itself a problem) are told apart by their places
+        let same = entries
+            .iter()
+            .filter(|e| name_of(e.get_ref()).as_ref() == Some(&name))
+            .count();
+        (same == 1).then(|| format!("upstreams[{name:?}]{rest}"))
+    }
+
     /// A problem at the value of `path`.
     pub fn at(&self, path: &[Seg], message: impl Into<String>) -> Problem {
         self.at_span(self.span(path), key_path(path), message)

@@ -21,6 +21,8 @@
 //! approves it (`toolgate upstream list`, `diff`, `approve`); a blocked prompt is not listed and
 //! is refused, saying why.
 
+pub(crate) mod known;
+
 use crate::definition::Definition;
 use crate::gateway::GatewayInner;
 use crate::upstream::Upstream;
@@ -317,16 +319,18 @@ impl UpstreamCatalog {
     /// fails the listing is left out (logged).
     pub async fn list_prompts(&self) -> Vec<Prompt> {
         let mut out = Vec::new();
-        let mut known = HashMap::new();
         for (i, u) in self.upstreams().iter().enumerate() {
+            let listing = self.inner.prompts.lock().begin();
+            let mut known = HashMap::new();
             for (name, k, p) in self.prompts_of(i, u).await {
                 if k.blocked.is_none() {
                     out.push(p);
                 }
                 known.insert(name, k);
             }
+            // a listing again after the upstream's change that started later holds
+            self.inner.prompts.lock().apply(i, listing, known);
         }
-        *self.inner.prompts.lock() = known;
         out
     }
 
@@ -337,23 +341,17 @@ impl UpstreamCatalog {
         let Some(u) = self.upstreams().get(i) else {
             return;
         };
+        let listing = self.inner.prompts.lock().begin();
         let fresh: HashMap<String, Known> = self
             .prompts_of(i, u)
             .await
             .into_iter()
             .map(|(name, k, _)| (name, k))
             .collect();
-        let changed = {
-            let mut known = self.inner.prompts.lock();
-            let before: HashMap<&String, &Known> =
-                known.iter().filter(|(_, k)| k.upstream == i).collect();
-            let changed =
-                before.len() != fresh.len() || fresh.iter().any(|(n, k)| before.get(n) != Some(&k));
-            known.retain(|_, k| k.upstream != i);
-            known.extend(fresh);
-            changed
-        };
-        if changed {
+        // a client's listing that started after this one and ended first holds, and told
+        // nothing: the change is told here all the same
+        let changed = self.inner.prompts.lock().apply(i, listing, fresh);
+        if changed != Some(false) {
             let _ = self.inner.catalog_changes.send(CatalogChange::Prompts);
         }
     }

@@ -20,7 +20,7 @@ use crate::upstream::Upstream;
 use parking_lot::Mutex;
 use rmcp::model::Tool as McpTool;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -89,7 +89,7 @@ pub(crate) struct GatewayInner {
     /// Told by a blocked tool's call: read the pins again now.
     recheck: Arc<Notify>,
     /// The upstreams' prompts as last listed, by listed name ([`crate::catalog`]).
-    pub(crate) prompts: Mutex<HashMap<String, crate::catalog::Known>>,
+    pub(crate) prompts: Mutex<crate::catalog::known::KnownPrompts>,
     /// Where a change of the resources or prompts served is told.
     pub(crate) catalog_changes: tokio::sync::broadcast::Sender<crate::catalog::CatalogChange>,
     /// How many resources each session is subscribed to ([`crate::subscriptions`]).
@@ -158,7 +158,7 @@ impl Gateway {
             shutdown: shutdown.clone(),
             listed: Mutex::new(BTreeMap::new()),
             recheck: Arc::new(Notify::new()),
-            prompts: Mutex::new(HashMap::new()),
+            prompts: Mutex::default(),
             catalog_changes: tokio::sync::broadcast::channel(16).0,
             subscribed: crate::subscriptions::Held::new(options.max_subscriptions),
         });

@@ -107,7 +107,7 @@ impl Drop for LogRoute {
 }
 
 /// `text` cleaned like an output, its invisible and bidirectional characters removed.
-fn clean(text: &str) -> String {
+pub(crate) fn clean(text: &str) -> String {
     toolgate_core::sanitize::clean_output(text)
         .chars()
         .filter(|c| !crate::quarantine::is_invisible(*c))
@@ -115,7 +115,7 @@ fn clean(text: &str) -> String {
 }
 
 /// Every string and key of `value` [`clean`]ed, in place.
-pub(crate) fn clean_value(value: &mut Value) {
+fn clean_value(value: &mut Value) {
     match value {
         Value::String(s) => *s = clean(s),
         Value::Array(items) => items.iter_mut().for_each(clean_value),

@@ -13,14 +13,17 @@
 //! 2. calls of the upstream are in flight, all of one session;
 //! 3. that session's client can be sent requests (an MCP session on a connection, not a
 //!    2026-07-28 request) and declared the capability in its `initialize` (for elicitation,
-//!    form mode: URL mode is never relayed; for sampling, no `tools` and no
-//!    `includeContext` but `none`).
+//!    form mode: URL mode is never relayed; for sampling, no `tools`, no `tool_use` or
+//!    `tool_result` content and no `includeContext` but `none`).
 //!
-//! The request is relayed with what the upstream wrote cleaned like an output (every string,
-//! invisible and bidirectional characters removed) and its `_meta` left out; an elicitation's
-//! message is prefixed `The upstream server <name> asks: `, so the user can tell it from
-//! toolgate's own questions (approvals). It is bounded by
-//! the session's call in flight that ends last: that call's deadline, its cancellation or
+//! The request is relayed with the text a person or a model reads cleaned like an output
+//! (invisible and bidirectional characters removed) and its `_meta` left out; data the client
+//! answers with or acts on (property names, enum values, defaults, stop sequences...) is
+//! never changed: a request whose data would need cleaning is refused, saying where
+//! (`relay/shown.rs`). A request over [`MAX_RELAYED_BYTES`] as JSON is refused. An
+//! elicitation's message is prefixed `The upstream server <name> asks: `, so the user can
+//! tell it from toolgate's own questions (approvals). It is bounded by the session's call in
+//! flight that ends last: that call's deadline, its cancellation or
 //! its end stops the relay (the client gets `notifications/cancelled`), as does the
 //! upstream's own cancellation of its request. Each relayed or refused request is an audit
 //! record (tool `toolgate.upstream.<name>.sampling` or `.elicitation`, the session and
@@ -30,14 +33,16 @@
 // sampling: deprecated by SEP-2577, still what 2025-11-25 servers and clients use.
 #![allow(deprecated)]
 
+mod shown;
+
 use crate::flood::Budgets;
-use crate::logs::clean_value;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use rmcp::model::{
     ClientCapabilities, ClientResult, ContextInclusion, CreateMessageRequest,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
-    ElicitResult, ErrorCode, ErrorData, ServerRequest,
+    ElicitResult, ErrorCode, ErrorData, SamplingContent, SamplingMessage,
+    SamplingMessageContentBlock, ServerRequest,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -52,6 +57,11 @@ use toolgate_core::{ErrorKind, ToolContext};
 /// JSON-RPC error code of a relayed request that got no answer before the call it was made
 /// for ended (timed out or cancelled), as MCP's SDKs use for a request timeout.
 pub const RELAY_ENDED: ErrorCode = ErrorCode(-32001);
+
+/// The most a relayed request's params may take as JSON, in bytes (256 KiB): its messages'
+/// text, system prompt, images and audio, or its elicitation message and schema. A larger one
+/// is refused before the client sees it.
+pub const MAX_RELAYED_BYTES: u64 = 256 * 1024;
 
 /// Why a relay ended at the deadline of the call it was made for.
 const TIMED_OUT: &str = "the call it was made for ran past its timeout";
@@ -209,12 +219,14 @@ impl Relay {
                     )
                 })
         });
+        let refused = refused.or_else(|| tool_content(&params.messages));
         self.relay(
             kind,
             refused,
             params,
             cancelled,
             |p| ServerRequest::CreateMessageRequest(CreateMessageRequest::new(p)),
+            shown::SAMPLING,
             |c| c.sampling.is_some(),
             |r| match r {
                 ClientResult::CreateMessageResult(m) => Some(*m),
@@ -269,6 +281,7 @@ impl Relay {
             params,
             cancelled,
             |p| ServerRequest::ElicitRequest(ElicitRequest::new(p)),
+            shown::ELICITATION,
             declares,
             |r| match r {
                 ClientResult::ElicitResult(e) => Some(e),
@@ -289,7 +302,8 @@ impl Relay {
         Err(ErrorData::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!(
-                "{} refused: the upstream sent more requests than its budget                  ([upstreams.notifications] requests); send fewer",
+                "{} refused: the upstream sent more requests than its budget \
+                 ([upstreams.notifications] requests); send fewer",
                 what(kind)
             ),
             None,
@@ -317,6 +331,7 @@ impl Relay {
         params: P,
         cancelled: CancellationToken,
         request: fn(P) -> ServerRequest,
+        shown: &[&str],
         declares: fn(&ClientCapabilities) -> bool,
         answer: fn(ClientResult) -> Option<R>,
     ) -> Result<R, ErrorData>
@@ -337,7 +352,7 @@ impl Relay {
                 None,
             ))
         };
-        if let Some(why) = refused {
+        if let Some(why) = refused.or_else(|| oversized(&params)) {
             return refuse(why, None);
         }
         let target = match self.routes.target() {
@@ -361,9 +376,9 @@ impl Relay {
                 Some(&target),
             );
         }
-        let params = match cleaned(params) {
+        let params = match cleaned(params, shown) {
             Ok(p) => p,
-            Err(e) => return refuse(format!("it could not be cleaned ({e})"), Some(&target)),
+            Err(why) => return refuse(why, Some(&target)),
         };
         let sent = (client.send)(request(params));
         let ended = |failure: Failure<'_>, why: &str| {
@@ -504,6 +519,30 @@ impl Failure<'_> {
     }
 }
 
+/// Why a sampling request's `messages` are not relayed: a `tool_use` or `tool_result`
+/// content block (2025-11-25 "Sampling", tools in sampling) in one of them, while the
+/// gateway declared sampling without `tools`, so the tool loop would be the upstream's,
+/// run through the client's model outside the pipeline.
+fn tool_content(messages: &[SamplingMessage]) -> Option<String> {
+    messages.iter().enumerate().find_map(|(i, m)| {
+        let block = match &m.content {
+            SamplingContent::Single(b) => std::slice::from_ref(b),
+            SamplingContent::Multiple(bs) => bs.as_slice(),
+        }
+        .iter()
+        .find_map(|b| match b {
+            SamplingMessageContentBlock::ToolUse(_) => Some("tool_use"),
+            SamplingMessageContentBlock::ToolResult(_) => Some("tool_result"),
+            _ => None,
+        })?;
+        Some(format!(
+            "message {i} holds a `{block}` content block, and the gateway declared sampling \
+             without tools, so it relays no tool use or tool result: send text, image or \
+             audio content"
+        ))
+    })
+}
+
 /// What the configured kind asks, for messages.
 fn what(kind: RelayKind) -> &'static str {
     match kind {
@@ -512,18 +551,53 @@ fn what(kind: RelayKind) -> &'static str {
     }
 }
 
-/// `params` with every string and key cleaned like an output ([`crate::logs`]'s cleaning).
-fn cleaned<P: Serialize + DeserializeOwned>(params: P) -> Result<P, serde_json::Error> {
-    let mut value = serde_json::to_value(params)?;
-    clean_value(&mut value);
-    serde_json::from_value(value)
+/// Why `params` are not relayed for their size: over [`MAX_RELAYED_BYTES`] as JSON (counted
+/// as they are written, nothing kept).
+fn oversized<P: Serialize>(params: &P) -> Option<String> {
+    let mut size = Counted(0);
+    // a write to the counter cannot fail; a value that does not serialize is refused later
+    let _ = serde_json::to_writer(&mut size, params);
+    (size.0 > MAX_RELAYED_BYTES).then(|| {
+        format!(
+            "it takes {} bytes as JSON, over the {MAX_RELAYED_BYTES} bytes (256 KiB) the \
+             gateway relays: send a shorter request",
+            size.0
+        )
+    })
+}
+
+/// Counts the bytes written to it.
+struct Counted(u64);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `params` with the text of it a person reads (`shown`, [`shown`]) cleaned like an output;
+/// data that would need cleaning is refused.
+///
+/// # Errors
+/// Why it is not relayed, for the upstream: data that would need cleaning (where), or params
+/// that do not serialize.
+fn cleaned<P: Serialize + DeserializeOwned>(params: P, shown: &[&str]) -> Result<P, String> {
+    let unreadable = |e: serde_json::Error| format!("it could not be read again ({e})");
+    let mut value = serde_json::to_value(params).map_err(unreadable)?;
+    shown::clean_shown(&mut value, shown)?;
+    serde_json::from_value(value).map_err(unreadable)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-    use rmcp::model::{SamplingCapability, SamplingMessage};
+    use rmcp::model::SamplingCapability;
     use std::time::Duration;
     use toolgate_config::upstreams::{NotificationLimits, NotificationRate};
     use toolgate_core::audit::MemoryAuditSink;
@@ -650,7 +724,13 @@ mod tests {
             for _ in 0..50 {
                 if let Err(e) = sample(&relay).await {
                     if e.message.contains("more requests than its budget") {
-                        assert!(e.message.contains("[upstreams.notifications] requests"));
+                        assert!(
+                            e.message.contains(
+                                "than its budget ([upstreams.notifications] requests); send fewer"
+                            ),
+                            "one line: {}",
+                            e.message
+                        );
                         over += 1;
                     }
                 }
@@ -904,5 +984,159 @@ mod tests {
             sent["params"]["message"],
             "The upstream server up asks: Your name?"
         );
+    }
+
+    #[tokio::test]
+    async fn an_elicitation_whose_property_name_would_need_cleaning_is_refused_naming_it() {
+        let (relay, sink) = relay(&[RelayKind::Elicitation]);
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let into = asked.clone();
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        let send: SendToClient = Arc::new(move |request| {
+            into.lock().push(request);
+            Box::pin(async {
+                Ok(ClientResult::ElicitResult(ElicitResult::new(
+                    rmcp::model::ElicitationAction::Decline,
+                )))
+            })
+        });
+        let _route = relay.routes.route(
+            &ctx("s", Duration::from_secs(5)),
+            Some(RelayClient {
+                capabilities: Some(capabilities),
+                send,
+            }),
+        );
+        let form: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "form",
+            "message": "Your name?",
+            "requestedSchema": {"type": "object", "properties": {"na\u{202e}me": {"type": "string"}}},
+        }))
+        .unwrap();
+        let e = relay
+            .create_elicitation(form, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+        assert!(
+            e.message
+                .contains(r"the name `na\u{202e}me` at /requestedSchema/properties"),
+            "{}",
+            e.message
+        );
+        assert!(asked.lock().is_empty(), "nothing reached the client");
+        let records = sink.records();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].error_reason.as_deref(), Some("relay_refused"));
+    }
+
+    #[tokio::test]
+    async fn a_sampling_request_with_tool_use_or_tool_result_content_is_refused() {
+        let (relay, sink) = relay(&[RelayKind::Sampling]);
+        let (a, asked) = client(true, Duration::ZERO);
+        let _route = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(a));
+        // as a 2025-11-25 upstream writes them: one block, or an array of blocks
+        for (content, block) in [
+            (
+                serde_json::json!({"type": "tool_use", "id": "t1", "name": "rm", "input": {}}),
+                "tool_use",
+            ),
+            (
+                serde_json::json!([
+                    {"type": "text", "text": "here"},
+                    {"type": "tool_result", "toolUseId": "t1", "content": []}
+                ]),
+                "tool_result",
+            ),
+        ] {
+            let params: CreateMessageRequestParams = serde_json::from_value(serde_json::json!({
+                "messages": [
+                    {"role": "user", "content": {"type": "text", "text": "hi"}},
+                    {"role": "assistant", "content": content}
+                ],
+                "maxTokens": 5
+            }))
+            .unwrap();
+            let e = relay
+                .create_message(params, CancellationToken::new())
+                .await
+                .unwrap_err();
+            assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+            assert!(
+                e.message
+                    .contains(&format!("message 1 holds a `{block}` content block"))
+                    && e.message.contains("send text, image or audio content"),
+                "{}",
+                e.message
+            );
+        }
+        assert!(asked.lock().is_empty(), "nothing reached the client");
+        let records = sink.records();
+        assert_eq!(records.len(), 2);
+        assert!(records
+            .iter()
+            .all(|r| r.error_reason.as_deref() == Some("relay_refused")));
+    }
+
+    #[tokio::test]
+    async fn a_request_over_256_kib_is_refused_before_the_client_sees_it() {
+        let (relay, sink) = relay(&[RelayKind::Sampling, RelayKind::Elicitation]);
+        let (a, asked) = client(true, Duration::ZERO);
+        let _route = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(a));
+        // the text of many messages adds up, and a system prompt counts too
+        let mut many = params("x");
+        many.messages = vec![SamplingMessage::user_text("y".repeat(64 * 1024)); 4];
+        many.system_prompt = Some("z".repeat(1024));
+        let e = relay
+            .create_message(many, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+        assert!(
+            e.message.contains("over the 262144 bytes (256 KiB)")
+                && e.message.contains("send a shorter request"),
+            "{}",
+            e.message
+        );
+        // an elicitation's schema counts: descriptions of its properties
+        let properties: serde_json::Map<String, serde_json::Value> = (0..300)
+            .map(|i| {
+                (
+                    format!("p{i}"),
+                    serde_json::json!({"type": "string", "description": "d".repeat(1024)}),
+                )
+            })
+            .collect();
+        let form: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "form",
+            "message": "Fill in",
+            "requestedSchema": {"type": "object", "properties": properties},
+        }))
+        .unwrap();
+        let e = relay
+            .create_elicitation(form, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("256 KiB"), "{}", e.message);
+        assert!(asked.lock().is_empty(), "nothing reached the client");
+        // just under the limit is relayed
+        let mut under = params("x");
+        under.messages = vec![SamplingMessage::user_text("y".repeat(250 * 1024))];
+        relay
+            .create_message(under, CancellationToken::new())
+            .await
+            .expect("relayed");
+        assert_eq!(asked.lock().len(), 1);
+        let reasons: Vec<_> = sink
+            .records()
+            .iter()
+            .map(|r| r.error_reason.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(reasons, ["relay_refused", "relay_refused", ""]);
     }
 }

@@ -15,11 +15,11 @@
 use crate::approval::CLIENT;
 use crate::handler::LEVEL_UNSET;
 use rmcp::model::{
-    CancelledNotificationParam, ClientCapabilities, ClientResult, ErrorData, InputRequests,
-    InputRequiredResult, InputResponses, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ServerRequest,
+    CancelledNotificationParam, ClientCapabilities, ClientResult, ErrorData, GetExtensions,
+    InputRequests, InputRequiredResult, InputResponses, LoggingLevel,
+    LoggingMessageNotificationParam, ProgressNotificationParam, RequestId, ServerRequest,
 };
-use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
+use rmcp::service::{OriginatingRequestId, PeerRequestOptions, RequestContext, RoleServer};
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use toolgate_core::{ErrorKind, ToolError};
@@ -112,11 +112,16 @@ pub fn client_logger() -> Option<ClientLogger> {
 }
 
 /// The current call's client, to send it requests (`sampling/createMessage`,
-/// `elicitation/create`) from outside the call's task too: its connection and what it
-/// declared in `initialize`. Cheap to clone.
+/// `elicitation/create`) from outside the call's task too: its connection, the call's
+/// request (which a request sent for it relates to) and what the client declared in
+/// `initialize`. Cheap to clone.
 #[derive(Clone)]
 pub struct ClientRequester {
     peer: rmcp::service::Peer<RoleServer>,
+    /// The id of the call's `tools/call` request: on streamable HTTP a request marked with
+    /// it goes out on that request's SSE stream (specification 2025-11-25 "Transports",
+    /// streamable HTTP: requests related to the client's request; SEP-2260).
+    related: RequestId,
 }
 
 impl std::fmt::Debug for ClientRequester {
@@ -131,9 +136,12 @@ impl ClientRequester {
         self.peer.peer_info().map(|i| i.capabilities.clone())
     }
 
-    /// Sends `request` to the client and waits for its answer. Dropped before the answer
-    /// (the caller gave up: its call was cancelled or ran out of time), it sends the client
-    /// `notifications/cancelled` for the request.
+    /// Sends `request` to the client and waits for its answer. The request relates to the
+    /// call's `tools/call`: on streamable HTTP it goes out on that POST's SSE stream, so a
+    /// client that reads only its POSTs' streams (no standalone GET stream) gets it, whichever
+    /// task it is sent from. Dropped before the answer (the caller gave up: its call was
+    /// cancelled or ran out of time), it sends the client `notifications/cancelled` for the
+    /// request.
     ///
     /// # Errors
     /// The connection did not take the request or closed before the answer
@@ -141,19 +149,44 @@ impl ClientRequester {
     /// with a JSON-RPC error (`McpError`).
     pub async fn request(
         &self,
-        request: ServerRequest,
+        mut request: ServerRequest,
     ) -> Result<ClientResult, rmcp::ServiceError> {
-        let handle = self
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await?;
-        let mut pending = Pending {
-            peer: &self.peer,
-            id: Some(handle.id.clone()),
-        };
-        let answer = handle.await_response().await;
-        pending.id = None;
-        answer
+        request
+            .extensions_mut()
+            .insert(OriginatingRequestId(self.related.clone()));
+        // rmcp marks a request sent inside a request handler's task with that handler's
+        // request (a task-local), over the mark set here: in another connection's handler
+        // (the gateway relaying an upstream's request) that is a request of the other
+        // connection, numbered by it, so the request is sent from a task of its own, where
+        // only the mark set here holds; dropped, the task is aborted (and the request, once
+        // sent, cancelled at the client)
+        let peer = self.peer.clone();
+        let mut task = AbortOnDrop(tokio::spawn(async move {
+            let handle = peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await?;
+            let mut pending = Pending {
+                peer: &peer,
+                id: Some(handle.id.clone()),
+            };
+            let answer = handle.await_response().await;
+            pending.id = None;
+            answer
+        }));
+        match (&mut task.0).await {
+            Ok(answer) => answer,
+            // the task panicked or the runtime is shutting down: the connection is gone
+            Err(_) => Err(rmcp::ServiceError::TransportClosed),
+        }
+    }
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -187,6 +220,7 @@ pub fn client_requester() -> Option<ClientRequester> {
         .try_with(|c| {
             (!crate::mrtr::is_round_trip(&c.ctx)).then(|| ClientRequester {
                 peer: c.ctx.peer.clone(),
+                related: c.ctx.id.clone(),
             })
         })
         .ok()

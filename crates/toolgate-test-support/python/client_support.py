@@ -78,11 +78,18 @@ def text_of(result: Any) -> str:
 
 def add_server_args(p: argparse.ArgumentParser) -> None:
     """The flags that say which server to reach and how: `--mode legacy|2026-07-28|auto`
-    and `--stdio JSON_ARGV`, or `--url URL [--token TOKEN]`."""
+    and `--stdio JSON_ARGV`, or `--url URL [--token TOKEN] [--post-streams-only]`."""
     p.add_argument("--mode", default="legacy")
     p.add_argument("--stdio")
     p.add_argument("--url")
     p.add_argument("--token")
+    p.add_argument(
+        "--post-streams-only",
+        action="store_true",
+        help="streamable HTTP without the standalone GET stream: the client reads only the SSE "
+        "streams of its POSTs, so a server's request reaches it only on the stream of the "
+        "request it relates to",
+    )
 
 
 def make_client(args: argparse.Namespace, read_timeout_seconds: float, **kw: Any) -> Any:
@@ -100,6 +107,13 @@ def make_client(args: argparse.Namespace, read_timeout_seconds: float, **kw: Any
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
+        if getattr(args, "post_streams_only", False):
+            from mcp.client.streamable_http import StreamableHTTPTransport
+
+            async def no_get_stream(self: Any, client: Any, read_stream_writer: Any) -> None:
+                """The SDK opens the GET stream after `initialized`; this client does not."""
+
+            StreamableHTTPTransport.handle_get_stream = no_get_stream  # type: ignore[method-assign]
         headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
         server = streamable_http_client(args.url, http_client=create_mcp_http_client(headers=headers))
     return Client(server, mode=args.mode, read_timeout_seconds=read_timeout_seconds, **kw)

@@ -6,30 +6,27 @@
 //! one that declares neither gets error results and nothing in anyone's callback, one whose
 //! model never answers gets an error at the call's timeout and its callback cancelled. Then
 //! the audit: each request a record of `toolgate.upstream.ev.sampling` / `.elicitation`
-//! with its outcome.
+//! with its outcome. Over stdio, and over streamable HTTP with clients that open no
+//! standalone GET stream: a relayed request reaches them on the SSE stream of the
+//! `tools/call` it was made for. And a hostile upstream (the scripted server's `ask`): what
+//! the relay refuses never reaches the client, what it cleans comes back under the upstream's
+//! keys.
 
 use super::gateway_clients::node_modules;
+use super::mcp::HttpServe;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 use toolgate_test_support::clients::{client_program, python_script, run_ok};
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 
-#[test]
-#[cfg_attr(
-    any(toolgate_no_python, toolgate_no_node),
-    ignore = "needs TOOLGATE_TEST_PYTHON and TOOLGATE_TEST_NODE (README: Prerequisites)"
-)]
-fn sampling_and_elicitation_reach_the_client_only_where_the_upstream_opts_in() {
-    let (Some(node), Some(_)) = (
-        client_program("TOOLGATE_TEST_NODE"),
-        client_program("TOOLGATE_TEST_PYTHON"),
-    ) else {
-        return;
-    };
+/// A workspace whose `toolgate.toml` puts server-everything (run by `node`) behind the
+/// gateway as `ev` (relaying both kinds, calls of 5 s) and `plain` (relaying nothing).
+fn workspace(node: &Path) -> (tempfile::TempDir, PathBuf) {
     let everything =
-        node_modules(&node).join("@modelcontextprotocol/server-everything/dist/index.js");
+        node_modules(node).join("@modelcontextprotocol/server-everything/dist/index.js");
     let t = tempfile::tempdir().unwrap();
     let ws = t.path().canonicalize().unwrap();
     let config = format!(
@@ -59,17 +56,79 @@ startup_timeout_ms = 30000
         everything = everything.display().to_string(),
     );
     std::fs::write(ws.join("toolgate.toml"), config).unwrap();
-    let argv = serde_json::json!([TOOLGATE, "serve", "--workspace", ws]).to_string();
+    (t, ws)
+}
+
+/// The Python client of the requests, with `args` saying which server to reach.
+fn requests_client(args: &[&str]) -> Command {
     let mut cmd = python_script(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/gateway_requests_client.py"),
     )
-    .expect("checked above");
-    cmd.args(["--stdio", &argv]);
-    let out = run_ok(cmd, Duration::from_secs(200));
+    .expect("checked by the caller");
+    cmd.args(args);
+    cmd
+}
+
+#[test]
+#[cfg_attr(
+    any(toolgate_no_python, toolgate_no_node),
+    ignore = "needs TOOLGATE_TEST_PYTHON and TOOLGATE_TEST_NODE (README: Prerequisites)"
+)]
+fn sampling_and_elicitation_reach_the_client_only_where_the_upstream_opts_in() {
+    let (Some(node), Some(_)) = (
+        client_program("TOOLGATE_TEST_NODE"),
+        client_program("TOOLGATE_TEST_PYTHON"),
+    ) else {
+        return;
+    };
+    let (_t, ws) = workspace(&node);
+    let argv = serde_json::json!([TOOLGATE, "serve", "--workspace", ws]).to_string();
+    let out = run_ok(
+        requests_client(&["--stdio", &argv]),
+        Duration::from_secs(200),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("passed: gateway requests"), "{stdout}");
+    audited(&ws);
+}
 
-    let records = super::mcp::audit(&ws);
+#[test]
+#[cfg_attr(
+    any(toolgate_no_python, toolgate_no_node),
+    ignore = "needs TOOLGATE_TEST_PYTHON and TOOLGATE_TEST_NODE (README: Prerequisites)"
+)]
+fn over_streamable_http_a_relayed_request_rides_the_stream_of_its_call() {
+    let (Some(node), Some(_)) = (
+        client_program("TOOLGATE_TEST_NODE"),
+        client_program("TOOLGATE_TEST_PYTHON"),
+    ) else {
+        return;
+    };
+    let (_t, ws) = workspace(&node);
+    let mut serve = HttpServe::start(&ws, &[], &[], false);
+    let url = format!("http://{}/mcp", serve.addr);
+    // no standalone GET stream: only the POST of the call can carry its requests
+    let out = run_ok(
+        requests_client(&[
+            "--url",
+            &url,
+            "--token",
+            &serve.token,
+            "--post-streams-only",
+        ]),
+        Duration::from_secs(200),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("passed: gateway requests"), "{stdout}");
+    let _ = serve.child.kill();
+    let _ = serve.child.wait();
+    audited(&ws);
+}
+
+/// Each request the client sessions made `ev` send is one audit record of its kind, with
+/// its outcome, named after the call it was made for; `plain` was asked nothing.
+fn audited(ws: &Path) {
+    let records = super::mcp::audit(ws);
     let relayed =
         |tool: &str| -> Vec<&Value> { records.iter().filter(|r| r["tool"] == tool).collect() };
     let sampling = relayed("toolgate.upstream.ev.sampling");
@@ -119,5 +178,77 @@ startup_timeout_ms = 30000
     assert!(
         relayed("toolgate.upstream.plain.sampling").is_empty(),
         "nothing was asked of the upstream that relays nothing"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn a_hostile_upstreams_requests_are_refused_before_the_client_and_what_is_shown_is_cleaned() {
+    let Some(python) = client_program("TOOLGATE_TEST_PYTHON") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().canonicalize().unwrap();
+    let tools = serde_json::json!([{
+        "name": "ask",
+        "inputSchema": {"type": "object", "properties": {
+            "method": {"type": "string"}, "params": {}, "n": {"type": "integer"}
+        }}
+    }]);
+    std::fs::write(ws.join("tools.json"), tools.to_string()).unwrap();
+    let config = format!(
+        "[[rules]]\ndecision = \"allow\"\ntool = \"sc__*\"\n\n{}",
+        super::gateway::entry(
+            &python,
+            "sc",
+            "ok",
+            &ws.join("tools.json").display().to_string(),
+            "startup_timeout_ms = 20000\nrelay = [\"sampling\", \"elicitation\"]\n\
+             [upstreams.notifications]\nrequests = { per_second = 100, burst = 100 }",
+        )
+    );
+    std::fs::write(ws.join("toolgate.toml"), config).unwrap();
+    let argv = serde_json::json!([TOOLGATE, "serve", "--workspace", ws]).to_string();
+    let mut cmd = python_script(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/clients/gateway_hostile_requests_client.py"),
+    )
+    .expect("checked above");
+    cmd.args(["--stdio", &argv]);
+    let out = run_ok(cmd, Duration::from_secs(150));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("passed: hostile requests"), "{stdout}");
+    // each refusal audited with its reason; the relayed ones as relayed
+    let records = super::mcp::audit(&ws);
+    let outcomes: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| {
+            r["tool"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("toolgate.upstream.sc."))
+        })
+        .map(|r| {
+            (
+                r["tool"].as_str().unwrap_or(""),
+                r["error_reason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    let elicitation = "toolgate.upstream.sc.elicitation";
+    let sampling = "toolgate.upstream.sc.sampling";
+    assert_eq!(
+        outcomes,
+        [
+            (elicitation, "relay_refused"),
+            (sampling, "relay_refused"),
+            (sampling, "relay_refused"),
+            (sampling, "relay_refused"),
+            (elicitation, ""),
+            (sampling, ""),
+        ],
+        "the malformed request never reached the relay (rmcp answers it): {records:#?}"
     );
 }

@@ -91,13 +91,15 @@ async def flood(args: argparse.Namespace) -> None:
             # what was let through may still be on its way
             await anyio.sleep(1.5)
             # the change pending after the flood is listed within a second of the last
-            # listing; on a loaded machine later: asked again until it was (or 10 s)
+            # listing; on a loaded machine later: asked again until the last listing of
+            # each list came after the last change the upstream said (or 10 s)
             # (arguments of their own each time, or the ledger answers the first again)
             deadline = time.monotonic() + 10
             for asked in range(1000):
                 r = await b.call_tool("fl__relists", {"asked": asked})
                 relists = json.loads(text_of(r))
-                if min(relists["tools"], relists["prompts"]) >= 2 or time.monotonic() > deadline:
+                current = all(relists[f"{k}_seen"] == relists[f"{k}_changed"] for k in ("tools", "prompts"))
+                if current or time.monotonic() > deadline:
                     break
                 await anyio.sleep(0.25)
             figures = {
@@ -114,6 +116,10 @@ async def flood(args: argparse.Namespace) -> None:
                 "answers_other": answers,
                 "relists": relists["tools"],
                 "prompt_relists": relists["prompts"],
+                "tools_changed": relists["tools_changed"],
+                "tools_seen": relists["tools_seen"],
+                "prompts_changed": relists["prompts_changed"],
+                "prompts_seen": relists["prompts_seen"],
                 "prompts_changed_a": seen_a.count(types.PromptListChangedNotification),
             }
             print("figures: " + json.dumps(figures), flush=True)

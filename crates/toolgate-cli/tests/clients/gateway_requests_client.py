@@ -6,6 +6,10 @@ Run by crates/toolgate-cli/tests/cli/gateway_requests.rs. Exits 0 when every che
 printing one `ok: ...` line per check and `passed: gateway requests` at the end.
 
   gateway_requests_client.py --stdio JSON_ARGV
+  gateway_requests_client.py --url URL --token TOKEN --post-streams-only
+
+With `--post-streams-only` the client opens no standalone GET stream: the relayed requests
+reach it only because they ride the SSE stream of the `tools/call` they were made for.
 
 1. A client that declares sampling and elicitation: the upstream's sampling request reaches
    its callback, cleaned of bidirectional characters, and its answer comes back in the tool
@@ -113,10 +117,16 @@ async def requests(args: argparse.Namespace) -> None:
         check(r.is_error is True, "a call whose client never answers the relay ends with an error", text_of(r))
         check(took < 15, "within the upstream's timeout", took)
         check(hung["started"] == 1, "the request reached the callback", hung)
-        deadline = time.monotonic() + 5
-        while hung["cancelled"] == 0 and time.monotonic() < deadline:
-            await anyio.sleep(0.05)
-        check(hung["cancelled"] == 1, "the relayed request is cancelled at the client", hung)
+        if args.post_streams_only:
+            # rmcp (3.11) sends a server's `notifications/cancelled` on the standalone GET
+            # stream, never on the POST stream of the call its request rode: a client without
+            # the GET stream does not see it (README: Gateway, relay)
+            print("note: the cancellation is not looked for without a GET stream", flush=True)
+        else:
+            deadline = time.monotonic() + 5
+            while hung["cancelled"] == 0 and time.monotonic() < deadline:
+                await anyio.sleep(0.05)
+            check(hung["cancelled"] == 1, "the relayed request is cancelled at the client", hung)
         r = await slow.call_tool("plain__echo", {"message": "after"})
         check(not r.is_error and "Echo: after" in text_of(r), "the session goes on", text_of(r))
 

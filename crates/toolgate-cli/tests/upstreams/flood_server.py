@@ -12,7 +12,10 @@ Tools:
   `n // 10` `notifications/prompts/list_changed`, then answers `flooded N`;
 - `echo(text)`: answers `echo: TEXT` at once;
 - `relists()`: answers how many `tools/list` and `prompts/list` requests it has been sent,
-  as JSON text `{"tools": N, "prompts": M}`.
+  how many `tools/list_changed` and `prompts/list_changed` it sent, and how many of those it
+  had sent when it last answered a listing of that list, as JSON text
+  `{"tools": N, "prompts": M, "tools_changed": C, "prompts_changed": D, "tools_seen": S,
+  "prompts_seen": P}` (the last listing is current when its `_seen` equals its `_changed`).
 
 One prompt, `hello`.
 
@@ -39,6 +42,9 @@ def main() -> None:
     p.add_argument("--log", required=True)
     args = p.parse_args()
     relists = {"tools": 0, "prompts": 0}
+    # the list_changed sent of each list, and how many of them its last listing came after
+    changed = {"tools": 0, "prompts": 0}
+    seen = {"tools": 0, "prompts": 0}
 
     def record(method: str, uri: str) -> None:
         with open(args.log, "a") as f:
@@ -49,6 +55,7 @@ def main() -> None:
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         relists["tools"] += 1
+        seen["tools"] = changed["tools"]
         obj = {"type": "object"}
         return types.ListToolsResult(
             tools=[
@@ -63,7 +70,11 @@ def main() -> None:
         if params.name == "echo":
             return text(f"echo: {a.get('text', '')}")
         if params.name == "relists":
-            return text(json.dumps(relists))
+            figures = dict(relists)
+            for k in changed:
+                figures[f"{k}_changed"] = changed[k]
+                figures[f"{k}_seen"] = seen[k]
+            return text(json.dumps(figures))
         n = int(a.get("n", 20000))
         s = ctx.session
         for i in range(n):
@@ -73,12 +84,15 @@ def main() -> None:
                 await s.send_resource_updated("flood://a")
             if i % 10 == 0:
                 await s.send_resource_list_changed()
+                changed["tools"] += 1
                 await s.send_tool_list_changed()
+                changed["prompts"] += 1
                 await s.send_prompt_list_changed()
         return text(f"flooded {n}")
 
     async def list_prompts(ctx, params) -> types.ListPromptsResult:
         relists["prompts"] += 1
+        seen["prompts"] = changed["prompts"]
         return types.ListPromptsResult(prompts=[types.Prompt(name="hello", description="Says hello.")])
 
     async def get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:

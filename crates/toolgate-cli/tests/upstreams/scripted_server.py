@@ -32,7 +32,11 @@ Tools that make it talk to its client before answering: `touch` sends
 `notifications/resources/updated` for its `uri`; `announce` sends
 `notifications/resources/list_changed` and `notifications/prompts/list_changed`; `chatty`
 sends a `notifications/message` (level warning) whose text holds a bidi override and a
-zero-width space, with its `text` argument (250 ms before its answer); `die` exits at once (status 3), unanswered.
+zero-width space, with its `text` argument (250 ms before its answer); `die` exits at once (status 3), unanswered;
+`ask` sends its client the request in its arguments (`method`, `params`), waits for the
+answer (reading nothing else meanwhile) and answers the call with that answer's JSON
+(`{"result": ...}` or `{"error": ...}`) as text; in the request, `<RLO>` is sent as U+202E
+(a bidi override) and `<BIG>` as 300,000 `x`.
 """
 
 from __future__ import annotations
@@ -193,6 +197,18 @@ def main() -> None:
                 result = {"content": [{"type": "text", "text": "chatted"}]}
             elif name == "die":
                 os._exit(3)
+            elif name == "ask":
+                asked = f"ask-{rid}"
+                request = json.dumps({"jsonrpc": "2.0", "id": asked, "method": a["method"], "params": a["params"]})
+                # what a hostile server writes that a call's arguments would not carry as is
+                write(request.replace("<RLO>", "\\u202e").replace("<BIG>", "x" * 300_000))
+                answer = {"error": "the connection closed"}
+                for reply in sys.stdin:
+                    got = json.loads(reply)
+                    if got.get("id") == asked and "method" not in got:
+                        answer = {k: got[k] for k in ("result", "error") if k in got}
+                        break
+                result = {"content": [{"type": "text", "text": json.dumps(answer, sort_keys=True)}]}
             elif name == "fail":
                 result = {"content": [{"type": "text", "text": "the scripted tool failed"}], "isError": True}
             else:

@@ -91,8 +91,8 @@ name = "none"
     );
     let want = [
         "3:13: gateway.separator: \"::\" cannot separate names",
-        "6:8: upstreams[0].name: \"bad name\" cannot name an upstream",
-        "8:7: upstreams[0].url: an upstream has either `command`",
+        "6:8: upstreams[\"bad name\"].name: \"bad name\" cannot name an upstream",
+        "8:7: upstreams[\"bad name\"].url: an upstream has either `command`",
         "12:7: upstreams[1].url: \"ftp://h\" is not an http:// or https:// URL",
         "13:8: upstreams[1].args: `args` is for stdio upstreams",
         "14:7: upstreams[1].env: `env` is for stdio upstreams",
@@ -102,7 +102,7 @@ name = "none"
         "20:14: upstreams[2].timeout_ms: 0 is out of range",
         "21:",
         "22:",
-        "24:1: upstreams[3]: an upstream needs `command`",
+        "24:1: upstreams[\"none\"]: an upstream needs `command`",
     ];
     assert_eq!(p.len(), want.len(), "{p:#?}");
     for (got, want) in p.iter().zip(want) {
@@ -146,7 +146,7 @@ fn an_https_upstream_loads_with_its_ca_file_and_a_bad_ca_file_is_located() {
     let p = bad("missing.pem", "https://h/mcp");
     assert_eq!(p.len(), 1, "{p:#?}");
     assert!(
-        p[0].starts_with("4:11: upstreams[0].ca_file: \"missing.pem\" cannot be read"),
+        p[0].starts_with("4:11: upstreams[\"w\"].ca_file: \"missing.pem\" cannot be read"),
         "{}",
         p[0]
     );
@@ -182,7 +182,7 @@ fn an_unknown_upstream_key_is_located_and_tool_names_of_unknown_upstreams_refuse
     let p = problems("[[upstreams]]\nname = \"w\"\nurl = \"http://h/mcp\"\ntimeout = 3\n");
     assert_eq!(p.len(), 1, "{p:#?}");
     assert!(
-        p[0].starts_with("4:1: upstreams[0].timeout: unknown field `timeout`"),
+        p[0].starts_with("4:1: upstreams[\"w\"].timeout: unknown field `timeout`"),
         "{}",
         p[0]
     );
@@ -317,11 +317,11 @@ resources_list_changed = { per_minute = 2000000, burst = 0 }
     );
     let want = [
         "3:21: gateway.max_subscriptions: 0 is out of range: write 1 to 100000",
-        "9:22: upstreams[0].notifications.log.per_second: 0 would drop every notification: write at least 1",
-        "10:12: upstreams[0].notifications.progress: write one of per_second and per_minute",
-        "11:20: upstreams[0].notifications.resource_updated: write one of per_second and per_minute",
-        "12:41: upstreams[0].notifications.resources_list_changed.per_minute: 2000000 is out of range: write 1 to 1000000",
-        "12:58: upstreams[0].notifications.resources_list_changed.burst: 0 would drop every notification",
+        "9:22: upstreams[\"loud\"].notifications.log.per_second: 0 would drop every notification: write at least 1",
+        "10:12: upstreams[\"loud\"].notifications.progress: write one of per_second and per_minute",
+        "11:20: upstreams[\"loud\"].notifications.resource_updated: write one of per_second and per_minute",
+        "12:41: upstreams[\"loud\"].notifications.resources_list_changed.per_minute: 2000000 is out of range: write 1 to 1000000",
+        "12:58: upstreams[\"loud\"].notifications.resources_list_changed.burst: 0 would drop every notification",
     ];
     assert_eq!(p.len(), want.len(), "{p:#?}");
     for (got, want) in p.iter().zip(want) {
@@ -335,7 +335,7 @@ resources_list_changed = { per_minute = 2000000, burst = 0 }
     );
     assert_eq!(p.len(), 1, "{p:#?}");
     assert!(
-        p[0].contains("upstreams[0].notifications.progress.per_second: -5 is not a number of notifications: write 1 to 1000000"),
+        p[0].contains("upstreams[\"loud\"].notifications.progress.per_second: -5 is not a number of notifications: write 1 to 1000000"),
         "{}",
         p[0]
     );
@@ -362,7 +362,7 @@ fn relayed_requests_are_opt_in_and_a_bad_entry_is_located() {
     let p = problems("[[upstreams]]\nname = \"w\"\ncommand = \"srv\"\nrelay = [\"roots\"]\n");
     assert_eq!(p.len(), 1, "{p:#?}");
     assert!(p[0].starts_with("4:"), "located on its line: {}", p[0]);
-    assert!(p[0].contains("upstreams[0].relay"), "{}", p[0]);
+    assert!(p[0].contains(r#"upstreams["w"].relay"#), "{}", p[0]);
     assert!(
         p[0].contains("roots") && p[0].contains("sampling") && p[0].contains("elicitation"),
         "says what was wrong and what may be written: {}",
@@ -373,8 +373,43 @@ fn relayed_requests_are_opt_in_and_a_bad_entry_is_located() {
     );
     assert_eq!(p.len(), 1, "{p:#?}");
     assert!(
-        p[0].contains("upstreams[0].relay[1]") && p[0].contains("listed twice"),
+        p[0].contains(r#"upstreams["w"].relay[1]"#) && p[0].contains("listed twice"),
         "{}",
         p[0]
+    );
+}
+
+#[test]
+fn an_upstreams_type_errors_name_it_and_say_the_types_in_words() {
+    let p = problems("[[upstreams]]\nname = \"web\"\ncommand = \"x\"\ntimeout_ms = \"slow\"\n");
+    assert_eq!(
+        p,
+        [
+            r#"4:14: upstreams["web"].timeout_ms: must be a whole number (0 or more), not the text "slow""#
+        ]
+    );
+    let p = problems(
+        "[[upstreams]]\nname = \"web\"\ncommand = \"x\"\n\n\
+         [[upstreams]]\nname = \"fs\"\ncommand = [\"y\"]\nsandbox = \"yes\"\n",
+    );
+    assert_eq!(
+        p,
+        [r#"7:11: upstreams["fs"].command: must be text in quotes, not a list"#]
+    );
+    let p = problems("[[upstreams]]\nname = \"w\"\ncommand = \"x\"\nrelay = \"sampling\"\n");
+    assert_eq!(
+        p,
+        [r#"4:9: upstreams["w"].relay: must be a list ([...]), not the text "sampling""#]
+    );
+    // without a name of text, by its place; a name in it is written visibly
+    let p = problems("[[upstreams]]\ncommand = 5\n");
+    assert_eq!(
+        p,
+        ["2:11: upstreams[0].command: must be text in quotes, not the number 5"]
+    );
+    let p = problems("[[upstreams]]\nname = \"a\u{202e}b\"\ncommand = \"x\"\n");
+    assert!(
+        p[0].starts_with(r#"2:8: upstreams["a\u{202e}b"].name:"#),
+        "{p:#?}"
     );
 }
