@@ -2,7 +2,8 @@
 //! structured content: the text is what is counted (once) and what a model reads, both are
 //! cleaned, and past the cap each is cut on its own measure with its own handle: the
 //! structured content inside the value (within its listed schema), the text to a preview.
-//! A value its schema will not let be shortened is sent whole, and the tool's text stays.
+//! A value its schema will not let be shortened is sent whole, and the tool's text stays;
+//! one that cannot be shortened and has no schema is left out, whole behind a handle.
 
 use super::*;
 use pretty_assertions::assert_eq;
@@ -222,4 +223,42 @@ async fn a_value_that_cannot_be_cut_is_sent_whole_and_the_tools_text_stays() {
     );
     assert_eq!(bytes, "60000 bytes of lines".len());
     assert!(r.truncation.is_none(), "what the model reads was not cut");
+}
+
+/// Without an output schema, a value that cannot be shortened (an array) is left out, kept
+/// whole behind a handle, and the tool's own text stays what the model reads.
+#[tokio::test]
+async fn without_a_schema_an_uncuttable_value_is_left_out_and_the_text_stays() {
+    let rows: Vec<u32> = (0..5000).collect();
+    let definition = json!({"name": "rows", "description": "d", "inputSchema": {"type": "object"}});
+    let out = ToolOutput {
+        structured: Some(json!(rows)),
+        content: vec![Content::text("5000 rows")],
+    };
+    let tool = DynamicTool::from_definition(
+        &definition,
+        ToolSpec::builder("rows")
+            .effects(Effects::read_only())
+            .max_result_bytes(CAP),
+        move |_, _| {
+            let out = out.clone();
+            async move { Ok(out) }
+        },
+    )
+    .unwrap();
+    let registry = Registry::builder().tool(tool).build().unwrap();
+    let (p, audit) = pipeline_with(registry, Arc::new(NobodyApprover));
+    let s = p.session("s").build().unwrap();
+    let r = p.dispatch(ToolCall::new("c", "rows", json!({})), &s).await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(r.content, vec![Content::text("5000 rows")]);
+    assert!(r.structured_content.is_none());
+    let t = r
+        .truncation
+        .clone()
+        .expect("the left-out value is recorded");
+    assert_eq!(t.shown_bytes, 0);
+    let whole: Value = serde_json::from_str(&stored(&p, &t.handle)).unwrap();
+    assert_eq!(whole, json!(rows));
+    assert_eq!(audit.calls()[0].result_bytes, "5000 rows".len());
 }
