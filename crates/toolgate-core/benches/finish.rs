@@ -5,10 +5,14 @@
 //!   small items, as `list_dir` and `glob` do): checking it against the output schema,
 //!   cleaning its strings, and for the 1 MiB one (past the 64 KiB cap) shortening it inside
 //!   the value and keeping its text behind a handle;
-//! - `text`: a typed tool returns one string of numbered lines of that size (as `read_file`
-//!   and `run_shell` do, tabs and quotes included), and the text block a client shows beside
-//!   structured content is rendered from the result ([`ToolResult::text`], what the MCP
-//!   server sends); the 1 MiB one is cut in its middle and kept behind a handle.
+//! - `text`: a typed tool returns one string of numbered lines of that size (as `run_shell`
+//!   does, tabs and quotes included), and the text block a client shows beside structured
+//!   content is rendered from the result ([`ToolResult::text`], what the MCP server sends:
+//!   the structured content's JSON); the 1 MiB one is cut in its middle and kept behind a
+//!   handle;
+//! - `lines`: the same tool giving its own text, the lines as they are
+//!   ([`TypedTool::text`], as `read_file` does): the text block is that copy, cleaned and
+//!   measured beside the structured value, and past the cap each is cut on its own.
 //!
 //! `cargo bench -p toolgate-core --bench finish`
 
@@ -75,11 +79,12 @@ struct Lines {
     lines_returned: u64,
 }
 
-/// Returns `bytes` bytes of numbered, source-like lines in one string.
-struct Text(Lines);
+/// Returns `bytes` bytes of numbered, source-like lines in one string; with `own`, renders
+/// them as its text.
+struct Text(Lines, bool);
 
 impl Text {
-    fn new(bytes: usize) -> Text {
+    fn new(bytes: usize, own: bool) -> Text {
         let mut content = String::with_capacity(bytes + 128);
         let mut n = 0u64;
         while content.len() < bytes {
@@ -93,11 +98,14 @@ impl Text {
             cut -= 1;
         }
         content.truncate(cut);
-        Text(Lines {
-            path: "src/lib.rs".into(),
-            content,
-            lines_returned: n,
-        })
+        Text(
+            Lines {
+                path: "src/lib.rs".into(),
+                content,
+                lines_returned: n,
+            },
+            own,
+        )
     }
 }
 
@@ -111,6 +119,9 @@ impl TypedTool for Text {
     }
     async fn call(&self, _: NoArgs, _: ToolContext) -> Result<Lines, ToolError> {
         Ok(self.0.clone())
+    }
+    fn text(&self, out: &Lines) -> Option<String> {
+        self.1.then(|| out.content.clone())
     }
 }
 
@@ -127,11 +138,17 @@ fn bench(c: &mut Criterion) {
         ("text", "1KiB", 1 << 10),
         ("text", "32KiB", 32 << 10),
         ("text", "1MiB", 1 << 20),
+        ("lines", "1KiB", 1 << 10),
+        ("lines", "32KiB", 32 << 10),
+        ("lines", "1MiB", 1 << 20),
     ] {
         group.throughput(Throughput::Bytes(bytes as u64));
         let (registry, tool) = match shape {
             "listing" => (Registry::builder().tool(Sized::new(bytes)), "sized"),
-            _ => (Registry::builder().tool(Text::new(bytes)), "text"),
+            own => (
+                Registry::builder().tool(Text::new(bytes, own == "lines")),
+                "text",
+            ),
         };
         let pipeline = Pipeline::builder(registry.build().unwrap())
             .audit(std::sync::Arc::new(NullAuditSink))
@@ -139,7 +156,7 @@ fn bench(c: &mut Criterion) {
         // a new session every 1,000 calls, as in `dispatch`
         let session = std::cell::RefCell::new(pipeline.session("bench").build().unwrap());
         let mut n: u64 = 0;
-        let render = shape == "text";
+        let render = shape != "listing";
         group.bench_function(format!("{shape}/{name}"), |b| {
             b.iter_batched(
                 || {

@@ -3,7 +3,7 @@
 use crate::context::ToolContext;
 use crate::error::{ArgumentFault, RegistrationError, ToolError};
 use crate::ledger::Reconciliation;
-use crate::result::ToolOutput;
+use crate::result::{Content, ToolOutput};
 use crate::spec::{ToolSpec, ToolSpecBuilder};
 use crate::tool::{Args, Resource, Tool};
 use futures::future::BoxFuture;
@@ -92,6 +92,29 @@ pub trait TypedTool: Send + Sync + 'static {
         ctx: ToolContext,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 
+    /// The text a model reads for `output`: one text block sent beside the structured content
+    /// (MCP `content`, next to `structuredContent`), or `None` (the default) for the
+    /// structured content's compact JSON.
+    ///
+    /// The MCP specification (2025-11-25, "Tools", "Structured Content") says a tool that
+    /// returns structured content SHOULD also return it serialized in a text block, for
+    /// clients without structured content; many clients hand the model that text block and
+    /// nothing else. A text-shaped result (a file's numbered lines, a command's output) reads
+    /// better as its plain rendering than as a JSON string with every line break and quote
+    /// escaped, and it is smaller on the wire: the JSON text is escaped again inside the
+    /// frame. Render every field the model needs (where the result stops and how to read on),
+    /// since a model may see nothing else; the structured content still carries them all.
+    ///
+    /// Called once per successful call (and per result [`TypedTool::reconcile`] finds),
+    /// after [`TypedTool::call`], before the finish stage: the text is cleaned like the rest
+    /// of the output, counts toward the tool's result byte limit in place of the JSON, and is
+    /// cut to a preview past it ([`crate::pipeline::finish`]). An empty string counts as
+    /// `None`: a model is never handed an empty block.
+    fn text(&self, output: &Self::Output) -> Option<String> {
+        let _ = output;
+        None
+    }
+
     /// Asks the system the tool acts on whether an earlier call with idempotency key `key` and
     /// these arguments had its effect (see [`Tool::reconcile`]). The default cannot tell
     /// ([`Reconciliation::Unknown`]): the operator settles such entries.
@@ -177,6 +200,21 @@ impl<T: TypedTool> Typed<T> {
     pub fn inner(&self) -> &T {
         &self.tool
     }
+
+    /// `out` as the pipeline carries it: its JSON value as the structured content and, when
+    /// the tool renders one ([`TypedTool::text`]), its text as the one content block.
+    fn output(&self, out: &T::Output) -> Result<ToolOutput, ToolError> {
+        let structured = serde_json::to_value(out)
+            .map_err(|e| ToolError::internal(format!("the output does not serialize: {e}")))?;
+        let content = match self.tool.text(out) {
+            Some(text) if !text.is_empty() => vec![Content::text(text)],
+            _ => Vec::new(),
+        };
+        Ok(ToolOutput {
+            structured: Some(structured),
+            content,
+        })
+    }
 }
 
 fn wrong_args() -> ToolError {
@@ -224,9 +262,7 @@ impl<T: TypedTool> Tool for Typed<T> {
         Box::pin(async move {
             let args = args.downcast::<T::Args>().map_err(|_| wrong_args())?;
             let out = self.tool.call(args, ctx).await?;
-            let value = serde_json::to_value(&out)
-                .map_err(|e| ToolError::internal(format!("the output does not serialize: {e}")))?;
-            Ok(ToolOutput::structured(value))
+            self.output(&out)
         })
     }
 
@@ -239,12 +275,7 @@ impl<T: TypedTool> Tool for Typed<T> {
         let args = args.downcast_ref::<T::Args>()?;
         Some(Box::pin(async move {
             Ok(match self.tool.reconcile(key, args, ctx).await? {
-                Reconciliation::Done(out) => {
-                    let value = serde_json::to_value(&out).map_err(|e| {
-                        ToolError::internal(format!("the output does not serialize: {e}"))
-                    })?;
-                    Reconciliation::Done(ToolOutput::structured(value))
-                }
+                Reconciliation::Done(out) => Reconciliation::Done(self.output(&out)?),
                 Reconciliation::NotDone => Reconciliation::NotDone,
                 Reconciliation::Unknown => Reconciliation::Unknown,
             })
@@ -253,3 +284,7 @@ impl<T: TypedTool> Tool for Typed<T> {
 }
 
 use serde::Deserialize as _;
+
+#[cfg(test)]
+#[path = "typed_tests.rs"]
+mod tests;

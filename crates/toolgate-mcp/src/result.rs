@@ -1,9 +1,10 @@
 //! A toolgate [`ToolResult`] as an MCP `CallToolResult`.
 //!
 //! - success: `structuredContent` is the tool's structured output, `content` its content
-//!   blocks ([`to_block`]: text, image, audio, embedded resource, resource link), or the JSON
-//!   text of the structured output when the tool gave none (the specification asks for a text
-//!   rendering next to `structuredContent`);
+//!   blocks ([`to_block`]: text, image, audio, embedded resource, resource link; a typed
+//!   tool's own rendering, `toolgate_core::TypedTool::text`, such as read_file's numbered
+//!   lines), or the JSON text of the structured output when the tool gave none (the
+//!   specification asks for a text rendering next to `structuredContent`);
 //! - a result cut to the byte limit ([`toolgate_core::truncate`]): structured content stays
 //!   structured, shortened inside the value and conforming to the listed `outputSchema` (its
 //!   `truncation` member names the handle that `read_result` pages through), with its JSON as

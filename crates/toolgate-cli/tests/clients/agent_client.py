@@ -41,7 +41,9 @@ async def agent(args: argparse.Namespace) -> None:
         # 2. read the file
         read = await client.call_tool("read_file", {"path": "calc.py"})
         seen = text_of(read)
-        check(not read.is_error and "     2\t    return a - b" in json.loads(seen)["content"], "the model sees the numbered lines", seen)
+        check(not read.is_error and "     2\t    return a - b" in seen, "the model sees the numbered lines", seen)
+        check(not seen.startswith("{") and read.structured_content["total_lines"] == seen.count("\n") + 1,
+              "as plain text, every line of the file and nothing else", seen)
 
         # 3. an edit that does not apply: the model is told why and what to do
         wrong = await client.call_tool("edit_file", {"path": "calc.py", "old_string": "return a * b", "new_string": "return a + b"})

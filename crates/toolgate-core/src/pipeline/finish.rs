@@ -9,6 +9,14 @@
 //!   rejects once shortened is sent whole, and the text blocks are a preview of its JSON;
 //! - text blocks past the limit become one head-and-tail preview whose marker names the
 //!   handle and the offset to read on from.
+//!
+//! A result's size is that of the text a model reads: its content blocks when the tool gave
+//! any (a [`crate::TypedTool::text`] rendering, say), else its structured content's JSON; it
+//! is counted once, into the session's total. When a tool gives both, each is cut on its own
+//! measure: the structured content when its JSON is past the limit (a value that cannot be
+//! shortened within its schema is then sent whole, and the tool's text is kept rather than
+//! replaced by a preview of the JSON), the text blocks when they are; each cut names the
+//! handle of its own full form.
 
 use crate::error::ToolError;
 use crate::registry::Entry;
@@ -68,7 +76,7 @@ pub fn finish(
     let mut truncation = None;
     if json > max {
         if let Some(value) = output.structured.take() {
-            truncation = Some(shorten(entry, value, &mut output, keep)?);
+            truncation = shorten(entry, value, &mut output, texts > 0, keep)?;
         }
     }
     if texts > max && texts_len(&output.content) > max {
@@ -97,13 +105,16 @@ pub fn finish(
     })
 }
 
-/// Cuts structured content past the limit into `output`, returning the record.
+/// Cuts structured content past the limit into `output`, returning the record (`None` when
+/// the value is sent whole beside the tool's own content, `own_content`, which then stands
+/// as the text a model reads).
 fn shorten(
     entry: &Entry,
     value: Value,
     output: &mut ToolOutput,
+    own_content: bool,
     keep: impl Fn(String) -> Result<String, ToolError>,
-) -> Result<Truncation, ToolError> {
+) -> Result<Option<Truncation>, ToolError> {
     let spec = entry.spec();
     let max = spec.max_result_bytes;
     // a schema may reject the shortened value (a `minItems`, a `pattern` on a cut string):
@@ -117,17 +128,39 @@ fn shorten(
                 .is_none_or(|s| s.is_valid(&short.value)) =>
         {
             output.structured = Some(short.value);
-            return Ok(short.truncation);
+            return Ok(Some(short.truncation));
         }
         Ok(short) => (whole.unwrap_or_default(), Some(short.truncation.handle)),
         Err(value) => (value, None),
     };
+    if own_content && entry.output.is_some() {
+        // the model reads the tool's own text (cut on its own when past the limit), not a
+        // preview of this JSON: the value is sent whole, as the schema demands
+        tracing::warn!(
+            tool = %spec.name,
+            "a structured result past the byte limit cannot be shortened within the tool's \
+             outputSchema: it is sent whole beside the tool's text"
+        );
+        output.structured = Some(fallback);
+        return Ok(None);
+    }
     // the same text as the one stored (or to store): the value's JSON, a short item a line
     let full = crate::truncate::full_text(&fallback);
     let handle = match stored {
         Some(handle) => handle,
         None => keep(full.clone())?,
     };
+    if own_content {
+        // no schema asks for it: the value is left out, whole behind the handle, and the
+        // tool's text stays what the model reads
+        return Ok(Some(Truncation {
+            original_bytes: full.len(),
+            shown_bytes: 0,
+            handle,
+            omitted: Vec::new(),
+            message: String::new(),
+        }));
+    }
     let (preview, shown) = crate::truncate::preview(&full, max, &handle);
     output.content = vec![Content::text(preview)];
     if entry.output.is_some() {
@@ -139,13 +172,13 @@ fn shorten(
         );
         output.structured = Some(fallback);
     }
-    Ok(Truncation {
+    Ok(Some(Truncation {
         original_bytes: full.len(),
         shown_bytes: shown,
         handle,
         omitted: Vec::new(),
         message: String::new(),
-    })
+    }))
 }
 
 /// Makes the text a model or a person reads in one block safe to show: text, the text of an

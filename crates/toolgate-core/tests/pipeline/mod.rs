@@ -17,6 +17,7 @@ mod metrics;
 mod reached;
 mod resolve_decode;
 mod swap;
+mod tool_text;
 mod truncation;
 
 use std::sync::Arc;

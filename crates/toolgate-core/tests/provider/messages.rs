@@ -327,3 +327,85 @@ fn junk_in_any_field_is_answered_never_a_panic() {
         }
     }
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct NoArgs {}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Numbered {
+    /// The numbered lines.
+    lines: String,
+    /// Whether more follow.
+    more: bool,
+}
+
+/// A tool that renders its own text, as read_file does.
+struct Lines;
+
+impl TypedTool for Lines {
+    type Args = NoArgs;
+    type Output = Numbered;
+    fn spec(&self) -> ToolSpecBuilder {
+        ToolSpec::builder("lines")
+            .description("Numbered lines.")
+            .effects(Effects::read_only())
+    }
+    async fn call(&self, _: NoArgs, _: ToolContext) -> Result<Numbered, ToolError> {
+        Ok(Numbered {
+            lines: "     1\tsay \"hi\"\n     2\tend".into(),
+            more: true,
+        })
+    }
+    fn text(&self, out: &Numbered) -> Option<String> {
+        Some(format!("{}\n[more follow]", out.lines))
+    }
+}
+
+/// Every format hands the model the tool's own text (Gemini, whose response is an object,
+/// the structured content); MCP sends both.
+#[test]
+fn a_tools_own_text_is_what_each_model_reads() {
+    let p = Pipeline::builder(Registry::builder().tool(Lines).build().unwrap()).build();
+    let session = p.session("s").build().unwrap();
+    let text = "     1\tsay \"hi\"\n     2\tend\n[more follow]";
+    let structured = json!({"lines": "     1\tsay \"hi\"\n     2\tend", "more": true});
+    let read = |provider: Provider, message: Value| {
+        rt().block_on(async {
+            codec(&p, provider, false)
+                .answer(&p, &session, &message)
+                .await
+                .unwrap()
+        })
+    };
+    let chat = read(
+        Provider::OpenAiChat,
+        json!({"tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "lines", "arguments": "{}"}}]}),
+    );
+    assert_eq!(
+        chat,
+        json!([{"role": "tool", "tool_call_id": "c1", "content": text}])
+    );
+    let anthropic = read(
+        Provider::Anthropic,
+        json!({"content": [{"type": "tool_use", "id": "t1", "name": "lines", "input": {}}]}),
+    );
+    assert_eq!(anthropic["content"][0]["content"], text);
+    let gemini = read(
+        Provider::Gemini,
+        json!({"parts": [{"functionCall": {"name": "lines", "args": {}}}]}),
+    );
+    assert_eq!(
+        gemini["parts"][0]["functionResponse"]["response"]["output"],
+        structured
+    );
+    let mcp = read(
+        Provider::Mcp,
+        json!({"id": 1, "params": {"name": "lines", "arguments": {}}}),
+    );
+    assert_eq!(
+        mcp[0]["result"],
+        json!({"content": [{"type": "text", "text": text}], "isError": false,
+            "structuredContent": structured})
+    );
+}

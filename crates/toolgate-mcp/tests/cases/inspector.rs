@@ -86,6 +86,11 @@ fn inspector_cli_calls_tools_over_stdio() {
         .as_str()
         .unwrap()
         .contains("a needle in a haystack"));
+    assert_eq!(
+        read["content"],
+        serde_json::json!([{"type": "text", "text": "     1\ta needle in a haystack"}]),
+        "the text block is the numbered lines"
+    );
     let Some(found) = inspector(
         &t,
         &[

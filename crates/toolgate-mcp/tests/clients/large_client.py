@@ -11,9 +11,11 @@ grow fourfold once escaped), `edit.txt` 10 lines of 3,000 control characters end
                   (--stdio JSON_ARGV | --url URL [--token TOKEN])
 
 Checks, per tool (list_dir, glob, search_code, read_file, run_shell, edit_file): the call succeeds
-(the SDK raised nothing), the text block is the JSON of the structured content, within the
-cap, with a `truncation` record whose handle and offset `read_result` reads on from, and the
-pages put together are the whole result. run_shell's long output keeps its end and names its
+(the SDK raised nothing), the text block is within the cap, the structured content has a
+`truncation` record whose handle and offset `read_result` reads on from, and the pages put
+together are the whole result. The text block is the JSON of the structured content, except
+read_file's: its numbered lines, cut to a preview whose marker names the handle of the whole
+text. run_shell's long output keeps its end and names its
 own handle and offset; its timeout stops the script before its next step. A `read_result` page
 of the largest size keeps the whole message near half a megabyte.
 """
@@ -50,13 +52,15 @@ async def read_all(client, handle: str) -> str:
         offset = page["next_offset"]
 
 
-async def cut_to_cap(client, name: str, arguments: dict, pointer: str) -> dict:
-    """Calls `name`, whose result passes the cap, and checks what the model gets."""
-    result = await client.call_tool(name, arguments)
+async def cut_to_cap(client, name: str, arguments: dict, pointer: str, result=None) -> dict:
+    """Calls `name` (unless its `result` is given), whose result passes the cap, and checks what
+    the model gets."""
+    result = result or await client.call_tool(name, arguments)
     s = structured(result, name)
     text = text_of(result)
     check(len(text.encode()) <= CAP, f"{name}: the text is within the cap", len(text.encode()))
-    check(json.loads(text) == s, f"{name}: the text is the JSON of the structured content")
+    if name != "read_file":
+        check(json.loads(text) == s, f"{name}: the text is the JSON of the structured content")
     t = s.get("truncation")
     check(isinstance(t, dict) and t["handle"].startswith("res_"), f"{name}: a truncation record with a handle", t)
     pointers = [o["pointer"] for o in t["omitted"]]
@@ -94,8 +98,16 @@ async def large(args: argparse.Namespace) -> None:
         full = await cut_to_cap(client, "search_code", {"pattern": "NEEDLE", "max_matches": 1000}, "/matches")
         check(len(full["matches"]) == 1000, "search_code: the full result has 1,000 matches", len(full["matches"]))
 
-        full = await cut_to_cap(client, "read_file", {"path": "controls.txt"}, "/content")
+        read = await client.call_tool("read_file", {"path": "controls.txt"})
+        full = await cut_to_cap(client, "read_file", {}, "/content", read)
         check(full["content"].startswith("     1\t\\x01"), "read_file: the full content, controls made visible", full["content"][:40])
+        # the text is the numbered lines (not their JSON), a preview naming its own handle
+        text = text_of(read)
+        check(text.startswith("     1\t\\x01") and text.endswith("\\x01"), "read_file: the text is a preview of the lines", text[:40])
+        marker = text[text.index("read_result {") + 12 :]
+        call = json.loads(marker[: marker.index("}") + 1])
+        whole = await read_all(client, call["handle"])
+        check(whole == full["content"], "read_file: the text's handle keeps every line, controls made visible", len(whole))
 
         # run_shell: output of control characters passes the cap once escaped
         full = await cut_to_cap(client, "run_shell", {"command": "head -c 30000 /dev/zero | tr '\\0' '\\1'; echo; echo END"}, "/stdout")

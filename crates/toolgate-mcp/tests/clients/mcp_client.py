@@ -76,6 +76,7 @@ async def basic(args: argparse.Namespace) -> None:
         read = await client.call_tool("read_file", {"path": "src/lib.txt"})
         check(not read.is_error, "read_file succeeds", text_of(read))
         check("a needle in a haystack" in (read.structured_content or {}).get("content", ""), "read_file content")
+        check(text_of(read) == "     1\ta needle in a haystack", "the model reads the numbered lines, not their JSON", text_of(read))
 
         outside = await client.call_tool("read_file", {"path": "../outside.txt"})
         check(outside.is_error is True, "a path outside the workspace is an isError result")

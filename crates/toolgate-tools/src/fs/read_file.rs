@@ -94,10 +94,13 @@ numbers. Use it to look at a file whose path you know; for a long file, read a w
 `offset` (1-based first line) and `limit` (lines, default 2000) and go on with `next_offset`: \
 a file of any size can be read this way. Do not use it to list a directory (use list_dir), to \
 find files by name (use glob) or to find text across files (use search_code, which also finds \
-the line numbers to read around in a large file). Returns {path, content, start_line, \
-lines_returned, total_lines, truncated, next_offset}: content holds one line per row as the \
-line number, a tab and the text (`    12\\tlet x = 1;`); lines over 2000 characters are cut \
-with a marker; a page stops at about 48 KiB, with truncated true and next_offset set. Fails \
+the line numbers to read around in a large file). Returns the lines as text, one per row as \
+the line number, a tab and the line (`    12\\tlet x = 1;`); lines over 2000 characters are \
+cut with a marker; a page stops at about 48 KiB. When lines follow the page, a last row in \
+brackets says which lines were shown and the offset to read on from \
+(`[lines 1-2000 of 5000 shown; call read_file with offset 2001 to read on]`); an empty file \
+is said to be empty. The structured content holds the same as {path, content, start_line, \
+lines_returned, total_lines, truncated, next_offset}. Fails \
 with reason binary_file for binary files (a NUL byte in the first 8 KiB), is_a_directory for \
 directories, not_a_regular_file for FIFOs and devices, and not_found for missing files \
 (naming near paths).";
@@ -132,6 +135,12 @@ impl TypedTool for ReadFile {
     fn preview(&self, args: &ReadFileArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
         let path = ctx.resolve(&args.path)?;
         lookup::expect(ctx.require_workspace()?, &path, lookup::Kind::File).map(|()| None)
+    }
+
+    /// The numbered lines as `content` holds them, then, when lines follow, one row saying
+    /// which were shown and the offset to read on from; a sentence for an empty file.
+    fn text(&self, output: &ReadFileOutput) -> Option<String> {
+        Some(render(output))
     }
 
     async fn call(
@@ -195,6 +204,38 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
         BufReader::with_capacity(CHUNK, std::io::Cursor::new(sniff).chain(file)),
         meta.len(),
     ))
+}
+
+/// The text a model reads for `out`: `content` as it is, then, when `truncated`, one row
+/// `[lines A-B of N shown; call read_file with offset B+1 to read on]` (no line of the file
+/// starts with `[`: each starts with its number); for a window without lines (an empty
+/// file), a sentence saying so. One copy of the content.
+pub fn render(out: &ReadFileOutput) -> String {
+    use std::fmt::Write as _;
+    if out.lines_returned == 0 {
+        return if out.total_lines == 0 {
+            format!("[{} is empty: 0 lines]", out.path)
+        } else {
+            format!(
+                "[no lines shown from line {} of {}, which has {} lines]",
+                out.start_line, out.path, out.total_lines
+            )
+        };
+    }
+    let Some(next) = out.next_offset.filter(|_| out.truncated) else {
+        return out.content.clone();
+    };
+    let mut text = String::with_capacity(out.content.len() + 96);
+    text.push_str(&out.content);
+    // writing to a String cannot fail
+    let _ = write!(
+        text,
+        "\n[lines {}-{} of {} shown; call read_file with offset {next} to read on]",
+        out.start_line,
+        next - 1,
+        out.total_lines
+    );
+    text
 }
 
 /// Appends `number` right-aligned in 6 columns (wider when it has more digits) and a tab, as
@@ -481,6 +522,47 @@ mod tests {
         assert_eq!(
             window(b"\n\n\n", 3, 5).unwrap(),
             out("     3\t", 3, 1, 3, None)
+        );
+    }
+
+    #[test]
+    fn the_text_is_the_numbered_lines_and_says_how_to_read_on() {
+        let text = b"a\nb\nc\n";
+        let whole = window(text, 1, 10).unwrap();
+        assert_eq!(render(&whole), "     1\ta\n     2\tb\n     3\tc");
+        let first = window(text, 1, 2).unwrap();
+        assert_eq!(
+            render(&first),
+            "     1\ta\n     2\tb\n[lines 1-2 of 3 shown; call read_file with offset 3 to read on]"
+        );
+        let middle = window(text, 2, 1).unwrap();
+        assert_eq!(
+            render(&middle),
+            "     2\tb\n[lines 2-2 of 3 shown; call read_file with offset 3 to read on]"
+        );
+        assert_eq!(render(&window(text, 3, 5).unwrap()), "     3\tc");
+        assert_eq!(render(&window(b"", 1, 5).unwrap()), "[f is empty: 0 lines]");
+        // a window without lines in a file that has some is said in words too
+        assert_eq!(
+            render(&out("", 4, 0, 3, None)),
+            "[no lines shown from line 4 of f, which has 3 lines]"
+        );
+    }
+
+    /// A page cut at its byte budget says so the same way, with the offset after its last line.
+    #[test]
+    fn a_full_page_names_the_offset_to_read_on_from() {
+        let text = format!("{}\n", "y".repeat(1000)).repeat(100);
+        let o = window(text.as_bytes(), 1, 10_000).unwrap();
+        let next = o.next_offset.unwrap();
+        let shown = render(&o);
+        assert_eq!(
+            shown,
+            format!(
+                "{}\n[lines 1-{} of 100 shown; call read_file with offset {next} to read on]",
+                o.content,
+                next - 1
+            )
         );
     }
 

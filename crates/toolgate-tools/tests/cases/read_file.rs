@@ -3,7 +3,7 @@
 use super::support::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use toolgate_core::{ErrorKind, TypedTool};
+use toolgate_core::{Content, ErrorKind, TypedTool};
 use toolgate_tools::fs::read_file::{ReadFileArgs, ReadFileOutput};
 use toolgate_tools::ReadFile;
 
@@ -42,6 +42,13 @@ async fn reads_whole_files_with_line_numbers() {
             None
         )
     );
+    // the model reads the numbered lines themselves, not their JSON
+    assert_eq!(
+        r.content,
+        vec![Content::text(
+            "     1\tfn main() {\n     2\t    println!(\"hi\");\n     3\t}"
+        )]
+    );
     // an absolute path inside the workspace and a `./` spelling name the same file
     let abs = f.ws().join("src/main.rs");
     let r2 = f
@@ -76,6 +83,11 @@ async fn windows_page_through_a_file() {
             Some(7)
         )
     );
+    assert_eq!(
+        r.text(),
+        "     4\tline 4\n     5\tline 5\n     6\tline 6\n\
+         [lines 4-6 of 10 shown; call read_file with offset 7 to read on]"
+    );
     let r = f
         .call("read_file", json!({"path": "ten.txt", "offset": 10}))
         .await;
@@ -83,6 +95,7 @@ async fn windows_page_through_a_file() {
         out::<ReadFileOutput>(&r),
         expect("ten.txt", "    10\tline 10", 10, 1, 10, None)
     );
+    assert_eq!(r.text(), "    10\tline 10", "nothing follows the last line");
     let r = f
         .call("read_file", json!({"path": "ten.txt", "offset": 11}))
         .await;
@@ -92,12 +105,17 @@ async fn windows_page_through_a_file() {
 #[tokio::test]
 async fn empty_and_unterminated_files() {
     let f = Fixture::new();
-    f.write("empty", "");
+    f.write("empty.txt", "");
     f.write("no-eol", "a\nb");
-    let r = f.call("read_file", json!({"path": "empty"})).await;
+    let r = f.call("read_file", json!({"path": "empty.txt"})).await;
     assert_eq!(
         out::<ReadFileOutput>(&r),
-        expect("empty", "", 1, 0, 0, None)
+        expect("empty.txt", "", 1, 0, 0, None)
+    );
+    assert_eq!(
+        r.content,
+        vec![Content::text("[empty.txt is empty: 0 lines]")],
+        "never an empty text block"
     );
     let r = f.call("read_file", json!({"path": "no-eol"})).await;
     assert_eq!(
@@ -132,6 +150,15 @@ async fn large_pages_stop_at_the_content_budget() {
     let o: ReadFileOutput = out(&r);
     assert!(o.truncated && o.lines_returned < 3000 && o.total_lines == 3000);
     let next = o.next_offset.unwrap();
+    assert_eq!(
+        r.text(),
+        format!(
+            "{}\n[lines 1-{} of 3000 shown; call read_file with offset {next} to read on]",
+            o.content,
+            next - 1
+        ),
+        "the page says where to read on"
+    );
     let o2: ReadFileOutput = out(&f
         .call("read_file", json!({"path": "big.txt", "offset": next}))
         .await);
