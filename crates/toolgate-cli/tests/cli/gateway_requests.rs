@@ -8,7 +8,7 @@
 //! the audit: each request a record of `toolgate.upstream.ev.sampling` / `.elicitation`
 //! with its outcome. Over stdio, and over streamable HTTP with clients that open no
 //! standalone GET stream: a relayed request reaches them on the SSE stream of the
-//! `tools/call` it was made for. And a hostile upstream (the scripted server's `ask`): what
+//! `tools/call` it was made for, and so does its cancellation at the call's timeout. And a hostile upstream (the scripted server's `ask`): what
 //! the relay refuses never reaches the client, what it cleans comes back under the upstream's
 //! keys.
 
