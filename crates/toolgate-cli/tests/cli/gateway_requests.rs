@@ -245,10 +245,17 @@ fn a_hostile_upstreams_requests_are_refused_before_the_client_and_what_is_shown_
             (elicitation, "relay_refused"),
             (sampling, "relay_refused"),
             (sampling, "relay_refused"),
+            // params of the wrong shape: refused (rmcp read them as a custom request)
             (sampling, "relay_refused"),
+            (sampling, "relay_refused"),
+            // unreadable JSON, wrong shapes; the unknown method is no relay's
+            (sampling, "relay_refused"),
+            (elicitation, "relay_refused"),
+            (sampling, "relay_refused"),
+            (elicitation, "relay_refused"),
             (elicitation, ""),
             (sampling, ""),
         ],
-        "the malformed request never reached the relay (rmcp answers it): {records:#?}"
+        "every refused request is audited: {records:#?}"
     );
 }
