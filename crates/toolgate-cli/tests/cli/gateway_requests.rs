@@ -147,6 +147,8 @@ fn audited(ws: &Path) {
             ("ok", ""),
             ("recoverable_error", "relay_refused"),
             ("recoverable_error", "relay_timeout"),
+            // the call the client gave up on
+            ("recoverable_error", "relay_cancelled"),
         ],
         "{sampling:#?}"
     );

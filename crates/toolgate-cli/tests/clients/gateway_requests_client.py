@@ -20,7 +20,10 @@ so does the `notifications/cancelled` that ends one.
 2. A client that declares neither: the sampling tool's result is an error saying the client
    did not declare the capability; nothing of it reaches the first client's callback.
 3. A client whose sampling callback never answers: the call ends at the upstream's timeout
-   with an error, and the callback is cancelled (with `--post-streams-only` too).
+   with an error, and the callback is cancelled (with `--post-streams-only` too). When the
+   client cancels a call whose request is relayed, the callback runs once (over HTTP the SDK
+   resumes the closed stream, which must not replay the request) and, where the client has a
+   stream left to hear it on (stdio, the GET stream), is cancelled.
 """
 
 from __future__ import annotations
@@ -125,6 +128,22 @@ async def requests(args: argparse.Namespace) -> None:
         check(hung["cancelled"] == 1, "the relayed request is cancelled at the client", hung)
         r = await slow.call_tool("plain__echo", {"message": "after"})
         check(not r.is_error and "Echo: after" in text_of(r), "the session goes on", text_of(r))
+
+        # the client gives up on the call while its request is relayed: the SDK resumes the
+        # call's closed stream (Last-Event-ID), which must not hand it the request again
+        before = dict(hung)
+        with anyio.move_on_after(1.5):
+            await slow.call_tool("ev__trigger-sampling-request", {"prompt": "give up", "maxTokens": 5})
+        deadline = time.monotonic() + 5
+        while hung["cancelled"] == before["cancelled"] and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        if args.url:
+            await anyio.sleep(1)  # time for a resumed stream to replay what it would
+        check(hung["started"] == before["started"] + 1, "a relayed request reaches the callback once", hung)
+        if not args.post_streams_only:
+            check(hung["cancelled"] == before["cancelled"] + 1, "and is cancelled with the call", hung)
+        r = await slow.call_tool("plain__echo", {"message": "after cancel"})
+        check(not r.is_error and "Echo: after cancel" in text_of(r), "the session goes on", text_of(r))
 
 
 def main() -> None:

@@ -12,6 +12,8 @@
 //!   `notifications/cancelled` goes out on that request's response stream, which rmcp's
 //!   worker does not do; the session's transport is a [`RelatedTransport`] under the
 //!   [`IdGate`], and each request's response stream yields its side channel first
+//! - a resumed stream (`Last-Event-ID`) leaves out the event the client names, which rmcp
+//!   replays: the client already has it (a server request in it would be answered twice)
 
 use super::caller::Caller;
 use super::related::{Related, RelatedTransport};
@@ -222,7 +224,13 @@ impl SessionManager for Sessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.resume(id, last_event_id).await
+        // rmcp (3.11) replays a request's stream from the event the client names as the last
+        // it got, that one included: a client resuming after its stream closed (a cancelled
+        // call's) would get a request of the server's again and answer it twice
+        let stream = self.inner.resume(id, last_event_id.clone()).await?;
+        Ok(stream.filter(move |m| {
+            std::future::ready(m.event_id.as_deref() != Some(last_event_id.as_str()))
+        }))
     }
 
     async fn restore_session(
