@@ -27,6 +27,8 @@ pub(crate) const UNREADABLE: &str = "toolgate/unreadable";
 
 /// Bytes the pipe to rmcp buffers.
 const PIPE: usize = 64 << 10;
+/// A line buffer grown past this (by a long line) is given back after its line.
+const KEEP_CAPACITY: usize = 1 << 20;
 
 /// The members of a message that say whether it is a request (the others are skipped,
 /// without recursion).
@@ -60,6 +62,9 @@ pub(crate) fn forward<R: AsyncRead + Unpin + Send + 'static>(output: R) -> impl 
             };
             if sent.is_err() {
                 break;
+            }
+            if line.capacity() > KEEP_CAPACITY {
+                line = Vec::new();
             }
         }
         let _ = to_rmcp.shutdown().await;
