@@ -7,7 +7,10 @@
 //! ([`crate::subscriptions`]); `notifications/message` to the client of the call in flight
 //! ([`crate::logs`]); `sampling/createMessage` and `elicitation/create` to that client too,
 //! where the upstream's entry opts in ([`crate::relay`]: only then is the capability
-//! declared). Progress, log messages, resource updates and
+//! declared); a request it cannot read as one of those, or of another method, is answered
+//! saying what was wrong (`relay/unreadable.rs`), and a stdio upstream's output goes
+//! through [`crate::stdout_lines`] first, so even one whose JSON rmcp cannot read is answered.
+//! Progress, log messages, resource updates and
 //! `resources/list_changed` are metered first ([`crate::flood`]): what is over the
 //! upstream's budget is dropped.
 
@@ -22,9 +25,9 @@ use crate::subscriptions::Subscriptions;
 use parking_lot::Mutex;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, FormElicitationCapability,
-    Implementation, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-    ResourceUpdatedNotificationParam, SamplingCapability,
+    CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    ErrorData, FormElicitationCapability, Implementation, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam, SamplingCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::ClientHandler;
@@ -164,6 +167,16 @@ impl ClientHandler for Handler {
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         self.relay.create_elicitation(params, context.ct).await
+    }
+
+    /// A request rmcp could not read as one the gateway serves: answered saying what was
+    /// wrong ([`Relay::unreadable`]).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(self.relay.unreadable(request))
     }
 
     fn get_info(&self) -> ClientConfig {

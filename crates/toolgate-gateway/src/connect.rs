@@ -92,7 +92,8 @@ pub(crate) async fn connect(
                     tokio::spawn(keep_tail(err, stderr.clone()));
                 }
                 let transport =
-                    AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_LINE);
+                    AsyncRwTransport::new_client(crate::stdout_lines::forward(stdout), stdin)
+                        .with_max_line_length(MAX_LINE);
                 let service = handler
                     .serve(transport)
                     .await

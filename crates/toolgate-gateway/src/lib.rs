@@ -45,6 +45,7 @@ pub mod relay;
 pub mod result;
 pub mod review;
 pub mod served;
+mod stdout_lines;
 pub mod subscriptions;
 pub mod tool;
 mod upstream;

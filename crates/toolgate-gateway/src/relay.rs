@@ -34,6 +34,7 @@
 #![allow(deprecated)]
 
 mod shown;
+mod unreadable;
 
 use crate::flood::Budgets;
 use futures::future::BoxFuture;

@@ -141,7 +141,9 @@ impl ClientRequester {
     /// client that reads only its POSTs' streams (no standalone GET stream) gets it, whichever
     /// task it is sent from. Dropped before the answer (the caller gave up: its call was
     /// cancelled or ran out of time), it sends the client `notifications/cancelled` for the
-    /// request.
+    /// request, on that stream too while it is open. A request lasts at most as long as its
+    /// call: on streamable HTTP, one still unanswered when the call's answer goes out is
+    /// cancelled at the client first (the stream closes with the answer).
     ///
     /// # Errors
     /// The connection did not take the request or closed before the answer

@@ -9,7 +9,7 @@
 //!   Each resolution is an audit record (profile `operator`, `ledger` `resolved_done` or
 //!   `resolved_not_done`), committed before the command ends.
 
-use super::store::{clip, format_time, StoreArgs};
+use super::store::{clip, clip_name, format_time, StoreArgs};
 use crate::exit::Exit;
 use anyhow::{bail, Context};
 use std::io::Write;
@@ -240,7 +240,7 @@ fn table(out: &mut dyn Write, rows: &[LedgerEntry]) -> std::io::Result<()> {
             "{:<36} {:<11} {:<16} {:<20} {:<20} {:<20} {}",
             clip(&e.key, 36),
             clip(&state, 11),
-            clip(&e.tool, 16),
+            clip_name(&e.tool, 16),
             clip(&e.session, 20),
             clip(&e.call_id, 20),
             since,

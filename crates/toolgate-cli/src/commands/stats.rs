@@ -1,6 +1,6 @@
 //! `toolgate stats`: per-tool figures from the audit log.
 
-use super::store::{clip, format_us, since_arg, StoreArgs};
+use super::store::{clip, clip_name, format_us, since_arg, StoreArgs};
 use crate::exit::Exit;
 use std::io::Write;
 use toolgate_store::{AuditQuery, ToolStats};
@@ -92,7 +92,7 @@ fn table(out: &mut dyn Write, stats: &[ToolStats]) -> std::io::Result<()> {
         writeln!(
             out,
             "{:<16} {:>8} {:>7} {:>7} {:>6} {:>8} {:>6} {:>9} {:>9} {:>9}  {}",
-            clip(&s.tool, 16),
+            clip_name(&s.tool, 16),
             s.calls,
             errors,
             s.denials,

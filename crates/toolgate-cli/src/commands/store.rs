@@ -148,9 +148,40 @@ pub fn clip(s: &str, max: usize) -> String {
     }
 }
 
+/// A name (a tool's) for a table column of `max` characters: escaped as [`clip`], then, when
+/// longer, its start and its end around `…`, so names that differ only at the end (a gateway's
+/// `toolgate.upstream.web.sampling` and `.elicitation`, `web__read` and `web__write`) stay
+/// apart.
+pub fn clip_name(s: &str, max: usize) -> String {
+    let escaped = toolgate_core::escape::operator(s, s.len());
+    let n = escaped.chars().count();
+    if n <= max {
+        return escaped.into_owned();
+    }
+    let tail = max.saturating_sub(1) / 2;
+    let head = max.saturating_sub(1) - tail;
+    let mut t: String = escaped.chars().take(head).collect();
+    t.push('…');
+    t.extend(escaped.chars().skip(n - tail));
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clip_name_keeps_both_ends_so_names_differing_at_the_end_stay_apart() {
+        assert_eq!(clip_name("web__read", 16), "web__read");
+        let a = clip_name("toolgate.upstream.web.sampling", 16);
+        let b = clip_name("toolgate.upstream.web.elicitation", 16);
+        assert_eq!(a, "toolgate…ampling");
+        assert_eq!(b, "toolgate…itation");
+        assert_eq!(a.chars().count(), 16);
+        assert_eq!(clip_name("éééééééé", 5), "éé…éé");
+        // escaped first: no hidden character survives
+        assert!(!clip_name("a\u{202e}bcdefghijklmnopqrstuvwxyz", 10).contains('\u{202e}'));
+    }
 
     #[test]
     fn clip_counts_characters_and_escapes_what_a_model_could_hide() {

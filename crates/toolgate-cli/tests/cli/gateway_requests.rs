@@ -8,7 +8,7 @@
 //! the audit: each request a record of `toolgate.upstream.ev.sampling` / `.elicitation`
 //! with its outcome. Over stdio, and over streamable HTTP with clients that open no
 //! standalone GET stream: a relayed request reaches them on the SSE stream of the
-//! `tools/call` it was made for. And a hostile upstream (the scripted server's `ask`): what
+//! `tools/call` it was made for, and so does its cancellation at the call's timeout. And a hostile upstream (the scripted server's `ask`): what
 //! the relay refuses never reaches the client, what it cleans comes back under the upstream's
 //! keys.
 
@@ -147,6 +147,8 @@ fn audited(ws: &Path) {
             ("ok", ""),
             ("recoverable_error", "relay_refused"),
             ("recoverable_error", "relay_timeout"),
+            // the call the client gave up on
+            ("recoverable_error", "relay_cancelled"),
         ],
         "{sampling:#?}"
     );
@@ -245,10 +247,17 @@ fn a_hostile_upstreams_requests_are_refused_before_the_client_and_what_is_shown_
             (elicitation, "relay_refused"),
             (sampling, "relay_refused"),
             (sampling, "relay_refused"),
+            // params of the wrong shape: refused (rmcp read them as a custom request)
             (sampling, "relay_refused"),
+            (sampling, "relay_refused"),
+            // unreadable JSON, wrong shapes; the unknown method is no relay's
+            (sampling, "relay_refused"),
+            (elicitation, "relay_refused"),
+            (sampling, "relay_refused"),
+            (elicitation, "relay_refused"),
             (elicitation, ""),
             (sampling, ""),
         ],
-        "the malformed request never reached the relay (rmcp answers it): {records:#?}"
+        "every refused request is audited: {records:#?}"
     );
 }

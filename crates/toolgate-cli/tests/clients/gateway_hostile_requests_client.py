@@ -11,7 +11,9 @@ printing one `ok: ...` line per check and `passed: hostile requests` at the end.
 Refused with an error to the upstream, never reaching the client's callbacks: an elicitation
 whose property name holds a bidi override (named in the error), a sampling request with a
 `tool_use` block, one over 256 KiB, one whose messages are not a list, one whose stop
-sequence holds a bidi override. Relayed: an elicitation whose message and title hold a bidi
+sequence holds a bidi override; requests rmcp cannot read (a lone UTF-16 surrogate escape,
+nesting past 128 levels: answered -32600 with their id), params of the wrong shape (-32602
+saying what), an unknown method (-32601 naming it). Relayed: an elicitation whose message and title hold a bidi
 override, cleaned for the user, its answer back under the key the upstream asked; then a
 plain sampling request.
 """
@@ -78,7 +80,11 @@ async def hostile(args: argparse.Namespace) -> None:
         )
         refused(got, ["over the 262144 bytes (256 KiB)"], "a request over 256 KiB is refused")
         got = await ask("sampling/createMessage", {"messages": "not a list", "maxTokens": 5})
-        check("error" in got, "malformed params are an error to the upstream", got)
+        check(
+            got.get("error", {}).get("code") == -32602 and "not those of sampling" in got["error"]["message"],
+            "malformed params are -32602 to the upstream, saying what did not fit",
+            got,
+        )
         got = await ask(
             "sampling/createMessage",
             {
@@ -88,6 +94,20 @@ async def hostile(args: argparse.Namespace) -> None:
             },
         )
         refused(got, ["/stopSequences/0"], "a stop sequence with a bidi override is refused")
+        # what rmcp cannot read at all (a lone surrogate escape, nesting past 128 levels) is
+        # still answered, with the upstream's id: its call does not hang to its timeout
+        text = {"role": "user", "content": {"type": "text", "text": "a<LONE>b"}}
+        got = await ask("sampling/createMessage", {"messages": [text], "maxTokens": 5})
+        refused(got, ["did not read this", "escape"], "a lone surrogate escape is answered -32600")
+        check(got["error"]["code"] == -32600, "as an invalid request", got)
+        got = await ask("elicitation/create", {**form, "requestedSchema": {"type": "object", "x": "<DEEP>"}})
+        refused(got, ["did not read this", "recursion limit"], "nesting past 128 levels is answered")
+        got = await ask("sampling/createMessage", {"messages": [], "maxTokens": "5"})
+        refused(got, ['invalid type: string "5"'], "a number sent as a string is answered saying so")
+        got = await ask("elicitation/create", {**form, "requestedSchema": {"type": "object", "properties": {"n": {"oneOf": [{"$ref": "#/x"}]}}}})
+        check(got.get("error", {}).get("code") == -32602, "an elicitation schema beyond the flat one is -32602", got)
+        got = await ask("foo/bar", {})
+        refused(got, ['serves no method "foo/bar"'], "an unknown method is named in its answer")
         check(elicited == [] and sampled == [], "nothing refused reached the client", (elicited, sampled))
 
         got = await ask(

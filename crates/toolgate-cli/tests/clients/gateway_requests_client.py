@@ -9,7 +9,8 @@ printing one `ok: ...` line per check and `passed: gateway requests` at the end.
   gateway_requests_client.py --url URL --token TOKEN --post-streams-only
 
 With `--post-streams-only` the client opens no standalone GET stream: the relayed requests
-reach it only because they ride the SSE stream of the `tools/call` they were made for.
+reach it only because they ride the SSE stream of the `tools/call` they were made for, and
+so does the `notifications/cancelled` that ends one.
 
 1. A client that declares sampling and elicitation: the upstream's sampling request reaches
    its callback, cleaned of bidirectional characters, and its answer comes back in the tool
@@ -19,7 +20,10 @@ reach it only because they ride the SSE stream of the `tools/call` they were mad
 2. A client that declares neither: the sampling tool's result is an error saying the client
    did not declare the capability; nothing of it reaches the first client's callback.
 3. A client whose sampling callback never answers: the call ends at the upstream's timeout
-   with an error, and the callback is cancelled.
+   with an error, and the callback is cancelled (with `--post-streams-only` too). When the
+   client cancels a call whose request is relayed, the callback runs once (over HTTP the SDK
+   resumes the closed stream, which must not replay the request) and, where the client has a
+   stream left to hear it on (stdio, the GET stream), is cancelled.
 """
 
 from __future__ import annotations
@@ -117,18 +121,29 @@ async def requests(args: argparse.Namespace) -> None:
         check(r.is_error is True, "a call whose client never answers the relay ends with an error", text_of(r))
         check(took < 15, "within the upstream's timeout", took)
         check(hung["started"] == 1, "the request reached the callback", hung)
-        if args.post_streams_only:
-            # rmcp (3.11) sends a server's `notifications/cancelled` on the standalone GET
-            # stream, never on the POST stream of the call its request rode: a client without
-            # the GET stream does not see it (README: Gateway, relay)
-            print("note: the cancellation is not looked for without a GET stream", flush=True)
-        else:
-            deadline = time.monotonic() + 5
-            while hung["cancelled"] == 0 and time.monotonic() < deadline:
-                await anyio.sleep(0.05)
-            check(hung["cancelled"] == 1, "the relayed request is cancelled at the client", hung)
+        # without a GET stream too: the cancellation rides the POST stream of the call
+        deadline = time.monotonic() + 5
+        while hung["cancelled"] == 0 and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        check(hung["cancelled"] == 1, "the relayed request is cancelled at the client", hung)
         r = await slow.call_tool("plain__echo", {"message": "after"})
         check(not r.is_error and "Echo: after" in text_of(r), "the session goes on", text_of(r))
+
+        # the client gives up on the call while its request is relayed: the SDK resumes the
+        # call's closed stream (Last-Event-ID), which must not hand it the request again
+        before = dict(hung)
+        with anyio.move_on_after(1.5):
+            await slow.call_tool("ev__trigger-sampling-request", {"prompt": "give up", "maxTokens": 5})
+        deadline = time.monotonic() + 5
+        while hung["cancelled"] == before["cancelled"] and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        if args.url:
+            await anyio.sleep(1)  # time for a resumed stream to replay what it would
+        check(hung["started"] == before["started"] + 1, "a relayed request reaches the callback once", hung)
+        if not args.post_streams_only:
+            check(hung["cancelled"] == before["cancelled"] + 1, "and is cancelled with the call", hung)
+        r = await slow.call_tool("plain__echo", {"message": "after cancel"})
+        check(not r.is_error and "Echo: after cancel" in text_of(r), "the session goes on", text_of(r))
 
 
 def main() -> None:

@@ -36,7 +36,9 @@ zero-width space, with its `text` argument (250 ms before its answer); `die` exi
 `ask` sends its client the request in its arguments (`method`, `params`), waits for the
 answer (reading nothing else meanwhile) and answers the call with that answer's JSON
 (`{"result": ...}` or `{"error": ...}`) as text; in the request, `<RLO>` is sent as U+202E
-(a bidi override) and `<BIG>` as 300,000 `x`.
+(a bidi override), `<BIG>` as 300,000 `x`, `<LONE>` as a lone UTF-16 surrogate escape
+(`\\ud800`, which no JSON reader turns into a string) and `"<DEEP>"` as arrays nested 5000
+deep.
 """
 
 from __future__ import annotations
@@ -201,7 +203,9 @@ def main() -> None:
                 asked = f"ask-{rid}"
                 request = json.dumps({"jsonrpc": "2.0", "id": asked, "method": a["method"], "params": a["params"]})
                 # what a hostile server writes that a call's arguments would not carry as is
-                write(request.replace("<RLO>", "\\u202e").replace("<BIG>", "x" * 300_000))
+                raw = request.replace("<RLO>", "\\u202e").replace("<BIG>", "x" * 300_000)
+                raw = raw.replace("<LONE>", "\\ud800").replace('"<DEEP>"', "[" * 5000 + "]" * 5000)
+                write(raw)
                 answer = {"error": "the connection closed"}
                 for reply in sys.stdin:
                     got = json.loads(reply)

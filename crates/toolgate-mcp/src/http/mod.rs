@@ -34,6 +34,7 @@ mod connections;
 pub mod guard;
 mod limits;
 pub mod listener;
+mod related;
 mod sessions;
 mod tracked;
 

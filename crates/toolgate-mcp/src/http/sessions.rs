@@ -8,8 +8,15 @@
 //!   before rmcp creates the session ([`Sessions::reserve`]), the session keeps it
 //!   ([`Sessions::bind`]) until it ends, however it ends (`DELETE`, idle expiry, shutdown:
 //!   rmcp closes every ended session through [`SessionManager::close_session`])
+//! - per session, the server requests related to a client request ([`Related`]): their
+//!   `notifications/cancelled` goes out on that request's response stream, which rmcp's
+//!   worker does not do; the session's transport is a [`RelatedTransport`] under the
+//!   [`IdGate`], and each request's response stream yields its side channel first
+//! - a resumed stream (`Last-Event-ID`) leaves out the event the client names, which rmcp
+//!   replays: the client already has it (a server request in it would be answered twice)
 
 use super::caller::Caller;
+use super::related::{Related, RelatedTransport};
 use crate::jsonrpc::{IdGate, InFlightIds};
 use futures::{Stream, StreamExt};
 use parking_lot::Mutex;
@@ -36,6 +43,7 @@ pub(crate) struct Sessions {
 #[derive(Debug)]
 struct Entry {
     ids: Arc<InFlightIds>,
+    related: Arc<Related>,
     slot: Option<SessionSlot>,
 }
 
@@ -123,18 +131,21 @@ impl Sessions {
 
 impl SessionManager for Sessions {
     type Error = LocalSessionManagerError;
-    type Transport = IdGate<WorkerTransport<LocalSessionWorker>>;
+    type Transport = IdGate<RelatedTransport<WorkerTransport<LocalSessionWorker>>>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let (id, transport) = self.inner.create_session().await?;
         let ids = Arc::new(InFlightIds::new(self.max_in_flight));
+        let related = Arc::new(Related::default());
         self.table.lock().insert(
             id.clone(),
             Entry {
                 ids: ids.clone(),
+                related: related.clone(),
                 slot: None,
             },
         );
+        let transport = RelatedTransport::new(transport, related);
         Ok((id, IdGate::new(transport, ids)))
     }
 
@@ -162,9 +173,10 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let mut reserved = None;
+        let mut side = None;
         if let JsonRpcMessage::Request(request) = &message {
-            let ids = self.table.lock().get(id).map(|e| e.ids.clone());
-            if let Some(ids) = ids {
+            let entry = (self.table.lock().get(id)).map(|e| (e.ids.clone(), e.related.clone()));
+            if let Some((ids, related)) = entry {
                 if let Err(refused) = ids.reserve(&request.id) {
                     let refusal = refused.refusal(&request.id);
                     tracing::warn!(id = %request.id, "{}", refusal.message);
@@ -174,10 +186,15 @@ impl SessionManager for Sessions {
                     return Ok(futures::stream::iter(Some(answer)).left_stream());
                 }
                 reserved = Some((ids, request.id.clone()));
+                // before the worker sees the request, so nothing related to it comes earlier
+                side = Some(related.open(&request.id));
             }
         }
         match self.inner.create_stream(id, message).await {
-            Ok(stream) => Ok(stream.right_stream()),
+            Ok(stream) => Ok(match side {
+                Some(side) => side.around(stream).left_stream().right_stream(),
+                None => stream.right_stream().right_stream(),
+            }),
             Err(e) => {
                 if let Some((ids, request)) = reserved {
                     ids.unreserve(&request);
@@ -207,7 +224,13 @@ impl SessionManager for Sessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.resume(id, last_event_id).await
+        // rmcp (3.11) replays a request's stream from the event the client names as the last
+        // it got, that one included: a client resuming after its stream closed (a cancelled
+        // call's) would get a request of the server's again and answer it twice
+        let stream = self.inner.resume(id, last_event_id.clone()).await?;
+        Ok(stream.filter(move |m| {
+            std::future::ready(m.event_id.as_deref() != Some(last_event_id.as_str()))
+        }))
     }
 
     async fn restore_session(
