@@ -633,6 +633,28 @@ mod tests {
         )
     }
 
+    /// A client that declares elicitation and declines every request, and the requests it
+    /// was sent.
+    fn declining_elicitation_client() -> (RelayClient, Arc<Mutex<Vec<ServerRequest>>>) {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let into = asked.clone();
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        let send: SendToClient = Arc::new(move |request| {
+            into.lock().push(request);
+            Box::pin(async {
+                Ok(ClientResult::ElicitResult(ElicitResult::new(
+                    rmcp::model::ElicitationAction::Decline,
+                )))
+            })
+        });
+        let client = RelayClient {
+            capabilities: Some(capabilities),
+            send,
+        };
+        (client, asked)
+    }
+
     fn ctx(session: &str, within: Duration) -> ToolContext {
         ToolContext::builder()
             .session_id(session)
@@ -936,22 +958,7 @@ mod tests {
     #[tokio::test]
     async fn a_form_elicitation_says_who_asks_and_a_url_one_is_never_relayed() {
         let (relay, _) = relay(&[RelayKind::Elicitation]);
-        let asked = Arc::new(Mutex::new(Vec::new()));
-        let into = asked.clone();
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
-        let send: SendToClient = Arc::new(move |request| {
-            into.lock().push(request);
-            Box::pin(async {
-                Ok(ClientResult::ElicitResult(ElicitResult::new(
-                    rmcp::model::ElicitationAction::Decline,
-                )))
-            })
-        });
-        let client = RelayClient {
-            capabilities: Some(capabilities),
-            send,
-        };
+        let (client, asked) = declining_elicitation_client();
         let _route = relay
             .routes
             .route(&ctx("s", Duration::from_secs(5)), Some(client));
@@ -990,25 +997,10 @@ mod tests {
     #[tokio::test]
     async fn an_elicitation_whose_property_name_would_need_cleaning_is_refused_naming_it() {
         let (relay, sink) = relay(&[RelayKind::Elicitation]);
-        let asked = Arc::new(Mutex::new(Vec::new()));
-        let into = asked.clone();
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
-        let send: SendToClient = Arc::new(move |request| {
-            into.lock().push(request);
-            Box::pin(async {
-                Ok(ClientResult::ElicitResult(ElicitResult::new(
-                    rmcp::model::ElicitationAction::Decline,
-                )))
-            })
-        });
-        let _route = relay.routes.route(
-            &ctx("s", Duration::from_secs(5)),
-            Some(RelayClient {
-                capabilities: Some(capabilities),
-                send,
-            }),
-        );
+        let (client, asked) = declining_elicitation_client();
+        let _route = relay
+            .routes
+            .route(&ctx("s", Duration::from_secs(5)), Some(client));
         let form: ElicitRequestParams = serde_json::from_value(serde_json::json!({
             "mode": "form",
             "message": "Your name?",
