@@ -22,6 +22,14 @@ use toolgate_test_support::clients::{client_program, python_script, run_ok};
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 
+/// The workspace of [`workspace`] when both real clients are there (Node for the upstream,
+/// Python for the client); `None` otherwise (the test is then ignored by its attribute).
+fn everything_workspace() -> Option<(tempfile::TempDir, PathBuf)> {
+    let node = client_program("TOOLGATE_TEST_NODE")?;
+    client_program("TOOLGATE_TEST_PYTHON")?;
+    Some(workspace(&node))
+}
+
 /// A workspace whose `toolgate.toml` puts server-everything (run by `node`) behind the
 /// gateway as `ev` (relaying both kinds, calls of 5 s) and `plain` (relaying nothing).
 fn workspace(node: &Path) -> (tempfile::TempDir, PathBuf) {
@@ -75,13 +83,9 @@ fn requests_client(args: &[&str]) -> Command {
     ignore = "needs TOOLGATE_TEST_PYTHON and TOOLGATE_TEST_NODE (README: Prerequisites)"
 )]
 fn sampling_and_elicitation_reach_the_client_only_where_the_upstream_opts_in() {
-    let (Some(node), Some(_)) = (
-        client_program("TOOLGATE_TEST_NODE"),
-        client_program("TOOLGATE_TEST_PYTHON"),
-    ) else {
+    let Some((_t, ws)) = everything_workspace() else {
         return;
     };
-    let (_t, ws) = workspace(&node);
     let argv = serde_json::json!([TOOLGATE, "serve", "--workspace", ws]).to_string();
     let out = run_ok(
         requests_client(&["--stdio", &argv]),
@@ -98,13 +102,9 @@ fn sampling_and_elicitation_reach_the_client_only_where_the_upstream_opts_in() {
     ignore = "needs TOOLGATE_TEST_PYTHON and TOOLGATE_TEST_NODE (README: Prerequisites)"
 )]
 fn over_streamable_http_a_relayed_request_rides_the_stream_of_its_call() {
-    let (Some(node), Some(_)) = (
-        client_program("TOOLGATE_TEST_NODE"),
-        client_program("TOOLGATE_TEST_PYTHON"),
-    ) else {
+    let Some((_t, ws)) = everything_workspace() else {
         return;
     };
-    let (_t, ws) = workspace(&node);
     let mut serve = HttpServe::start(&ws, &[], &[], false);
     let url = format!("http://{}/mcp", serve.addr);
     // no standalone GET stream: only the POST of the call can carry its requests
