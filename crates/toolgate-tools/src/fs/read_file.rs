@@ -4,7 +4,10 @@
 //! the policy; the handler does it again, so a direct call is confined too), the file is
 //! opened relative to the workspace's directory handle (non-blocking, so a FIFO cannot hang
 //! the call) and refused unless it is a regular file; its first [`BINARY_SNIFF_BYTES`] are
-//! read and a NUL byte among them refuses it as binary; then it is read once, from start to
+//! read and a NUL byte among them refuses it as binary (a leading UTF-8 byte-order mark is
+//! left out of line 1, as `edit_file` sets it aside and keeps it; and when they hold `\r` but
+//! no `\n`, the file has classic Mac OS line endings and each `\r` ends a line, as
+//! `edit_file` reads it too); then it is read once, from start to
 //! end in 64 KiB chunks, as it was when opened (a file growing meanwhile is read to its size
 //! then): the lines before the window are only counted, the window's lines are kept (each one
 //! at most [`MAX_LINE_CHARS`] characters, so a line of megabytes costs a few KiB) until
@@ -200,10 +203,41 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
         ))
         .with_reason("binary_file"));
     }
-    Ok((
-        BufReader::with_capacity(CHUNK, std::io::Cursor::new(sniff).chain(file)),
-        meta.len(),
-    ))
+    let cr_only =
+        memchr::memchr(b'\r', &sniff).is_some() && memchr::memchr(b'\n', &sniff).is_none();
+    let mut head = std::io::Cursor::new(sniff);
+    if head.get_ref().starts_with(BOM) {
+        head.set_position(BOM.len() as u64);
+    }
+    let bytes = CrAsLf {
+        inner: head.chain(file),
+        cr_only,
+    };
+    Ok((BufReader::with_capacity(CHUNK, bytes), meta.len()))
+}
+
+/// The UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// A reader of a file's bytes that, for a file with classic Mac OS line endings
+/// (`cr_only`), gives each `\r` as `\n`.
+struct CrAsLf<R> {
+    inner: R,
+    cr_only: bool,
+}
+
+impl<R: Read> Read for CrAsLf<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.cr_only {
+            for b in &mut buf[..n] {
+                if *b == b'\r' {
+                    *b = b'\n';
+                }
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// The text a model reads for `out`: `content` as it is, then, when `truncated`, one row
