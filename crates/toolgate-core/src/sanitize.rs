@@ -349,7 +349,6 @@ mod tests {
         ));
     }
 
-
     #[test]
     fn output_cleaning_matches_the_plain_rule_at_every_offset() {
         fn plain(s: &str) -> String {
@@ -368,9 +367,31 @@ mod tests {
             out
         }
         let specials = [
-            "\u{0}", "\u{1b}", "\r", "\r\n", "\n", "\t", "\u{7f}", "\u{85}", "\u{9b}", "\u{a0}",
-            "é", "°", "x", "\u{ad}", "\u{202e}", "\u{2014}", "\u{200d}", "\u{feff}", "\u{fffd}",
-            "\u{e0041}", "\u{1f600}", "\u{61c}", "\u{633}", "\u{180e}", "\u{1e00}",
+            "\u{0}",
+            "\u{1b}",
+            "\r",
+            "\r\n",
+            "\n",
+            "\t",
+            "\u{7f}",
+            "\u{85}",
+            "\u{9b}",
+            "\u{a0}",
+            "é",
+            "°",
+            "x",
+            "\u{ad}",
+            "\u{202e}",
+            "\u{2014}",
+            "\u{200d}",
+            "\u{feff}",
+            "\u{fffd}",
+            "\u{e0041}",
+            "\u{1f600}",
+            "\u{61c}",
+            "\u{633}",
+            "\u{180e}",
+            "\u{1e00}",
         ];
         for pad in 0..18 {
             for a in specials {

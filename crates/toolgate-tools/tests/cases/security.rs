@@ -263,23 +263,39 @@ async fn output_ansi_20_invisible_and_bidi_text_is_shown_escaped() {
         "{}",
         o.content
     );
-    assert!(o.content.contains("user\\u{202e} \\u{2066}// admin"), "{}", o.content);
-    assert!(o.content.contains("pass\\u{200b}word\\u{feff} \\u{2028}x"), "{}", o.content);
+    assert!(
+        o.content.contains("user\\u{202e} \\u{2066}// admin"),
+        "{}",
+        o.content
+    );
+    assert!(
+        o.content.contains("pass\\u{200b}word\\u{feff} \\u{2028}x"),
+        "{}",
+        o.content
+    );
     // the file is not changed by being read
-    assert_eq!(std::fs::read(f.ws().join("doc.md")).unwrap(), raw.as_bytes());
+    assert_eq!(
+        std::fs::read(f.ws().join("doc.md")).unwrap(),
+        raw.as_bytes()
+    );
     let r = f.call("search_code", json!({"pattern": "note"})).await;
     assert_visible(&r);
     let o: SearchCodeOutput = out(&r);
     let mut paths: Vec<&str> = o.matches.iter().map(|m| m.path.as_str()).collect();
     paths.sort();
-    assert_eq!(paths, ["doc.md", "invoice\\u{202e}fdp.exe", "tag\\u{e0041}.txt"]);
+    assert_eq!(
+        paths,
+        ["doc.md", "invoice\\u{202e}fdp.exe", "tag\\u{e0041}.txt"]
+    );
     let r = f.call("list_dir", json!({})).await;
     assert_visible(&r);
     let r = f.call("glob", json!({"pattern": "**/*"})).await;
     assert_visible(&r);
     assert_eq!(out::<GlobOutput>(&r).paths.len(), 3);
     // an error that echoes what the model sent shows it escaped too
-    let r = f.call("read_file", json!({"path": "missing\u{202e}txt.exe"})).await;
+    let r = f
+        .call("read_file", json!({"path": "missing\u{202e}txt.exe"}))
+        .await;
     assert_not_found(&r);
     assert_visible(&r);
 }
