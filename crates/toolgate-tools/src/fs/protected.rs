@@ -6,9 +6,12 @@
 //! | git internals | a component named `.git`, at any depth, and everything below it | `.git/config` (`core.fsmonitor`, `core.pager`), `.git/hooks/*` and a planted `.git` file (`gitdir: ...`) run code the next time anyone runs git |
 //! | toolgate's store | a component named `.toolgate`, at any depth, and everything below it | the audit log, spilled results, grants and the policy live there |
 //! | toolgate's configuration | a file named `toolgate.toml`, at any depth | it sets the policy the agent runs under |
+//! | editor and agent settings | a component named `.vscode`, `.idea`, `.claude`, `.cursor`, `.gemini` or `.codex`, and everything below it; a file named `.mcp.json` | they start commands (VS Code `tasks.json` on folder open, an MCP server a project config declares) or lift the approvals of the next agent run (`chat.tools.autoApprove`, CVE-2025-53773; `.cursor/mcp.json`, CVE-2025-54135) |
+//! | hook and shell start-up files | a component named `.husky`; a file named `.gitconfig`, `.bashrc`, `.bash_profile`, `.zshrc`, `.zprofile` or `.profile` | they run code at the next commit, checkout or shell start (a workspace may be a home directory) |
 //!
-//! `.toolgate` and `toolgate.toml` are protected at every depth, not only at the root: a
-//! directory of this workspace may be the root of another session's workspace.
+//! All of them are protected at every depth, not only at the root: a directory of this
+//! workspace may be the root of another session's workspace, or of a project an editor
+//! opens.
 //!
 //! Names are compared the way the file systems a workspace may live on compare them, so a
 //! spelling that names the same entry is caught too: ASCII case is ignored (`.GIT/config` on a
@@ -70,12 +73,21 @@ fn protected_name(name: &OsStr) -> Option<&'static str> {
         ".git" | "git~1" => Some("git internals (.git)"),
         ".toolgate" => Some("toolgate's own store and configuration (.toolgate)"),
         "toolgate.toml" => Some("toolgate's configuration (toolgate.toml)"),
+        ".vscode" | ".idea" | ".claude" | ".cursor" | ".gemini" | ".codex" | ".mcp.json" => {
+            Some("editor or agent settings, which can run commands or lift approvals")
+        }
+        ".husky" | ".gitconfig" => {
+            Some("git hooks and configuration, which run code at the next git command")
+        }
+        ".bashrc" | ".bash_profile" | ".zshrc" | ".zprofile" | ".profile" => {
+            Some("a shell start-up file, which runs code at the next shell start")
+        }
         _ => None,
     }
 }
 
 /// The longest protected name, in bytes after folding; longer names are not looked at.
-const MAX_PROTECTED_LEN: usize = "toolgate.toml".len();
+const MAX_PROTECTED_LEN: usize = ".bash_profile".len();
 
 /// `name` folded for comparison: HFS+-ignorable characters dropped, ASCII lower-cased,
 /// trailing dots and spaces dropped. `None` when it cannot be a protected name (not UTF-8, or
@@ -137,6 +149,21 @@ mod tests {
             "toolgate.toml",
             "TOOLGATE.TOML",
             "nested/project/toolgate.toml",
+            ".vscode/settings.json",
+            ".VSCode/tasks.json",
+            "app/.vscode/settings.json",
+            ".idea/workspace.xml",
+            ".claude/settings.json",
+            ".cursor/mcp.json",
+            ".gemini/settings.json",
+            ".codex/config.toml",
+            ".mcp.json",
+            ".husky/pre-commit",
+            ".gitconfig",
+            ".bashrc",
+            ".Bash_Profile",
+            ".zshrc",
+            ".profile",
         ] {
             assert!(is_protected(&ws_path(&ws, p)).is_some(), "{p}");
         }
@@ -154,6 +181,10 @@ mod tests {
             ".toolgates/x",
             "docs/toolgate/policy.md",
             "\u{e9}.git",
+            "vscode/settings.json",
+            "mcp.json",
+            "docs/.mcp.json.md",
+            "bashrc",
             &"x".repeat(255),
         ] {
             assert_eq!(is_protected(&ws_path(&ws, p)), None, "{p}");

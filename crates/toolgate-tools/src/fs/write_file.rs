@@ -77,8 +77,9 @@ impl WriteFile {
         Self::default()
     }
 
-    /// The tool allowed to write protected paths (`.git`, `.toolgate`, `toolgate.toml`), for
-    /// a host whose operator configured that explicitly. Every other check stays.
+    /// The tool allowed to write protected paths ([`super::protected`]: `.git`, `.toolgate`,
+    /// `toolgate.toml`, editor and agent settings, hook and shell start-up files), for a host
+    /// whose operator configured that explicitly. Every other check stays.
     pub fn allow_protected_paths(mut self) -> Self {
         self.allow_protected = true;
         self
