@@ -12,8 +12,11 @@
 //! then): the lines before the window are only counted, the window's lines are kept (each one
 //! at most [`MAX_LINE_CHARS`] characters, so a line of megabytes costs a few KiB) until
 //! `limit` lines or [`MAX_CONTENT_BYTES`] of content, and the rest is only counted for
-//! `total_lines`. A file of any size can be read by windows; only the window is held in
-//! memory. A cancelled call (or one past its deadline) stops between chunks.
+//! `total_lines`, unless more than [`MAX_COUNTED_AFTER`] bytes follow the window: a window
+//! of a file of gigabytes (a log, a sparse file) then ends at once with `total_lines` a lower
+//! bound (`total_lines_at_least`), instead of reading the whole file for a count and running
+//! into the call's timeout. A file of any size can be read by windows; only the window is
+//! held in memory. A cancelled call (or one past its deadline) stops between chunks.
 
 use super::lookup;
 use crate::blocking;
@@ -44,6 +47,9 @@ pub const MAX_CONTENT_BYTES: usize = 48 << 10;
 const LINE_KEEP: usize = MAX_LINE_CHARS * 4 + 4;
 /// The size of one read.
 const CHUNK: usize = 64 << 10;
+/// The most bytes read after the window only to count lines (64 MiB): past it, the count
+/// stops and `total_lines` is a lower bound.
+pub const MAX_COUNTED_AFTER: u64 = 64 << 20;
 
 /// Arguments of `read_file`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -79,8 +85,13 @@ pub struct ReadFileOutput {
     pub start_line: u64,
     /// How many lines `content` holds.
     pub lines_returned: u64,
-    /// How many lines the file has.
+    /// How many lines the file has; when `total_lines_at_least` is set, how many lines it
+    /// has at least.
     pub total_lines: u64,
+    /// Whether `total_lines` is a lower bound: more than 64 MiB followed the returned lines,
+    /// and they were not read to count them (absent when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub total_lines_at_least: bool,
     /// Whether lines after the returned ones were left out.
     pub truncated: bool,
     /// The `offset` that reads on from here, when `truncated`.
@@ -264,9 +275,14 @@ pub fn render(out: &ReadFileOutput) -> String {
     // writing to a String cannot fail
     let _ = write!(
         text,
-        "\n[lines {}-{} of {} shown; call read_file with offset {next} to read on]",
+        "\n[lines {}-{} of {}{} shown; call read_file with offset {next} to read on]",
         out.start_line,
         next - 1,
+        if out.total_lines_at_least {
+            "at least "
+        } else {
+            ""
+        },
         out.total_lines
     );
     text
@@ -319,6 +335,11 @@ struct Window {
     returned: u64,
     /// The window is complete: the rest is only counted.
     full: bool,
+    /// The bytes the file had when opened, and how many of them were taken.
+    size: u64,
+    taken: u64,
+    /// The count stopped after the window, past [`MAX_COUNTED_AFTER`].
+    uncounted: bool,
 }
 
 impl Window {
@@ -339,6 +360,9 @@ impl Window {
             content: String::new(),
             returned: 0,
             full: false,
+            size: file_bytes,
+            taken: 0,
+            uncounted: false,
         }
     }
 
@@ -368,6 +392,13 @@ impl Window {
             let n = chunk.len();
             self.take(chunk);
             reader.consume(n);
+            self.taken += n as u64;
+            if self.full && self.size.saturating_sub(self.taken) > MAX_COUNTED_AFTER {
+                // bytes remain, so a line follows the window: its count is a lower bound
+                self.uncounted = true;
+                self.in_line = true;
+                return Ok(());
+            }
         }
         if self.in_line && self.collecting() {
             self.end_line();
@@ -472,6 +503,7 @@ impl Window {
             start_line: self.offset,
             lines_returned: self.returned,
             total_lines,
+            total_lines_at_least: self.uncounted,
             truncated,
             next_offset: truncated.then_some(last + 1),
         })
@@ -496,6 +528,7 @@ mod tests {
             start_line: start,
             lines_returned: returned,
             total_lines: total,
+            total_lines_at_least: false,
             truncated: next.is_some(),
             next_offset: next,
         }
