@@ -3,7 +3,10 @@
 //! The sequence: the path is resolved inside the workspace (the guard stage did it once for
 //! the policy; the handler does it again, so a direct call is confined too), the file is
 //! opened relative to the workspace's directory handle (non-blocking, so a FIFO cannot hang
-//! the call) and refused unless it is a regular file; its first [`BINARY_SNIFF_BYTES`] are
+//! the call) and refused unless it is a regular file with one name (a hard link is the same
+//! file as its other names, which may be outside the workspace: `ln ~/.ssh/id_rsa notes.txt`
+//! passes every path check, so its content is not shown, as the write tools do not change
+//! it); its first [`BINARY_SNIFF_BYTES`] are
 //! read and a NUL byte among them refuses it as binary (a leading UTF-8 byte-order mark is
 //! left out of line 1, as `edit_file` sets it aside and keeps it; and when they hold `\r` but
 //! no `\n`, the file has classic Mac OS line endings and each `\r` ends a line, as
@@ -116,8 +119,8 @@ brackets says which lines were shown and the offset to read on from \
 is said to be empty. The structured content holds the same as {path, content, start_line, \
 lines_returned, total_lines, truncated, next_offset}. Fails \
 with reason binary_file for binary files (a NUL byte in the first 8 KiB), is_a_directory for \
-directories, not_a_regular_file for FIFOs and devices, and not_found for missing files \
-(naming near paths).";
+directories, not_a_regular_file for FIFOs and devices, unsafe_input/hard_link for files with \
+several hard links, and not_found for missing files (naming near paths).";
 
 impl TypedTool for ReadFile {
     type Args = ReadFileArgs;
@@ -201,7 +204,9 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
         ))
         .with_reason("not_a_regular_file"));
     }
-    let mut file = file.into_std().take(meta.len());
+    let file = file.into_std();
+    refuse_hard_link(&file, &shown)?;
+    let mut file = file.take(meta.len());
     let mut sniff = Vec::with_capacity(BINARY_SNIFF_BYTES);
     (&mut file)
         .take(BINARY_SNIFF_BYTES as u64)
@@ -229,6 +234,26 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
 
 /// The UTF-8 byte-order mark.
 const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Refuses an open regular file with more than one hard link.
+///
+/// # Errors
+/// `unsafe_input` / `hard_link`.
+pub(crate) fn refuse_hard_link(file: &std::fs::File, shown: &str) -> Result<(), ToolError> {
+    use std::os::unix::fs::MetadataExt;
+    let links = file.metadata().map_err(|e| io_error(shown, &e))?.nlink();
+    if links > 1 {
+        return Err(ToolError::unsafe_input(
+            "hard_link",
+            format!(
+                "{shown:?} has {links} hard links; its other names may be outside the \
+                 workspace, so toolgate does not show its content. Read another file, or ask \
+                 the operator to replace it with a plain copy"
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// A reader of a file's bytes that, for a file with classic Mac OS line endings
 /// (`cr_only`), gives each `\r` as `\n`.

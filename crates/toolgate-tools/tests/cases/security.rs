@@ -52,6 +52,48 @@ async fn fs_symlink_read_01_links_out_are_refused_by_every_tool() {
     }
 }
 
+/// fs-symlink-read-01 (path_symlink_escape), hard links: a hard link is the outside file
+/// under an inside name, so it passes every check on the path. read_file refuses a file with
+/// several names (unsafe_input/hard_link) and search_code skips it with a warning; neither
+/// shows the outside content. list_dir and glob show the name only.
+#[tokio::test]
+async fn fs_symlink_read_01_hard_links_to_outside_files_show_no_content() {
+    let f = Fixture::new();
+    std::fs::hard_link(f.t.join("outside/secret.txt"), f.ws().join("notes.txt")).unwrap();
+    f.write("sub/a.txt", "CANARY-IN\n");
+    std::fs::hard_link(f.t.join("outside/secret.txt"), f.ws().join("sub/deep.txt")).unwrap();
+    for path in ["notes.txt", "sub/deep.txt", "./sub/../notes.txt"] {
+        let r = f.call("read_file", json!({"path": path})).await;
+        assert_err(&r, ErrorKind::UnsafeInput, Some("hard_link"));
+        assert!(r.text().contains("hard links"), "{}", r.text());
+    }
+    for args in [
+        json!({"pattern": "CANARY"}),
+        json!({"pattern": "CANARY", "path": "notes.txt"}),
+        json!({"pattern": "CANARY", "path": "sub", "glob": "*.txt"}),
+    ] {
+        let r = f.call("search_code", args.clone()).await;
+        assert_no_canary(&r);
+        let o: SearchCodeOutput = out(&r);
+        assert!(
+            o.matches.iter().all(|m| m.path == "sub/a.txt"),
+            "{args}: {:?}",
+            o.matches
+        );
+        assert!(
+            o.warnings.iter().any(|w| w.contains("hard links")),
+            "{args}: {:?}",
+            o.warnings
+        );
+    }
+    let o: GlobOutput = out(&f.call("glob", json!({"pattern": "**/*.txt"})).await);
+    assert_eq!(o.paths, ["notes.txt", "sub/a.txt", "sub/deep.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(f.t.join("outside/secret.txt")).unwrap(),
+        format!("{CANARY}\n")
+    );
+}
+
 /// fs-prefix-sibling-04 (path_prefix_confusion): `T/proj-evil` is not under `T/proj`;
 /// containment compares whole components, for every tool and spelling.
 #[tokio::test]
