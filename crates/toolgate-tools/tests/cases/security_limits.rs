@@ -273,6 +273,37 @@ async fn offset_overflow_83_numbers_past_their_type_are_refused_at_their_pointer
         assert_bad_args(&r, &[pointer]);
         assert!(r.is_recoverable(), "{tool} {args}");
     }
+    // JSON Schema counts 2.0 and 1e3 as integers, so they are the integers they spell (they
+    // failed to decode, with no pointer, while the validator let them through)
+    for (i, (raw, first, lines)) in [
+        (r#"{"path":"f.txt","offset":2.0}"#, 2, 2),
+        (r#"{"path":"f.txt","offset":2e0,"limit":1.0}"#, 2, 1),
+        (r#"{"path":"f.txt","limit":1e3}"#, 1, 3),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = format!("lim-raw-{i}");
+        let r = s
+            .pipeline
+            .dispatch(ToolCall::raw(id, "read_file", raw), &s.session)
+            .await;
+        let o: ReadFileOutput = out(&r);
+        assert_eq!((o.start_line, o.lines_returned), (first, lines), "{raw}");
+    }
+    let r = s
+        .pipeline
+        .dispatch(
+            ToolCall::raw(
+                "lim-raw-e19",
+                "read_file",
+                r#"{"path":"f.txt","offset":1e19}"#,
+            ),
+            &s.session,
+        )
+        .await;
+    let e = r.error.as_ref().unwrap();
+    assert!(e.message.contains("send an offset from 1 to 3"), "{e}");
     // an offset that fits but is past the end of a stored result names the end
     let r = call(
         &s,
