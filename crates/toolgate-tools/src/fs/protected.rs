@@ -23,10 +23,18 @@
 //! The check runs on the canonical resolved path ([`WsPath`], symbolic links already
 //! followed), so a link named `innocent` that points at `.git/config` is caught as
 //! `.git/config`.
+//!
+//! The store (`.toolgate`) is also hidden from the read tools ([`resolve_for_read`], and the
+//! walks of `glob`, `search_code` and `list_resources` skip it), as `run_shell`'s sandbox
+//! hides it: it holds the audit log, the stored results and the grants of every session, so
+//! reading it would show one session what another ran and got back.
 
 use std::ffi::OsStr;
 use std::path::Component;
-use toolgate_core::{ToolError, WsPath};
+use toolgate_core::{ToolContext, ToolError, WsPath};
+
+/// Why the store is protected, in words for the model.
+const STORE: &str = "toolgate's own store and configuration (.toolgate)";
 
 /// Why `path` is protected, in words for the model (for example `"git internals (.git)"`),
 /// or `None` when it is not. See the module docs for the list and the name comparison.
@@ -66,12 +74,44 @@ pub fn check(path: &WsPath) -> Result<(), ToolError> {
     }
 }
 
+/// Whether `name` names toolgate's store (`.toolgate`, compared as the module docs say).
+pub fn is_store_name(name: &OsStr) -> bool {
+    protected_name(name) == Some(STORE)
+}
+
+/// Resolves a path argument of a read tool (see [`ToolContext::resolve`]) and refuses a path
+/// in toolgate's store.
+///
+/// # Errors
+/// What [`ToolContext::resolve`] returns; `unsafe_input` / `protected_path` for the store.
+pub fn resolve_for_read(ctx: &ToolContext, path: &str) -> Result<WsPath, ToolError> {
+    let resolved = ctx.resolve(path)?;
+    let in_store = resolved.as_path().components().any(|c| match c {
+        Component::Normal(name) => is_store_name(name),
+        _ => false,
+    });
+    if in_store {
+        return Err(ToolError::unsafe_input(
+            "protected_path",
+            format!(
+                "{:?} is in toolgate's own store (.toolgate), which holds the audit log, stored \
+                 results and grants of every session; the read tools do not show it. Read \
+                 files elsewhere in the workspace (a stored result of this session is read \
+                 with read_result)",
+                resolved.display()
+            ),
+        )
+        .with_details(serde_json::json!({"protected": STORE})));
+    }
+    Ok(resolved)
+}
+
 /// Whether one name is protected, compared as the module docs say.
 fn protected_name(name: &OsStr) -> Option<&'static str> {
     let key = fold(name)?;
     match key.as_str() {
         ".git" | "git~1" => Some("git internals (.git)"),
-        ".toolgate" => Some("toolgate's own store and configuration (.toolgate)"),
+        ".toolgate" => Some(STORE),
         "toolgate.toml" => Some("toolgate's configuration (toolgate.toml)"),
         ".vscode" | ".idea" | ".claude" | ".cursor" | ".gemini" | ".codex" | ".mcp.json" => {
             Some("editor or agent settings, which can run commands or lift approvals")

@@ -110,7 +110,7 @@ impl Tool for ReadResource {
     fn call(&self, a: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let requested = args(&a)?.uri.clone();
-            let path = ctx.resolve(&uri::to_path(&requested)?)?;
+            let path = crate::fs::protected::resolve_for_read(&ctx, &uri::to_path(&requested)?)?;
             let ws = ctx.require_workspace()?.clone();
             blocking::run(move || read(&ws, &path, requested)).await
         })

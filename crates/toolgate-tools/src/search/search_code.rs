@@ -199,7 +199,8 @@ impl TypedTool for SearchCode {
         args: &SearchCodeArgs,
         ctx: &ToolContext,
     ) -> Result<Option<String>, ToolError> {
-        let base = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        let base =
+            crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
         lookup::expect(ctx.require_workspace()?, &base, lookup::Kind::Any).map(|()| None)
     }
 
@@ -208,7 +209,8 @@ impl TypedTool for SearchCode {
         args: SearchCodeArgs,
         ctx: ToolContext,
     ) -> Result<SearchCodeOutput, ToolError> {
-        let base = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        let base =
+            crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
         let ws = ctx.require_workspace()?.clone();
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
         // compiling a pattern can take seconds (`\w{5000}`): off the runtime, under the timeout

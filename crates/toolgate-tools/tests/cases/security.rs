@@ -94,6 +94,63 @@ async fn fs_symlink_read_01_hard_links_to_outside_files_show_no_content() {
     );
 }
 
+/// protected-own-config-45 (protected_path), the read side: toolgate's store (`.toolgate`:
+/// the audit log, stored results and grants of every session) is hidden from the read tools
+/// as it is from run_shell's sandbox, in any spelling and through a link; walks skip it even
+/// when their glob names it; the configuration file stays readable.
+#[tokio::test]
+async fn protected_own_config_45_the_store_is_hidden_from_the_read_tools() {
+    let f = Fixture::new();
+    f.write(
+        ".toolgate/audit.jsonl",
+        "{\"session\":\"other\",\"tool\":\"run_shell\",\"STORE-CANARY\":1}\n",
+    );
+    f.write("toolgate.toml", "[policy]\n");
+    f.write("src/a.txt", "a\n");
+    f.link(".toolgate", "state");
+    f.link(".toolgate/audit.jsonl", "src/log.jsonl");
+    let refused = |r: &toolgate_core::ToolResult| {
+        assert_err(r, ErrorKind::UnsafeInput, Some("protected_path"));
+        assert!(!serde_json::to_string(r).unwrap().contains("STORE-CANARY"));
+    };
+    for path in [
+        ".toolgate/audit.jsonl",
+        ".TOOLGATE/audit.jsonl",
+        "./src/../.toolgate//audit.jsonl",
+        "state/audit.jsonl",
+        "src/log.jsonl",
+        f.abs("ws/.toolgate/audit.jsonl").as_str(),
+    ] {
+        refused(&f.call("read_file", json!({"path": path})).await);
+        refused(
+            &f.call("search_code", json!({"pattern": "CANARY", "path": path}))
+                .await,
+        );
+    }
+    for path in [".toolgate", "state"] {
+        refused(&f.call("list_dir", json!({"path": path})).await);
+        refused(&f.call("glob", json!({"pattern": "*", "path": path})).await);
+    }
+    for args in [
+        json!({"pattern": "STORE-CANARY"}),
+        json!({"pattern": "STORE-CANARY", "glob": ".toolgate/*"}),
+        json!({"pattern": "STORE-CANARY", "glob": "**/*.jsonl"}),
+    ] {
+        let o: SearchCodeOutput = out(&f.call("search_code", args.clone()).await);
+        assert_eq!(o.total_matches, 0, "{args}");
+    }
+    for pattern in [".toolgate/*", ".toolgate/**", "**/audit.jsonl"] {
+        let o: GlobOutput = out(&f.call("glob", json!({ "pattern": pattern })).await);
+        assert!(
+            o.paths.iter().all(|p| !p.starts_with(".toolgate")),
+            "{pattern}: {:?}",
+            o.paths
+        );
+    }
+    let o: ReadFileOutput = out(&f.call("read_file", json!({"path": "toolgate.toml"})).await);
+    assert_eq!(o.content, "     1\t[policy]");
+}
+
 /// fs-prefix-sibling-04 (path_prefix_confusion): `T/proj-evil` is not under `T/proj`;
 /// containment compares whole components, for every tool and spelling.
 #[tokio::test]
