@@ -272,9 +272,11 @@ pub(crate) fn resolve_for_write(
         }];
         return Err(e);
     }
-    if path.ends_with('/') {
+    // `a.txt/.` names a directory as `a.txt/` does (POSIX: ENOTDIR for a file); resolving
+    // drops the `.`, so it is looked at here, not to write `a.txt` for it
+    if path.ends_with('/') || path.ends_with("/.") {
         return Err(ToolError::failed(format!(
-            "{path:?} ends with '/', which names a directory; send the path of a file"
+            "{path:?} ends with '/' or '/.', which names a directory; send the path of a file"
         ))
         .with_reason("is_a_directory"));
     }

@@ -242,6 +242,8 @@ async fn directories_fifos_and_files_on_the_way_are_refused() {
         ("dir/", "is_a_directory"),
         ("newdir/", "is_a_directory"),
         ("file.txt/", "is_a_directory"),
+        ("file.txt/.", "is_a_directory"),
+        ("new.txt/.", "is_a_directory"),
         ("pipe", "not_a_regular_file"),
         ("file.txt/x.txt", "not_a_directory"),
     ];
