@@ -391,12 +391,25 @@ async fn output_ansi_20_invisible_and_bidi_text_is_shown_escaped() {
     let r = f.call("glob", json!({"pattern": "**/*"})).await;
     assert_visible(&r);
     assert_eq!(out::<GlobOutput>(&r).paths.len(), 3);
-    // an error that echoes what the model sent shows it escaped too
+    // an error that echoes what the model sent, or names entries near it (in its message and
+    // its details), shows them escaped too
     let r = f
         .call("read_file", json!({"path": "missing\u{202e}txt.exe"}))
         .await;
     assert_not_found(&r);
     assert_visible(&r);
+    f.write("evil\x1b[1m.txt", "x\n");
+    for near in ["tag.txt", "invoicefdp.exe", "evil[1m.txt"] {
+        let r = f.call("read_file", json!({ "path": near })).await;
+        assert_not_found(&r);
+        assert_visible(&r);
+        let details = r.error.as_ref().unwrap().details.as_deref().unwrap();
+        assert_eq!(
+            details["near"].as_array().map(Vec::len),
+            Some(1),
+            "{near}: {details}"
+        );
+    }
 }
 
 /// schema-unknown-arg-25 (schema_validation): an argument the schema does not define is
