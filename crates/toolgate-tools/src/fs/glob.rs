@@ -104,7 +104,7 @@ impl TypedTool for Glob {
     fn preview(&self, args: &GlobArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
         compile(&args.pattern)?;
         let base =
-            crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
+            crate::fs::protected::resolve_for_read(ctx, args.path.as_deref().unwrap_or("."))?;
         lookup::expect(ctx.require_workspace()?, &base, lookup::Kind::Dir).map(|()| None)
     }
 

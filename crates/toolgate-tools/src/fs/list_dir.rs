@@ -108,7 +108,7 @@ impl TypedTool for ListDir {
     /// Only when a policy asks: a path that is missing or not a directory fails first.
     fn preview(&self, args: &ListDirArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
         let path =
-            crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
+            crate::fs::protected::resolve_for_read(ctx, args.path.as_deref().unwrap_or("."))?;
         lookup::expect(ctx.require_workspace()?, &path, lookup::Kind::Dir).map(|()| None)
     }
 

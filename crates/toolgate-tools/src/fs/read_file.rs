@@ -150,7 +150,7 @@ impl TypedTool for ReadFile {
     /// Only when a policy asks about a read: a missing file or a directory fails before anyone
     /// is asked (the guard does no I/O: reads are the hot path and rarely asked about).
     fn preview(&self, args: &ReadFileArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
-        let path = crate::fs::protected::resolve_for_read(&ctx, &args.path)?;
+        let path = crate::fs::protected::resolve_for_read(ctx, &args.path)?;
         lookup::expect(ctx.require_workspace()?, &path, lookup::Kind::File).map(|()| None)
     }
 

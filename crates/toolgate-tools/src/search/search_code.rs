@@ -200,7 +200,7 @@ impl TypedTool for SearchCode {
         ctx: &ToolContext,
     ) -> Result<Option<String>, ToolError> {
         let base =
-            crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
+            crate::fs::protected::resolve_for_read(ctx, args.path.as_deref().unwrap_or("."))?;
         lookup::expect(ctx.require_workspace()?, &base, lookup::Kind::Any).map(|()| None)
     }
 
