@@ -6,20 +6,20 @@
 //! the call) and refused unless it is a regular file with one name (a hard link is the same
 //! file as its other names, which may be outside the workspace: `ln ~/.ssh/id_rsa notes.txt`
 //! passes every path check, so its content is not shown, as the write tools do not change
-//! it); its first [`BINARY_SNIFF_BYTES`] are
-//! read and a NUL byte among them refuses it as binary (a leading UTF-8 byte-order mark is
-//! left out of line 1, as `edit_file` sets it aside and keeps it; and when they hold `\r` but
-//! no `\n`, the file has classic Mac OS line endings and each `\r` ends a line, as
-//! `edit_file` reads it too); then it is read once, from start to
-//! end in 64 KiB chunks, as it was when opened (a file growing meanwhile is read to its size
-//! then): the lines before the window are only counted, the window's lines are kept (each one
-//! at most [`MAX_LINE_CHARS`] characters, so a line of megabytes costs a few KiB) until
-//! `limit` lines or [`MAX_CONTENT_BYTES`] of content, and the rest is only counted for
-//! `total_lines`, unless more than [`MAX_COUNTED_AFTER`] bytes follow the window: a window
-//! of a file of gigabytes (a log, a sparse file) then ends at once with `total_lines` a lower
-//! bound (`total_lines_at_least`), instead of reading the whole file for a count and running
-//! into the call's timeout. A file of any size can be read by windows; only the window is
-//! held in memory. A cancelled call (or one past its deadline) stops between chunks.
+//! it); its first [`BINARY_SNIFF_BYTES`] are read and a NUL byte among them refuses it as
+//! binary (a leading UTF-8 byte-order mark is left out of line 1, as `edit_file` sets it
+//! aside and keeps it; and when they hold `\r` but no `\n`, the file has classic Mac OS line
+//! endings and each `\r` ends a line, as `edit_file` reads it too); then it is read once,
+//! from start to end in 64 KiB chunks, as it was when opened (a file growing meanwhile is
+//! read to its size then): the lines before the window are only counted, the window's lines
+//! are kept (each one at most [`MAX_LINE_CHARS`] characters, so a line of megabytes costs a
+//! few KiB) until `limit` lines or [`MAX_CONTENT_BYTES`] of content, and the rest is only
+//! counted for `total_lines`, unless more than [`MAX_COUNTED_AFTER`] bytes follow the window:
+//! a window of a file of gigabytes (a log, a sparse file) then ends at once with
+//! `total_lines` a lower bound (`total_lines_at_least`), instead of reading the whole file for
+//! a count and running into the call's timeout. A file of any size can be read by windows;
+//! only the window is held in memory. A cancelled call (or one past its deadline) stops
+//! between chunks.
 
 use super::lookup;
 use crate::blocking;
