@@ -217,6 +217,39 @@ impl<T: TypedTool> Typed<T> {
     }
 }
 
+/// `value` with every number that is a float with no fractional part, within the range of
+/// `u64` or `i64`, written as that integer; `None` when it has none.
+fn integral_floats_as_integers(value: &Value) -> Option<Value> {
+    fn walk(v: &mut Value, changed: &mut bool) {
+        match v {
+            Value::Number(n) if n.is_f64() => {
+                let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0) else {
+                    return;
+                };
+                // `u64::MAX as f64` rounds up to 2^64, which does not fit: a strict bound
+                let int = if (0.0..u64::MAX as f64).contains(&f) {
+                    Some(Value::from(f as u64))
+                } else if (i64::MIN as f64..0.0).contains(&f) {
+                    Some(Value::from(f as i64))
+                } else {
+                    None
+                };
+                if let Some(int) = int {
+                    *v = int;
+                    *changed = true;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, changed)),
+            Value::Object(map) => map.values_mut().for_each(|i| walk(i, changed)),
+            _ => {}
+        }
+    }
+    let mut v = value.clone();
+    let mut changed = false;
+    walk(&mut v, &mut changed);
+    changed.then_some(v)
+}
+
 fn wrong_args() -> ToolError {
     ToolError::internal("decoded arguments of the wrong type reached a typed tool")
 }
@@ -231,7 +264,17 @@ impl<T: TypedTool> Tool for Typed<T> {
     }
 
     fn decode(&self, arguments: &Value) -> Result<Args, ToolError> {
-        match T::Args::deserialize(arguments) {
+        let first = T::Args::deserialize(arguments);
+        // JSON Schema counts `2.0` and `1e3` as integers (2020-12 validation, "type": a
+        // number with a zero fractional part), so the validator passed them, and serde's
+        // integer types refuse them: decoded as the integers they are, the decode agrees with
+        // the advertised schema instead of failing without saying where
+        let decoded = first.or_else(|e| {
+            integral_floats_as_integers(arguments)
+                .and_then(|v| T::Args::deserialize(&v).ok())
+                .ok_or(e)
+        });
+        match decoded {
             Ok(a) => Ok(Args::new(a)),
             Err(e) => Err(ToolError::invalid_arguments(
                 format!("the arguments do not fit this tool: {e}"),

@@ -108,10 +108,12 @@ impl Drop for LogRoute {
 
 /// `text` cleaned like an output, its invisible and bidirectional characters removed.
 pub(crate) fn clean(text: &str) -> String {
-    toolgate_core::sanitize::clean_output(text)
+    // removed first: `clean_output` would show them as escapes, and here they are dropped
+    let visible: String = text
         .chars()
         .filter(|c| !crate::quarantine::is_invisible(*c))
-        .collect()
+        .collect();
+    toolgate_core::sanitize::clean_output(&visible).into_owned()
 }
 
 /// Every string and key of `value` [`clean`]ed, in place.

@@ -16,7 +16,8 @@
 //!    the filter checks them with `lstat`: a directory whose `.gitignore` or `.ignore` is a
 //!    symlink, not a regular file (a FIFO, a device) or larger than [`MAX_IGNORE_FILE_BYTES`]
 //!    is skipped with a warning, so no ignore file can make the walk read outside the
-//!    workspace, block, or read without end; `.git` directories are never walked, and
+//!    workspace, block, or read without end; `.git` directories and toolgate's store
+//!    (`.toolgate`) are never walked, and
 //!    toolgate's own temporary files ([`crate::fs::temp`]) are never reported;
 //! 4. callers open what they read through the workspace's directory handle (cap-std) with the
 //!    path relative to the root, so a directory swapped for a link during the walk cannot lead
@@ -200,7 +201,8 @@ fn keep_entry(entry: &DirEntry, ancestors: &[Gitignore], root: &Path, warnings: 
     if !is_dir {
         return true;
     }
-    if entry.file_name() == ".git" {
+    // toolgate's store holds every session's audit log and results ([`crate::fs::protected`])
+    if entry.file_name() == ".git" || crate::fs::protected::is_store_name(entry.file_name()) {
         return false;
     }
     match unsafe_ignore_file(entry.path()) {

@@ -250,7 +250,7 @@ pub const MAX_FAULTS: usize = 50;
 pub const MAX_ERROR_MESSAGE_BYTES: usize = 2048;
 
 /// Makes an error safe and small to show, as finish does for output: control characters in the
-/// message and faults become visible escapes, messages are cut to
+/// message, faults and details become visible escapes, messages are cut to
 /// [`MAX_ERROR_MESSAGE_BYTES`], and at most [`MAX_FAULTS`] faults are kept (the last says how
 /// many were left out). A model-chosen tool name or argument echoed in a message can then
 /// neither drive the reader's terminal nor blow up the result.
@@ -277,6 +277,11 @@ pub fn clean_error(mut e: ToolError) -> ToolError {
     for f in &mut e.faults {
         clean(&mut f.message);
         clean(&mut f.pointer);
+    }
+    // details name workspace entries too (the near names of a missing path), and go out
+    // with the error
+    if let Some(details) = &mut e.details {
+        clean_output_value(details);
     }
     e
 }

@@ -74,6 +74,8 @@ pub enum LineEnding {
     Lf,
     /// `\r\n`.
     Crlf,
+    /// `\r` alone (classic Mac OS: a file with `\r` and no `\n`).
+    Cr,
 }
 
 /// The result of `edit_file`.
@@ -107,8 +109,9 @@ impl EditFile {
         Self::default()
     }
 
-    /// The tool allowed to edit protected paths (`.git`, `.toolgate`, `toolgate.toml`), for
-    /// a host whose operator configured that explicitly. Every other check stays.
+    /// The tool allowed to edit protected paths ([`super::protected`]: `.git`, `.toolgate`,
+    /// `toolgate.toml`, editor and agent settings, hook and shell start-up files), for a host
+    /// whose operator configured that explicitly. Every other check stays.
     pub fn allow_protected_paths(mut self) -> Self {
         self.allow_protected = true;
         self
@@ -265,6 +268,7 @@ impl Planned<'_> {
             line_ending: match self.text.eol {
                 replace::Eol::Lf => LineEnding::Lf,
                 replace::Eol::Crlf => LineEnding::Crlf,
+                replace::Eol::Cr => LineEnding::Cr,
             },
             bom: self.text.bom,
         })
@@ -295,7 +299,7 @@ fn with_edit<R>(
         ))
         .with_reason("not_utf8")
     })?;
-    let old = replace::normalize(&args.old_string);
+    let old = text.normalize(&args.old_string);
     let ranges =
         replace::find(&text.view, &old, args.replace_all).map_err(|e| match_error(&shown, e))?;
     let (new_bytes, new_view) = text

@@ -103,13 +103,15 @@ impl TypedTool for Glob {
     /// or not a directory, fails first.
     fn preview(&self, args: &GlobArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
         compile(&args.pattern)?;
-        let base = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        let base =
+            crate::fs::protected::resolve_for_read(ctx, args.path.as_deref().unwrap_or("."))?;
         lookup::expect(ctx.require_workspace()?, &base, lookup::Kind::Dir).map(|()| None)
     }
 
     async fn call(&self, args: GlobArgs, ctx: ToolContext) -> Result<GlobOutput, ToolError> {
         let matcher = compile(&args.pattern)?;
-        let base = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        let base =
+            crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
         let ws = ctx.require_workspace()?.clone();
         let hidden = names_hidden(&args.pattern);
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);

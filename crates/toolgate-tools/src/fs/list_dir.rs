@@ -107,12 +107,14 @@ impl TypedTool for ListDir {
 
     /// Only when a policy asks: a path that is missing or not a directory fails first.
     fn preview(&self, args: &ListDirArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
-        let path = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        let path =
+            crate::fs::protected::resolve_for_read(ctx, args.path.as_deref().unwrap_or("."))?;
         lookup::expect(ctx.require_workspace()?, &path, lookup::Kind::Dir).map(|()| None)
     }
 
     async fn call(&self, args: ListDirArgs, ctx: ToolContext) -> Result<ListDirOutput, ToolError> {
-        let path = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        let path =
+            crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
         let ws = ctx.require_workspace()?.clone();
         blocking::run(move || list(&ws, &path, &ctx)).await
     }

@@ -6,9 +6,12 @@
 //! | git internals | a component named `.git`, at any depth, and everything below it | `.git/config` (`core.fsmonitor`, `core.pager`), `.git/hooks/*` and a planted `.git` file (`gitdir: ...`) run code the next time anyone runs git |
 //! | toolgate's store | a component named `.toolgate`, at any depth, and everything below it | the audit log, spilled results, grants and the policy live there |
 //! | toolgate's configuration | a file named `toolgate.toml`, at any depth | it sets the policy the agent runs under |
+//! | editor and agent settings | a component named `.vscode`, `.idea`, `.claude`, `.cursor`, `.gemini` or `.codex`, and everything below it; a file named `.mcp.json` | they start commands (VS Code `tasks.json` on folder open, an MCP server a project config declares) or lift the approvals of the next agent run (`chat.tools.autoApprove`, CVE-2025-53773; `.cursor/mcp.json`, CVE-2025-54135) |
+//! | hook and shell start-up files | a component named `.husky`; a file named `.gitconfig`, `.bashrc`, `.bash_profile`, `.zshrc`, `.zprofile` or `.profile` | they run code at the next commit, checkout or shell start (a workspace may be a home directory) |
 //!
-//! `.toolgate` and `toolgate.toml` are protected at every depth, not only at the root: a
-//! directory of this workspace may be the root of another session's workspace.
+//! All of them are protected at every depth, not only at the root: a directory of this
+//! workspace may be the root of another session's workspace, or of a project an editor
+//! opens.
 //!
 //! Names are compared the way the file systems a workspace may live on compare them, so a
 //! spelling that names the same entry is caught too: ASCII case is ignored (`.GIT/config` on a
@@ -20,10 +23,18 @@
 //! The check runs on the canonical resolved path ([`WsPath`], symbolic links already
 //! followed), so a link named `innocent` that points at `.git/config` is caught as
 //! `.git/config`.
+//!
+//! The store (`.toolgate`) is also hidden from the read tools ([`resolve_for_read`], and the
+//! walks of `glob`, `search_code` and `list_resources` skip it), as `run_shell`'s sandbox
+//! hides it: it holds the audit log, the stored results and the grants of every session, so
+//! reading it would show one session what another ran and got back.
 
 use std::ffi::OsStr;
 use std::path::Component;
-use toolgate_core::{ToolError, WsPath};
+use toolgate_core::{ToolContext, ToolError, WsPath};
+
+/// Why the store is protected, in words for the model.
+const STORE: &str = "toolgate's own store and configuration (.toolgate)";
 
 /// Why `path` is protected, in words for the model (for example `"git internals (.git)"`),
 /// or `None` when it is not. See the module docs for the list and the name comparison.
@@ -63,19 +74,60 @@ pub fn check(path: &WsPath) -> Result<(), ToolError> {
     }
 }
 
+/// Whether `name` names toolgate's store (`.toolgate`, compared as the module docs say).
+pub fn is_store_name(name: &OsStr) -> bool {
+    protected_name(name) == Some(STORE)
+}
+
+/// Resolves a path argument of a read tool (see [`ToolContext::resolve`]) and refuses a path
+/// in toolgate's store.
+///
+/// # Errors
+/// What [`ToolContext::resolve`] returns; `unsafe_input` / `protected_path` for the store.
+pub fn resolve_for_read(ctx: &ToolContext, path: &str) -> Result<WsPath, ToolError> {
+    let resolved = ctx.resolve(path)?;
+    let in_store = resolved.as_path().components().any(|c| match c {
+        Component::Normal(name) => is_store_name(name),
+        _ => false,
+    });
+    if in_store {
+        return Err(ToolError::unsafe_input(
+            "protected_path",
+            format!(
+                "{:?} is in toolgate's own store (.toolgate), which holds the audit log, stored \
+                 results and grants of every session; the read tools do not show it. Read \
+                 files elsewhere in the workspace (a stored result of this session is read \
+                 with read_result)",
+                resolved.display()
+            ),
+        )
+        .with_details(serde_json::json!({"protected": STORE})));
+    }
+    Ok(resolved)
+}
+
 /// Whether one name is protected, compared as the module docs say.
 fn protected_name(name: &OsStr) -> Option<&'static str> {
     let key = fold(name)?;
     match key.as_str() {
         ".git" | "git~1" => Some("git internals (.git)"),
-        ".toolgate" => Some("toolgate's own store and configuration (.toolgate)"),
+        ".toolgate" => Some(STORE),
         "toolgate.toml" => Some("toolgate's configuration (toolgate.toml)"),
+        ".vscode" | ".idea" | ".claude" | ".cursor" | ".gemini" | ".codex" | ".mcp.json" => {
+            Some("editor or agent settings, which can run commands or lift approvals")
+        }
+        ".husky" | ".gitconfig" => {
+            Some("git hooks and configuration, which run code at the next git command")
+        }
+        ".bashrc" | ".bash_profile" | ".zshrc" | ".zprofile" | ".profile" => {
+            Some("a shell start-up file, which runs code at the next shell start")
+        }
         _ => None,
     }
 }
 
 /// The longest protected name, in bytes after folding; longer names are not looked at.
-const MAX_PROTECTED_LEN: usize = "toolgate.toml".len();
+const MAX_PROTECTED_LEN: usize = ".bash_profile".len();
 
 /// `name` folded for comparison: HFS+-ignorable characters dropped, ASCII lower-cased,
 /// trailing dots and spaces dropped. `None` when it cannot be a protected name (not UTF-8, or
@@ -137,6 +189,21 @@ mod tests {
             "toolgate.toml",
             "TOOLGATE.TOML",
             "nested/project/toolgate.toml",
+            ".vscode/settings.json",
+            ".VSCode/tasks.json",
+            "app/.vscode/settings.json",
+            ".idea/workspace.xml",
+            ".claude/settings.json",
+            ".cursor/mcp.json",
+            ".gemini/settings.json",
+            ".codex/config.toml",
+            ".mcp.json",
+            ".husky/pre-commit",
+            ".gitconfig",
+            ".bashrc",
+            ".Bash_Profile",
+            ".zshrc",
+            ".profile",
         ] {
             assert!(is_protected(&ws_path(&ws, p)).is_some(), "{p}");
         }
@@ -154,6 +221,10 @@ mod tests {
             ".toolgates/x",
             "docs/toolgate/policy.md",
             "\u{e9}.git",
+            "vscode/settings.json",
+            "mcp.json",
+            "docs/.mcp.json.md",
+            "bashrc",
             &"x".repeat(255),
         ] {
             assert_eq!(is_protected(&ws_path(&ws, p)), None, "{p}");

@@ -3,14 +3,23 @@
 //! The sequence: the path is resolved inside the workspace (the guard stage did it once for
 //! the policy; the handler does it again, so a direct call is confined too), the file is
 //! opened relative to the workspace's directory handle (non-blocking, so a FIFO cannot hang
-//! the call) and refused unless it is a regular file; its first [`BINARY_SNIFF_BYTES`] are
-//! read and a NUL byte among them refuses it as binary; then it is read once, from start to
-//! end in 64 KiB chunks, as it was when opened (a file growing meanwhile is read to its size
-//! then): the lines before the window are only counted, the window's lines are kept (each one
-//! at most [`MAX_LINE_CHARS`] characters, so a line of megabytes costs a few KiB) until
-//! `limit` lines or [`MAX_CONTENT_BYTES`] of content, and the rest is only counted for
-//! `total_lines`. A file of any size can be read by windows; only the window is held in
-//! memory. A cancelled call (or one past its deadline) stops between chunks.
+//! the call) and refused unless it is a regular file with one name (a hard link is the same
+//! file as its other names, which may be outside the workspace: `ln ~/.ssh/id_rsa notes.txt`
+//! passes every path check, so its content is not shown, as the write tools do not change
+//! it); its first [`BINARY_SNIFF_BYTES`] are read and a NUL byte among them refuses it as
+//! binary (a leading UTF-8 byte-order mark is left out of line 1, as `edit_file` sets it
+//! aside and keeps it; and when they hold `\r` but no `\n`, the file has classic Mac OS line
+//! endings and each `\r` ends a line, as `edit_file` reads it too); then it is read once,
+//! from start to end in 64 KiB chunks, as it was when opened (a file growing meanwhile is
+//! read to its size then): the lines before the window are only counted, the window's lines
+//! are kept (each one at most [`MAX_LINE_CHARS`] characters, so a line of megabytes costs a
+//! few KiB) until `limit` lines or [`MAX_CONTENT_BYTES`] of content, and the rest is only
+//! counted for `total_lines`, unless more than [`MAX_COUNTED_AFTER`] bytes follow the window:
+//! a window of a file of gigabytes (a log, a sparse file) then ends at once with
+//! `total_lines` a lower bound (`total_lines_at_least`), instead of reading the whole file for
+//! a count and running into the call's timeout. A file of any size can be read by windows;
+//! only the window is held in memory. A cancelled call (or one past its deadline) stops
+//! between chunks.
 
 use super::lookup;
 use crate::blocking;
@@ -41,6 +50,9 @@ pub const MAX_CONTENT_BYTES: usize = 48 << 10;
 const LINE_KEEP: usize = MAX_LINE_CHARS * 4 + 4;
 /// The size of one read.
 const CHUNK: usize = 64 << 10;
+/// The most bytes read after the window only to count lines (64 MiB): past it, the count
+/// stops and `total_lines` is a lower bound.
+pub const MAX_COUNTED_AFTER: u64 = 64 << 20;
 
 /// Arguments of `read_file`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -76,8 +88,13 @@ pub struct ReadFileOutput {
     pub start_line: u64,
     /// How many lines `content` holds.
     pub lines_returned: u64,
-    /// How many lines the file has.
+    /// How many lines the file has; when `total_lines_at_least` is set, how many lines it
+    /// has at least.
     pub total_lines: u64,
+    /// Whether `total_lines` is a lower bound: more than 64 MiB followed the returned lines,
+    /// and they were not read to count them (absent when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub total_lines_at_least: bool,
     /// Whether lines after the returned ones were left out.
     pub truncated: bool,
     /// The `offset` that reads on from here, when `truncated`.
@@ -102,8 +119,8 @@ brackets says which lines were shown and the offset to read on from \
 is said to be empty. The structured content holds the same as {path, content, start_line, \
 lines_returned, total_lines, truncated, next_offset}. Fails \
 with reason binary_file for binary files (a NUL byte in the first 8 KiB), is_a_directory for \
-directories, not_a_regular_file for FIFOs and devices, and not_found for missing files \
-(naming near paths).";
+directories, not_a_regular_file for FIFOs and devices, unsafe_input/hard_link for files with \
+several hard links, and not_found for missing files (naming near paths).";
 
 impl TypedTool for ReadFile {
     type Args = ReadFileArgs;
@@ -133,7 +150,7 @@ impl TypedTool for ReadFile {
     /// Only when a policy asks about a read: a missing file or a directory fails before anyone
     /// is asked (the guard does no I/O: reads are the hot path and rarely asked about).
     fn preview(&self, args: &ReadFileArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
-        let path = ctx.resolve(&args.path)?;
+        let path = crate::fs::protected::resolve_for_read(ctx, &args.path)?;
         lookup::expect(ctx.require_workspace()?, &path, lookup::Kind::File).map(|()| None)
     }
 
@@ -148,7 +165,7 @@ impl TypedTool for ReadFile {
         args: ReadFileArgs,
         ctx: ToolContext,
     ) -> Result<ReadFileOutput, ToolError> {
-        let path = ctx.resolve(&args.path)?;
+        let path = crate::fs::protected::resolve_for_read(&ctx, &args.path)?;
         let ws = ctx.require_workspace()?.clone();
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
@@ -187,7 +204,9 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
         ))
         .with_reason("not_a_regular_file"));
     }
-    let mut file = file.into_std().take(meta.len());
+    let file = file.into_std();
+    refuse_hard_link(&file, &shown)?;
+    let mut file = file.take(meta.len());
     let mut sniff = Vec::with_capacity(BINARY_SNIFF_BYTES);
     (&mut file)
         .take(BINARY_SNIFF_BYTES as u64)
@@ -200,10 +219,61 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
         ))
         .with_reason("binary_file"));
     }
-    Ok((
-        BufReader::with_capacity(CHUNK, std::io::Cursor::new(sniff).chain(file)),
-        meta.len(),
-    ))
+    let cr_only =
+        memchr::memchr(b'\r', &sniff).is_some() && memchr::memchr(b'\n', &sniff).is_none();
+    let mut head = std::io::Cursor::new(sniff);
+    if head.get_ref().starts_with(BOM) {
+        head.set_position(BOM.len() as u64);
+    }
+    let bytes = CrAsLf {
+        inner: head.chain(file),
+        cr_only,
+    };
+    Ok((BufReader::with_capacity(CHUNK, bytes), meta.len()))
+}
+
+/// The UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Refuses an open regular file with more than one hard link.
+///
+/// # Errors
+/// `unsafe_input` / `hard_link`.
+pub(crate) fn refuse_hard_link(file: &std::fs::File, shown: &str) -> Result<(), ToolError> {
+    use std::os::unix::fs::MetadataExt;
+    let links = file.metadata().map_err(|e| io_error(shown, &e))?.nlink();
+    if links > 1 {
+        return Err(ToolError::unsafe_input(
+            "hard_link",
+            format!(
+                "{shown:?} has {links} hard links; its other names may be outside the \
+                 workspace, so toolgate does not show its content. Read another file, or ask \
+                 the operator to replace it with a plain copy"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A reader of a file's bytes that, for a file with classic Mac OS line endings
+/// (`cr_only`), gives each `\r` as `\n`.
+struct CrAsLf<R> {
+    inner: R,
+    cr_only: bool,
+}
+
+impl<R: Read> Read for CrAsLf<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.cr_only {
+            for b in &mut buf[..n] {
+                if *b == b'\r' {
+                    *b = b'\n';
+                }
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// The text a model reads for `out`: `content` as it is, then, when `truncated`, one row
@@ -230,9 +300,14 @@ pub fn render(out: &ReadFileOutput) -> String {
     // writing to a String cannot fail
     let _ = write!(
         text,
-        "\n[lines {}-{} of {} shown; call read_file with offset {next} to read on]",
+        "\n[lines {}-{} of {}{} shown; call read_file with offset {next} to read on]",
         out.start_line,
         next - 1,
+        if out.total_lines_at_least {
+            "at least "
+        } else {
+            ""
+        },
         out.total_lines
     );
     text
@@ -285,6 +360,11 @@ struct Window {
     returned: u64,
     /// The window is complete: the rest is only counted.
     full: bool,
+    /// The bytes the file had when opened, and how many of them were taken.
+    size: u64,
+    taken: u64,
+    /// The count stopped after the window, past [`MAX_COUNTED_AFTER`].
+    uncounted: bool,
 }
 
 impl Window {
@@ -305,6 +385,9 @@ impl Window {
             content: String::new(),
             returned: 0,
             full: false,
+            size: file_bytes,
+            taken: 0,
+            uncounted: false,
         }
     }
 
@@ -334,6 +417,13 @@ impl Window {
             let n = chunk.len();
             self.take(chunk);
             reader.consume(n);
+            self.taken += n as u64;
+            if self.full && self.size.saturating_sub(self.taken) > MAX_COUNTED_AFTER {
+                // bytes remain, so a line follows the window: its count is a lower bound
+                self.uncounted = true;
+                self.in_line = true;
+                return Ok(());
+            }
         }
         if self.in_line && self.collecting() {
             self.end_line();
@@ -438,6 +528,7 @@ impl Window {
             start_line: self.offset,
             lines_returned: self.returned,
             total_lines,
+            total_lines_at_least: self.uncounted,
             truncated,
             next_offset: truncated.then_some(last + 1),
         })
@@ -462,6 +553,7 @@ mod tests {
             start_line: start,
             lines_returned: returned,
             total_lines: total,
+            total_lines_at_least: false,
             truncated: next.is_some(),
             next_offset: next,
         }

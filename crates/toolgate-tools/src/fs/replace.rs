@@ -8,7 +8,9 @@
 //!    with every `\r\n` as `\n` (what `read_file` shows), and the positions of the `\r`s
 //!    are kept so the untouched parts of the file are written back byte for byte. The
 //!    file's line-ending style is CRLF when it has more `\r\n` than bare `\n` endings, LF
-//!    otherwise.
+//!    otherwise. A file with `\r` and no `\n` at all (classic Mac OS line endings) is CR:
+//!    each `\r` is a newline of the view, as `read_file` shows it, so the model's `\n`
+//!    matches it and what it adds is written with `\r`, not a `\n` that would mix endings.
 //! 2. [`find`]: the model's `old_string`, with its own `\r\n` read as `\n` the same way, is
 //!    searched for exactly, byte for byte (no trimming, no fuzzy or whitespace-insensitive
 //!    fallback: the line-ending equivalence above is the only one). Without `replace_all`
@@ -39,6 +41,8 @@ pub(crate) enum Eol {
     Lf,
     /// `\r\n`.
     Crlf,
+    /// `\r` alone (a file without any `\n`).
+    Cr,
 }
 
 /// A decoded file: the view the model matches against, and what it takes to write the file
@@ -103,10 +107,21 @@ impl<'a> Text<'a> {
         let raw = std::str::from_utf8(body).map_err(|e| NotUtf8 {
             offset: e.valid_up_to() + if bom { BOM.len() } else { 0 },
         })?;
-        let (view, crlf) = if memchr::memchr(b'\r', body).is_none() {
-            (Cow::Borrowed(raw), Vec::new())
-        } else {
+        let has_cr = memchr::memchr(b'\r', body).is_some();
+        if has_cr && memchr::memchr(b'\n', body).is_none() {
+            // one byte for one: view offsets are file offsets
+            return Ok(Text {
+                bom,
+                raw,
+                view: Cow::Owned(raw.replace('\r', "\n")),
+                crlf: Vec::new(),
+                eol: Eol::Cr,
+            });
+        }
+        let (view, crlf) = if has_cr {
             split_crlf(raw)
+        } else {
+            (Cow::Borrowed(raw), Vec::new())
         };
         let newlines = memchr::memchr_iter(b'\n', body).count();
         let eol = if crlf.len() > newlines - crlf.len() {
@@ -121,6 +136,15 @@ impl<'a> Text<'a> {
             crlf,
             eol,
         })
+    }
+
+    /// `s` (`old_string` or `new_string`) as the view spells it: `\r\n` as `\n`, and in a CR
+    /// file a lone `\r` as `\n` too.
+    pub(crate) fn normalize<'s>(&self, s: &'s str) -> Cow<'s, str> {
+        match (self.eol, normalize(s)) {
+            (Eol::Cr, n) if n.contains('\r') => Cow::Owned(n.replace('\r', "\n")),
+            (_, n) => n,
+        }
     }
 
     /// The offset in the file body (after the byte-order mark) of view offset `at`: a `\r\n`
@@ -141,9 +165,10 @@ impl<'a> Text<'a> {
         new: &str,
         max_len: u64,
     ) -> Result<(Vec<u8>, String), u64> {
-        let new_view = normalize(new);
+        let new_view = self.normalize(new);
         let rendered: Cow<'_, str> = match self.eol {
             Eol::Crlf => Cow::Owned(new_view.replace('\n', "\r\n")),
+            Eol::Cr => Cow::Owned(new_view.replace('\n', "\r")),
             Eol::Lf => Cow::Borrowed(&new_view),
         };
         let raw_removed: usize = ranges
@@ -260,7 +285,7 @@ mod tests {
 
     fn edit(file: &[u8], old: &str, new: &str, all: bool) -> Result<Vec<u8>, MatchError> {
         let text = Text::decode(file).unwrap();
-        let ranges = find(&text.view, &normalize(old), all)?;
+        let ranges = find(&text.view, &text.normalize(old), all)?;
         Ok(text.apply(&ranges, new, u64::MAX).unwrap().0)
     }
 
@@ -373,6 +398,22 @@ mod tests {
             NotUtf8 { offset: 5 }
         );
         assert!(Text::decode(b"\xef\xbb").is_err());
+    }
+
+    #[test]
+    fn cr_only_files_stay_cr_only() {
+        let t = Text::decode(b"alpha\rbeta\rgamma\r").unwrap();
+        assert_eq!((t.eol, t.view.as_ref()), (Eol::Cr, "alpha\nbeta\ngamma\n"));
+        assert_eq!(
+            edit(b"alpha\rbeta\rgamma\r", "alpha\nbeta", "A\nB\r\nC", false).unwrap(),
+            b"A\rB\rC\rgamma\r"
+        );
+        assert_eq!(
+            edit(b"\xef\xbb\xbfa\rb\r", "a\rb", "x\ny", false).unwrap(),
+            b"\xef\xbb\xbfx\ry\r"
+        );
+        // one `\n` anywhere makes it an LF (or mixed) file, where a lone `\r` is a character
+        assert_eq!(Text::decode(b"a\rb\n").unwrap().eol, Eol::Lf);
     }
 
     #[test]

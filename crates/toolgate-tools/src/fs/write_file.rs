@@ -77,8 +77,9 @@ impl WriteFile {
         Self::default()
     }
 
-    /// The tool allowed to write protected paths (`.git`, `.toolgate`, `toolgate.toml`), for
-    /// a host whose operator configured that explicitly. Every other check stays.
+    /// The tool allowed to write protected paths ([`super::protected`]: `.git`, `.toolgate`,
+    /// `toolgate.toml`, editor and agent settings, hook and shell start-up files), for a host
+    /// whose operator configured that explicitly. Every other check stays.
     pub fn allow_protected_paths(mut self) -> Self {
         self.allow_protected = true;
         self
@@ -237,11 +238,13 @@ fn preview(ws: &Workspace, path: &WsPath, content: &str) -> Option<String> {
     }
 }
 
-/// Resolves a path argument of a write tool: inside the workspace, not the root or a path
-/// ending in `/`, not protected (unless `allow_protected`).
+/// Resolves a path argument of a write tool: without control, invisible or bidirectional
+/// characters, inside the workspace, not the root or a path ending in `/`, not protected
+/// (unless `allow_protected`).
 ///
 /// # Errors
-/// What [`ToolContext::resolve`] returns; `tool_failed` / `is_a_directory` for the root or
+/// `invalid_input` / `forbidden_characters` at `/path`; what [`ToolContext::resolve`]
+/// returns; `tool_failed` / `is_a_directory` for the root or
 /// a trailing `/`;
 /// `unsafe_input` / `protected_path`.
 pub(crate) fn resolve_for_write(
@@ -249,9 +252,31 @@ pub(crate) fn resolve_for_write(
     path: &str,
     allow_protected: bool,
 ) -> Result<WsPath, ToolError> {
-    if path.ends_with('/') {
+    // a name holding a line break, a terminal control or a direction override fakes what a
+    // person reads in a listing, a diff or a log (`invoice\u{202e}fdp.exe` shows as
+    // `invoiceexe.pdf`); the read tools show such names escaped, the write tools make none
+    if let Some(c) = path
+        .chars()
+        .find(|&c| c.is_control() || toolgate_core::sanitize::is_invisible(c))
+    {
+        let mut e = ToolError::invalid_input(format!(
+            "the path contains U+{:04X}, a control, invisible or bidirectional character; the \
+             write tools do not create or change files whose names hold one: send a path \
+             without it",
+            c as u32
+        ))
+        .with_reason("forbidden_characters");
+        e.faults = vec![toolgate_core::ArgumentFault {
+            pointer: "/path".into(),
+            message: format!("contains U+{:04X}", c as u32),
+        }];
+        return Err(e);
+    }
+    // `a.txt/.` names a directory as `a.txt/` does (POSIX: ENOTDIR for a file); resolving
+    // drops the `.`, so it is looked at here, not to write `a.txt` for it
+    if path.ends_with('/') || path.ends_with("/.") {
         return Err(ToolError::failed(format!(
-            "{path:?} ends with '/', which names a directory; send the path of a file"
+            "{path:?} ends with '/' or '/.', which names a directory; send the path of a file"
         ))
         .with_reason("is_a_directory"));
     }

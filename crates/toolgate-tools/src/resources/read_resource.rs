@@ -4,7 +4,8 @@
 //! which declares it as a read, so confinement (symlinks, `..`, devices), `path:` rules and
 //! protected paths apply as to `read_file`; the handler resolves it again, opens it relative
 //! to the workspace's directory handle (non-blocking, so a FIFO cannot hang the call), refuses
-//! anything but a regular file, and reads it whole up to [`MAX_RESOURCE_BYTES`]. A file with no
+//! anything but a regular file with one name (a hard link may be an outside file's, as
+//! `read_file` says), and reads it whole up to [`MAX_RESOURCE_BYTES`]. A file with no
 //! NUL byte in its first 8 KiB that is valid UTF-8 is text (`TextResourceContents`); any other
 //! is a base64 blob (`BlobResourceContents`); the MIME type comes from the extension. The
 //! pipeline's finish stage then cuts a text past the byte limit to a preview whose marker
@@ -109,7 +110,7 @@ impl Tool for ReadResource {
     fn call(&self, a: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let requested = args(&a)?.uri.clone();
-            let path = ctx.resolve(&uri::to_path(&requested)?)?;
+            let path = crate::fs::protected::resolve_for_read(&ctx, &uri::to_path(&requested)?)?;
             let ws = ctx.require_workspace()?.clone();
             blocking::run(move || read(&ws, &path, requested)).await
         })
@@ -150,9 +151,11 @@ fn read(ws: &Workspace, path: &WsPath, requested: String) -> Result<ToolOutput, 
             ),
         ));
     }
+    let file = file.into_std();
+    // a hard link may be a name of a file outside the workspace, as for read_file
+    crate::fs::read_file::refuse_hard_link(&file, &shown)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.into_std()
-        .take(MAX_RESOURCE_BYTES)
+    file.take(MAX_RESOURCE_BYTES)
         .read_to_end(&mut bytes)
         .map_err(|e| io_error(&shown, &e))?;
     let nul = memchr::memchr(0, &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)]).is_some();

@@ -199,7 +199,8 @@ impl TypedTool for SearchCode {
         args: &SearchCodeArgs,
         ctx: &ToolContext,
     ) -> Result<Option<String>, ToolError> {
-        let base = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        let base =
+            crate::fs::protected::resolve_for_read(ctx, args.path.as_deref().unwrap_or("."))?;
         lookup::expect(ctx.require_workspace()?, &base, lookup::Kind::Any).map(|()| None)
     }
 
@@ -208,7 +209,8 @@ impl TypedTool for SearchCode {
         args: SearchCodeArgs,
         ctx: ToolContext,
     ) -> Result<SearchCodeOutput, ToolError> {
-        let base = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        let base =
+            crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
         let ws = ctx.require_workspace()?.clone();
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
         // compiling a pattern can take seconds (`\w{5000}`): off the runtime, under the timeout
@@ -317,6 +319,8 @@ fn overrides(base_abs: &Path, glob: &str) -> Result<Override, ToolError> {
 struct Worker {
     searcher: Searcher,
     found: Found,
+    /// Files skipped for having several hard links.
+    hard_links: u64,
 }
 
 fn searcher(context: usize) -> Searcher {
@@ -358,6 +362,7 @@ fn search(
         || Worker {
             searcher: searcher(context),
             found: Found::new(max),
+            hard_links: 0,
         },
         |worker, entry| {
             if cancel.is_cancelled() {
@@ -387,6 +392,12 @@ fn search(
                     return WalkState::Continue;
                 }
             };
+            // a hard link may be a name of a file outside the workspace: not searched, as
+            // read_file does not show it
+            if crate::fs::read_file::refuse_hard_link(&file, "").is_err() {
+                worker.hard_links += 1;
+                return WalkState::Continue;
+            }
             worker.found.files_searched += 1;
             let rel = rel.to_string_lossy();
             let mut sink = FileSink::new(&mut worker.found, matcher, cancel, &rel);
@@ -421,7 +432,14 @@ fn search(
         warnings: walk.warnings.take(),
     };
     let mut unreadable = 0;
-    for Worker { found, .. } in parts {
+    let mut hard_links = 0;
+    for Worker {
+        found,
+        hard_links: linked,
+        ..
+    } in parts
+    {
+        hard_links += linked;
         best.merge(found.best);
         out.total_matches += found.total_matches;
         out.files_searched += found.files_searched;
@@ -432,6 +450,12 @@ fn search(
     if unreadable > 0 {
         out.warnings.push(format!(
             "{unreadable} files or directories could not be read and were skipped"
+        ));
+    }
+    if hard_links > 0 {
+        out.warnings.push(format!(
+            "{hard_links} files with several hard links were skipped: their other names may be \
+             outside the workspace"
         ));
     }
     out.matches = best

@@ -83,6 +83,47 @@ async fn byte_order_marks_are_kept_with_either_line_ending() {
     assert_eq!(w.read("bom-lf.txt").unwrap(), b"\xef\xbb\xbf");
 }
 
+/// edit-crlf-22 (line_endings_bom), what read_file shows is what edit_file matches: a file
+/// with a byte-order mark is read without it (the mark is no text to copy), and is edited
+/// from the text read; a mixed file keeps each untouched ending and writes new lines in its
+/// majority style.
+#[tokio::test]
+async fn edit_crlf_22_text_read_from_a_file_matches_it() {
+    let w = Ws::new();
+    w.write("bom.txt", b"\xef\xbb\xbf[core]\r\nname = a\r\n");
+    let r = w.call("read_file", json!({"path": "bom.txt"})).await;
+    assert_eq!(r.text(), "     1\t[core]\n     2\tname = a");
+    let o: EditFileOutput =
+        out(&edit(&w, "bom.txt", "[core]\nname = a", "[core]\nname = b", false).await);
+    assert_eq!((o.bom, o.line_ending), (true, LineEnding::Crlf));
+    assert_eq!(
+        w.read("bom.txt").unwrap(),
+        b"\xef\xbb\xbf[core]\r\nname = b\r\n"
+    );
+    // mixed: the majority (CRLF) for new lines, the lone LF left as it was
+    w.write("mixed.txt", "a\r\nb\nc\r\nd\r\n");
+    let o: EditFileOutput = out(&edit(&w, "mixed.txt", "c\nd", "c\nc2\nd", false).await);
+    assert_eq!(o.line_ending, LineEnding::Crlf);
+    assert_eq!(w.read("mixed.txt").unwrap(), b"a\r\nb\nc\r\nc2\r\nd\r\n");
+}
+
+/// edit-crlf-22 (line_endings_bom), classic Mac OS endings: a file with `\r` and no `\n` is
+/// read one line per `\r` (not one line full of escaped `\x0d`), the model's `\n` (or `\r`)
+/// matches its line ends, and what it adds is written with `\r`: no `\n` mixed in.
+#[tokio::test]
+async fn edit_crlf_22_cr_only_files_stay_cr_only() {
+    let w = Ws::new();
+    w.write("mac.txt", "alpha\rbeta\rgamma\r");
+    let r = w.call("read_file", json!({"path": "mac.txt"})).await;
+    assert_eq!(r.text(), "     1\talpha\n     2\tbeta\n     3\tgamma");
+    let o: EditFileOutput =
+        out(&edit(&w, "mac.txt", "alpha\nbeta", "ALPHA\nBETA\nnew", false).await);
+    assert_eq!(o.line_ending, LineEnding::Cr);
+    assert_eq!(o.diff, "--- a/mac.txt\n+++ b/mac.txt\n@@ -1,3 +1,4 @@\n-alpha\n-beta\n+ALPHA\n+BETA\n+new\n gamma\n");
+    out::<EditFileOutput>(&edit(&w, "mac.txt", "new\rgamma", "gamma\r\ndelta", false).await);
+    assert_eq!(w.read("mac.txt").unwrap(), b"ALPHA\rBETA\rgamma\rdelta\r");
+}
+
 #[tokio::test]
 async fn unique_matches_are_required_unless_replace_all() {
     let w = Ws::new();

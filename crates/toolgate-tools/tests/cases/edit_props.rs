@@ -1,5 +1,6 @@
 //! Property: no sequence of edit operations on random files corrupts or partially writes a
-//! file. Files have random text with mixed CRLF and LF endings, sometimes a byte-order mark
+//! file. Files have random text with mixed CRLF and LF endings (or, without any `\n`, CR
+//! endings), sometimes a byte-order mark
 //! and sometimes no final newline; `old_string` is sometimes cut from the file (one or many
 //! matches) and sometimes random (often none). After every operation the file is exactly
 //! what an independent reference model of edit_file says: the new content when the edit
@@ -16,8 +17,8 @@ use toolgate_tools::EditFile;
 #[derive(Debug, Clone, PartialEq)]
 enum Unit {
     Char(char),
-    /// A line ending: `\r\n` when true.
-    Newline(bool),
+    /// A line ending, as on disk: `\r\n`, `\n`, or `\r` in a file without any `\n`.
+    Newline(&'static str),
 }
 
 /// What the reference model expects of one edit.
@@ -41,15 +42,23 @@ fn reference(file: &[u8], old: &str, new: &str, all: bool) -> Expected {
     let Ok(body) = std::str::from_utf8(body) else {
         return Expected::Fails("not_utf8");
     };
+    // a file with `\r` and no `\n`: each `\r` is a newline, in the file and in the strings
+    let cr_only = body.contains('\r') && !body.contains('\n');
+    let (old, new) = if cr_only {
+        (old.replace('\r', "\n"), new.replace('\r', "\n"))
+    } else {
+        (old, new)
+    };
     let mut units = Vec::new();
     let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\r' if chars.peek() == Some(&'\n') => {
                 chars.next();
-                units.push(Unit::Newline(true));
+                units.push(Unit::Newline("\r\n"));
             }
-            '\n' => units.push(Unit::Newline(false)),
+            '\r' if cr_only => units.push(Unit::Newline("\r")),
+            '\n' => units.push(Unit::Newline("\n")),
             c => units.push(Unit::Char(c)),
         }
     }
@@ -61,12 +70,20 @@ fn reference(file: &[u8], old: &str, new: &str, all: bool) -> Expected {
             })
             .collect()
     };
-    let crlf = units.iter().filter(|u| **u == Unit::Newline(true)).count();
-    let lf = units.iter().filter(|u| **u == Unit::Newline(false)).count();
+    let crlf = units
+        .iter()
+        .filter(|u| **u == Unit::Newline("\r\n"))
+        .count();
+    let lf = units.iter().filter(|u| **u == Unit::Newline("\n")).count();
+    let style = match (cr_only, crlf > lf) {
+        (true, _) => "\r",
+        (false, true) => "\r\n",
+        (false, false) => "\n",
+    };
     let new_units: Vec<Unit> = new
         .chars()
         .map(|c| match c {
-            '\n' => Unit::Newline(crlf > lf),
+            '\n' => Unit::Newline(style),
             c => Unit::Char(c),
         })
         .collect();
@@ -74,7 +91,7 @@ fn reference(file: &[u8], old: &str, new: &str, all: bool) -> Expected {
         .chars()
         .map(|c| {
             if c == '\n' {
-                Unit::Newline(false)
+                Unit::Newline("\n")
             } else {
                 Unit::Char(c)
             }
@@ -110,14 +127,14 @@ fn reference(file: &[u8], old: &str, new: &str, all: bool) -> Expected {
     for u in out_units {
         match u {
             Unit::Char(c) => bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
-            Unit::Newline(true) => bytes.extend_from_slice(b"\r\n"),
-            Unit::Newline(false) => bytes.push(b'\n'),
+            Unit::Newline(ending) => bytes.extend_from_slice(ending.as_bytes()),
         }
     }
     Expected::Bytes(bytes)
 }
 
-/// A random file: lines from a small alphabet (so strings repeat), each ended by LF or CRLF.
+/// A random file: lines from a small alphabet (so strings repeat), each ended by LF or CRLF,
+/// or, one file in five, all by CR.
 fn file() -> impl Strategy<Value = Vec<u8>> {
     let line = prop::sample::select(vec!["a", "ab", "b a", "", "ä\t", "x = 1;", "a\rb", "é€"]);
     let ending = prop::sample::select(vec!["\n", "\r\n"]);
@@ -126,8 +143,9 @@ fn file() -> impl Strategy<Value = Vec<u8>> {
         prop::collection::vec((line, ending), 0..12),
         any::<bool>(),
         any::<bool>(),
+        prop::bool::weighted(0.2),
     )
-        .prop_map(|(bom, lines, final_eol, invalid)| {
+        .prop_map(|(bom, lines, final_eol, invalid, mac)| {
             let mut bytes = if bom {
                 b"\xef\xbb\xbf".to_vec()
             } else {
@@ -135,7 +153,11 @@ fn file() -> impl Strategy<Value = Vec<u8>> {
             };
             for (l, e) in &lines {
                 bytes.extend_from_slice(l.as_bytes());
-                bytes.extend_from_slice(e.as_bytes());
+                // classic Mac OS: every line ended by `\r`
+                bytes.extend_from_slice(if mac { b"\r" } else { e.as_bytes() });
+            }
+            if !final_eol && mac && bytes.last() == Some(&b'\r') {
+                bytes.pop();
             }
             if !final_eol && bytes.last() == Some(&b'\n') {
                 bytes.pop();

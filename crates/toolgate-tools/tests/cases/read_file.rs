@@ -21,6 +21,7 @@ fn expect(
         start_line: start,
         lines_returned: returned,
         total_lines: total,
+        total_lines_at_least: false,
         truncated: next.is_some(),
         next_offset: next,
     }

@@ -145,6 +145,10 @@ async fn reads_stay_inside_the_workspace_and_under_the_policy() {
         let r = s.read(uri).await;
         assert_outside(&r);
     }
+    // fs-symlink-read-01: a hard link to an outside file shows nothing of it either
+    std::fs::hard_link(s.f.t.join("outside/secret.txt"), s.f.ws().join("hard.txt")).unwrap();
+    let r = s.read("file:///hard.txt").await;
+    assert_err(&r, ErrorKind::UnsafeInput, Some("hard_link"));
     for uri in ["file:///secrets/key.txt", "file:///innocent/key.txt"] {
         let r = s.read(uri).await;
         assert_err(&r, ErrorKind::PermissionDenied, Some("test.secrets"));

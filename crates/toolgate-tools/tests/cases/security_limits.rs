@@ -143,6 +143,59 @@ async fn huge_single_line_82_one_huge_line_stays_small() {
         .starts_with("AAAA"));
 }
 
+/// fifo-81 and huge-single-line-82 (resource_limits), a file of gigabytes: a window at its
+/// start ends at once, without reading the whole file to count its lines (a sparse file of
+/// 64 GiB took the call to its timeout): `total_lines` is then a lower bound, said so in the
+/// structured content and the text; search_code and glob over it finish too.
+#[tokio::test]
+async fn fifo_81_a_window_of_a_huge_file_does_not_read_all_of_it() {
+    let s = fixture();
+    let path = s.t.join("ws/huge.log");
+    let f = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &f, "entry\n".repeat(3000).as_bytes()).unwrap();
+    // the rest is a hole: no disk, but 64 GiB to read
+    f.set_len(64 << 30).unwrap();
+    let started = Instant::now();
+    let r = call(&s, "read_file", json!({"path": "huge.log", "limit": 2})).await;
+    let o: ReadFileOutput = out(&r);
+    assert_eq!(
+        (o.lines_returned, o.total_lines_at_least, o.next_offset),
+        (2, true, Some(3))
+    );
+    // the lines of what was read (a chunk or two) are counted, and that many at least
+    assert!((3..=3000).contains(&o.total_lines), "{}", o.total_lines);
+    assert!(
+        r.text().ends_with(&format!(
+            "\n[lines 1-2 of at least {} shown; call read_file with offset 3 to read on]",
+            o.total_lines
+        )),
+        "{}",
+        r.text()
+    );
+    // a window in the middle of the text part, the same
+    let o: ReadFileOutput = out(&call(
+        &s,
+        "read_file",
+        json!({"path": "huge.log", "offset": 2500, "limit": 10}),
+    )
+    .await);
+    assert_eq!((o.lines_returned, o.total_lines_at_least), (10, true));
+    let o: SearchCodeOutput = out(&call(&s, "search_code", json!({"pattern": "entry"})).await);
+    assert_eq!(o.total_matches, 0, "the hole makes it binary: skipped");
+    let o: GlobOutput = out(&call(&s, "glob", json!({"pattern": "*.log"})).await);
+    assert_eq!(o.paths, ["huge.log"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    // a small file is still counted to its end
+    s.setup("printf 'a\\nb\\nc\\n' > small.txt");
+    let o: ReadFileOutput =
+        out(&call(&s, "read_file", json!({"path": "small.txt", "limit": 1})).await);
+    assert_eq!((o.total_lines, o.total_lines_at_least), (3, false));
+}
+
 /// offset-overflow-83 (numeric_limits): numbers past what an argument can hold are refused as
 /// invalid_arguments at their own pointer (never a panic or a wrap-around), and an offset
 /// past the end names the valid range.
@@ -220,6 +273,37 @@ async fn offset_overflow_83_numbers_past_their_type_are_refused_at_their_pointer
         assert_bad_args(&r, &[pointer]);
         assert!(r.is_recoverable(), "{tool} {args}");
     }
+    // JSON Schema counts 2.0 and 1e3 as integers, so they are the integers they spell (they
+    // failed to decode, with no pointer, while the validator let them through)
+    for (i, (raw, first, lines)) in [
+        (r#"{"path":"f.txt","offset":2.0}"#, 2, 2),
+        (r#"{"path":"f.txt","offset":2e0,"limit":1.0}"#, 2, 1),
+        (r#"{"path":"f.txt","limit":1e3}"#, 1, 3),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = format!("lim-raw-{i}");
+        let r = s
+            .pipeline
+            .dispatch(ToolCall::raw(id, "read_file", raw), &s.session)
+            .await;
+        let o: ReadFileOutput = out(&r);
+        assert_eq!((o.start_line, o.lines_returned), (first, lines), "{raw}");
+    }
+    let r = s
+        .pipeline
+        .dispatch(
+            ToolCall::raw(
+                "lim-raw-e19",
+                "read_file",
+                r#"{"path":"f.txt","offset":1e19}"#,
+            ),
+            &s.session,
+        )
+        .await;
+    let e = r.error.as_ref().unwrap();
+    assert!(e.message.contains("send an offset from 1 to 3"), "{e}");
     // an offset that fits but is past the end of a stored result names the end
     let r = call(
         &s,

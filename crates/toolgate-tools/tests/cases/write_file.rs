@@ -181,6 +181,55 @@ async fn input_lone_surrogate_18_is_refused_and_the_next_call_works() {
     assert_eq!(w.read("s.txt").unwrap(), "abc😀def".as_bytes());
 }
 
+/// input-nul-path-16 (input_sanitization), the other characters a file name should not
+/// hold: a line break, a tab or carriage return, a terminal escape, a C1 control, a direction
+/// override, a zero-width or tag character in the path of either write tool is refused at
+/// `/path` before anything is created, so no listing, diff or log shows a faked name
+/// (`invoice\u{202e}fdp.exe` reads as `invoiceexe.pdf`); content keeps them, as sent.
+#[tokio::test]
+async fn input_nul_path_16_names_with_hidden_characters_are_not_created() {
+    let w = Ws::new();
+    w.write("a.txt", "a\n");
+    for path in [
+        "notes.txt\n.md",
+        "x\ry.txt",
+        "tab\t.txt",
+        "sub\ndir/a.txt",
+        "esc\u{1b}[31m.txt",
+        "c1\u{9b}.txt",
+        "invoice\u{202e}fdp.exe",
+        "iso\u{2066}late.txt",
+        "zero\u{200b}width.txt",
+        "tag\u{e0041}.txt",
+        "a\u{feff}b.txt",
+        "a.txt\u{2028}",
+    ] {
+        for (tool, args) in [
+            ("write_file", json!({"path": path, "content": "x\n"})),
+            (
+                "edit_file",
+                json!({"path": path, "old_string": "a", "new_string": "b"}),
+            ),
+        ] {
+            let r = w.call(tool, args).await;
+            let e = r
+                .error
+                .as_ref()
+                .unwrap_or_else(|| panic!("{tool} {path:?} was written"));
+            assert_eq!(
+                (e.kind, e.reason.as_deref()),
+                (ErrorKind::InvalidInput, Some("forbidden_characters")),
+                "{tool} {path:?}: {e}"
+            );
+            assert_eq!(e.faults[0].pointer, "/path", "{tool} {path:?}");
+            assert!(r.is_recoverable());
+        }
+    }
+    assert_eq!(list(&w.ws()), ["a.txt"]);
+    assert_eq!(w.read("a.txt").unwrap(), b"a\n");
+    assert_eq!(w.asked(), 0);
+}
+
 #[tokio::test]
 async fn directories_fifos_and_files_on_the_way_are_refused() {
     let w = Ws::new();
@@ -193,6 +242,8 @@ async fn directories_fifos_and_files_on_the_way_are_refused() {
         ("dir/", "is_a_directory"),
         ("newdir/", "is_a_directory"),
         ("file.txt/", "is_a_directory"),
+        ("file.txt/.", "is_a_directory"),
+        ("new.txt/.", "is_a_directory"),
         ("pipe", "not_a_regular_file"),
         ("file.txt/x.txt", "not_a_directory"),
     ];

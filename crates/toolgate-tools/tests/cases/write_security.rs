@@ -203,6 +203,73 @@ async fn protected_gitconfig_43_and_own_config_45_are_refused() {
     }
 }
 
+/// protected-gitconfig-43 (protected_path), beyond `.git`: files that make the next editor
+/// or agent run code or skip its approvals (VS Code settings and tasks, as in CVE-2025-53773;
+/// a project's MCP server list, as `.cursor/mcp.json` in CVE-2025-54135; `.claude`,
+/// `.idea`), hook runners and shell start-up files, at any depth and in any case, new or
+/// existing, directly or through a link, are refused by both tools before approval.
+#[tokio::test]
+async fn protected_gitconfig_43_editor_agent_and_hook_files_are_refused() {
+    let w = Ws::new();
+    w.write(".vscode/settings.json", "{}\n");
+    w.write(".husky/pre-commit", "npm test\n");
+    w.link(".vscode", "editor");
+    for path in [
+        ".vscode/settings.json",
+        ".vscode/tasks.json",
+        ".VSCODE/tasks.json",
+        "app/.vscode/settings.json",
+        "editor/settings.json",
+        ".idea/workspace.xml",
+        ".claude/settings.json",
+        ".cursor/mcp.json",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+        ".mcp.json",
+        "sub/.mcp.json",
+        ".husky/pre-commit",
+        ".gitconfig",
+        ".bashrc",
+        ".zshrc",
+        ".profile",
+    ] {
+        for (tool, args) in [
+            (
+                "write_file",
+                json!({"path": path, "content": "{\"chat.tools.autoApprove\": true}\n"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": path, "old_string": "{}", "new_string": "{\"x\": 1}"}),
+            ),
+        ] {
+            let r = w.call(tool, args).await;
+            assert_err(&r, ErrorKind::UnsafeInput, Some("protected_path"));
+        }
+    }
+    assert_eq!(w.read(".vscode/settings.json").unwrap(), b"{}\n");
+    assert_eq!(w.read(".husky/pre-commit").unwrap(), b"npm test\n");
+    assert_eq!(list(&w.ws()), [".husky", ".vscode", "editor"]);
+    assert_eq!(w.asked(), 0, "protected paths are refused before approval");
+    // reading them is not writing them
+    let r = w
+        .call("read_file", json!({"path": ".vscode/settings.json"}))
+        .await;
+    assert_eq!(r.text(), "     1\t{}");
+    // names that only look alike are ordinary files
+    for path in [
+        "vscode/settings.json",
+        "docs/mcp.json",
+        "bashrc.example",
+        ".profile.d/x",
+    ] {
+        let o: WriteFileOutput = out(&w
+            .call("write_file", json!({"path": path, "content": "ok\n"}))
+            .await);
+        assert_eq!(o.path, path);
+    }
+}
+
 /// A host that allows protected paths explicitly gets them written; every other check stays.
 #[tokio::test]
 async fn protected_paths_can_be_allowed_by_the_host() {
