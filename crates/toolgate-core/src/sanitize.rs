@@ -137,19 +137,24 @@ fn is_refused_control(c: char) -> bool {
 }
 
 /// Whether `c` is invisible or reorders text, and is shown escaped by [`clean_output`]: the
-/// soft hyphen, the Arabic letter mark, the Mongolian vowel separator, zero-width spaces,
-/// joiners and direction marks (U+200B to U+200F), the line and paragraph separators,
+/// soft hyphen, the Arabic letter mark, the Mongolian vowel separator, the zero-width space
+/// (U+200B), the direction marks (U+200E, U+200F), the line and paragraph separators,
 /// bidirectional embeddings and overrides (U+202A to U+202E), word joiners and invisible
 /// operators (U+2060 to U+2064), bidirectional isolates (U+2066 to U+2069), the zero-width
 /// no-break space (U+FEFF, a byte-order mark), interlinear annotation marks and the tag
-/// characters (U+E0000 to U+E007F), which spell hidden ASCII text.
+/// characters (U+E0000 to U+E007F), which spell hidden ASCII text. The zero-width joiner and
+/// non-joiner (U+200D, U+200C) are not in it: Persian, Urdu and the Indic scripts need them
+/// to spell words, emoji sequences (👩‍💻) are joined by them, and neither hides or reorders
+/// text on its own.
 pub fn is_invisible(c: char) -> bool {
     matches!(
         c,
         '\u{ad}'
             | '\u{61c}'
             | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
+            | '\u{200b}'
+            | '\u{200e}'
+            | '\u{200f}'
             | '\u{2028}'..='\u{202e}'
             | '\u{2060}'..='\u{2064}'
             | '\u{2066}'..='\u{2069}'
@@ -345,6 +350,11 @@ mod tests {
         }
         assert!(matches!(
             clean_output("“quotes” — dashes … arrows → ok 😀"),
+            Cow::Borrowed(_)
+        ));
+        // joiners spell words and emoji: Persian "می‌خواهم" (ZWNJ), a woman technologist (ZWJ)
+        assert!(matches!(
+            clean_output("می\u{200c}خواهم 👩\u{200d}💻"),
             Cow::Borrowed(_)
         ));
     }
