@@ -313,14 +313,7 @@ impl GatewayInner {
                 .output_schema
                 .as_ref()
                 .map(|o| Value::Object((**o).clone()));
-            let mut schemas = vec![&input];
-            schemas.extend(output.as_ref());
-            let findings = crate::quarantine::scan(
-                t.title.as_deref(),
-                t.description.as_deref(),
-                &schemas,
-                def.json.len(),
-            );
+            let findings = crate::quarantine::scan_tool(&t, def.json.len());
             let quarantine = (!findings.is_empty()).then(|| findings.join("; "));
             let seen = Observed {
                 upstream: &config.name,
