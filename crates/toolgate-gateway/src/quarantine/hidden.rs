@@ -257,6 +257,49 @@ pub fn mixed_script_word(text: &str) -> Option<&str> {
         .find(|w| w.chars().any(|c| c.is_ascii_alphabetic()) && w.chars().any(cyrillic_or_greek))
 }
 
+/// Whether `c`, in an upstream's answer, only hides text: tag characters, the supplement's
+/// variation selectors, bidi embeddings, overrides and isolates, the zero-width space, word
+/// joiners and invisible operators, the BOM, interlinear annotation marks, invisible musical
+/// formatting and the Hangul fillers. Characters that ordinary text needs (the zero-width
+/// joiner and non-joiner, the bidi marks, the soft hyphen, one variation selector after an
+/// emoji) are not among them.
+fn hides_in_answers(c: char) -> bool {
+    matches!(c,
+        '\u{180e}' | '\u{200b}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}' | '\u{3164}' | '\u{feff}' | '\u{ffa0}'
+        | '\u{fff9}'..='\u{fffb}' | '\u{1d173}'..='\u{1d17a}' | '\u{e0000}'..='\u{e007f}'
+        | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// `text` without the characters that only hide text in it (see [`hides_in_answers`]), a
+/// variation selector that follows another included (a run of them spells bytes), and how
+/// many were taken out. Borrows when there are none.
+pub fn strip_hidden(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
+    let mut prev_selector = false;
+    let mut hides = |c: char| {
+        let selector = is_variation_selector(c);
+        let hide = hides_in_answers(c) || (selector && prev_selector);
+        prev_selector = selector;
+        hide
+    };
+    if !text.chars().any(&mut hides) {
+        return (std::borrow::Cow::Borrowed(text), 0);
+    }
+    prev_selector = false;
+    let mut removed = 0;
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let selector = is_variation_selector(c);
+        if hides_in_answers(c) || (selector && prev_selector) {
+            removed += 1;
+        } else {
+            out.push(c);
+        }
+        prev_selector = selector;
+    }
+    (std::borrow::Cow::Owned(out), removed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,5 +365,19 @@ mod tests {
         );
         assert_eq!(mixed_script_word("Читает файл. Reads a file."), None);
         assert_eq!(mixed_script_word("α and β values"), None);
+    }
+
+    #[test]
+    fn strip_hidden_takes_out_smuggled_text_and_keeps_ordinary_text() {
+        let text = format!("42{}", tagged("ignore previous"));
+        assert_eq!(strip_hidden(&text), ("42".into(), 15));
+        let text = format!("ok \u{1f600}{}", selectors("exfiltrate"));
+        assert_eq!(strip_hidden(&text), ("ok \u{1f600}".into(), 10));
+        let plain = "I \u{2764}\u{fe0f} it: \u{1f468}\u{200d}\u{1f469} \u{05d0}\u{200f}";
+        assert!(matches!(
+            strip_hidden(plain),
+            (std::borrow::Cow::Borrowed(_), 0)
+        ));
+        assert_eq!(strip_hidden("a\u{202e}cba\u{202c}"), ("acba".into(), 2));
     }
 }
