@@ -62,14 +62,7 @@ pub fn output(result: CallToolResult, tool: &str) -> Result<ToolOutput, ToolErro
         if text.trim().is_empty() {
             text = "(the upstream gave no message)".into();
         }
-        if text.len() > MAX_ERROR_TEXT {
-            let mut cut = MAX_ERROR_TEXT;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            text.truncate(cut);
-            text.push_str(" [...]");
-        }
+        cut_error_text(&mut text);
         return Err(ToolError::failed(format!(
             "{tool} failed upstream: {text}\n(this is the upstream server's own error: \
              correct the arguments it names, or use another tool){}",
@@ -86,6 +79,33 @@ pub fn output(result: CallToolResult, tool: &str) -> Result<ToolOutput, ToolErro
         structured,
         content,
     })
+}
+
+/// The error of a call the upstream answered with a JSON-RPC error (`code`, `message`): its
+/// message cut to [`MAX_ERROR_TEXT`] and its hidden characters taken out, like an error
+/// result's.
+pub fn answered_error(tool: &str, message: &str, code: i32) -> ToolError {
+    let mut text = message.to_string();
+    let removed = unhide(&mut text);
+    cut_error_text(&mut text);
+    ToolError::failed(format!(
+        "{tool} failed upstream: {text} (JSON-RPC error {code}); correct the arguments it \
+         names, or use another tool{}",
+        removed_note(removed)
+    ))
+    .with_reason("upstream_error")
+}
+
+/// `text` cut to [`MAX_ERROR_TEXT`] bytes (at a character boundary, marked `[...]`).
+fn cut_error_text(text: &mut String) {
+    if text.len() > MAX_ERROR_TEXT {
+        let mut cut = MAX_ERROR_TEXT;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(" [...]");
+    }
 }
 
 /// Takes the hidden characters out of `text`; how many.
@@ -255,6 +275,23 @@ mod tests {
         let e = output(r, "fs__read").unwrap_err();
         assert!(!e.message.contains('\u{e0069}'), "{e}");
         assert!(e.message.contains("no such file\n"), "{e}");
+        assert!(e.message.contains("took 28 hidden character(s)"), "{e}");
+        // a JSON-RPC error's message alike, and cut like an error result's
+        let e = answered_error(
+            "fs__read",
+            &format!("bad path{tags}{}", "y".repeat(20_000)),
+            -32602,
+        );
+        assert!(!e.message.contains('\u{e0069}'), "{e}");
+        assert!(
+            e.message.contains("bad path") && e.message.contains("[...]"),
+            "{e}"
+        );
+        assert!(
+            e.message.len() < MAX_ERROR_TEXT + 1024,
+            "{}",
+            e.message.len()
+        );
         assert!(e.message.contains("took 28 hidden character(s)"), "{e}");
         // a plain answer is left as it is
         let r: CallToolResult = serde_json::from_value(json!({
