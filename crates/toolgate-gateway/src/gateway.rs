@@ -291,6 +291,7 @@ impl GatewayInner {
                 None => tool,
             });
         }
+        let builtins: Vec<&str> = self.reserved.iter().map(String::as_str).collect();
         for t in listed {
             let own = t.name.to_string();
             if (!include.is_empty() && !include.iter().any(|p| p.matches(&own)))
@@ -313,7 +314,7 @@ impl GatewayInner {
                 .output_schema
                 .as_ref()
                 .map(|o| Value::Object((**o).clone()));
-            let findings = crate::quarantine::scan_tool(&t, def.json.len());
+            let findings = crate::quarantine::scan_tool(&t, def.json.len(), &builtins);
             let quarantine = (!findings.is_empty()).then(|| findings.join("; "));
             let seen = Observed {
                 upstream: &config.name,
