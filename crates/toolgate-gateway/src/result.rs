@@ -23,33 +23,9 @@ pub const MAX_ERROR_TEXT: usize = 8 * 1024;
 /// `tool_failed` with reason `upstream_error` (recoverable) when the upstream says the call
 /// failed (`isError: true`), its text in the message.
 pub fn output(result: CallToolResult, tool: &str) -> Result<ToolOutput, ToolError> {
-    let mut removed = 0;
-    let mut content: Vec<Content> = result
-        .content
-        .into_iter()
-        .map(content)
-        .map(|mut c| {
-            match &mut c {
-                Content::Text { text } => removed += unhide(text),
-                Content::Resource {
-                    resource: ResourceContents::Text { text, .. },
-                } => removed += unhide(text),
-                _ => {}
-            }
-            c
-        })
-        .collect();
+    let mut content: Vec<Content> = result.content.into_iter().map(content).collect();
     let mut structured = result.structured_content;
-    if let Some(v) = &mut structured {
-        removed += unhide_value(v);
-    }
-    if removed > 0 {
-        tracing::warn!(
-            tool,
-            removed,
-            "hidden characters taken out of an upstream's answer"
-        );
-    }
+    let removed = unhide_parts(&mut content, structured.as_mut(), tool);
     if result.is_error == Some(true) {
         let mut text = content
             .iter()
@@ -106,6 +82,48 @@ fn cut_error_text(text: &mut String) {
         text.truncate(cut);
         text.push_str(" [...]");
     }
+}
+
+/// Takes the hidden characters out of `out`, an upstream's answer served another way than
+/// a tool call (a resource read, a prompt): its text and structured content, with the
+/// closing note when it has content blocks.
+pub fn unhide_output(out: &mut ToolOutput, tool: &str) {
+    let removed = unhide_parts(&mut out.content, out.structured.as_mut(), tool);
+    if removed > 0 && !out.content.is_empty() {
+        out.content.push(Content::text(
+            removed_note(removed).trim_start().to_string(),
+        ));
+    }
+}
+
+/// Takes the hidden characters out of the text blocks, embedded text resources and
+/// structured content of an answer of `tool`; how many (logged).
+fn unhide_parts(
+    content: &mut [Content],
+    structured: Option<&mut serde_json::Value>,
+    tool: &str,
+) -> usize {
+    let mut removed = 0;
+    for c in content.iter_mut() {
+        match c {
+            Content::Text { text } => removed += unhide(text),
+            Content::Resource {
+                resource: ResourceContents::Text { text, .. },
+            } => removed += unhide(text),
+            _ => {}
+        }
+    }
+    if let Some(v) = structured {
+        removed += unhide_value(v);
+    }
+    if removed > 0 {
+        tracing::warn!(
+            tool,
+            removed,
+            "hidden characters taken out of an upstream's answer"
+        );
+    }
+    removed
 }
 
 /// Takes the hidden characters out of `text`; how many.
