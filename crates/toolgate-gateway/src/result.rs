@@ -321,4 +321,34 @@ mod tests {
             [Content::text("I \u{2764}\u{fe0f} it")]
         );
     }
+
+    /// A resource read and a prompt reach the model too: unhidden alike, the note added where
+    /// there are content blocks to add it to.
+    #[test]
+    fn resource_text_and_prompt_messages_are_unhidden() {
+        let hidden = "\u{e0069}\u{e0067}\u{e006e}";
+        let mut read = ToolOutput {
+            structured: None,
+            content: vec![Content::embedded_text(
+                "u://a",
+                Some("text/plain".into()),
+                format!("a{hidden}"),
+            )],
+        };
+        unhide_output(&mut read, "u__read_resource");
+        assert_eq!(
+            read.content[0],
+            Content::embedded_text("u://a", Some("text/plain".into()), "a")
+        );
+        assert_eq!(read.content.len(), 2);
+        let mut prompt = ToolOutput::structured(
+            json!({"messages": [{"role": "user", "content": {"type": "text", "text": format!("p{hidden}")}}]}),
+        );
+        unhide_output(&mut prompt, "u__get_prompt");
+        assert_eq!(
+            prompt.structured,
+            Some(json!({"messages": [{"role": "user", "content": {"type": "text", "text": "p"}}]}))
+        );
+        assert!(prompt.content.is_empty());
+    }
 }
