@@ -291,7 +291,14 @@ impl GatewayInner {
                 None => tool,
             });
         }
-        let builtins: Vec<&str> = self.reserved.iter().map(String::as_str).collect();
+        // the built-in tools an upstream tool's definition may not name (tool shadowing),
+        // but for names the upstream's own tools have: a sibling named there is its own
+        let builtins: Vec<&str> = self
+            .reserved
+            .iter()
+            .map(String::as_str)
+            .filter(|b| !listed.iter().any(|t| t.name.as_ref() == *b))
+            .collect();
         for t in listed {
             let own = t.name.to_string();
             if (!include.is_empty() && !include.iter().any(|p| p.matches(&own)))
