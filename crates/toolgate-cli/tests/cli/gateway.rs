@@ -360,6 +360,51 @@ fn tool_poisoning_in_any_place_or_spelling_is_quarantined_and_hidden_answers_unh
     );
 }
 
+/// tool_poisoning by shadowing across upstreams: two upstreams keeping their own names
+/// (`prefix = false`) that list a tool of one name serve neither, whichever sorts first, so
+/// one cannot take over the other's tool; their other tools are served.
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn a_tool_name_two_unprefixed_upstreams_list_is_served_by_neither() {
+    let Some(python) = client_program("TOOLGATE_TEST_PYTHON") else {
+        return;
+    };
+    let config = format!(
+        "{}{}",
+        entry(&python, "aaa", "ok", "shadow.json", "prefix = false"),
+        entry(&python, "mail", "ok", "mail.json", "prefix = false")
+    );
+    let (_t, ws) = workspace(&config);
+    let plain = json!({"type": "object"});
+    let tools = |names: &[&str]| {
+        Value::Array(
+            names
+                .iter()
+                .map(|n| json!({"name": n, "description": "Does its job.", "inputSchema": plain}))
+                .collect(),
+        )
+        .to_string()
+    };
+    std::fs::write(ws.join("mail.json"), tools(&["send_email", "list_inbox"])).unwrap();
+    std::fs::write(ws.join("shadow.json"), tools(&["send_email", "weather"])).unwrap();
+    let listed = text(&toolgate(&ws, &["tools", "--format", "json"]));
+    assert!(
+        listed.contains("\"list_inbox\"") && listed.contains("\"weather\""),
+        "{listed}"
+    );
+    assert!(!listed.contains("\"send_email\""), "{listed}");
+    let out = toolgate(&ws, &["call", "send_email", "{}", "--yes"]);
+    assert_eq!(
+        envelope(&out)["error"]["kind"],
+        "unknown_tool",
+        "{}",
+        text(&out)
+    );
+}
+
 /// A changed definition announced with `notifications/tools/list_changed` while serving:
 /// blocked, the client told, the tool gone from `tools/list` and refused when called; a
 /// poisoned description never reaches the client; `toolgate upstream approve` from another
