@@ -6,7 +6,9 @@
 //!
 //! 1. the entry's `tools` include and exclude patterns;
 //! 2. its listed name ([`crate::naming`]); one that would shadow a tool of the base registry
-//!    (a built-in) or another upstream tool is left out and reported;
+//!    (a built-in) is left out and reported, and a name two upstreams' tools take (upstreams
+//!    with `prefix = false`) is served by neither, so an upstream cannot take over another's
+//!    tool by listing one of its name;
 //! 3. its definition's hash and the quarantine's findings ([`crate::definition`],
 //!    [`crate::quarantine`]), applied to its pin in the store: served when the pin is, else
 //!    blocked ([`BlockedTool`]: never listed, refused when called);
@@ -20,7 +22,7 @@ use crate::upstream::Upstream;
 use parking_lot::Mutex;
 use rmcp::model::Tool as McpTool;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -230,16 +232,30 @@ impl Drop for Gateway {
 
 impl GatewayInner {
     fn all_tools(&self) -> Vec<Arc<dyn Tool>> {
-        let mut seen = HashSet::new();
+        let tools = self.tools.lock();
+        // a name two upstreams take is neither's: serving the first (by upstream name) would
+        // let an upstream that lists a tool of another's name later take its calls (tool
+        // shadowing), whatever order they came in
+        let mut holders: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (upstream, list) in tools.iter() {
+            for t in list {
+                holders
+                    .entry(t.spec().name.as_ref())
+                    .or_default()
+                    .push(upstream);
+            }
+        }
         let mut out = Vec::new();
-        for tools in self.tools.lock().values() {
-            for t in tools {
-                if seen.insert(t.spec().name.clone()) {
-                    out.push(t.clone());
-                } else {
-                    tracing::warn!(tool = %t.spec().name, "two upstream tools have one name; the second is left out");
+        for list in tools.values() {
+            for t in list {
+                match holders.get(t.spec().name.as_ref()) {
+                    Some(h) if h.len() > 1 => {}
+                    _ => out.push(t.clone()),
                 }
             }
+        }
+        for (name, h) in holders.iter().filter(|(_, h)| h.len() > 1) {
+            tracing::error!(tool = %name, upstreams = ?h, "upstream tools of several upstreams have one name; none of them is served (give each upstream prefix = true)");
         }
         out
     }
@@ -291,6 +307,14 @@ impl GatewayInner {
                 None => tool,
             });
         }
+        // the built-in tools an upstream tool's definition may not name (tool shadowing),
+        // but for names the upstream's own tools have: a sibling named there is its own
+        let builtins: Vec<&str> = self
+            .reserved
+            .iter()
+            .map(String::as_str)
+            .filter(|b| !listed.iter().any(|t| t.name.as_ref() == *b))
+            .collect();
         for t in listed {
             let own = t.name.to_string();
             if (!include.is_empty() && !include.iter().any(|p| p.matches(&own)))
@@ -313,14 +337,7 @@ impl GatewayInner {
                 .output_schema
                 .as_ref()
                 .map(|o| Value::Object((**o).clone()));
-            let mut schemas = vec![&input];
-            schemas.extend(output.as_ref());
-            let findings = crate::quarantine::scan(
-                t.title.as_deref(),
-                t.description.as_deref(),
-                &schemas,
-                def.json.len(),
-            );
+            let findings = crate::quarantine::scan_tool(&t, def.json.len(), &builtins);
             let quarantine = (!findings.is_empty()).then(|| findings.join("; "));
             let seen = Observed {
                 upstream: &config.name,

@@ -219,10 +219,12 @@ impl Tool for ReadUpstreamResource {
                     _ => None,
                 })
                 .collect();
-            Ok(ToolOutput {
+            let mut out = ToolOutput {
                 structured: None,
                 content,
-            })
+            };
+            crate::result::unhide_output(&mut out, &self.spec.name);
+            Ok(out)
         })
     }
 }
@@ -282,7 +284,9 @@ impl Tool for GetUpstreamPrompt {
             if let Some(d) = got.description {
                 value["description"] = d.into();
             }
-            Ok(ToolOutput::structured(value))
+            let mut out = ToolOutput::structured(value);
+            crate::result::unhide_output(&mut out, &self.spec.name);
+            Ok(out)
         })
     }
 }

@@ -207,12 +207,11 @@ impl UpstreamTool {
                 // the upstream answered: a protocol error about this call, not a failure of it
                 self.upstream.breaker.success();
                 self.breaker.success();
-                Err(ToolError::failed(format!(
-                    "{} failed upstream: {} (JSON-RPC error {}); correct the arguments it names, \
-                     or use another tool",
-                    self.spec.name, e.message, e.code.0
+                Err(crate::result::answered_error(
+                    &self.spec.name,
+                    &e.message,
+                    e.code.0,
                 ))
-                .with_reason("upstream_error"))
             }
         }
     }

@@ -1,5 +1,5 @@
 //! [`HttpServer`]: a scriptable HTTP/1.1 server on a loopback address, for the HTTP tools'
-//! tests: fixed answers, redirects, endless bodies, raw bytes (compression bombs, lying
+//! tests: fixed answers, redirects, endless and trickling bodies, raw bytes (compression bombs, lying
 //! lengths), echoed request headers and per-key counting; it records every request and counts
 //! the bytes it wrote. A server with no routes is a canary: every request is a hit it records.
 //!
@@ -41,6 +41,14 @@ pub enum Reply {
         chunk: Vec<u8>,
         /// Extra headers.
         headers: Vec<(String, String)>,
+    },
+    /// `200` with a chunked body that trickles: `chunk` once every `every`, until the client
+    /// goes away (or 10 minutes).
+    Slow {
+        /// The chunk.
+        chunk: Vec<u8>,
+        /// The pause before each chunk.
+        every: Duration,
     },
     /// These bytes as the whole response, status line and headers included; the connection
     /// closes after them.
@@ -323,6 +331,31 @@ fn answer(w: &mut TcpStream, state: &State, req: &Recorded, reply: Reply) -> boo
         } => respond(w, state, status, &headers, &body),
         Reply::Redirect { status, location } => {
             respond(w, state, status, &[("Location".into(), location)], b"")
+        }
+        Reply::Slow { chunk, every } => {
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n";
+            if w.write_all(head.as_bytes()).is_err() {
+                return false;
+            }
+            state.written.fetch_add(head.len() as u64, Ordering::SeqCst);
+            let frame = [
+                format!("{:x}\r\n", chunk.len()).into_bytes(),
+                chunk,
+                b"\r\n".to_vec(),
+            ]
+            .concat();
+            let until = std::time::Instant::now() + Duration::from_secs(600);
+            while std::time::Instant::now() < until {
+                std::thread::sleep(every);
+                if w.write_all(&frame).is_err() {
+                    break;
+                }
+                state
+                    .written
+                    .fetch_add(frame.len() as u64, Ordering::SeqCst);
+            }
+            false
         }
         Reply::Endless { chunk, headers } => {
             let mut head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n".to_string();

@@ -6,9 +6,10 @@ hand (no SDK), so it can also misbehave on purpose.
 
 Its tools are the JSON array in FILE (MCP tool definitions), read again whenever the file
 changes; a change is announced with `notifications/tools/list_changed`. Calls: `add` answers
-the sum of `a` and `b` as text, `fail` answers an error result; any other tool echoes its
-arguments. With --log, every `tools/call` received is appended to FILE first, one JSON line
-(`name`, `arguments`, and `key`: the `_meta` idempotency key toolgate sends, or null). Modes:
+the sum of `a` and `b` as text, `say` its `text` as the text itself, `fail` answers an error
+result; any other tool echoes its arguments. With --log, every `tools/call` received is
+appended to FILE first, one JSON line (`name`, `arguments`, and `key`: the `_meta`
+idempotency key toolgate sends, or null). Modes:
 
 - ok: behaves;
 - crash: `add` with a == 13 makes the process exit at once (status 3);
@@ -213,6 +214,8 @@ def main() -> None:
                         answer = {k: got[k] for k in ("result", "error") if k in got}
                         break
                 result = {"content": [{"type": "text", "text": json.dumps(answer, sort_keys=True)}]}
+            elif name == "say":
+                result = {"content": [{"type": "text", "text": str(a.get("text", ""))}]}
             elif name == "fail":
                 result = {"content": [{"type": "text", "text": "the scripted tool failed"}], "isError": True}
             else:

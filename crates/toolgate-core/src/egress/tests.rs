@@ -32,6 +32,22 @@ fn blocked_hosts_in_every_spelling() {
         ("HTTP://127.0.0.1/", "127.0.0.1"),
         ("  http://127.0.0.1/  ", "127.0.0.1"),
         ("http://127.255.255.254/", "127.255.255.254"),
+        // ssrf_ip_encoding: digits and dots of other scripts that the URL standard's IDNA
+        // mapping turns into ASCII, and zero-padded parts
+        (
+            "http://\u{ff11}\u{ff12}\u{ff17}.\u{ff10}.\u{ff10}.\u{ff11}/",
+            "127.0.0.1",
+        ),
+        ("http://127\u{3002}0\u{3002}0\u{3002}1/", "127.0.0.1"),
+        ("http://127\u{ff0e}0\u{ff0e}0\u{ff0e}1/", "127.0.0.1"),
+        (
+            "http://\u{2460}\u{2461}\u{2466}.\u{24ea}.\u{24ea}.\u{2460}/",
+            "127.0.0.1",
+        ),
+        ("http://127.000.000.001/", "127.0.0.1"),
+        ("http://0x7f.0x0.0x0.0x1/", "127.0.0.1"),
+        ("http://0251.0376.0251.0376/", "169.254.169.254"),
+        ("http://[::ffff:a9fe:a9fe]/", "::ffff:169.254.169.254"),
         ("http://[::1]/", "::1"),
         ("http://[0:0:0:0:0:0:0:1]/", "::1"),
         ("http://[::]/", "::"),
@@ -104,6 +120,9 @@ fn localhost_names_are_loopback() {
         "http://api.localhost:8080/",
         "http://\u{24db}ocalhost/",
         "http://loc%61lhost/",
+        "http://localhost%2e/",
+        "http://\u{ff4c}\u{ff4f}\u{ff43}\u{ff41}\u{ff4c}\u{ff48}\u{ff4f}\u{ff53}\u{ff54}/",
+        "http://x.y.LocalHost./",
     ] {
         assert_eq!(verdict(&policy, url), "private_address", "{url}");
     }

@@ -299,3 +299,161 @@ fn session_ids_are_random_uuids() {
         assert!(seen.insert(id));
     }
 }
+
+/// transport_auth beyond transport-auth-65 and session-token-95: the credential is the bearer
+/// token in `Authorization` and nothing else (not a near miss, not a cookie, another header,
+/// the query string or `Proxy-Authorization`); a foreign page's CORS preflight is granted
+/// nothing; a deleted session is gone for its owner too; a GET names no session it may use.
+#[test]
+fn transport_auth_the_token_is_the_bearer_header_and_a_deleted_session_is_gone() {
+    let t = TestDir::new();
+    std::fs::write(t.ws().join("ok.txt"), "ok\n").unwrap();
+    let s = InProc::start(&t.ws(), |a| HttpConfig::new(a).token(TOKEN));
+    let host = s.addr.clone();
+    let short = &TOKEN[..TOKEN.len() - 1];
+    let upper = TOKEN.to_ascii_uppercase();
+    for credential in [
+        format!("Authorization: Bearer {TOKEN}x"),
+        format!("Authorization: Bearer {short}"),
+        format!("Authorization: Bearer {upper}"),
+        format!("Authorization: Token {TOKEN}"),
+        format!("Authorization: {TOKEN}"),
+        "Authorization: Basic OnRlc3QtdG9rZW4tMDEyMzQ1Njc4OQ==".to_string(),
+        format!("Proxy-Authorization: Bearer {TOKEN}"),
+        format!("Cookie: token={TOKEN}"),
+        format!("X-Api-Key: {TOKEN}"),
+    ] {
+        let r = post_mcp(&s.addr, &host, &[&credential], &initialize());
+        assert_eq!(r.status, 401, "{credential}: {r:?}");
+        assert_eq!(r.header("mcp-session-id"), None, "{credential}");
+    }
+    for query in ["access_token", "token", "auth"] {
+        let r = super::support::raw_http(
+            &s.addr,
+            &format!("POST /mcp?{query}={TOKEN} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"),
+            initialize().to_string().as_bytes(),
+        );
+        assert_eq!(r.status, 401, "?{query}=: {r:?}");
+    }
+    // a foreign page's preflight: refused, and nothing lets its browser go on
+    let r = super::support::raw_http(
+        &s.addr,
+        &format!("OPTIONS /mcp HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: authorization, content-type\r\n"),
+        b"",
+    );
+    assert_eq!(r.status, 401, "{r:?}");
+    assert_eq!(r.header("access-control-allow-origin"), None, "{r:?}");
+    assert_eq!(r.header("access-control-allow-headers"), None, "{r:?}");
+
+    // a session deleted by its owner is gone: its id names nothing any more
+    let init = post_mcp(&s.addr, &host, &[&bearer()], &initialize());
+    assert_eq!(init.status, 200, "{init:?}");
+    let session = format!("Mcp-Session-Id: {}", init.header("mcp-session-id").unwrap());
+    let version = "MCP-Protocol-Version: 2025-11-25";
+    let r = super::support::raw_http(
+        &s.addr,
+        &format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {host}\r\n{session}\r\n{}\r\n",
+            bearer()
+        ),
+        b"",
+    );
+    assert!(matches!(r.status, 200 | 204), "{r:?}");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"path": "ok.txt"}}});
+    let r = post_mcp(&s.addr, &host, &[&bearer(), &session, version], &call);
+    assert_eq!(r.status, 404, "{r:?}");
+    assert!(!r.body.contains("ok\\n"), "{r:?}");
+    // a GET without a session opens no stream
+    let r = super::support::raw_http(
+        &s.addr,
+        &format!(
+            "GET /mcp HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n{version}\r\n{}\r\n",
+            bearer()
+        ),
+        b"",
+    );
+    assert!((400..500).contains(&r.status), "{r:?}");
+}
+
+/// transport_robustness beyond deep-nesting-91 and batch-jsonrpc-93, over HTTP: each body
+/// that is not one JSON-RPC request MCP can read (invalid UTF-8, trailing bytes, a
+/// byte-order mark, ids of the wrong type or size, an empty batch, a body that is not JSON by
+/// its type) gets one clear 4xx with a JSON-RPC error body and runs nothing, and the server
+/// serves on.
+#[test]
+fn transport_robustness_each_unreadable_body_gets_one_error_and_the_server_serves_on() {
+    let t = TestDir::new();
+    std::fs::write(t.ws().join("ok.txt"), "ok\n").unwrap();
+    let s = InProc::start(&t.ws(), |a| HttpConfig::new(a).token(TOKEN));
+    let host = s.addr.clone();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{}\r\n",
+        bearer()
+    );
+    let read =
+        r#""method":"tools/call","params":{"name":"read_file","arguments":{"path":"ok.txt"}}"#;
+    let mut bodies: Vec<(&str, Vec<u8>, i64)> = vec![
+        (
+            "invalid UTF-8",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\xfe\"}".to_vec(),
+            -32700,
+        ),
+        (
+            "trailing bytes",
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":1,{read}}} x").into_bytes(),
+            -32700,
+        ),
+        (
+            "a byte-order mark",
+            format!("\u{feff}{{\"jsonrpc\":\"2.0\",\"id\":1,{read}}}").into_bytes(),
+            -32700,
+        ),
+        ("an empty batch", b"[]".to_vec(), -32600),
+    ];
+    for id in [
+        "null",
+        "{\"a\":1}",
+        "[1]",
+        "1.5",
+        "1e3",
+        "18446744073709551616",
+        "true",
+    ] {
+        bodies.push((
+            id,
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},{read}}}").into_bytes(),
+            -32600,
+        ));
+    }
+    let long = format!("\"{}\"", "i".repeat(300));
+    bodies.push((
+        "a 300-byte id",
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{long},{read}}}").into_bytes(),
+        -32600,
+    ));
+    for (what, body, code) in &bodies {
+        let r = super::support::raw_http(&s.addr, &head, body);
+        assert_eq!(r.status, 400, "{what}: {r:?}");
+        assert_eq!(r.header("content-type"), Some("application/json"), "{what}");
+        let e: serde_json::Value =
+            serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{what}: {r:?}"));
+        assert_eq!(
+            (e["error"]["code"].as_i64(), &e["id"]),
+            (Some(*code), &json!(null)),
+            "{what}: {e}"
+        );
+        assert!(!r.body.contains("ok\\n"), "{what}: {r:?}");
+    }
+    // a call sent as another type than JSON is not read as one
+    let r = super::support::raw_http(
+        &s.addr,
+        &head.replace("application/json\r\nAccept", "text/plain\r\nAccept"),
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":1,{read}}}").as_bytes(),
+    );
+    assert_eq!(r.status, 415, "{r:?}");
+    assert!(!r.body.contains("ok\\n"), "{r:?}");
+    // and the server serves on
+    let ok = post_mcp(&s.addr, &host, &[&bearer()], &initialize());
+    assert_eq!(ok.status, 200, "{ok:?}");
+}

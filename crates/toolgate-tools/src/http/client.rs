@@ -9,8 +9,8 @@
 //!    ([`ToolContext::decide_url`], the `host:` rules): followed only on `allow`;
 //! 3. the request is built: the model's allowed headers, `Accept-Encoding` (toolgate
 //!    decompresses itself, counting every byte), the call's idempotency key, and the
-//!    operator's credential for the host when the hop's host is the one the call named and
-//!    the hop does not go from https to http;
+//!    operator's credential for the host when the hop is of the origin the call named (the
+//!    same scheme, host and port);
 //! 4. the connection: the name is resolved by the [`GuardedResolver`] only, every answer
 //!    checked, and the connection goes to a checked answer (the `Host` header and TLS SNI keep
 //!    the name); system proxy variables are ignored;
@@ -297,8 +297,8 @@ impl HttpClient {
         }
     }
 
-    /// Adds the operator's credential for `url`'s host, when there is one and the host is
-    /// the one the call named (`first`), not reached from https over http.
+    /// Adds the operator's credential for `url`'s host, when there is one and `url` is of the
+    /// origin the call named (`first`): the same scheme, host and port.
     fn add_credential(
         &self,
         first: &Url,
@@ -309,8 +309,13 @@ impl HttpClient {
         let Some(entry) = self.credentials.get(&host) else {
             return Ok(());
         };
-        let downgraded = first.scheme() == "https" && url.scheme() == "http";
-        if host != host_key(first) || downgraded {
+        // the origin, not the host alone: another port of the same host is another server
+        // (curl's CVE-2022-27776 leaked credentials so), and another scheme is either a
+        // downgrade to plain text or another port too
+        let same_origin = host == host_key(first)
+            && url.scheme() == first.scheme()
+            && url.port_or_known_default() == first.port_or_known_default();
+        if !same_origin {
             return Ok(());
         }
         match entry {

@@ -95,8 +95,8 @@ impl HttpConfig {
 
 /// A credential the tools add to every request to one host: header `header` with the value of
 /// the environment variable `value_env`, read when the tools are built. The model never sees
-/// it: not in the tools' results, not in the audit record, and never sent to another host (a
-/// redirect elsewhere goes without it, as does a redirect from https to http).
+/// it: not in the tools' results, not in the audit record, and never sent to another origin (a
+/// redirect to another host, another port of the host, or another scheme goes without it).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Credential {
     /// The header's name (`Authorization`, `X-Api-Key`).

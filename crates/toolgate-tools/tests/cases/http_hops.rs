@@ -46,6 +46,14 @@ async fn credentials_go_to_their_host_only() {
     let r = http.fetch(&a.url("/away")).await;
     assert_eq!(ok(&r)["body"], "elsewhere");
     assert_eq!(b.requests()[0].header("x-api-key"), None);
+    // ssrf_redirect, as curl's CVE-2022-27776: a redirect to the same host on another port
+    // (another server, another origin) goes without it
+    let other_port = HttpServer::start("127.0.0.2");
+    other_port.route("/landing", Reply::ok("text/plain", "another port"));
+    a.route("/port", Reply::redirect(307, other_port.url("/landing")));
+    let r = http.fetch(&a.url("/port")).await;
+    assert_eq!(ok(&r)["body"], "another port");
+    assert_eq!(other_port.requests()[0].header("x-api-key"), None);
     // a call naming another host does not get it, not even when redirected to the host of
     // the credential
     let r = http.fetch(&b.url("/back")).await;

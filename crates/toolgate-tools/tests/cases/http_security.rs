@@ -288,3 +288,53 @@ async fn bodies_stop_at_the_cap() {
         "the last call was refused before it was sent"
     );
 }
+
+/// resource_limits for the HTTP tools beyond fetch-size-cap-63: a body that trickles forever
+/// (never reaching the cap) ends at the call's timeout as a recoverable `timeout`, and the
+/// server sees the client go; a response head of too many or too large headers fails the
+/// call cleanly instead of being buffered whole.
+#[tokio::test]
+async fn slow_bodies_end_at_the_timeout_and_huge_heads_fail_cleanly() {
+    let public = HttpServer::start("127.0.0.2");
+    let q = public.port();
+    public.route(
+        "/slow",
+        Reply::Slow {
+            chunk: b"x".to_vec(),
+            every: std::time::Duration::from_millis(50),
+        },
+    );
+    let mut config = opening(&["127.0.0.2"]);
+    config.timeout = std::time::Duration::from_secs(2);
+    let http = Http::new(config);
+    let started = std::time::Instant::now();
+    let r = http.fetch(&format!("http://127.0.0.2:{q}/slow")).await;
+    let e = r.error.as_ref().unwrap_or_else(|| panic!("{r:#?}"));
+    assert_eq!(e.kind, toolgate_core::ErrorKind::Timeout, "{e:#?}");
+    assert!(e.is_recoverable(), "{e:#?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    // the trickle stops once the client is gone (the test yields to the runtime while it
+    // waits, so the client's connection task can close the socket)
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let gone = public.bytes_written();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(public.bytes_written(), gone, "the server still writes");
+
+    let many: String = (0..500).map(|i| format!("X-H{i}: v\r\n")).collect();
+    let big = format!("X-Big: {}\r\n", "v".repeat(2 << 20));
+    for (path, headers) in [("/many", many), ("/big-head", big)] {
+        public.route(
+            path,
+            Reply::Raw(
+                format!("HTTP/1.1 200 OK\r\n{headers}Content-Length: 2\r\n\r\nok").into_bytes(),
+            ),
+        );
+        let r = http.fetch(&format!("http://127.0.0.2:{q}{path}")).await;
+        assert_eq!(reason(&r), "request_failed", "{path}: {r:#?}");
+        assert!(r.error.as_ref().unwrap().is_recoverable(), "{path}");
+    }
+}
