@@ -186,6 +186,7 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
             words.len(),
             format!("`{name}` reads commands from its input, which cannot be seen here"),
         );
+    } else if builtin_runs(name, words, r) {
     } else if name == "find" {
         exec_regions(words, &["-exec", "-execdir", "-ok", "-okdir"], r);
     } else if name == "fd" || name == "fdfind" {
@@ -270,6 +271,96 @@ fn shell(name: &str, words: &[&str], r: &mut Reading, posix: bool) {
             format!("`{name}` reads the commands it runs from its input"),
         ),
     }
+}
+
+/// Bash builtins that look like bookkeeping but run commands: `jobs -x CMD` runs its words;
+/// `compgen -C CMD` (and `-F FUNC`) runs a command, and its `-W WORDLIST` goes through every
+/// expansion, command substitution included; `mapfile -C CALLBACK` (`readarray`) evaluates
+/// the callback with each line read appended; `fc` (but `fc -l`) runs commands from the
+/// history, through an editor it names. `true` when `name` is one of them (the reading is in
+/// `r`), so that an allow rule for the bookkeeping does not cover what they run, and a deny
+/// rule on `touch` holds for `jobs -x touch x`.
+fn builtin_runs(name: &str, words: &[&str], r: &mut Reading) -> bool {
+    // the option clusters before the first operand, with their indices
+    let options = || {
+        words
+            .iter()
+            .enumerate()
+            .skip(1)
+            .take_while(|(_, w)| w.len() > 1 && w.starts_with('-') && **w != "--")
+    };
+    // the word holding the value of the one-letter option `flag` in a cluster (glued or next)
+    let value_of = |i: usize, w: &str, flag: char| -> Option<usize> {
+        let at = w.find(flag)?;
+        Some(if at + 1 < w.len() { i } else { i + 1 })
+    };
+    match name {
+        "jobs" => {
+            if options().any(|(_, w)| w.contains('x')) {
+                let start = options().last().map_or(1, |(i, _)| i + 1);
+                if start < words.len() {
+                    r.runs.push(Run::Words {
+                        start,
+                        end: words.len(),
+                        open: false,
+                    });
+                }
+            }
+        }
+        "compgen" | "complete" => {
+            let mut i = 1;
+            while i < words.len() {
+                let w = words[i];
+                if w == "--" || !w.starts_with('-') || w.len() < 2 {
+                    break;
+                }
+                // options with a value: the value may start with `-`, so skip it
+                let mut skip = 0;
+                for (flag, why) in [
+                    ('C', "runs the command its `-C` option names"),
+                    ('F', "calls the function its `-F` option names"),
+                    (
+                        'W',
+                        "expands its `-W` word list, command substitutions included",
+                    ),
+                ] {
+                    if let Some(at) = value_of(i, w, flag) {
+                        if name == "compgen" {
+                            r.code_at(at.min(words.len()), format!("`{name}` {why}"));
+                        }
+                        skip = at - i;
+                    }
+                }
+                if ["A", "G", "P", "S", "X", "o"]
+                    .iter()
+                    .any(|f| w.ends_with(f))
+                {
+                    skip = 1;
+                }
+                i += 1 + skip;
+            }
+        }
+        "mapfile" | "readarray" => {
+            for (i, w) in options() {
+                if let Some(at) = value_of(i, w, 'C') {
+                    r.code_at(
+                        at.min(words.len()),
+                        format!("`{name} -C` evaluates its callback with each line read"),
+                    );
+                }
+            }
+        }
+        "fc" => {
+            if !options().any(|(_, w)| w.contains('l')) {
+                r.code_at(
+                    1.min(words.len()),
+                    "`fc` runs commands from the history, through the editor it names",
+                );
+            }
+        }
+        _ => return false,
+    }
+    true
 }
 
 /// An interpreter: its first argument that is not an information flag picks the code.
