@@ -401,7 +401,8 @@ async fn no_socket_file_outside_reaches_a_service() {
     );
     for command in [
         python.clone(),
-        format!("python3 -c \"import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\""),
+        "python3 -c \"import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\""
+            .to_string(),
         format!("curl -s --max-time 2 --unix-socket {sock} http://x/"),
         format!("ln -s {sock} in-ws.sock && python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('in-ws.sock')\""),
     ] {
