@@ -307,8 +307,18 @@ impl Analyzer {
                 {
                     self.doubt("an arithmetic test on variables inside [[ ]]");
                 }
-                if t.contains("-v") && (t.contains("$(") || t.contains('`')) {
-                    self.doubt("a `-v` test on a subscript holding a command substitution");
+                let inner = t.trim_start_matches("[[").trim_end_matches("]]");
+                let named_subscript = inner.split('[').skip(1).any(|after| {
+                    after
+                        .split(']')
+                        .next()
+                        .unwrap_or_default()
+                        .bytes()
+                        .any(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'$' | b'`'))
+                });
+                if t.contains("-v") && (t.contains("$(") || t.contains('`') || named_subscript) {
+                    // `[[ -v a[y] ]]` evaluates the subscript, and with it the text of `y`
+                    self.doubt("a `-v` test on a subscript, which bash evaluates");
                 }
             }
             "expansion" => {

@@ -441,6 +441,7 @@ fn expansions_that_evaluate_a_variables_text_are_uncertain() {
         "local -i n; n=y",
         "typeset -ix n=y",
         "echo $[y]",
+        "[[ -v a[y] ]] && echo ok",
         "echo \"$[y + 1]\"",
         "for ((i=0; i<n; i++)); do echo $i; done",
         "a=([y]=1); echo ok",

@@ -307,6 +307,8 @@ async fn evaluated_variables_are_not_auto_approved() {
         format!("{set}; for ((i=0; i<y; i++)); do echo; done"),
         format!("{set}; a=([y]=1); echo ok"),
         format!("{set}; declare -i n=y; echo ok"),
+        format!("{set}; a=(1); [[ -v a[y] ]] && echo ok"),
+        format!("{set}; a=(1); declare 'a[y]'=1; echo ok"),
         "compgen -C 'touch pwned' x".to_string(),
         "compgen -W '$(touch pwned)' x".to_string(),
         "mapfile -C 'touch pwned' -c 1 a < f.txt".to_string(),
@@ -403,6 +405,44 @@ async fn git_config_keys_that_name_programs_are_not_auto_approved() {
         .run("git -C sub config user.name t && git -C sub config --get user.name")
         .await;
     assert_eq!(o.stdout, "t\n");
+    assert_eq!(
+        approver.asked().len(),
+        commands.len(),
+        "allowed without asking"
+    );
+}
+
+/// shell-env-prefix-32 (permission_bypass_shell): bash's command table `BASH_CMDS` (what
+/// `hash -p` fills) and its aliases `BASH_ALIASES` can be set as variables, by any builtin
+/// that assigns one (`printf -v`, `read`, `declare`, an array assignment): `ls` then runs
+/// touch. With `ls`, `printf`, `read`, `declare` and `shopt` allowed, each asks (rejected
+/// here) and nothing is created.
+#[tokio::test]
+async fn the_command_table_cannot_be_rewritten_by_variables() {
+    let (s, approver) = with_rules(&[
+        (Decision::Allow, "ls *"),
+        (Decision::Allow, "printf *"),
+        (Decision::Allow, "read *"),
+        (Decision::Allow, "declare *"),
+        (Decision::Allow, "shopt *"),
+    ]);
+    let commands = [
+        "printf -v 'BASH_CMDS[ls]' %s /usr/bin/touch; ls pwned",
+        "read 'BASH_CMDS[ls]' <<< /usr/bin/touch; ls pwned",
+        "declare 'BASH_CMDS[ls]'=/usr/bin/touch; ls pwned",
+        "BASH_CMDS[ls]=/usr/bin/touch; ls pwned",
+        "declare -A BASH_CMDS=([ls]=/usr/bin/touch); ls pwned",
+        "shopt -s expand_aliases\nprintf -v 'BASH_ALIASES[ls]' %s 'touch pwned'\nls",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+    }
+    assert!(!exists(s.ws().join("pwned")));
+    assert_eq!(approver.asked().len(), commands.len());
+    let o = s.run("printf -v files %s x; ls .").await;
+    assert_eq!(o.exit_code, Some(0));
     assert_eq!(
         approver.asked().len(),
         commands.len(),

@@ -49,7 +49,8 @@ static INERT: Lexicon = Lexicon::new(
 );
 
 /// Builtins whose arguments name variables: a name with a subscript holding an expansion
-/// (`read 'a[$(id)]'`) makes bash run it.
+/// (`read 'a[$(id)]'`), or naming a variable whose text is evaluated (`read 'a[y]'`), makes
+/// bash run it.
 static NAMES_VARIABLES: Lexicon = Lexicon::new(
     "read printf unset test [ mapfile readarray getopts wait declare typeset local export \
      readonly",
@@ -202,7 +203,15 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
     }
     if NAMES_VARIABLES.has(name) {
         for (i, w) in words.iter().enumerate().skip(1) {
-            if w.contains('[') && (w.contains('$') || w.contains('`')) {
+            // an indexed array's subscript is arithmetic: a name in it is a variable whose
+            // text is evaluated in turn (`y='x[$(id)]'; unset 'a[y]'` runs id)
+            let subscript = w
+                .split_once('[')
+                .map(|(_, rest)| rest.rsplit_once(']').map_or(rest, |(inside, _)| inside));
+            if subscript.is_some_and(|s| {
+                s.bytes()
+                    .any(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'$' | b'`'))
+            }) {
                 r.code_at(
                     i,
                     format!("`{name}` evaluates the subscript of `{w}`, which can run commands"),

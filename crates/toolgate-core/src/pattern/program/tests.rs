@@ -228,6 +228,11 @@ fn code_is_found_at_the_word_that_carries_it() {
         ("git -C sub config --add filter.x.clean 'touch pwned'", 5),
         ("git config set alias.st '!touch pwned'", 3),
         ("git config --file sub/.git/config gpg.program x", 4),
+        // subscripts naming a variable, which bash evaluates
+        ("unset 'a[y]'", 1),
+        ("read -r 'a[i]'", 2),
+        ("printf -v 'a[n]' %s 1", 2),
+        ("test -v 'a[y]'", 2),
         // bash builtins that run commands
         ("compgen -C 'touch pwned' x", 2),
         ("compgen -aC 'touch pwned' x", 2),
@@ -319,6 +324,9 @@ fn plain_uses_run_no_code() {
         "mytool -v --dry-run",
         "pytest -k 'a or b' tests/",
         "jobs -l",
+        "unset 'a[0]'",
+        "[ -f x ]",
+        "read -r line",
         "git config user.name 'A U Thor'",
         "git config --get diff.external",
         "git config --unset alias.st",
