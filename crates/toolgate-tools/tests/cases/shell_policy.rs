@@ -280,6 +280,23 @@ async fn a_deny_holds_through_line_continuations_builtins_and_option_clusters() 
     }
 }
 
+/// shell-chain-deny-29 (permission_bypass_shell): `find -delete` removes files as rm does,
+/// so `deny rm*` holds for it while `allow find*` covers plain finds.
+#[tokio::test]
+async fn find_delete_is_decided_as_rm() {
+    let (s, approver) = with_rules(&[(Decision::Allow, "find *"), (Decision::Deny, "rm*")]);
+    s.setup("touch keep.txt");
+    let r = s
+        .call(json!({"command": "find . -name keep.txt -delete"}))
+        .await;
+    let e = r.error.as_ref().expect("find -delete ran");
+    assert_eq!(e.kind, ErrorKind::PermissionDenied, "{e}");
+    assert!(exists(s.ws().join("keep.txt")));
+    let o = s.run("find . -name keep.txt").await;
+    assert_eq!(o.stdout, "./keep.txt\n");
+    assert!(approver.asked().is_empty());
+}
+
 /// shell-substitution-31 (permission_bypass_shell), more ways in: bash evaluates a variable's
 /// text (running the command substitutions in it) in a prompt expansion `${x@P}`, an
 /// indirect expansion `${!x}`, and wherever a name is arithmetic (`${x:y}`, `[[ y -eq 0 ]]`,

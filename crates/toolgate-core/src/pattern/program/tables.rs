@@ -190,6 +190,11 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
     } else if builtin_runs(name, words, r) {
     } else if name == "find" {
         exec_regions(words, &["-exec", "-execdir", "-ok", "-okdir"], r);
+        if words.contains(&"-delete") {
+            // find removes what it finds as `-exec rm {} ;` would: read as that command, so
+            // the rules about rm decide it (an allow rule for find does not cover it)
+            r.runs.push(Run::Line("rm -- {}".to_string()));
+        }
     } else if name == "fd" || name == "fdfind" {
         exec_regions(words, &["-x", "--exec", "-X", "--exec-batch"], r);
     } else if !program_options(name).is_empty()

@@ -365,6 +365,7 @@ fn readable_commands_are_found() {
         ("flock -nc 'id' /tmp/l", &["id"]),
         ("watch -n 1 ls -l", &["ls -l"]),
         ("git rebase --exec 'make test' main", &["make test"]),
+        ("find . -name '*.tmp' -delete", &["rm -- {}"]),
         ("git rebase -x 'make test' -i main", &["make test"]),
         ("git rebase --exec=id main", &["id"]),
         (
