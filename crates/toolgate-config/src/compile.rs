@@ -803,7 +803,8 @@ impl Config {
         self.raw.server.token_env.as_deref()
     }
 
-    /// `run_shell`'s configuration: the defaults with the file's network and sandbox settings,
+    /// `run_shell`'s configuration: the defaults with the file's network, unix socket and
+    /// sandbox settings,
     /// and what its sandbox enforces of the policy ([`Config::sandbox_rules`]): this
     /// configuration file among the paths the command may not change (read-only, the directory
     /// entry included) when it lies inside the workspace, the store and the paths deny rules
@@ -812,6 +813,7 @@ impl Config {
         let mut c = ShellConfig::default();
         c.allow_network = self.raw.shell.network;
         c.allow_unsandboxed = self.raw.shell.allow_unsandboxed;
+        c.allow_unix_sockets = self.raw.shell.unix_sockets;
         if let Some(rel) = self.in_workspace.as_deref().and_then(Path::to_str) {
             if !c.protected.iter().any(|p| p == rel) {
                 c.protected.push(rel.to_string());

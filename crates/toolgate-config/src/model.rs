@@ -322,6 +322,10 @@ pub struct ShellSettings {
     pub network: bool,
     /// Run even where the kernel lacks part of the sandbox (default false: refuse).
     pub allow_unsandboxed: bool,
+    /// Let commands create unix sockets (default false: refused, since through a socket
+    /// file outside the workspace a service such as a container engine or an ssh agent
+    /// would act for the command outside the sandbox).
+    pub unix_sockets: bool,
 }
 
 /// The MCP server's settings. The limits bound what clients can hold (see the README's

@@ -1,6 +1,6 @@
 //! Secrets inside argument strings stay out of the audit (issue 12, item 7), through the
 //! `toolgate` binary: audit-secret-88 (secret_leak) and the other spellings of its class
-//! reach neither `toolgate audit` (table and `--json`) nor the store's files, and what the
+//! (a JSON Web Token under a header no name marks as secret included) reach neither `toolgate audit` (table and `--json`) nor the store's files, and what the
 //! audit keeps of an argument is bounded (a refused 11 MiB write_file no longer makes an
 //! 11 MB row).
 
@@ -61,6 +61,12 @@ fn credentials_inside_arguments_reach_neither_the_audit_nor_the_store() {
             json!({"command": "curl -s -u admin:CANARYFOUR http://127.0.0.1:9/ || true"}),
             "CANARYFOUR",
             "-u admin:[REDACTED]",
+        ),
+        (
+            "run_shell",
+            json!({"command": "curl -s -m 1 -H 'X-Session: eyJhbGciOiJIUzI1NiJ9.eyJDQU5BUllKV1QiOjF9.c2lnbmF0dXJl' http://127.0.0.1:9/ || true"}),
+            "eyJDQU5BUllKV1QiOjF9",
+            "-H 'X-Session: [REDACTED]' http",
         ),
         (
             "write_file",

@@ -464,3 +464,61 @@ fn retry_idempotency_71_a_call_sent_again_after_giving_up_acts_once() {
     assert_eq!(executed.len(), 1);
     assert_eq!(executed[0]["attempts"], 1);
 }
+
+/// retry-idempotency-71 (idempotency), a retry after a timeout: the first call is stopped at
+/// its timeout (`outcome_unknown`, reason `timeout`) after a partial effect; a re-send with
+/// its key does not run it again (`unsettled`, whatever the order of the arguments' keys), and
+/// the key with another `timeout_ms` is a conflict, not a new run.
+#[test]
+fn retry_idempotency_71_a_resend_after_a_timeout_never_runs_again() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let w = ws.to_str().unwrap();
+    let call = |args: &str| {
+        let out = toolgate(
+            &[
+                "call",
+                "run_shell",
+                args,
+                "-w",
+                w,
+                "--yes",
+                "--idempotency-key",
+                "T-71",
+            ],
+            &ws,
+        );
+        json(&out)
+    };
+    let command = "echo x >> count.txt; sleep 5; echo y >> count.txt";
+    let first = call(&serde_json::json!({"command": command, "timeout_ms": 500}).to_string());
+    assert_eq!(
+        (&first["error"]["kind"], &first["error"]["reason"]),
+        (&"outcome_unknown".into(), &"timeout".into()),
+        "{first}"
+    );
+    for args in [
+        serde_json::json!({"command": command, "timeout_ms": 500}).to_string(),
+        format!("{{ \"timeout_ms\": 500, \"command\": {command:?} }}"),
+    ] {
+        let again = call(&args);
+        assert_eq!(
+            (&again["error"]["kind"], &again["error"]["reason"]),
+            (&"outcome_unknown".into(), &"unsettled".into()),
+            "{again}"
+        );
+    }
+    let other = call(&serde_json::json!({"command": command, "timeout_ms": 900}).to_string());
+    assert_eq!(other["error"]["reason"], "idempotency_conflict", "{other}");
+    std::thread::sleep(Duration::from_secs(6));
+    assert_eq!(
+        lines_of(&ws.join("count.txt")),
+        1,
+        "ran once, stopped, never again"
+    );
+    let executed = audit(&ws)
+        .into_iter()
+        .filter(|r| r["ledger"] == "executed")
+        .count();
+    assert_eq!(executed, 1);
+}

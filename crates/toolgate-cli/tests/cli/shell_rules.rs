@@ -125,6 +125,9 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "sed -n '1e touch pwned' f.txt",
         "git rebase --exec 'touch pwned' main",
         "ls; $'\\x74ouch' pwned",
+        "tou\\\nch pwned",
+        "jobs -x touch pwned",
+        "script -qc 'touch pwned' /dev/null",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }
@@ -172,6 +175,8 @@ fn shell_sed_e_74_sed_scripts_that_run_commands_are_not_allowed_by_sed() {
         "sed -n '1e touch pwned' f.txt",
         "sed -e p -e '$e touch pwned' f.txt",
         "sed --expression='1e touch pwned' f.txt",
+        "sed -ne'0~1 e touch pwned' f.txt",
+        "sed -s -n '$!{$!e touch pwned\n}' f.txt",
     ] {
         refused(&ws, command, false, "permission_denied", "rules[1]");
     }

@@ -462,3 +462,14 @@ fn ledger_settings_resolve_over_the_defaults() {
         Duration::from_secs(90)
     );
 }
+
+/// `[shell] unix_sockets` reaches run_shell's configuration; unix sockets stay refused by
+/// default (a socket file outside the workspace reaches a service outside the sandbox).
+#[test]
+fn unix_sockets_are_refused_unless_the_shell_settings_allow_them() {
+    let ws = TempWorkspace::new();
+    let config = load(&ws, "[shell]\nnetwork = false\n").unwrap();
+    assert!(!config.shell_config().allow_unix_sockets);
+    let config = load(&ws, "[shell]\nunix_sockets = true\n").unwrap();
+    assert!(config.shell_config().allow_unix_sockets);
+}

@@ -6,7 +6,7 @@
 //! 1. PEM private key blocks (`-----BEGIN ... PRIVATE KEY-----` to its `END` line, or to the
 //!    end of the text; an `END` line without its `BEGIN` from the start of the text);
 //! 2. keys with a well-known prefix ([`SECRET_PREFIXES`]: `sk-`, `ghp_`, `AKIA`, ...) as a
-//!    word of at least 16 characters;
+//!    word of at least 16 characters, and JSON Web Tokens (`eyJ...` in three dotted parts);
 //! 3. assignments to a name that names a secret ([`is_secret_key`]): `OPENAI_API_KEY=...`,
 //!    `--password=...`, `password: ...`, `"api_key": "..."`, `X-Api-Key: ...` and
 //!    `Authorization: Bearer ...` (the scheme word is kept), `?access_token=...` in a URL;
@@ -22,7 +22,7 @@
 //! Denying too much is recoverable, showing too much is not: a name that merely contains
 //! `token` (`--max-tokens=100`) loses its value too.
 
-use super::{is_secret_key, SECRET_PREFIXES};
+use super::{is_jwt, is_secret_key, SECRET_PREFIXES};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -152,7 +152,7 @@ impl<'a, 'f> Scan<'a, 'f> {
         let s = self.s;
         let b = self.b;
         let text = &s[w.clone()];
-        if w.len() >= 16 && SECRET_PREFIXES.iter().any(|p| text.starts_with(p)) {
+        if (w.len() >= 16 && SECRET_PREFIXES.iter().any(|p| text.starts_with(p))) || is_jwt(text) {
             self.push(w.clone());
             return w.end;
         }
@@ -333,6 +333,10 @@ mod tests {
             (
                 "curl -s -m 1 -H 'Authorization: Bearer ghp_CANARYTOKEN0123456789abcdefABCDEF' http://127.0.0.1:9/ ; echo done",
                 format!("curl -s -m 1 -H 'Authorization: Bearer {r}' http://127.0.0.1:9/ ; echo done"),
+            ),
+            (
+                "curl -H 'X-Session: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl' https://x/?jwt=eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0. ; echo eyJ.not.one",
+                format!("curl -H 'X-Session: {r}' https://x/?jwt={r} ; echo eyJ.not.one"),
             ),
             (
                 "curl -H \"authorization: token abc123def456\" x",

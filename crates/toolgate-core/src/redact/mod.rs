@@ -78,6 +78,19 @@ pub(crate) const SECRET_PREFIXES: &[&str] = &[
     "pypi-",
 ];
 
+/// Whether `t` is a JSON Web Token (a session or API credential that no prefix marks):
+/// three base64url parts joined by dots, the first starting `eyJ` (`{"` encoded), at least
+/// 24 characters; the signature may be empty (`alg: none`).
+pub(crate) fn is_jwt(t: &str) -> bool {
+    let parts: Vec<&str> = t.split('.').collect();
+    t.len() >= 24
+        && t.starts_with("eyJ")
+        && parts.len() == 3
+        && !parts[1].is_empty()
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
 /// Whether a key names a secret (case-insensitive).
 pub fn is_secret_key(key: &str) -> bool {
     // ASCII case-insensitive substring search without a lowercase copy (the audit writers run
@@ -106,9 +119,10 @@ pub fn looks_like_secret(s: &str) -> bool {
     if starts(b"bearer ") || starts(b"basic ") {
         return true;
     }
-    t.len() >= 16
-        && !t.contains(char::is_whitespace)
-        && SECRET_PREFIXES.iter().any(|p| t.starts_with(p))
+    is_jwt(t)
+        || t.len() >= 16
+            && !t.contains(char::is_whitespace)
+            && SECRET_PREFIXES.iter().any(|p| t.starts_with(p))
 }
 
 /// Redacts secrets in place, at every depth (see the module docs).
@@ -158,7 +172,9 @@ mod tests {
             "headers": {"Authorization": "Basic abc", "X-Api-Key": "k"},
             "nested": [{"GITHUB_TOKEN": "x"}, "sk-abcdefghijklmnop1234", "Bearer abc.def"],
             "pem": "-----BEGIN RSA PRIVATE KEY-----\nMII...",
-            "note": "sk- is a prefix"
+            "note": "sk- is a prefix",
+            "session": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+            "dotted": "eyJ.a.b"
         });
         redact(&mut v);
         assert_eq!(
@@ -169,7 +185,9 @@ mod tests {
                 "headers": {"Authorization": REDACTED, "X-Api-Key": REDACTED},
                 "nested": [{"GITHUB_TOKEN": REDACTED}, REDACTED, REDACTED],
                 "pem": REDACTED,
-                "note": "sk- is a prefix"
+                "note": "sk- is a prefix",
+                "session": REDACTED,
+                "dotted": "eyJ.a.b"
             })
         );
     }

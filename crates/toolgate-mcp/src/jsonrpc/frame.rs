@@ -3,7 +3,9 @@
 //!
 //! In this order (the first fault found is the answer):
 //!
-//! 1. JSON text: one value and nothing after it, else `-32700` parse error
+//! 1. JSON text: one value and nothing after it, else `-32700` parse error; a number no
+//!    64-bit float holds (`1e309`: valid JSON text, past this reader's limit) is `-32602`,
+//!    with the request's id when it can be found
 //! 2. an object: a batch (an array, empty or not) or a scalar is `-32600`; MCP has no batches
 //! 3. `id`, when present: a string of at most [`MAX_ID_BYTES`] bytes or an integer that fits
 //!    64 bits, else `-32600` (MCP forbids `null` ids; fractions, exponents and other types
@@ -75,6 +77,22 @@ pub fn check(bytes: &[u8]) -> Result<Frame, Refusal> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let read = Top(&mut facts).deserialize(&mut de).and_then(|()| de.end());
     if let Err(e) = read {
+        if e.to_string().starts_with("number out of range") {
+            // valid JSON text with a number no 64-bit float holds (`1e309`): a limit of this
+            // reader (RFC 8259 lets implementations set one), not a parse error, so the
+            // request keeps its id and the client is not left waiting for an answer
+            let mut scan = super::id_scan::IdScan::new();
+            scan.feed(bytes);
+            return Err(Refusal::new(
+                ErrorCode::INVALID_PARAMS,
+                format!(
+                    "a number in the message is larger than a 64-bit float holds ({e}): send \
+                     numbers within the limits the tool's inputSchema gives (for example \
+                     run_shell's timeout_ms at most 600000)"
+                ),
+                scan.finish(),
+            ));
+        }
         return Err(Refusal::new(
             ErrorCode::PARSE_ERROR,
             format!("the message is not one JSON value ({e}): send one JSON-RPC 2.0 object"),

@@ -57,6 +57,17 @@ fn every_fault_gets_its_code_and_the_id_when_it_could_be_read() {
     for (text, code, id) in [
         // -32700: not one JSON value
         ("", -32700, none.clone()),
+        // -32602: a number past a 64-bit float, with the id kept wherever it is
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run_shell","arguments":{"command":"true","timeout_ms":1e309}}}"#,
+            -32602,
+            id5.clone(),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"timeout_ms":-1e400}},"id":5}"#,
+            -32602,
+            id5.clone(),
+        ),
         ("{", -32700, none.clone()),
         ("not json", -32700, none.clone()),
         (

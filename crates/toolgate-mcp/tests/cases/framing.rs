@@ -185,3 +185,70 @@ fn batch_jsonrpc_93_a_batch_is_refused_whole_and_nothing_in_it_runs() {
     let ids: Vec<&Value> = records.iter().map(|r| &r["call_id"]).collect();
     assert_eq!(ids, [&json!("13")]);
 }
+
+/// limits-timeout-28 and offset-overflow-83 (numeric_limits), over the wire: a number no
+/// 64-bit float holds (`1e309`, `-1e400`) is valid JSON text that serde_json will not read;
+/// the request still gets its one answer, with its id (wherever the id stands) and a message
+/// saying what to send, and the server keeps serving.
+#[test]
+fn a_number_past_a_float_gets_an_answer_with_its_id() {
+    let t = workspace();
+    let mut child = Command::new(SERVER)
+        .arg("--workspace")
+        .arg(t.ws())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, answers) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str(&line).unwrap());
+        }
+    });
+    let next = || {
+        answers
+            .recv_timeout(Duration::from_secs(20))
+            .expect("an answer")
+    };
+    let mut send = |line: &str| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(&initialize().to_string());
+    assert_eq!(next()["id"], 1);
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    for (line, id) in [
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"ok.txt","offset":1e309}}}"#,
+            json!(5),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"read_file","arguments":{"path":"ok.txt","limit":-1e400}},"id":"k-6"}"#,
+            json!("k-6"),
+        ),
+    ] {
+        send(line);
+        let a = next();
+        assert_eq!(
+            (&a["id"], a["error"]["code"].as_i64()),
+            (&id, Some(-32602)),
+            "{a}"
+        );
+        assert!(
+            a["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("larger than a 64-bit float holds"),
+            "{a}"
+        );
+    }
+    send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+    assert_eq!(next()["id"], 7);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

@@ -10,13 +10,13 @@ grow fourfold once escaped), `edit.txt` 10 lines of 3,000 control characters end
   large_client.py --mode legacy|2026-07-28|auto --workspace DIR
                   (--stdio JSON_ARGV | --url URL [--token TOKEN])
 
-Checks, per tool (list_dir, glob, search_code, read_file, run_shell, edit_file): the call succeeds
+Checks, per tool (list_dir, glob, search_code, read_file, edit_file): the call succeeds
 (the SDK raised nothing), the text block is within the cap, the structured content has a
 `truncation` record whose handle and offset `read_result` reads on from, and the pages put
 together are the whole result. The text block is the JSON of the structured content, except
 read_file's: its numbered lines, cut to a preview whose marker names the handle of the whole
-text. run_shell's long output keeps its end and names its
-own handle and offset; its timeout stops the script before its next step. A `read_result` page
+text. run_shell's long output (control characters included, counted once escaped) is cut
+to its own preview, which fits the cap, keeps both ends and names its own handle and offset; its timeout stops the script before its next step. A `read_result` page
 of the largest size keeps the whole message near half a megabyte.
 """
 
@@ -109,9 +109,16 @@ async def large(args: argparse.Namespace) -> None:
         whole = await read_all(client, call["handle"])
         check(whole == full["content"], "read_file: the text's handle keeps every line, controls made visible", len(whole))
 
-        # run_shell: output of control characters passes the cap once escaped
-        full = await cut_to_cap(client, "run_shell", {"command": "head -c 30000 /dev/zero | tr '\\0' '\\1'; echo; echo END"}, "/stdout")
-        check(full["stdout"].endswith("END\n"), "run_shell: the stored result keeps the end of the output", full["stdout"][-40:])
+        # run_shell: output of control characters is cut to its preview once escaped, so the
+        # result fits the cap without being cut again, and the preview keeps both ends
+        result = await client.call_tool("run_shell", {"command": "head -c 30000 /dev/zero | tr '\\0' '\\1'; echo; echo END"})
+        s = structured(result, "run_shell")
+        check(len(text_of(result).encode()) <= CAP, "run_shell: the text is within the cap", len(text_of(result).encode()))
+        check(s.get("truncation") is None, "run_shell: its own preview fits, nothing is cut after it", s.get("truncation"))
+        stdout = s["stdout"]
+        check(len(stdout.encode()) <= 24 << 10 and stdout.startswith("\\x01") and stdout.endswith("END\n"), "run_shell: the preview keeps both ends", stdout[-40:])
+        whole = await read_all(client, s["stdout_handle"])
+        check(whole.endswith("END\n") and whole.count("\\x01") == 30000, "run_shell: its handle keeps every byte, controls made visible", len(whole))
         check(len(asked) == 1 and "run_shell" in asked[0], "run_shell was approved through elicitation", asked)
 
         # edit_file: a diff of long lines of control characters passes the cap once escaped

@@ -20,7 +20,8 @@
 //! cannot write the workspace's protected paths (even to create them) nor move them away,
 //! cannot read the workspace paths its configuration hides (the store, denied paths) nor
 //! write those it makes read-only, reaches no network
-//! unless [`ShellConfig::allow_network`], sees no inherited secret, runs under resource
+//! unless [`ShellConfig::allow_network`] and no service behind a socket file unless
+//! [`ShellConfig::allow_unix_sockets`], sees no inherited secret, runs under resource
 //! limits without capabilities, and dies whole at its timeout. When the kernel lacks what
 //! that needs, run_shell refuses to run (`tool_failed`, reason `sandbox_unavailable`) unless
 //! [`ShellConfig::allow_unsandboxed`] says otherwise, and then says so in every result.
@@ -103,6 +104,11 @@ pub struct ShellConfig {
     /// Give the command the host's network (default false: a private network namespace with
     /// only its own loopback interface).
     pub allow_network: bool,
+    /// Let the command create `AF_UNIX` sockets (default false: creating one fails with
+    /// `EPERM`). A socket file outside the workspace is out of reach of the file rules and
+    /// the network namespace, and the service behind it (a container engine, the user's
+    /// systemd or D-Bus session, an ssh or gpg agent) acts outside the sandbox.
+    pub allow_unix_sockets: bool,
     /// The bash to run (default: `/bin/bash`, or `/usr/bin/bash` when that is the one that
     /// exists).
     pub bash: PathBuf,
@@ -159,6 +165,7 @@ impl Default for ShellConfig {
         ShellConfig {
             allow_unsandboxed: false,
             allow_network: false,
+            allow_unix_sockets: false,
             bash,
             inherit_env: env::DEFAULT_INHERIT.iter().map(|s| s.to_string()).collect(),
             env: toolchain_env(),

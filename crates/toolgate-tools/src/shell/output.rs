@@ -11,10 +11,15 @@
 //! its end (the end of a build or a test run is where its verdict is), with a marker between
 //! them naming the `read_result` handle and the offset in the kept text to read on from. Cuts
 //! never split a UTF-8 character and prefer line breaks; invalid UTF-8 is shown as U+FFFD.
+//! The kept text is already cleaned as every tool output is (control characters written as
+//! visible escapes, `\x1b`: [`clean_output`]), so the preview's size is the size the model
+//! sees: a stream of control characters or binary bytes, up to four times longer once
+//! cleaned, would otherwise overrun the preview and push its end out of the result.
 
 use std::collections::VecDeque;
 use std::ops::Range;
 use toolgate_core::results::{ceil_char_boundary, floor_char_boundary};
+use toolgate_core::sanitize::clean_output;
 
 /// How much of one stream is kept and shown, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,12 +128,13 @@ impl Capture {
         };
         let mut kept = String::with_capacity(head.len() + tail.len() + 64);
         let mut gap = None;
+        let text = |bytes: &[u8]| clean_output(&String::from_utf8_lossy(bytes)).into_owned();
         if dropped == 0 {
             let mut all = self.head;
             all.extend_from_slice(tail);
-            kept.push_str(&String::from_utf8_lossy(&all));
+            kept.push_str(&text(&all));
         } else {
-            kept.push_str(&String::from_utf8_lossy(head));
+            kept.push_str(&text(head));
             if !kept.is_empty() && !kept.ends_with('\n') {
                 kept.push('\n');
             }
@@ -138,7 +144,7 @@ impl Capture {
             ));
             kept.push('\n');
             gap = Some(start..kept.len());
-            kept.push_str(&String::from_utf8_lossy(tail));
+            kept.push_str(&text(tail));
         }
         Captured {
             kept,

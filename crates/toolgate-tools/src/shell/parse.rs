@@ -288,15 +288,73 @@ impl Analyzer {
             }
             "test_command" => {
                 let t = text(node, src);
-                let arith = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]
-                    .iter()
-                    .any(|op| t.contains(op));
-                if t.starts_with("[[") && arith && t.contains('$') {
+                const ARITH: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+                // inside [[ ]] the operands of these are arithmetic, and a bare name is a
+                // variable whose text is evaluated in turn (`y='a[$(cmd)]'; [[ y -eq 0 ]]`
+                // runs cmd): anything but digits and blanks around them is a variable
+                let operands = ARITH.iter().fold(
+                    t.trim_start_matches("[[")
+                        .trim_end_matches("]]")
+                        .to_string(),
+                    |t, op| t.replace(op, " "),
+                );
+                let arith = ARITH.iter().any(|op| t.contains(op));
+                if t.starts_with("[[")
+                    && arith
+                    && operands
+                        .bytes()
+                        .any(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'$' | b'`'))
+                {
                     self.doubt("an arithmetic test on variables inside [[ ]]");
                 }
-                if t.contains("-v") && (t.contains("$(") || t.contains('`')) {
-                    self.doubt("a `-v` test on a subscript holding a command substitution");
+                let inner = t.trim_start_matches("[[").trim_end_matches("]]");
+                let named_subscript = inner.split('[').skip(1).any(|after| {
+                    after
+                        .split(']')
+                        .next()
+                        .unwrap_or_default()
+                        .bytes()
+                        .any(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'$' | b'`'))
+                });
+                if t.contains("-v") && (t.contains("$(") || t.contains('`') || named_subscript) {
+                    // `[[ -v a[y] ]]` evaluates the subscript, and with it the text of `y`
+                    self.doubt("a `-v` test on a subscript, which bash evaluates");
                 }
+            }
+            "expansion" => {
+                if let Some(why) = expansion_evaluates(text(node, src)) {
+                    self.doubt(why);
+                }
+            }
+            _ if node.child_count() == 0
+                && !matches!(node.kind(), "raw_string" | "ansi_c_string" | "comment")
+                && text(node, src).contains("$[") =>
+            {
+                // bash's old arithmetic expansion `$[ ]`, which the grammar reads as text
+                self.doubt(
+                    "arithmetic on variables (bash evaluates their text, which can run commands)",
+                );
+            }
+            "c_style_for_statement" => {
+                // its three expressions are arithmetic: a name is a variable whose text is
+                // evaluated in turn (`n='a[$(cmd)]'; for ((i=0; i<n; i++))` runs cmd)
+                let t = text(node, src);
+                let header = t.split("))").next().unwrap_or(t);
+                if header
+                    .trim_start_matches("for")
+                    .bytes()
+                    .any(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'$' | b'`'))
+                {
+                    self.doubt(
+                        "arithmetic on variables (bash evaluates their text, which can run commands)",
+                    );
+                }
+            }
+            "array" if array_subscripts_evaluate(text(node, src)) => {
+                self.doubt(
+                    "an array subscript naming a variable (bash evaluates its text, which can \
+                     run commands)",
+                );
             }
             "brace_expression" => self.doubt("brace expansion"),
             "ERROR" => self.doubt("the command has a syntax error"),
@@ -313,21 +371,61 @@ impl Analyzer {
         if !blank_gaps(node, src) {
             self.doubt("the grammar read separate commands as one");
         }
+        // the end of the previous child, and whether it was a word
+        let mut prev: Option<(usize, bool)> = None;
         for child in node.children(&mut cursor) {
-            match child.kind() {
-                "variable_assignment" => {
-                    let (name, value) = assignment_parts(child, src);
-                    prefixes.push((name, value));
-                    assignments.push(text(child, src).to_string());
+            // a line continuation with nothing around it (`tou\<newline>ch`) is removed
+            // before bash splits words, so the words on both sides are one
+            let joined = prev.is_some_and(|(end, _)| {
+                src.get(end..child.start_byte())
+                    .is_some_and(|gap| !gap.is_empty() && gap.replace("\\\n", "").is_empty())
+            });
+            let after_word = prev.is_some_and(|(_, was_word)| was_word);
+            let next = match child.kind() {
+                "command_name" => Some(word(child.named_child(0).unwrap_or(child), src)),
+                "variable_assignment"
+                | "file_redirect"
+                | "heredoc_redirect"
+                | "herestring_redirect" => None,
+                _ if child.is_named() => Some(word(child, src)),
+                _ => None,
+            };
+            match (next, joined && after_word) {
+                (Some(w), true) => {
+                    if let Some(last) = words.last_mut() {
+                        last.text.push_str(&w.text);
+                        last.literal &= w.literal;
+                        last.glob |= w.glob;
+                        last.brace |= w.brace;
+                        last.quoted |= w.quoted;
+                    }
                 }
-                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {}
-                "command_name" => match child.named_child(0) {
-                    Some(inner) => words.push(word(inner, src)),
-                    None => words.push(word(child, src)),
-                },
-                _ if child.is_named() => words.push(word(child, src)),
-                _ => {}
+                (Some(w), false) => {
+                    if joined {
+                        self.doubt("a line continuation joins a word to what is before it");
+                    }
+                    words.push(w);
+                }
+                (None, _) => {
+                    if joined {
+                        self.doubt("a line continuation joins a word to what is before it");
+                    }
+                    if child.kind() == "variable_assignment" {
+                        let (name, value) = assignment_parts(child, src);
+                        prefixes.push((name, value));
+                        assignments.push(text(child, src).to_string());
+                    }
+                }
             }
+            let is_word = child.is_named()
+                && !matches!(
+                    child.kind(),
+                    "variable_assignment"
+                        | "file_redirect"
+                        | "heredoc_redirect"
+                        | "herestring_redirect"
+                );
+            prev = Some((child.end_byte(), is_word));
         }
         let Some(name) = words.first() else {
             // assignments with only redirections: shell variables
@@ -413,11 +511,26 @@ impl Analyzer {
         } else {
             cmd.argv.clone()
         };
+        let placeholders = if cmd.open_args {
+            placeholders(&cmd.wrappers)
+        } else {
+            Vec::new()
+        };
         cmd.reading = reading;
         self.commands.push(cmd);
         for run in runs {
             match run {
-                Run::Line(line) => self.source(&line, nesting + 1),
+                Run::Line(line) => {
+                    if let Some(p) = placeholders.iter().find(|p| line.contains(p.as_str())) {
+                        // `xargs -I{} sh -c '{}'`, `find -exec sh -c 'echo {}' ;`: the words
+                        // put in for the placeholder when it runs are read as shell code
+                        self.doubt(format!(
+                            "the shell line `{line}` gets its input put in for `{p}` when it \
+                             runs, as code; pass it as an argument (`sh -c '... \"$1\"' _ {p}`)"
+                        ));
+                    }
+                    self.source(&line, nesting + 1)
+                }
                 Run::Words { start, end, open } => {
                     let inner = SimpleCommand {
                         argv: argv[start..end].to_vec(),
@@ -542,6 +655,16 @@ impl Analyzer {
         if !unset && keyword != "export" && flags.contains('n') {
             self.doubt("a name reference, which assigns another variable by its name");
         }
+        if flags.contains('i')
+            && !unset
+            && argv[1..]
+                .iter()
+                .any(|a| !a.starts_with('-') && !a.starts_with('+'))
+        {
+            // every later assignment to an integer variable is evaluated as arithmetic, and
+            // a name in it is a variable whose text is evaluated in turn (`a[$(cmd)]`)
+            self.doubt("the integer attribute, which evaluates assignments as arithmetic");
+        }
         if flags.contains('f') {
             if exports && !unset {
                 self.doubt("an exported function, which the commands it runs may call");
@@ -658,6 +781,107 @@ fn assignment_parts(node: Node, src: &str) -> (String, Option<String>) {
         }
     };
     (name, value)
+}
+
+/// Why bash evaluates more than a variable's value in the parameter expansion `t`
+/// (`${...}`), running any command substitution it holds: prompt expansion (`${x@P}`), an
+/// indirect expansion (`${!x}`, where `x` may hold `a[$(cmd)]`), or a substring whose offset
+/// or length names a variable (`${x:y}`: arithmetic, evaluating the text of `y`). `None` for
+/// the expansions that only read a value.
+fn expansion_evaluates(t: &str) -> Option<&'static str> {
+    let inner = t.strip_prefix("${")?.strip_suffix('}')?;
+    if let Some(rest) = inner.strip_prefix('!') {
+        // `${!prefix*}`, `${!prefix@}`, `${!a[@]}` and `${!a[*]}` list names or keys
+        if rest.ends_with('*') || rest.ends_with('@') || rest.ends_with("[@]") {
+            return None;
+        }
+        return Some(
+            "an indirect expansion `${!name}`, which evaluates the subscript held by the \
+             variable it names (`a[$(cmd)]` runs cmd)",
+        );
+    }
+    let body = match inner.strip_prefix('#') {
+        Some(b) if !b.is_empty() => b,
+        _ => inner,
+    };
+    let b = body.as_bytes();
+    let mut end = match b.first() {
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => b
+            .iter()
+            .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+            .unwrap_or(b.len()),
+        Some(c) if c.is_ascii_digit() => b
+            .iter()
+            .position(|c| !c.is_ascii_digit())
+            .unwrap_or(b.len()),
+        Some(_) => 1,
+        None => 0,
+    };
+    if b.get(end) == Some(&b'[') {
+        end = body[end..].find(']').map_or(b.len(), |c| end + c + 1);
+    }
+    let rest = body.get(end..).unwrap_or_default();
+    if rest.starts_with("@P") {
+        return Some(
+            "a prompt expansion `${name@P}`, which runs the command substitutions in the \
+             variable's text",
+        );
+    }
+    let offset = rest.strip_prefix(':')?;
+    let arithmetic = !offset.starts_with(['-', '=', '?', '+'])
+        && offset
+            .bytes()
+            .any(|c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'$' | b'`'));
+    arithmetic.then_some(
+        "arithmetic on variables in a substring expansion `${name:offset:length}` (bash \
+         evaluates their text, which can run commands)",
+    )
+}
+
+/// The strings replaced by arguments when a command run by `xargs` or `find -exec` runs:
+/// find's `{}`, and xargs's `-I STR` (`-i`, `--replace`: `{}`).
+fn placeholders(wrappers: &[Vec<String>]) -> Vec<String> {
+    let mut out = vec!["{}".to_string()];
+    for w in wrappers.iter().filter(|w| {
+        w.first()
+            .is_some_and(|p| program::program_name(p) == "xargs")
+    }) {
+        for (i, a) in w.iter().enumerate() {
+            let value = match a.as_str() {
+                "-I" => w.get(i + 1).map(String::as_str),
+                _ => a
+                    .strip_prefix("--replace=")
+                    .or_else(|| a.strip_prefix("-I"))
+                    .or_else(|| a.strip_prefix("-i")),
+            };
+            if let Some(v) = value.filter(|v| !v.is_empty()) {
+                out.push(v.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Whether a compound array assignment (`a=([i]=x)`) has a subscript that names a variable:
+/// an indexed array's subscripts are arithmetic, evaluating that variable's text.
+fn array_subscripts_evaluate(t: &str) -> bool {
+    let b = t.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let starts_element = i == 0 || matches!(b[i - 1], b'(' | b' ' | b'\t' | b'\n');
+        if b[i] == b'[' && starts_element {
+            let end = t[i..].find(']').map_or(b.len(), |e| i + e);
+            if t[i + 1..end]
+                .bytes()
+                .any(|c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'$' | b'`'))
+            {
+                return true;
+            }
+            i = end;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// The variables `read`, `printf -v`, `getopts`, `mapfile` and `readarray` assign.

@@ -420,3 +420,65 @@ fn variables_are_read_wherever_they_are_set() {
         assert!(!a.pinned.is_empty(), "{src} undoes no pin: {a:?}");
     }
 }
+
+/// Expansions and tests where bash evaluates a variable's text, not only reads it: a value
+/// `a[$(cmd)]` (set literally, or read from a file) runs cmd there, so they are uncertain;
+/// the forms that only read a value stay certain.
+#[test]
+fn expansions_that_evaluate_a_variables_text_are_uncertain() {
+    for src in [
+        "x='$(touch pwned)'; echo ${x@P}",
+        "echo \"${x@P}\"",
+        "echo ${a[@]@P}",
+        "y='a[$(touch pwned)]'; echo ${!y}",
+        "echo \"${!y}\"",
+        "y='a[$(touch pwned)]'; x=abc; echo ${x:y}",
+        "echo ${x:0:y}",
+        "echo ${x:$n}",
+        "y='a[$(touch pwned)]'; [[ y -eq 0 ]] && echo ok",
+        "[[ 1 -lt n ]] && echo ok",
+        "declare -i n=y; echo ok",
+        "local -i n; n=y",
+        "typeset -ix n=y",
+        "echo $[y]",
+        "[[ -v a[y] ]] && echo ok",
+        "echo \"$[y + 1]\"",
+        "for ((i=0; i<n; i++)); do echo $i; done",
+        "a=([y]=1); echo ok",
+        "declare -a a=([$n]=1)",
+        "echo touch pwned | xargs -I% sh -c %",
+        "echo touch pwned | xargs -I{} bash -c '{}'",
+        "ls | xargs --replace=F sh -c 'cat F'",
+        "find . -exec sh -c 'echo {}' \\;",
+        "echo > ou\\\nt",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+    }
+    for src in [
+        "echo ${x:-default} ${x:=a} ${x:+b} ${x:?c}",
+        "echo ${x: -1} ${x:1:2} ${#x} ${#} ${!prefix*} ${!prefix@}",
+        "echo ${x@Q} ${x/a/b} ${x%.rs} ${x^^}",
+        "[[ 1 -eq 1 ]] && echo ok",
+        "[[ -f x ]] && echo ok",
+        "declare -r n=1; echo '$[y]'",
+        "find . -exec sh -c 'echo \"$1\"' _ {} \\;",
+        "echo x | xargs sh -c 'echo \"$@\"' _",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
+    }
+}
+
+/// A line continuation with no blank around it joins two words, as bash removes it before
+/// splitting words: `tou\<newline>ch` runs touch.
+#[test]
+fn line_continuations_inside_a_word_join_it() {
+    assert_eq!(lines("tou\\\nch pwned"), ["touch pwned"]);
+    assert_eq!(
+        lines("/usr/bin/tou\\\n\\\nch \"pw\"\\\nned"),
+        ["/usr/bin/touch pwned"]
+    );
+    assert_eq!(lines("git status \\\n  --short"), ["git status --short"]);
+    assert!(certain("tou\\\nch pwned"));
+}

@@ -492,6 +492,7 @@ impl Run {
             proc_access: fs_rules::proc_access(),
             private_shm: (new_mount && landlock_ok && Path::new("/dev/shm").is_dir())
                 .then(fs_rules::shm_access),
+            block_unix_sockets: !config.allow_unix_sockets,
         };
         let mut command = match program {
             Program::Bash(script) => {

@@ -30,7 +30,13 @@
 //!    permitted and inheritable sets, so even a root caller's command runs without privilege;
 //! 7. the Landlock ruleset applied (`no_new_privs` first), which also forbids any later mount.
 //!    The fresh `/proc` and `/dev/shm` get their own rules first: Landlock ignores rules on a
-//!    directory that a mount hides, so the parent's rules would not cover them.
+//!    directory that a mount hides, so the parent's rules would not cover them;
+//! 8. a seccomp filter that refuses to create `AF_UNIX` sockets (`EPERM`), unless
+//!    [`ChildSetup::block_unix_sockets`] is off. Neither Landlock nor the network namespace
+//!    governs connecting to a socket file: without it a command could reach any service
+//!    listening on one outside the workspace (a container engine's socket, the user's
+//!    systemd or D-Bus session, an ssh or gpg agent) and have it act outside the sandbox.
+//!    `socketpair` stays allowed (pipes between a program's own processes).
 //!
 //! A PID namespace cannot be entered by the process that asks for it, only by its children, so
 //! [`spawn`] forks from a fresh thread that has called `unshare(CLONE_NEWPID)` first: the shell
@@ -127,6 +133,8 @@ pub(crate) struct ChildSetup {
     /// Mount a private tmpfs on `/dev/shm` (POSIX shared memory and semaphores, which
     /// Python's multiprocessing needs) with these Landlock access bits on it.
     pub private_shm: Option<u64>,
+    /// Refuse to create `AF_UNIX` sockets (a seccomp filter, step 8 of the module docs).
+    pub block_unix_sockets: bool,
 }
 
 /// Failures of the child's set-up carry their step in the error's raw OS code, so the parent
@@ -134,7 +142,7 @@ pub(crate) struct ChildSetup {
 const STEP_BASE: i32 = 100_000;
 
 /// The steps of [`ChildSetup::apply`], as reported back in a spawn error.
-const STEPS: [&str; 9] = [
+const STEPS: [&str; 10] = [
     "setsid",
     "user namespace",
     "mount and network namespaces",
@@ -144,6 +152,7 @@ const STEPS: [&str; 9] = [
     "resource limits",
     "dropping capabilities",
     "landlock",
+    "seccomp",
 ];
 
 fn step(n: usize) -> impl Fn(rustix::io::Errno) -> io::Error {
@@ -241,8 +250,101 @@ impl ChildSetup {
             rustix::thread::set_no_new_privs(true).map_err(step(8))?;
             restrict_self(ruleset).map_err(step(8))?;
         }
+        if self.block_unix_sockets {
+            rustix::thread::set_no_new_privs(true).map_err(step(9))?;
+            refuse_unix_sockets().map_err(step(9))?;
+        }
         Ok(())
     }
+}
+
+/// One classic BPF instruction (`struct sock_filter`).
+#[repr(C)]
+struct SockFilter {
+    code: u16,
+    jt: u8,
+    jf: u8,
+    k: u32,
+}
+
+/// `struct sock_fprog`.
+#[repr(C)]
+struct SockFprog {
+    len: u16,
+    filter: *const SockFilter,
+}
+
+/// The architecture numbers and system call numbers the filter checks: the native ones, and
+/// those of the 32-bit ABI the kernel also runs (whose `socketcall` hides its arguments
+/// behind a pointer, so it is refused whole). `u32::MAX` never matches.
+#[cfg(target_arch = "x86_64")]
+mod abi {
+    pub const NATIVE: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
+    pub const SOCKET: u32 = 41;
+    pub const SOCKET_X32: u32 = 0x4000_0000 | 41;
+    pub const COMPAT: u32 = 0x4000_0003; // AUDIT_ARCH_I386
+    pub const COMPAT_SOCKETCALL: u32 = 102;
+    pub const COMPAT_SOCKET: u32 = 359;
+}
+#[cfg(target_arch = "aarch64")]
+mod abi {
+    pub const NATIVE: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
+    pub const SOCKET: u32 = 198;
+    pub const SOCKET_X32: u32 = u32::MAX;
+    pub const COMPAT: u32 = 0x4000_0028; // AUDIT_ARCH_ARM
+    pub const COMPAT_SOCKETCALL: u32 = u32::MAX;
+    pub const COMPAT_SOCKET: u32 = 281;
+}
+
+/// Installs the seccomp filter of step 8: `socket(AF_UNIX, ...)` fails with `EPERM`, every
+/// other system call is allowed. `no_new_privs` must be set.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn refuse_unix_sockets() -> rustix::io::Result<()> {
+    const LD_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JEQ: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const RET: u16 = 0x06; // BPF_RET | BPF_K
+    const NR: u32 = 0; // offsetof(struct seccomp_data, nr)
+    const ARCH: u32 = 4;
+    const ARG0: u32 = 16; // the low half of args[0] (little-endian)
+    const ALLOW: u32 = 0x7fff_0000; // SECCOMP_RET_ALLOW
+    const DENY: u32 = 0x0005_0000 | libc::EPERM as u32; // SECCOMP_RET_ERRNO
+    let i = |code, jt, jf, k| SockFilter { code, jt, jf, k };
+    // instruction 13 allows, 14 denies; jumps count from the next instruction
+    let filter = [
+        i(LD_ABS, 0, 0, ARCH),                // 0
+        i(JEQ, 0, 5, abi::NATIVE),            // 1: native 2, else 7
+        i(LD_ABS, 0, 0, NR),                  // 2
+        i(JEQ, 1, 0, abi::SOCKET),            // 3: 5, else 4
+        i(JEQ, 0, 8, abi::SOCKET_X32),        // 4: 5, else allow
+        i(LD_ABS, 0, 0, ARG0),                // 5
+        i(JEQ, 7, 6, libc::AF_UNIX as u32),   // 6: deny, else allow
+        i(JEQ, 0, 5, abi::COMPAT),            // 7: 8, else allow
+        i(LD_ABS, 0, 0, NR),                  // 8
+        i(JEQ, 4, 0, abi::COMPAT_SOCKETCALL), // 9: deny, else 10
+        i(JEQ, 0, 2, abi::COMPAT_SOCKET),     // 10: 11, else allow
+        i(LD_ABS, 0, 0, ARG0),                // 11
+        i(JEQ, 1, 0, libc::AF_UNIX as u32),   // 12: deny, else allow
+        i(RET, 0, 0, ALLOW),                  // 13
+        i(RET, 0, 0, DENY),                   // 14
+    ];
+    let prog = SockFprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr(),
+    };
+    // SAFETY: `prog` points at `filter`, a valid classic BPF program that outlives the call
+    // (the kernel copies it); SECCOMP_SET_MODE_FILTER (1) with no flags.
+    let r = unsafe { libc::syscall(libc::SYS_seccomp, 1u32, 0u32, &prog as *const SockFprog) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(rustix::io::Errno::from_raw_os_error(errno()))
+    }
+}
+
+/// Other architectures: no filter is known, so the step refuses to run (`ENOSYS`).
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn refuse_unix_sockets() -> rustix::io::Result<()> {
+    Err(rustix::io::Errno::NOSYS)
 }
 
 impl ChildSetup {

@@ -30,9 +30,11 @@ pub const HARMLESS: &str = "LANG LANGUAGE TZ NO_COLOR FORCE_COLOR CLICOLOR CLICO
      NODE_ENV GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_AUTHOR_DATE GIT_COMMITTER_NAME \
      GIT_COMMITTER_EMAIL GIT_COMMITTER_DATE";
 
-/// Variables whose assignment changes what the shell itself runs or how it reads the line.
-const SHELL_VARS: &str =
-    "PATH BASH_ENV ENV IFS PROMPT_COMMAND SHELLOPTS BASHOPTS PS4 CDPATH GLOBIGNORE";
+/// Variables whose assignment changes what the shell itself runs or how it reads the line:
+/// `BASH_CMDS` is the table of paths commands are found at (`BASH_CMDS[ls]=/usr/bin/touch`
+/// makes `ls` run touch, as `hash -p` does) and `BASH_ALIASES` the aliases.
+const SHELL_VARS: &str = "PATH BASH_ENV ENV IFS PROMPT_COMMAND SHELLOPTS BASHOPTS PS4 CDPATH \
+     GLOBIGNORE BASH_CMDS BASH_ALIASES EXECIGNORE";
 
 /// Variables the sandbox sets besides its git pins (an assignment without a command changes
 /// them for every later command, since they are exported).
@@ -60,6 +62,8 @@ static PINS: LazyLock<Vec<(String, String)>> = LazyLock::new(super::env::git_env
 /// What setting `name` to `value` means for the commands that see it (`value` is `None`
 /// when it cannot be known: `read NAME`, `for NAME in`, a value holding an expansion).
 pub(crate) fn judge(name: &str, value: Option<&str>) -> Var {
+    // an element of an array is judged as the array (`BASH_CMDS[ls]`)
+    let name = name.split('[').next().unwrap_or(name);
     if let Some(v) = pinned(name, value) {
         return v;
     }
@@ -79,6 +83,7 @@ pub(crate) fn judge(name: &str, value: Option<&str>) -> Var {
 /// What an assignment without a command means: the shell variable changes for later
 /// commands only when it is exported already (the sandbox's own) or shapes the shell.
 pub(crate) fn judge_shell_variable(name: &str, value: Option<&str>) -> Var {
+    let name = name.split('[').next().unwrap_or(name);
     if let Some(v) = pinned(name, value) {
         return v;
     }
@@ -228,6 +233,15 @@ mod tests {
             judge_shell_variable("GIT_PAGER", Some("id")),
             Var::Pinned(_)
         ));
+        for name in ["BASH_CMDS", "BASH_CMDS[ls]", "BASH_ALIASES[x]", "PATH[0]"] {
+            assert!(
+                matches!(
+                    judge_shell_variable(name, Some("/usr/bin/touch")),
+                    Var::Changes(_)
+                ),
+                "{name}"
+            );
+        }
         assert!(matches!(judge_unset("GIT_CONFIG_COUNT"), Var::Pinned(_)));
         assert_eq!(judge_unset("FOO"), Var::Harmless);
     }

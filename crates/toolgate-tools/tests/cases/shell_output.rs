@@ -91,3 +91,76 @@ async fn both_streams_keep_their_ends() {
     let call = marker_call(&o.stderr);
     assert_eq!(call["handle"], o.stderr_handle.unwrap().as_str());
 }
+
+/// output-huge-70 (output_truncation), other shapes of huge output: one line with no
+/// newline, 4-byte characters whose cuts fall inside a character, bytes that are not UTF-8
+/// and control characters (each shown as a longer escape, which once overran the preview),
+/// only newlines, and a flood on stderr alone. Each result stays within the tool's cap and
+/// the preview sizes, keeps its first and last bytes, and never shows a broken character
+/// where the output had none.
+#[tokio::test]
+async fn every_shape_of_huge_output_is_cut_within_the_caps() {
+    let s = Shell::new();
+    let cap = s
+        .pipeline
+        .registry()
+        .get("run_shell", None)
+        .unwrap()
+        .spec()
+        .max_result_bytes;
+    // (command, stdout starts with, stdout ends with, whether the output is UTF-8)
+    let cases = [
+        (
+            "printf A; head -c 20000000 /dev/zero | tr '\\0' b; printf Z",
+            "Abbb",
+            "bbbZ",
+            true,
+        ),
+        (
+            "printf '\\360\\237\\230\\200%.0s' $(seq 300000); printf 'end\\n'",
+            "\u{1F600}\u{1F600}",
+            "\u{1F600}end\n",
+            true,
+        ),
+        (
+            "echo START; head -c 3000000 /dev/urandom; echo; echo END",
+            "START\n",
+            "END\n",
+            false,
+        ),
+        (
+            "echo START; yes '' | head -c 20000000; echo END",
+            "START\n\n",
+            "\nEND\n",
+            true,
+        ),
+        (
+            "echo START; head -c 3000000 /dev/zero | tr '\\0' '\\033'; echo; echo END",
+            "START\n\\x1b\\x1b",
+            "\nEND\n",
+            true,
+        ),
+    ];
+    for (command, head, tail, utf8) in cases {
+        let r = s.call(json!({ "command": command })).await;
+        assert!(r.text().len() <= cap, "{command}: {} bytes", r.text().len());
+        let o = output(&r);
+        assert!(o.stdout_truncated, "{command}");
+        assert!(o.stdout.len() <= 24 << 10, "{command}: {}", o.stdout.len());
+        assert!(o.stdout.starts_with(head), "{command}: {:.40}", o.stdout);
+        assert!(o.stdout.ends_with(tail), "{command}");
+        assert!(
+            o.stdout.contains("bytes of output left out here"),
+            "{command}"
+        );
+        if utf8 {
+            assert!(!o.stdout.contains('\u{FFFD}'), "{command}");
+        }
+    }
+    let o = s
+        .run("head -c 20000000 /dev/zero | tr '\\0' e >&2; echo out")
+        .await;
+    assert_eq!(o.stdout, "out\n");
+    assert!(o.stderr_truncated && o.stderr.len() <= 12 << 10);
+    assert!(o.stderr.starts_with("eee") && o.stderr.ends_with("eee"));
+}

@@ -233,3 +233,236 @@ async fn the_guard_declares_commands_and_targets() {
         ResolvedResource::Path { path, access: toolgate_core::Access::Write } if path.display() == "out.txt"
     )));
 }
+
+/// What the approver was asked, as the error's details give it.
+fn asked(e: &toolgate_core::ToolError) -> String {
+    e.details
+        .as_deref()
+        .and_then(|d| d["asked"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A fixture whose policy is `rules` over the default policy, and whose approver approves
+/// every ask (as `--yes` does): only a deny rule can stop a command.
+fn approving(rules: &[(Decision, &str)]) -> Shell {
+    let rules = CommandRules::from_pairs(rules.iter().copied()).unwrap();
+    Shell::with(ShellSetup {
+        policy: Some(Arc::new(ShellPolicy::new(Arc::new(DefaultPolicy), rules))),
+        ..ShellSetup::default()
+    })
+}
+
+/// shell-ansi-c-deny-72 and shell-find-exec-73 (permission_bypass_shell), more spellings:
+/// with every ask approved, `deny touch*` still holds for a name split by a line
+/// continuation (`tou\<newline>ch`), for bash's `jobs -x`, and for a wrapper's clustered
+/// options (`script -qc`, `flock -nc`), which hand the command on as a line or as words.
+#[tokio::test]
+async fn a_deny_holds_through_line_continuations_builtins_and_option_clusters() {
+    let s = approving(&[(Decision::Deny, "touch*")]);
+    for command in [
+        "tou\\\nch pwned",
+        "/usr/bin/tou\\\nch pwned",
+        "jobs -x touch pwned",
+        "jobs -l -x touch pwned",
+        "script -qc 'touch pwned' /dev/null",
+        "script -qctouch\\ pwned /dev/null",
+        "flock -nc 'touch pwned' lock",
+    ] {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::PermissionDenied, "{command}: {e}");
+        assert!(
+            e.message.contains("touch pwned` is denied"),
+            "{command}: {e}"
+        );
+        assert!(!exists(s.ws().join("pwned")), "{command} created pwned");
+    }
+}
+
+/// shell-chain-deny-29 (permission_bypass_shell): `find -delete` removes files as rm does,
+/// so `deny rm*` holds for it while `allow find*` covers plain finds.
+#[tokio::test]
+async fn find_delete_is_decided_as_rm() {
+    let (s, approver) = with_rules(&[(Decision::Allow, "find *"), (Decision::Deny, "rm*")]);
+    s.setup("touch keep.txt");
+    let r = s
+        .call(json!({"command": "find . -name keep.txt -delete"}))
+        .await;
+    let e = r.error.as_ref().expect("find -delete ran");
+    assert_eq!(e.kind, ErrorKind::PermissionDenied, "{e}");
+    assert!(exists(s.ws().join("keep.txt")));
+    let o = s.run("find . -name keep.txt").await;
+    assert_eq!(o.stdout, "./keep.txt\n");
+    assert!(approver.asked().is_empty());
+}
+
+/// shell-substitution-31 (permission_bypass_shell), more ways in: bash evaluates a variable's
+/// text (running the command substitutions in it) in a prompt expansion `${x@P}`, an
+/// indirect expansion `${!x}`, and wherever a name is arithmetic (`${x:y}`, `[[ y -eq 0 ]]`,
+/// `$[y]`, `for ((...))`, an array subscript, an integer variable). Allowed programs only
+/// (`echo`, `declare`), so before none of these asked; now each asks (rejected here), and
+/// nothing was created.
+#[tokio::test]
+async fn evaluated_variables_are_not_auto_approved() {
+    let (s, approver) = with_rules(&[
+        (Decision::Allow, "echo *"),
+        (Decision::Allow, "declare *"),
+        (Decision::Allow, "compgen *"),
+        (Decision::Allow, "mapfile *"),
+        (Decision::Allow, "env *"),
+    ]);
+    s.setup("echo 'line one' > f.txt");
+    let set = "y='a[$(touch pwned)]'; x=abc";
+    let commands = [
+        "x='$(touch pwned)'; echo ${x@P}".to_string(),
+        format!("{set}; echo ${{!y}}"),
+        format!("{set}; echo ${{x:y}}"),
+        format!("{set}; echo ${{x:0:y}}"),
+        format!("{set}; [[ y -eq 0 ]]; echo ok"),
+        format!("{set}; echo $[y]"),
+        format!("{set}; for ((i=0; i<y; i++)); do echo; done"),
+        format!("{set}; a=([y]=1); echo ok"),
+        format!("{set}; declare -i n=y; echo ok"),
+        format!("{set}; a=(1); [[ -v a[y] ]] && echo ok"),
+        format!("{set}; a=(1); declare 'a[y]'=1; echo ok"),
+        "compgen -C 'touch pwned' x".to_string(),
+        "compgen -W '$(touch pwned)' x".to_string(),
+        "mapfile -C 'touch pwned' -c 1 a < f.txt".to_string(),
+        "env -S'touch pwned'".to_string(),
+    ];
+    for command in &commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+        assert!(!exists(s.ws().join("pwned")), "{command} created pwned");
+    }
+    assert_eq!(approver.asked().len(), commands.len());
+    // the plain forms still run without asking
+    let o = s.run("x=abc; echo ${x:1} ${x: -1} ${#x} ${x:-d}").await;
+    assert_eq!(o.stdout, "bc c 3 abc\n");
+    assert_eq!(
+        approver.asked().len(),
+        commands.len(),
+        "allowed without asking"
+    );
+}
+
+/// shell-find-exec-73 (permission_bypass_shell): a shell line run by `find -exec` or
+/// `xargs -I` gets each file name put in for `{}` as code, so a file named
+/// `x;touch pwned;.txt` would run touch under rules that allow `find`, `xargs`, `ls`, `sh`
+/// and `wc`; such a line asks. Passing the name as an argument (`"$1"`) runs without asking.
+#[tokio::test]
+async fn placeholders_in_shell_lines_are_not_auto_approved() {
+    let (s, approver) = with_rules(&[
+        (Decision::Allow, "find *"),
+        (Decision::Allow, "xargs *"),
+        (Decision::Allow, "ls *"),
+        (Decision::Allow, "sh *"),
+        (Decision::Allow, "wc *"),
+        (Decision::Allow, "echo *"),
+    ]);
+    s.setup("echo a > 'x;touch pwned;.txt'");
+    let commands = [
+        "find . -name '*.txt' -exec sh -c 'wc -l {}' \\;",
+        "ls -1 | xargs -I{} sh -c 'wc -l {}'",
+        "ls -1 | xargs -I% sh -c 'echo %'",
+        "ls -1 | xargs --replace=F sh -c 'echo F'",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+        assert!(
+            asked(e).contains("pass it as an argument"),
+            "{command}: {e:?}"
+        );
+    }
+    assert!(!exists(s.ws().join("pwned")));
+    let o = s
+        .run("find . -name '*.txt' -exec sh -c 'wc -c \"$1\"' _ {} \\;")
+        .await;
+    assert_eq!(o.stdout, "2 ./x;touch pwned;.txt\n");
+    assert_eq!(
+        approver.asked().len(),
+        commands.len(),
+        "allowed without asking"
+    );
+    assert!(!exists(s.ws().join("pwned")));
+}
+
+/// shell-git-env-config-76 (permission_bypass_shell): a nested repository's `.git/config` is
+/// writable, and a key written there (`diff.external`, `filter.x.clean`, `alias.*`) runs its
+/// program at a later `git diff`; `allow git*` does not cover writing such a key (it asks),
+/// and does cover harmless ones.
+#[tokio::test]
+async fn git_config_keys_that_name_programs_are_not_auto_approved() {
+    let (s, approver) = with_rules(&[(Decision::Allow, "git *")]);
+    s.setup(
+        "git init -q sub && cd sub && echo a > a.txt && git add a.txt && git -c user.name=t \
+         -c user.email=t@example.invalid commit -qm init && echo b > a.txt",
+    );
+    let commands = [
+        "git -C sub config diff.external 'touch pwned' && git -C sub diff",
+        "git -C sub config set diff.external 'touch pwned'; git -C sub diff",
+        "git -C sub config --add alias.st '!touch pwned' && git -C sub st",
+        "git config --file sub/.git/config filter.x.clean 'touch pwned'",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+        assert!(
+            asked(e).contains("sets a key through which git"),
+            "{command}: {e:?}"
+        );
+    }
+    assert!(!exists(s.ws().join("pwned")) && !exists(s.ws().join("sub/pwned")));
+    let o = s
+        .run("git -C sub config user.name t && git -C sub config --get user.name")
+        .await;
+    assert_eq!(o.stdout, "t\n");
+    assert_eq!(
+        approver.asked().len(),
+        commands.len(),
+        "allowed without asking"
+    );
+}
+
+/// shell-env-prefix-32 (permission_bypass_shell): bash's command table `BASH_CMDS` (what
+/// `hash -p` fills) and its aliases `BASH_ALIASES` can be set as variables, by any builtin
+/// that assigns one (`printf -v`, `read`, `declare`, an array assignment): `ls` then runs
+/// touch. With `ls`, `printf`, `read`, `declare` and `shopt` allowed, each asks (rejected
+/// here) and nothing is created.
+#[tokio::test]
+async fn the_command_table_cannot_be_rewritten_by_variables() {
+    let (s, approver) = with_rules(&[
+        (Decision::Allow, "ls *"),
+        (Decision::Allow, "printf *"),
+        (Decision::Allow, "read *"),
+        (Decision::Allow, "declare *"),
+        (Decision::Allow, "shopt *"),
+    ]);
+    let commands = [
+        "printf -v 'BASH_CMDS[ls]' %s /usr/bin/touch; ls pwned",
+        "read 'BASH_CMDS[ls]' <<< /usr/bin/touch; ls pwned",
+        "declare 'BASH_CMDS[ls]'=/usr/bin/touch; ls pwned",
+        "BASH_CMDS[ls]=/usr/bin/touch; ls pwned",
+        "declare -A BASH_CMDS=([ls]=/usr/bin/touch); ls pwned",
+        "shopt -s expand_aliases\nprintf -v 'BASH_ALIASES[ls]' %s 'touch pwned'\nls",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+    }
+    assert!(!exists(s.ws().join("pwned")));
+    assert_eq!(approver.asked().len(), commands.len());
+    let o = s.run("printf -v files %s x; ls .").await;
+    assert_eq!(o.exit_code, Some(0));
+    assert_eq!(
+        approver.asked().len(),
+        commands.len(),
+        "allowed without asking"
+    );
+}

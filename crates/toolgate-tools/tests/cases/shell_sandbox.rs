@@ -372,3 +372,59 @@ async fn configured_paths_are_hidden_or_read_only() {
         "{o:?}"
     );
 }
+
+/// sandbox-redirect-35 (sandbox_escape), by a socket file: neither the file rules nor the
+/// network namespace govern connecting to a unix socket, so a service listening on one
+/// outside the workspace (here a stand-in for an ssh agent or a container engine) would act
+/// for the command outside the sandbox. Creating an `AF_UNIX` socket fails (EPERM) whatever
+/// the tool, and the listener gets no connection; `socketpair` still works, and so does a
+/// socket with [`ShellConfig::allow_unix_sockets`], which shows the listener works.
+#[tokio::test]
+async fn no_socket_file_outside_reaches_a_service() {
+    use std::os::unix::net::UnixListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let s = Shell::new();
+    let path = s.t.join("outside/agent.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    let hits = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            if stream.is_ok() {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    });
+    let sock = path.display();
+    let python = format!(
+        "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{sock}')\""
+    );
+    for command in [
+        python.clone(),
+        "python3 -c \"import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\""
+            .to_string(),
+        format!("curl -s --max-time 2 --unix-socket {sock} http://x/"),
+        format!("ln -s {sock} in-ws.sock && python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('in-ws.sock')\""),
+    ] {
+        let o = direct(&s, &command).await;
+        assert_ne!(o.exit_code, Some(0), "{command}: {o:?}");
+    }
+    let o = direct(&s, &python).await;
+    assert!(o.stderr.contains("PermissionError"), "{o:?}");
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+    let o = direct(
+        &s,
+        "python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'x'); print(b.recv(1))\"",
+    )
+    .await;
+    assert_eq!(o.stdout, "b'x'\n", "{o:?}");
+    let mut config = ShellConfig::default();
+    config.allow_unix_sockets = true;
+    let o = direct_with(&s, config, &python).await;
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while hits.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}

@@ -129,6 +129,7 @@ pub(super) fn git(words: &[&str], r: &mut Reading) {
                 i += 1;
             }
         }
+        "config" => config(words, rest, r),
         _ => {
             let opts: &[&str] = match sub {
                 "grep" => &["--open-files-in-pager"],
@@ -166,5 +167,76 @@ pub(super) fn git(words: &[&str], r: &mut Reading) {
                 }
             }
         }
+    }
+}
+
+/// `git config KEY VALUE` (also `git config set KEY VALUE`, `--add`, `--replace-all`) writes a
+/// key that git reads later: one not known to be harmless (`diff.external`,
+/// `filter.x.clean`, `alias.st`, `gpg.program`, ...) is code, since a later `git diff` or
+/// `git add` in that repository runs the program it names. The sandbox pins some keys by its
+/// environment, but a nested repository's own `.git/config` is writable. Reading, listing
+/// and unsetting keys run nothing.
+fn config(words: &[&str], rest: usize, r: &mut Reading) {
+    const READS: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "-l",
+        "--list",
+        "--unset",
+        "--unset-all",
+        "--remove-section",
+        "--rename-section",
+        "--get-color",
+        "--get-colorbool",
+    ];
+    const WITH_VALUE: &[&str] = &[
+        "-f",
+        "--file",
+        "--blob",
+        "--type",
+        "--default",
+        "--comment",
+        "--value",
+    ];
+    let mut operands = Vec::new();
+    let mut reads = false;
+    let mut i = rest;
+    while i < words.len() {
+        let w = words[i];
+        if WITH_VALUE.contains(&w) {
+            i += 2;
+            continue;
+        }
+        if w == "--" {
+            operands.extend(i + 1..words.len());
+            break;
+        }
+        if w.starts_with('-') {
+            reads |= READS.contains(&w);
+        } else {
+            operands.push(i);
+        }
+        i += 1;
+    }
+    let (key, has_value) = match operands.first().map(|&k| words[k]) {
+        Some("set") => (operands.get(1), operands.len() > 2),
+        Some("get" | "list" | "unset" | "rename-section" | "remove-section" | "edit") | None => {
+            return
+        }
+        Some(_) => (operands.first(), operands.len() > 1),
+    };
+    if reads || !has_value {
+        return;
+    }
+    if let Some(&k) = key.filter(|&&k| !git_key_is_harmless(words[k])) {
+        r.code_at(
+            k,
+            format!(
+                "`git config {}` sets a key through which git may run a program later",
+                words[k]
+            ),
+        );
     }
 }

@@ -49,7 +49,8 @@ static INERT: Lexicon = Lexicon::new(
 );
 
 /// Builtins whose arguments name variables: a name with a subscript holding an expansion
-/// (`read 'a[$(id)]'`) makes bash run it.
+/// (`read 'a[$(id)]'`), or naming a variable whose text is evaluated (`read 'a[y]'`), makes
+/// bash run it.
 static NAMES_VARIABLES: Lexicon = Lexicon::new(
     "read printf unset test [ mapfile readarray getopts wait declare typeset local export \
      readonly",
@@ -186,8 +187,14 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
             words.len(),
             format!("`{name}` reads commands from its input, which cannot be seen here"),
         );
+    } else if builtin_runs(name, words, r) {
     } else if name == "find" {
         exec_regions(words, &["-exec", "-execdir", "-ok", "-okdir"], r);
+        if words.contains(&"-delete") {
+            // find removes what it finds as `-exec rm {} ;` would: read as that command, so
+            // the rules about rm decide it (an allow rule for find does not cover it)
+            r.runs.push(Run::Line("rm -- {}".to_string()));
+        }
     } else if name == "fd" || name == "fdfind" {
         exec_regions(words, &["-x", "--exec", "-X", "--exec-batch"], r);
     } else if !program_options(name).is_empty()
@@ -201,7 +208,15 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
     }
     if NAMES_VARIABLES.has(name) {
         for (i, w) in words.iter().enumerate().skip(1) {
-            if w.contains('[') && (w.contains('$') || w.contains('`')) {
+            // an indexed array's subscript is arithmetic: a name in it is a variable whose
+            // text is evaluated in turn (`y='x[$(id)]'; unset 'a[y]'` runs id)
+            let subscript = w
+                .split_once('[')
+                .map(|(_, rest)| rest.rsplit_once(']').map_or(rest, |(inside, _)| inside));
+            if subscript.is_some_and(|s| {
+                s.bytes()
+                    .any(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'$' | b'`'))
+            }) {
                 r.code_at(
                     i,
                     format!("`{name}` evaluates the subscript of `{w}`, which can run commands"),
@@ -270,6 +285,96 @@ fn shell(name: &str, words: &[&str], r: &mut Reading, posix: bool) {
             format!("`{name}` reads the commands it runs from its input"),
         ),
     }
+}
+
+/// Bash builtins that look like bookkeeping but run commands: `jobs -x CMD` runs its words;
+/// `compgen -C CMD` (and `-F FUNC`) runs a command, and its `-W WORDLIST` goes through every
+/// expansion, command substitution included; `mapfile -C CALLBACK` (`readarray`) evaluates
+/// the callback with each line read appended; `fc` (but `fc -l`) runs commands from the
+/// history, through an editor it names. `true` when `name` is one of them (the reading is in
+/// `r`), so that an allow rule for the bookkeeping does not cover what they run, and a deny
+/// rule on `touch` holds for `jobs -x touch x`.
+fn builtin_runs(name: &str, words: &[&str], r: &mut Reading) -> bool {
+    // the option clusters before the first operand, with their indices
+    let options = || {
+        words
+            .iter()
+            .enumerate()
+            .skip(1)
+            .take_while(|(_, w)| w.len() > 1 && w.starts_with('-') && **w != "--")
+    };
+    // the word holding the value of the one-letter option `flag` in a cluster (glued or next)
+    let value_of = |i: usize, w: &str, flag: char| -> Option<usize> {
+        let at = w.find(flag)?;
+        Some(if at + 1 < w.len() { i } else { i + 1 })
+    };
+    match name {
+        "jobs" => {
+            if options().any(|(_, w)| w.contains('x')) {
+                let start = options().last().map_or(1, |(i, _)| i + 1);
+                if start < words.len() {
+                    r.runs.push(Run::Words {
+                        start,
+                        end: words.len(),
+                        open: false,
+                    });
+                }
+            }
+        }
+        "compgen" | "complete" => {
+            let mut i = 1;
+            while i < words.len() {
+                let w = words[i];
+                if w == "--" || !w.starts_with('-') || w.len() < 2 {
+                    break;
+                }
+                // options with a value: the value may start with `-`, so skip it
+                let mut skip = 0;
+                for (flag, why) in [
+                    ('C', "runs the command its `-C` option names"),
+                    ('F', "calls the function its `-F` option names"),
+                    (
+                        'W',
+                        "expands its `-W` word list, command substitutions included",
+                    ),
+                ] {
+                    if let Some(at) = value_of(i, w, flag) {
+                        if name == "compgen" {
+                            r.code_at(at.min(words.len()), format!("`{name}` {why}"));
+                        }
+                        skip = at - i;
+                    }
+                }
+                if ["A", "G", "P", "S", "X", "o"]
+                    .iter()
+                    .any(|f| w.ends_with(f))
+                {
+                    skip = 1;
+                }
+                i += 1 + skip;
+            }
+        }
+        "mapfile" | "readarray" => {
+            for (i, w) in options() {
+                if let Some(at) = value_of(i, w, 'C') {
+                    r.code_at(
+                        at.min(words.len()),
+                        format!("`{name} -C` evaluates its callback with each line read"),
+                    );
+                }
+            }
+        }
+        "fc" => {
+            if !options().any(|(_, w)| w.contains('l')) {
+                r.code_at(
+                    1.min(words.len()),
+                    "`fc` runs commands from the history, through the editor it names",
+                );
+            }
+        }
+        _ => return false,
+    }
+    true
 }
 
 /// An interpreter: its first argument that is not an information flag picks the code.

@@ -151,6 +151,9 @@ fn code_is_found_at_the_word_that_carries_it() {
         ("at now", 2),
         // wrappers that run what cannot be read
         ("env -S 'id x'", 1),
+        ("env -S'id x'", 1),
+        ("env -vS'id x'", 1),
+        ("sudo -Es id", 1),
         ("sudo -s id", 1),
         ("sudo -e /etc/x", 1),
         ("su", 1),
@@ -220,6 +223,25 @@ fn code_is_found_at_the_word_that_carries_it() {
         ("just run", 1),
         ("mytool 10 python3 x.py", 2),
         ("./run.sh --shell=bash", 1),
+        // git config keys through which a later git command runs a program
+        ("git config diff.external 'touch pwned'", 2),
+        ("git -C sub config --add filter.x.clean 'touch pwned'", 5),
+        ("git config set alias.st '!touch pwned'", 3),
+        ("git config --file sub/.git/config gpg.program x", 4),
+        // subscripts naming a variable, which bash evaluates
+        ("unset 'a[y]'", 1),
+        ("read -r 'a[i]'", 2),
+        ("printf -v 'a[n]' %s 1", 2),
+        ("test -v 'a[y]'", 2),
+        // bash builtins that run commands
+        ("compgen -C 'touch pwned' x", 2),
+        ("compgen -aC 'touch pwned' x", 2),
+        ("compgen -W '$(touch pwned)' x", 2),
+        ("compgen -F f x", 2),
+        ("mapfile -C 'touch pwned' -c 1 arr", 2),
+        ("readarray -tC'touch pwned' arr", 1),
+        ("fc -e 'touch pwned'", 1),
+        ("fc -s", 1),
     ];
     for (line, at) in table {
         assert_eq!(code(line), Some(*at), "{line}: {:?}", read(&words(line)));
@@ -301,6 +323,19 @@ fn plain_uses_run_no_code() {
         "mytool --format json src/",
         "mytool -v --dry-run",
         "pytest -k 'a or b' tests/",
+        "jobs -l",
+        "unset 'a[0]'",
+        "[ -f x ]",
+        "read -r line",
+        "git config user.name 'A U Thor'",
+        "git config --get diff.external",
+        "git config --unset alias.st",
+        "git config -l",
+        "git config get core.pager",
+        "compgen -A file x",
+        "complete -C 'touch pwned' x",
+        "mapfile -t arr",
+        "fc -l",
     ] {
         let r = read(&words(line));
         assert_eq!(r.code, None, "{line}: {r:?}");
@@ -325,8 +360,12 @@ fn readable_commands_are_found() {
         ("runuser -l u -c 'id'", &["id"]),
         ("flock /tmp/l -c 'id'", &["id"]),
         ("script -q -c 'id' /dev/null", &["id"]),
+        ("script -qc 'id' /dev/null", &["id"]),
+        ("script -qcid /dev/null", &["id"]),
+        ("flock -nc 'id' /tmp/l", &["id"]),
         ("watch -n 1 ls -l", &["ls -l"]),
         ("git rebase --exec 'make test' main", &["make test"]),
+        ("find . -name '*.tmp' -delete", &["rm -- {}"]),
         ("git rebase -x 'make test' -i main", &["make test"]),
         ("git rebase --exec=id main", &["id"]),
         (
@@ -355,6 +394,8 @@ fn readable_commands_are_found() {
         ("pnpm exec eslint .", &["eslint ."]),
         ("yarn exec -- tsc -p .", &["tsc -p ."]),
         ("rustup run nightly cargo build", &["cargo build"]),
+        ("jobs -x touch pwned", &["touch pwned"]),
+        ("jobs -l -x sh -c id", &["sh -c id"]),
     ];
     for (line, want) in table {
         assert_eq!(inner_words(line), *want, "{line}");
@@ -396,6 +437,11 @@ fn wrappers_point_at_the_command_they_run() {
         ("env", None),
         ("xargs", None),
         ("timeout 5", None),
+        ("xargs -n1 -I{} curl {}", Some("curl {}")),
+        ("stdbuf -oL -eL curl", Some("curl")),
+        ("sudo -uroot curl", Some("curl")),
+        ("nice -n5 curl", Some("curl")),
+        ("command -pv curl", None),
     ];
     for (line, want) in table {
         let w = words(line);

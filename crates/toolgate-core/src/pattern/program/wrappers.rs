@@ -228,6 +228,19 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
             }
             break;
         }
+        if !w.starts_with("--") && w.len() > 2 {
+            // a cluster of one-letter options, the last of which may hold its value:
+            // `-vS'CMD'`, `-qc CMD`, `-n5`, `-I{}` read letter by letter, as getopt does
+            match cluster(name, &spec, words, i, r) {
+                Cluster::NoCommand => return true,
+                Cluster::Line(v, used) => {
+                    line = Some(v);
+                    i += used;
+                }
+                Cluster::Next(used) => i += used,
+            }
+            continue;
+        }
         let (flag, attached) = match w.split_once('=') {
             Some((f, _)) if w.starts_with("--") => (f, true),
             _ => (w, false),
@@ -273,6 +286,54 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
         );
     }
     true
+}
+
+/// What a cluster of one-letter options (`-abc`, or `-aVALUE`) of a wrapper means.
+enum Cluster {
+    /// One of its options means there is no command to run.
+    NoCommand,
+    /// Its last option names a command line (the line, and the words used).
+    Line(String, usize),
+    /// Plain options: the number of words used (2 when the last takes the next word).
+    Next(usize),
+}
+
+/// Reads the cluster `words[i]` of wrapper `name` letter by letter: an option that takes a
+/// value takes the rest of the word, or the next word when it is last.
+fn cluster(name: &str, spec: &Spec, words: &[&str], i: usize, r: &mut Reading) -> Cluster {
+    let w = words[i];
+    for (k, c) in w.char_indices().skip(1) {
+        let flag = format!("-{c}");
+        let rest = &w[k + c.len_utf8()..];
+        if spec.no_command.contains(&flag.as_str()) {
+            return Cluster::NoCommand;
+        }
+        if spec.opaque.contains(&flag.as_str()) {
+            r.code_at(
+                i,
+                format!("`{name} {flag}` runs something the rules cannot read"),
+            );
+        }
+        let takes_line = spec.line.contains(&flag.as_str());
+        if takes_line || spec.with_value.contains(&flag.as_str()) {
+            let (value, used) = if rest.is_empty() {
+                (words.get(i + 1).copied(), 2)
+            } else {
+                (Some(rest), 1)
+            };
+            if !takes_line {
+                return Cluster::Next(used);
+            }
+            return match value {
+                Some(v) => Cluster::Line(v.to_string(), used),
+                None => {
+                    r.code_at(i, format!("`{name} {flag}` without its command"));
+                    Cluster::Next(1)
+                }
+            };
+        }
+    }
+    Cluster::Next(1)
 }
 
 /// `watch [options] COMMAND...`: the words joined are a shell line; `-x` runs them as words.
