@@ -36,7 +36,10 @@
 //!    governs connecting to a socket file: without it a command could reach any service
 //!    listening on one outside the workspace (a container engine's socket, the user's
 //!    systemd or D-Bus session, an ssh or gpg agent) and have it act outside the sandbox.
-//!    `socketpair` stays allowed (pipes between a program's own processes).
+//!    `socketpair` stays allowed (pipes between a program's own processes). The filter also
+//!    answers `io_uring_setup` with `ENOSYS` (as a kernel without io_uring does, which
+//!    programs fall back from): an io_uring's operations, socket creation and `connect`
+//!    among them since Linux 5.19, are not system calls a seccomp filter sees;
 //!
 //! A PID namespace cannot be entered by the process that asks for it, only by its children, so
 //! [`spawn`] forks from a fresh thread that has called `unshare(CLONE_NEWPID)` first: the shell
@@ -285,6 +288,9 @@ mod abi {
     pub const COMPAT: u32 = 0x4000_0003; // AUDIT_ARCH_I386
     pub const COMPAT_SOCKETCALL: u32 = 102;
     pub const COMPAT_SOCKET: u32 = 359;
+    pub const IO_URING_SETUP: u32 = 425;
+    pub const IO_URING_SETUP_X32: u32 = 0x4000_0000 | 425;
+    pub const COMPAT_IO_URING_SETUP: u32 = 425;
 }
 #[cfg(target_arch = "aarch64")]
 mod abi {
@@ -294,10 +300,14 @@ mod abi {
     pub const COMPAT: u32 = 0x4000_0028; // AUDIT_ARCH_ARM
     pub const COMPAT_SOCKETCALL: u32 = u32::MAX;
     pub const COMPAT_SOCKET: u32 = 281;
+    pub const IO_URING_SETUP: u32 = 425;
+    pub const IO_URING_SETUP_X32: u32 = u32::MAX;
+    pub const COMPAT_IO_URING_SETUP: u32 = 425;
 }
 
-/// Installs the seccomp filter of step 8: `socket(AF_UNIX, ...)` fails with `EPERM`, every
-/// other system call is allowed. `no_new_privs` must be set.
+/// Installs the seccomp filter of step 8: `socket(AF_UNIX, ...)` fails with `EPERM`,
+/// `io_uring_setup` with `ENOSYS`, every other system call is allowed. `no_new_privs` must
+/// be set.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn refuse_unix_sockets() -> rustix::io::Result<()> {
     const LD_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
@@ -308,24 +318,30 @@ fn refuse_unix_sockets() -> rustix::io::Result<()> {
     const ARG0: u32 = 16; // the low half of args[0] (little-endian)
     const ALLOW: u32 = 0x7fff_0000; // SECCOMP_RET_ALLOW
     const DENY: u32 = 0x0005_0000 | libc::EPERM as u32; // SECCOMP_RET_ERRNO
+    const NO_SUCH_CALL: u32 = 0x0005_0000 | libc::ENOSYS as u32;
     let i = |code, jt, jf, k| SockFilter { code, jt, jf, k };
-    // instruction 13 allows, 14 denies; jumps count from the next instruction
+    // 16 allows, 17 refuses (EPERM), 18 answers ENOSYS; a jump counts from the next
+    // instruction
     let filter = [
-        i(LD_ABS, 0, 0, ARCH),                // 0
-        i(JEQ, 0, 5, abi::NATIVE),            // 1: native 2, else 7
-        i(LD_ABS, 0, 0, NR),                  // 2
-        i(JEQ, 1, 0, abi::SOCKET),            // 3: 5, else 4
-        i(JEQ, 0, 8, abi::SOCKET_X32),        // 4: 5, else allow
-        i(LD_ABS, 0, 0, ARG0),                // 5
-        i(JEQ, 7, 6, libc::AF_UNIX as u32),   // 6: deny, else allow
-        i(JEQ, 0, 5, abi::COMPAT),            // 7: 8, else allow
-        i(LD_ABS, 0, 0, NR),                  // 8
-        i(JEQ, 4, 0, abi::COMPAT_SOCKETCALL), // 9: deny, else 10
-        i(JEQ, 0, 2, abi::COMPAT_SOCKET),     // 10: 11, else allow
-        i(LD_ABS, 0, 0, ARG0),                // 11
-        i(JEQ, 1, 0, libc::AF_UNIX as u32),   // 12: deny, else allow
-        i(RET, 0, 0, ALLOW),                  // 13
-        i(RET, 0, 0, DENY),                   // 14
+        i(LD_ABS, 0, 0, ARCH),                    // 0
+        i(JEQ, 0, 7, abi::NATIVE),                // 1: native 2, else 9
+        i(LD_ABS, 0, 0, NR),                      // 2
+        i(JEQ, 3, 0, abi::SOCKET),                // 3: 7, else 4
+        i(JEQ, 2, 0, abi::SOCKET_X32),            // 4: 7, else 5
+        i(JEQ, 12, 0, abi::IO_URING_SETUP),       // 5: ENOSYS, else 6
+        i(JEQ, 11, 9, abi::IO_URING_SETUP_X32),   // 6: ENOSYS, else allow
+        i(LD_ABS, 0, 0, ARG0),                    // 7
+        i(JEQ, 8, 7, libc::AF_UNIX as u32),       // 8: refuse, else allow
+        i(JEQ, 0, 6, abi::COMPAT),                // 9: 10, else allow
+        i(LD_ABS, 0, 0, NR),                      // 10
+        i(JEQ, 5, 0, abi::COMPAT_SOCKETCALL),     // 11: refuse, else 12
+        i(JEQ, 5, 0, abi::COMPAT_IO_URING_SETUP), // 12: ENOSYS, else 13
+        i(JEQ, 0, 2, abi::COMPAT_SOCKET),         // 13: 14, else allow
+        i(LD_ABS, 0, 0, ARG0),                    // 14
+        i(JEQ, 1, 0, libc::AF_UNIX as u32),       // 15: refuse, else allow
+        i(RET, 0, 0, ALLOW),                      // 16
+        i(RET, 0, 0, DENY),                       // 17
+        i(RET, 0, 0, NO_SUCH_CALL),               // 18
     ];
     let prog = SockFprog {
         len: filter.len() as u16,
