@@ -361,7 +361,7 @@ impl Findings {
         }
         let invisible: Vec<String> = text
             .chars()
-            .filter(|c| is_invisible(*c))
+            .filter(|c| is_invisible(*c) && !hidden::is_joiner(*c))
             .map(|c| format!("U+{:04X}", c as u32))
             .collect();
         if !invisible.is_empty() {
@@ -626,7 +626,8 @@ mod tests {
             "title": "System info",
             "description": "Returns system information from the read_files index, by glob. \
                             Important: values are in bytes. \
-                            Works offline \u{2705}\u{fe0f}. Читает данные системы.",
+                            Works offline \u{2705}\u{fe0f}. Читает данные системы. \
+                            فایل‌ها را می\u{200c}خواند. \u{1f469}\u{200d}\u{1f4bb} क्\u{200d}ष",
             "annotations": {"title": "System info", "readOnlyHint": true},
             "inputSchema": {"type": "object", "properties": {
                 "level": {"enum": ["DEBUG", "INFO", "WARNING", "CRITICAL"]},

@@ -97,7 +97,8 @@ pub fn unhide_output(out: &mut ToolOutput, tool: &str) {
 }
 
 /// Takes the hidden characters out of the text blocks, embedded text resources and
-/// structured content of an answer of `tool`; how many (logged).
+/// structured content of an answer of `tool`; how many (logged): those of the blocks or
+/// those of the structured content, whichever is more.
 fn unhide_parts(
     content: &mut [Content],
     structured: Option<&mut serde_json::Value>,
@@ -113,8 +114,10 @@ fn unhide_parts(
             _ => {}
         }
     }
+    // structured content mostly repeats the text blocks (MCP asks a server to send both):
+    // the count is the larger of the two, not their sum
     if let Some(v) = structured {
-        removed += unhide_value(v);
+        removed = removed.max(unhide_value(v));
     }
     if removed > 0 {
         tracing::warn!(
@@ -283,7 +286,8 @@ mod tests {
             panic!("{shown}")
         };
         assert!(
-            text.starts_with("[toolgate took 141 hidden character(s) out"),
+            // the structured content's 85 (it holds more than the blocks' 56), not their sum
+            text.starts_with("[toolgate took 85 hidden character(s) out"),
             "{text}"
         );
         let r: CallToolResult = serde_json::from_value(json!({
@@ -319,6 +323,41 @@ mod tests {
         assert_eq!(
             output(r, "t").unwrap().content,
             [Content::text("I \u{2764}\u{fe0f} it")]
+        );
+    }
+
+    /// What ordinary text needs stays: a byte-order mark opening a file's text, one
+    /// ideographic variation selector after a kanji (a registered form in a Japanese name),
+    /// an emoji's selector and joiner, Persian's non-joiner; and an answer whose structured
+    /// content repeats its text (as MCP asks) counts what was taken out once.
+    #[test]
+    fn ordinary_text_is_kept_and_a_repeated_answer_is_counted_once() {
+        let plain = "\u{feff}id,名前\n1,葛\u{e0100}城\n2,👍\u{fe0f} 👩\u{200d}💻 می\u{200c}خواهم\n";
+        let r: CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": plain}],
+            "structuredContent": {"content": plain}
+        }))
+        .unwrap();
+        let out = output(r, "fs__read_text_file").unwrap();
+        assert_eq!(out.content.len(), 1, "nothing taken out, no note");
+        let Content::Text { text } = &out.content[0] else {
+            panic!("{:?}", out.content)
+        };
+        assert_eq!(text, plain);
+        let hidden = format!("a\u{200b}b{}", "\u{e0100}".repeat(3));
+        let r: CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": hidden}],
+            "structuredContent": {"content": hidden}
+        }))
+        .unwrap();
+        let out = output(r, "t").unwrap();
+        let Content::Text { text } = &out.content[1] else {
+            panic!("{:?}", out.content)
+        };
+        // the zero-width space and the run of three selectors, counted once
+        assert!(
+            text.starts_with("[toolgate took 4 hidden character(s) out"),
+            "{text}"
         );
     }
 

@@ -28,6 +28,14 @@ pub fn is_invisible(c: char) -> bool {
         | '\u{e0000}'..='\u{e007f}')
 }
 
+/// Whether `c` is the zero-width non-joiner or joiner (U+200C, U+200D): invisible, but
+/// Persian, Urdu and the Indic scripts spell words with them and emoji sequences are joined by
+/// them, so a definition holding them is not hiding anything for that alone (the screen's
+/// [`fold`] still drops them, so they cannot split a phrase it looks for).
+pub fn is_joiner(c: char) -> bool {
+    matches!(c, '\u{200c}' | '\u{200d}')
+}
+
 /// Whether `c` is a variation selector (U+FE00-U+FE0F, U+E0100-U+E01EF). One after an emoji
 /// or an ideograph is ordinary; a run of them, or one of the supplement, carries bytes.
 pub fn is_variation_selector(c: char) -> bool {
@@ -257,45 +265,55 @@ pub fn mixed_script_word(text: &str) -> Option<&str> {
         .find(|w| w.chars().any(|c| c.is_ascii_alphabetic()) && w.chars().any(cyrillic_or_greek))
 }
 
-/// Whether `c`, in an upstream's answer, only hides text: tag characters, the supplement's
-/// variation selectors, bidi embeddings, overrides and isolates, the zero-width space, word
-/// joiners and invisible operators, the BOM, interlinear annotation marks, invisible musical
-/// formatting and the Hangul fillers. Characters that ordinary text needs (the zero-width
-/// joiner and non-joiner, the bidi marks, the soft hyphen, one variation selector after an
-/// emoji) are not among them.
+/// Whether `c`, in an upstream's answer, only hides text: tag characters, bidi embeddings,
+/// overrides and isolates, the zero-width space, word joiners and invisible operators, the
+/// BOM (but as a text's first character, where it only marks the encoding), interlinear
+/// annotation marks, invisible musical formatting and the Hangul fillers. Characters that
+/// ordinary text needs (the zero-width joiner and non-joiner, the bidi marks, the soft
+/// hyphen, one variation selector after an emoji or an ideograph: U+E0100-U+E01EF select a
+/// kanji's registered form in Japanese names) are not among them; the second and later
+/// selectors of a run are ([`strip_hidden`]).
 fn hides_in_answers(c: char) -> bool {
     matches!(c,
         '\u{180e}' | '\u{200b}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}'
         | '\u{2066}'..='\u{2069}' | '\u{3164}' | '\u{feff}' | '\u{ffa0}'
-        | '\u{fff9}'..='\u{fffb}' | '\u{1d173}'..='\u{1d17a}' | '\u{e0000}'..='\u{e007f}'
-        | '\u{e0100}'..='\u{e01ef}')
+        | '\u{fff9}'..='\u{fffb}' | '\u{1d173}'..='\u{1d17a}' | '\u{e0000}'..='\u{e007f}')
 }
 
-/// `text` without the characters that only hide text in it (see [`hides_in_answers`]), a
-/// variation selector that follows another included (a run of them spells bytes), and how
-/// many were taken out. Borrows when there are none.
+/// `text` without the characters that only hide text in it (see [`hides_in_answers`]) and
+/// the variation selectors of a run of two or more (a run spells bytes; one selector after an
+/// emoji or an ideograph is ordinary), and how many were taken out. A byte-order mark opening
+/// the text is kept. Borrows when there are none.
 pub fn strip_hidden(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
-    let mut prev_selector = false;
-    let mut hides = |c: char| {
-        let selector = is_variation_selector(c);
-        let hide = hides_in_answers(c) || (selector && prev_selector);
-        prev_selector = selector;
-        hide
+    let (bom, rest) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", text),
     };
-    if !text.chars().any(&mut hides) {
+    // each character with whether it is taken out
+    let marked = || {
+        let mut prev_selector = false;
+        let mut chars = rest.chars().peekable();
+        std::iter::from_fn(move || {
+            let c = chars.next()?;
+            let selector = is_variation_selector(c);
+            let in_run = selector
+                && (prev_selector || chars.peek().copied().is_some_and(is_variation_selector));
+            prev_selector = selector;
+            Some((c, hides_in_answers(c) || in_run))
+        })
+    };
+    if !marked().any(|(_, hidden)| hidden) {
         return (std::borrow::Cow::Borrowed(text), 0);
     }
-    prev_selector = false;
     let mut removed = 0;
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let selector = is_variation_selector(c);
-        if hides_in_answers(c) || (selector && prev_selector) {
+    out.push_str(bom);
+    for (c, hidden) in marked() {
+        if hidden {
             removed += 1;
         } else {
             out.push(c);
         }
-        prev_selector = selector;
     }
     (std::borrow::Cow::Owned(out), removed)
 }
@@ -379,5 +397,21 @@ mod tests {
             (std::borrow::Cow::Borrowed(_), 0)
         ));
         assert_eq!(strip_hidden("a\u{202e}cba\u{202c}"), ("acba".into(), 2));
+        // one selector after a kanji (a registered form) or an emoji stays; a run goes whole
+        let names = "\u{845b}\u{e0100}城 \u{1f44d}\u{fe0f}";
+        assert!(matches!(
+            strip_hidden(names),
+            (std::borrow::Cow::Borrowed(_), 0)
+        ));
+        assert_eq!(
+            strip_hidden("x\u{fe01}\u{fe02}\u{e0100}y"),
+            ("xy".into(), 3)
+        );
+        // a byte-order mark opening the text stays, one inside it goes
+        assert!(matches!(
+            strip_hidden("\u{feff}a,b"),
+            (std::borrow::Cow::Borrowed(_), 0)
+        ));
+        assert_eq!(strip_hidden("\u{feff}a\u{feff}b"), ("\u{feff}ab".into(), 1));
     }
 }

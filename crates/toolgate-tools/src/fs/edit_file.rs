@@ -300,8 +300,8 @@ fn with_edit<R>(
         .with_reason("not_utf8")
     })?;
     let old = text.normalize(&args.old_string);
-    let ranges =
-        replace::find(&text.view, &old, args.replace_all).map_err(|e| match_error(&shown, e))?;
+    let ranges = replace::find(&text.view, &old, args.replace_all)
+        .map_err(|e| match_error(&shown, e, shown_escaped(&args.old_string)))?;
     let (new_bytes, new_view) = text
         .apply(&ranges, &args.new_string, MAX_FILE_BYTES)
         .map_err(|len| {
@@ -322,12 +322,26 @@ fn with_edit<R>(
     })
 }
 
-fn match_error(shown: &str, e: MatchError) -> ToolError {
+/// Whether `old_string` holds text that read_file writes for a character it shows escaped
+/// (`\u{200b}` for an invisible or bidirectional character, `\x1b` for a control): copied
+/// from read_file's text, it names the escape, not the character in the file.
+fn shown_escaped(old_string: &str) -> bool {
+    old_string.contains("\\u{") || old_string.contains("\\x")
+}
+
+fn match_error(shown: &str, e: MatchError, escapes: bool) -> ToolError {
     match e {
         MatchError::NoMatch => ToolError::failed(format!(
             "old_string was not found in {shown:?}; it must match the file exactly, whitespace \
              and indentation included. Read the file again with read_file and copy the text \
-             to replace without the line-number prefixes"
+             to replace without the line-number prefixes{}",
+            if escapes {
+                ". read_file shows a control, invisible or bidirectional character as an \
+                 escape (\\x1b, \\u{200b}): where old_string copies one, send the character \
+                 itself instead (in JSON \"\\u200b\"), or replace the text around it"
+            } else {
+                ""
+            }
         ))
         .with_reason("no_match"),
         MatchError::Ambiguous { count, lines } => {

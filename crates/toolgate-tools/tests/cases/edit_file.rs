@@ -124,6 +124,29 @@ async fn edit_crlf_22_cr_only_files_stay_cr_only() {
     assert_eq!(w.read("mac.txt").unwrap(), b"ALPHA\rBETA\rgamma\rdelta\r");
 }
 
+/// A character read_file shows escaped (an invisible one, a control) copied from its text into
+/// old_string matches nothing; the error says what the escape stands for and what to send.
+#[tokio::test]
+async fn an_escape_copied_from_read_file_is_explained_and_the_character_itself_matches() {
+    let w = Ws::new();
+    let text = "let a = \"x\u{200b}y\";\n";
+    w.write("z.rs", text);
+    let r = edit(&w, "z.rs", "\"x\\u{200b}y\"", "\"xy\"", false).await;
+    assert_err(&r, ErrorKind::ToolFailed, Some("no_match"));
+    let m = &r.error.as_ref().unwrap().message;
+    assert!(m.contains("send the character itself"), "{m}");
+    assert_eq!(w.read("z.rs").unwrap(), text.as_bytes());
+    // a plain miss does not talk about escapes
+    let r = edit(&w, "z.rs", "let b", "let c", false).await;
+    assert!(
+        !r.error.as_ref().unwrap().message.contains("escape"),
+        "{r:?}"
+    );
+    let o: EditFileOutput = out(&edit(&w, "z.rs", "\"x\u{200b}y\"", "\"xy\"", false).await);
+    assert_eq!(o.replacements, 1);
+    assert_eq!(w.read("z.rs").unwrap(), b"let a = \"xy\";\n");
+}
+
 #[tokio::test]
 async fn unique_matches_are_required_unless_replace_all() {
     let w = Ws::new();
