@@ -144,7 +144,7 @@ pub(crate) async fn authorize(
                 }
                 ApprovalAnswer::NobodyToAsk { reason } => {
                     st.approval = Some(Approval::Rejected);
-                    Err(nobody_to_ask(&spec.name, &reason)
+                    Err(nobody_to_ask(&spec.name, &reason, verdict)
                         .with_details(rejection_details(verdict, &reason)))
                 }
                 ApprovalAnswer::Pending { reason } => {
@@ -193,16 +193,27 @@ fn rejection_details(verdict: &crate::policy::Verdict, reason: &str) -> serde_js
 }
 
 /// The rejection when nobody could answer the approval question: what happened, that nothing
-/// changed, and how the operator lets such calls run.
-fn nobody_to_ask(tool: &str, why: &str) -> ToolError {
+/// changed, what the policy asked about (the verdict's reason: a rule the operator already
+/// wrote for the tool may not have covered the command, path or host the call names), and
+/// how the operator lets such calls run. The rule's name stays in the details, for the
+/// operator.
+fn nobody_to_ask(tool: &str, why: &str, verdict: &crate::policy::Verdict) -> ToolError {
+    let instead = if verdict.grantable {
+        ""
+    } else {
+        " A line the policy can read with certainty (see what it asked about) may run without \
+         asking under the operator's rules: send that instead if it does the same."
+    };
     ToolError::new(
         ErrorKind::ApprovalRejected,
         format!(
-            "{tool} needs the user's approval here, but nobody could be asked ({why}), so the \
-             call did not run and nothing was changed. Stop and tell the user. The operator can \
-             let such calls run without asking with an allow rule in toolgate.toml (for example \
-             [[rules]] decision = \"allow\", tool = \"{tool}\") or an approval grant \
-             (toolgate approvals grant --tool {tool})"
+            "{tool} needs the user's approval here ({}), but nobody could be asked ({why}), \
+             so the call did not run and nothing was changed.{instead} Otherwise stop and tell the user. The operator can let such calls run without \
+             asking with an allow rule in toolgate.toml that covers what was asked about (for \
+             example [[rules]] decision = \"allow\", tool = \"{tool}\", with resource = \
+             \"command:NAME\", \"path:PATTERN\" or \"host:NAME\" for the commands, files \
+             or hosts it names) or an approval grant (toolgate approvals grant --tool {tool})",
+            verdict.reason
         ),
     )
     .with_reason("nobody_to_ask")

@@ -74,6 +74,7 @@ async fn a_rejection_says_nothing_changed_and_keeps_the_rule_out_of_the_text() {
     assert_eq!(e.reason.as_deref(), Some("nobody_to_ask"));
     for says in [
         "nobody could be asked (this MCP client cannot show approval questions)",
+        "needs the user's approval here (the tool is destructive)",
         "nothing was changed",
         "tool = \"delete_all\"",
         "toolgate approvals grant --tool delete_all",
