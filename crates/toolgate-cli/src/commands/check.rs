@@ -142,8 +142,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     }
     writeln!(
         out,
-        "shell: network {}",
-        if shell.allow_network { "on" } else { "off" }
+        "shell: network {}, unix sockets {}",
+        if shell.allow_network { "on" } else { "off" },
+        if shell.allow_unix_sockets {
+            "allowed ([shell] unix_sockets)"
+        } else {
+            "refused (seccomp; [shell] unix_sockets = true allows them)"
+        }
     )?;
     sandbox_paths(
         &mut out,

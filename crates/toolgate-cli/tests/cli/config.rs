@@ -70,6 +70,10 @@ fn check_summarizes_a_valid_configuration_and_the_sandbox() {
     assert!(stdout.contains("toolgate.toml: ok"), "{stdout}");
     assert!(stdout.contains("sandbox: landlock ABI"), "{stdout}");
     assert!(
+        stdout.contains("shell: network off, unix sockets refused (seccomp; [shell] unix_sockets = true allows them)"),
+        "{stdout}"
+    );
+    assert!(
         stdout.contains("profile orders: read_file, list_dir, write_file"),
         "{stdout}"
     );
