@@ -280,10 +280,11 @@ fn hides_in_answers(c: char) -> bool {
         | '\u{fff9}'..='\u{fffb}' | '\u{1d173}'..='\u{1d17a}' | '\u{e0000}'..='\u{e007f}')
 }
 
-/// `text` without the characters that only hide text in it (see [`hides_in_answers`]) and
-/// the variation selectors of a run of two or more (a run spells bytes; one selector after an
-/// emoji or an ideograph is ordinary), and how many were taken out. A byte-order mark opening
-/// the text is kept. Borrows when there are none.
+/// `text` without the characters that only hide text in it (tag characters, bidi embeddings,
+/// overrides and isolates, the zero-width space, word joiners, a byte-order mark inside the
+/// text: `hides_in_answers`) and the variation selectors of a run of two or more (a run
+/// spells bytes; one selector after an emoji or an ideograph is ordinary), and how many were
+/// taken out. A byte-order mark opening the text is kept. Borrows when there are none.
 pub fn strip_hidden(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
     let (bom, rest) = match text.strip_prefix('\u{feff}') {
         Some(rest) => ("\u{feff}", rest),
