@@ -169,13 +169,20 @@ struct Known {
     /// Associative arrays declared by a statement of the line (`declare -A m`), and where:
     /// their subscripts are strings, not arithmetic.
     assoc: Vec<(String, usize)>,
+    /// Where each variable is assigned in any way: `declare -A` fails on an indexed array
+    /// assigned before it (`m=(1); declare -A m`), which stays indexed.
+    touched: Vec<(String, usize)>,
+    /// A builtin assigns a variable whose name is only known when it runs (`printf -v "$v"`,
+    /// `read "$v"`, `declare "$v=..."`): it may be any of them.
+    any: bool,
 }
 
 impl Known {
     /// Whether `name`, evaluated at byte `at`, holds a number set by the line.
     fn number(&self, name: &str, at: usize) -> bool {
         matches!(name, "#" | "?" | "$" | "!")
-            || !self.tainted.contains(name)
+            || !self.any
+                && !self.tainted.contains(name)
                 && self
                     .set
                     .iter()
@@ -986,6 +993,7 @@ fn known(root: Node, src: &str) -> Known {
                     None => text(target, src),
                 }
                 .to_string();
+                k.touched.push((name.clone(), n.start_byte()));
                 let value = n.child_by_field_name("value");
                 let number = match value {
                     None => true,
@@ -1045,9 +1053,19 @@ fn known(root: Node, src: &str) -> Known {
                 if !assigns {
                     continue;
                 }
-                for w in &words {
+                for (i, w) in words.iter().enumerate() {
                     let name = name_of(w);
+                    // a name only known when it runs: the value of an option (`read -p
+                    // "$prompt"`) is taken for one too, and printf's arguments after its
+                    // format are not names
+                    let printf_argument = program::program_name(words[0]) == "printf"
+                        && !words[..i].iter().any(|p| p.starts_with("-v"))
+                        && !w.starts_with("-v");
+                    if !printf_argument && (w.contains('$') || w.contains('`')) {
+                        k.any = true;
+                    }
                     if !name.is_empty() && !name.starts_with('-') {
+                        k.touched.push((name.clone(), n.start_byte()));
                         k.tainted.insert(name);
                     }
                 }
@@ -1074,6 +1092,12 @@ fn known(root: Node, src: &str) -> Known {
             _ => {}
         }
     }
+    let touched = std::mem::take(&mut k.touched);
+    k.assoc.retain(|(name, declared)| {
+        !touched
+            .iter()
+            .any(|(t, at)| t == name && at < declared)
+    });
     k
 }
 

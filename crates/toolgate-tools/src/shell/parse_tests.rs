@@ -512,6 +512,7 @@ fn arithmetic_over_numbers_the_line_set_is_certain() {
         "a=1 b=2; echo $((a + b * 16#ff + 0x1f))",
         "true; [[ $? -eq 0 ]] && echo ok",
         "n=0; ((n++)); echo $n",
+        "n=0; for f in *; do n=$((n+1)); printf '%s %d\\n' \"$f\" $n; done",
     ] {
         let a = analyze(src);
         assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
@@ -546,6 +547,10 @@ fn arithmetic_over_numbers_the_line_set_is_certain() {
         "i=0; for ((; i<n; i++)); do echo; done",
         "for ((i=0; i<3; i++)); do read i; done",
         "[[ $1 -eq 0 ]]",
+        "m=(1); declare -A m; m[k]=v",
+        "n=0; v=n; printf -v \"$v\" '%s' x; echo $((n))",
+        "n=0; v=n; read -r \"$v\" < f; echo $((n))",
+        "n=0; v=n; declare \"$v=x\"; echo $((n))",
     ] {
         let a = analyze(src);
         assert!(!a.certain, "{src} was read as certain: {a:?}");
