@@ -450,7 +450,8 @@ impl Analyzer {
         let name = text(name, src);
         let i = text(index, src).trim();
         let number = i.strip_prefix('-').unwrap_or(i);
-        if matches!(i, "@" | "*") || !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())
+        if matches!(i, "@" | "*")
+            || !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())
         {
             return;
         }
@@ -895,9 +896,7 @@ pub(crate) fn runs_nothing(argv: &[String]) -> bool {
                 .all(|a| !a.starts_with('-') && !a.contains('/') && !a.contains('='))
     };
     match argv.first().map(String::as_str) {
-        Some("command") => {
-            matches!(argv.get(1).map(String::as_str), Some("-v" | "-V")) && names(2)
-        }
+        Some("command") => matches!(argv.get(1).map(String::as_str), Some("-v" | "-V")) && names(2),
         Some("type") => {
             let opts = argv[1..]
                 .iter()
@@ -931,14 +930,20 @@ fn arithmetic_names(expr: &str) -> Option<Vec<String>> {
                 }
                 names.push(inner.to_string());
                 i = end + 1;
-            } else if b.get(i + 1).is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_') {
+            } else if b
+                .get(i + 1)
+                .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_')
+            {
                 let start = i + 1;
                 i = start;
                 while i < b.len() && ident(b[i]) {
                     i += 1;
                 }
                 names.push(expr[start..i].to_string());
-            } else if b.get(i + 1).is_some_and(|&c| matches!(c, b'#' | b'?' | b'$' | b'!')) {
+            } else if b
+                .get(i + 1)
+                .is_some_and(|&c| matches!(c, b'#' | b'?' | b'$' | b'!'))
+            {
                 names.push(expr[i + 1..i + 2].to_string());
                 i += 2;
             } else {
@@ -968,8 +973,20 @@ fn arithmetic_names(expr: &str) -> Option<Vec<String>> {
 fn known(root: Node, src: &str) -> Known {
     /// Builtins that assign the variables they name.
     const ASSIGNING: [&str; 14] = [
-        "read", "mapfile", "readarray", "printf", "getopts", "let", "wait", "compgen", "declare",
-        "typeset", "local", "export", "readonly", "unset",
+        "read",
+        "mapfile",
+        "readarray",
+        "printf",
+        "getopts",
+        "let",
+        "wait",
+        "compgen",
+        "declare",
+        "typeset",
+        "local",
+        "export",
+        "readonly",
+        "unset",
     ];
     let mut k = Known::default();
     let name_of = |w: &str| -> String {
@@ -1093,11 +1110,8 @@ fn known(root: Node, src: &str) -> Known {
         }
     }
     let touched = std::mem::take(&mut k.touched);
-    k.assoc.retain(|(name, declared)| {
-        !touched
-            .iter()
-            .any(|(t, at)| t == name && at < declared)
-    });
+    k.assoc
+        .retain(|(name, declared)| !touched.iter().any(|(t, at)| t == name && at < declared));
     k
 }
 
@@ -1110,10 +1124,14 @@ fn in_arithmetic(node: Node, src: &str) -> bool {
             "arithmetic_expansion" => return true,
             "c_style_for_statement" => return child.kind() != "do_group",
             "compound_statement" => return text(p, src).starts_with("(("),
-            "command" | "command_substitution" | "process_substitution" | "do_group"
-            | "subshell" | "program" | "function_definition" | "declaration_command" => {
-                return false
-            }
+            "command"
+            | "command_substitution"
+            | "process_substitution"
+            | "do_group"
+            | "subshell"
+            | "program"
+            | "function_definition"
+            | "declaration_command" => return false,
             _ => child = p,
         }
     }

@@ -483,7 +483,6 @@ fn line_continuations_inside_a_word_join_it() {
     assert!(certain("tou\\\nch pwned"));
 }
 
-
 /// Arithmetic over variables the line itself set from numbers (and loop counters of
 /// `for ((..))`), literal subscripts, `IFS=` before `read` and the look-up builtins are
 /// ordinary bash: certain. The same forms over variables whose text may come from outside

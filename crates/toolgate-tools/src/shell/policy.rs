@@ -133,7 +133,8 @@ impl CommandRules {
                 }
                 Some(_) => {}
                 // `command -v git`, `type ls`, `hash git` look names up and run nothing
-                None if super::parse::runs_nothing(&command.argv) && command.wrappers.is_empty() => {}
+                None if super::parse::runs_nothing(&command.argv)
+                    && command.wrappers.is_empty() => {}
                 None => match (&command.reading.code, self.allowed_but_for_code(command)) {
                     (Some(c), true) => code.push(format!(
                         "`{}` ({}; a rule must name it up to `{}`)",
