@@ -182,6 +182,7 @@ impl Known {
     fn number(&self, name: &str, at: usize) -> bool {
         matches!(name, "#" | "?" | "$" | "!")
             || !self.any
+                && !set_by_bash(name)
                 && !self.tainted.contains(name)
                 && self
                     .set
@@ -880,6 +881,34 @@ impl Analyzer {
     }
 }
 
+/// Whether bash itself sets the variable `name` to text from outside the line, without an
+/// assignment the line shows: `read` and `select` without a name (`REPLY`), `mapfile`
+/// (`MAPFILE`), `getopts`, `[[ =~ ]]` (`BASH_REMATCH`), `cd` (`PWD`), the last argument
+/// (`_`), the command text (`BASH_COMMAND`), ...
+fn set_by_bash(name: &str) -> bool {
+    const SET: [&str; 14] = [
+        "_",
+        "REPLY",
+        "MAPFILE",
+        "OPTARG",
+        "OPTIND",
+        "PWD",
+        "OLDPWD",
+        "DIRSTACK",
+        "COPROC",
+        "PIPESTATUS",
+        "FUNCNAME",
+        "HOSTNAME",
+        "SHELLOPTS",
+        "GROUPS",
+    ];
+    SET.contains(&name)
+        || name.starts_with("BASH")
+        || name.starts_with("COMP")
+        || name.starts_with("READLINE")
+        || name.starts_with("HIST")
+}
+
 /// Whether `w` is the literal word `name`.
 fn name_is(w: Option<&Word>, name: &str) -> bool {
     w.is_some_and(|w| w.literal && w.text == name)
@@ -925,10 +954,19 @@ fn arithmetic_names(expr: &str) -> Option<Vec<String>> {
             } else if b.get(i + 1) == Some(&b'{') {
                 let end = expr[i..].find('}')? + i;
                 let inner = &expr[i + 2..end];
-                if inner.is_empty() || !inner.bytes().all(ident) {
-                    return None;
+                let length = inner.strip_prefix('#').map(|n| {
+                    n.strip_suffix("[@]")
+                        .or_else(|| n.strip_suffix("[*]"))
+                        .unwrap_or(n)
+                });
+                match length {
+                    // a length (`${#name}`, `${#a[@]}`) is a number whatever the text
+                    Some(n) if !n.is_empty() && n.bytes().all(ident) => {}
+                    _ if !inner.is_empty() && inner.bytes().all(ident) => {
+                        names.push(inner.to_string())
+                    }
+                    _ => return None,
                 }
-                names.push(inner.to_string());
                 i = end + 1;
             } else if b
                 .get(i + 1)

@@ -511,6 +511,8 @@ fn arithmetic_over_numbers_the_line_set_is_certain() {
         "a=1 b=2; echo $((a + b * 16#ff + 0x1f))",
         "true; [[ $? -eq 0 ]] && echo ok",
         "n=0; ((n++)); echo $n",
+        "mapfile -t l < f; echo $(( ${#l[@]} + ${#l} - 1 ))",
+        "mapfile -t l < f; [[ ${#l[@]} -gt 1 ]] && echo many",
         "n=0; for f in *; do n=$((n+1)); printf '%s %d\\n' \"$f\" $n; done",
     ] {
         let a = analyze(src);
@@ -547,6 +549,12 @@ fn arithmetic_over_numbers_the_line_set_is_certain() {
         "for ((i=0; i<3; i++)); do read i; done",
         "[[ $1 -eq 0 ]]",
         "m=(1); declare -A m; m[k]=v",
+        "echo $(( ${l[0]} + 1 ))",
+        "echo $(( ${#l[$(id)]} ))",
+        "REPLY=0; read < f; echo $((REPLY))",
+        "BASH_REMATCH=0; [[ $s =~ (.*) ]]; echo $((BASH_REMATCH))",
+        "PWD=0; cd \"$d\"; echo $((PWD))",
+        "n=0; let n=y; echo $((n))",
         "n=0; v=n; printf -v \"$v\" '%s' x; echo $((n))",
         "n=0; v=n; read -r \"$v\" < f; echo $((n))",
         "n=0; v=n; declare \"$v=x\"; echo $((n))",
