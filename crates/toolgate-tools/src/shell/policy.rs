@@ -151,7 +151,9 @@ impl CommandRules {
             return Verdict::ask_each_time(
                 "shell.uncertain",
                 format!(
-                    "the command cannot be read with certainty: {}",
+                    "the command cannot be read with certainty, so no rule can allow it and it \
+                     asks every time: {}. Rewrite those parts as said where a way is given, or \
+                     split the work into commands the rules can read",
                     analysis.uncertain.join("; ")
                 ),
             );
