@@ -1067,12 +1067,16 @@ fn known(root: Node, src: &str) -> Known {
                     k.tainted.insert(name);
                     continue;
                 }
-                let parent = n.parent();
-                let top = parent.is_some_and(|p| p.kind() == "program")
-                    || parent.is_some_and(|p| {
-                        p.kind() == "variable_assignments"
-                            && p.parent().is_some_and(|g| g.kind() == "program")
-                    });
+                // a statement of the line itself, not run in the background (`x=5 &`
+                // assigns in a subshell, leaving the environment's x)
+                let statement = match n.parent() {
+                    Some(p) if p.kind() == "variable_assignments" => p,
+                    _ => n,
+                };
+                let top = statement.parent().is_some_and(|p| p.kind() == "program")
+                    && statement
+                        .next_sibling()
+                        .is_none_or(|next| text(next, src) != "&");
                 if top {
                     k.set.push((name, n.start_byte(), usize::MAX));
                 }

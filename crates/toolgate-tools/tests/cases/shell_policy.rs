@@ -542,6 +542,7 @@ async fn arithmetic_over_text_from_outside_the_line_asks() {
         "read -r n < f; for ((i=0;i<n;i++)); do echo; done",
         "read -r k < f; a=(1); echo ${a[k]}",
         "n=0; while read -r n; do echo $((n)); done < f",
+        "echo $(( $(cat f) + 1 ))",
         "IFS=/ ls",
     ];
     for command in commands {
