@@ -169,9 +169,12 @@ struct Known {
     /// Associative arrays declared by a statement of the line (`declare -A m`), and where:
     /// their subscripts are strings, not arithmetic.
     assoc: Vec<(String, usize)>,
-    /// Where each variable is assigned in any way: `declare -A` fails on an indexed array
+    /// Where each variable is assigned: `declare -A` fails on an indexed array
     /// assigned before it (`m=(1); declare -A m`), which stays indexed.
     touched: Vec<(String, usize)>,
+    /// Where each variable is named by a builtin (`declare`, `local`, `unset`, `read`, ...):
+    /// after `unset m`, or in a function's `local m`, `m[k]=v` makes an indexed array again.
+    declared: Vec<(String, usize)>,
     /// A builtin assigns a variable whose name is only known when it runs (`printf -v "$v"`,
     /// `read "$v"`, `declare "$v=..."`): it may be any of them.
     any: bool,
@@ -1124,7 +1127,7 @@ fn known(root: Node, src: &str) -> Known {
                         k.any = true;
                     }
                     if !name.is_empty() && !name.starts_with('-') {
-                        k.touched.push((name.clone(), n.start_byte()));
+                        k.declared.push((name.clone(), n.start_byte()));
                         k.tainted.insert(name);
                     }
                 }
@@ -1152,8 +1155,11 @@ fn known(root: Node, src: &str) -> Known {
         }
     }
     let touched = std::mem::take(&mut k.touched);
-    k.assoc
-        .retain(|(name, declared)| !touched.iter().any(|(t, at)| t == name && at < declared));
+    let declared = std::mem::take(&mut k.declared);
+    k.assoc.retain(|(name, at)| {
+        !touched.iter().any(|(t, t_at)| t == name && t_at < at)
+            && declared.iter().all(|(d, d_at)| d != name || d_at == at)
+    });
     k
 }
 

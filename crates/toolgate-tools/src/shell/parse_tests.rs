@@ -551,6 +551,8 @@ fn arithmetic_over_numbers_the_line_set_is_certain() {
         "for ((i=0; i<3; i++)); do read i; done",
         "[[ $1 -eq 0 ]]",
         "m=(1); declare -A m; m[k]=v",
+        "declare -A m; unset m; m[k]=v",
+        "declare -A m; f() { local m; m[k]=v; }; f",
         "echo $(( ${l[0]} + 1 ))",
         "x=5 & echo $((x))",
         "x=5 y=1 & echo $((x))",
