@@ -31,11 +31,14 @@
 //!
 //! Whatever cannot be read with certainty makes the analysis uncertain, with a reason:
 //! syntax errors, a command name that is an expansion or holds glob or brace patterns,
-//! `eval`, `source`, `.`, `alias`, `hash`, `enable`, `trap`, a wrapper used in a way the
-//! grammar cannot read (`env -S`), a program reading the commands it runs from its input
-//! (`curl x | bash`, `vim`, `ed`), variables set as above, `set -a`, name references,
-//! arithmetic on variables (bash evaluates a variable's text as an expression, which can run
-//! a command substitution), brace expansion, redirection targets holding expansions, input
+//! `eval`, `source`, `.`, `alias`, `hash` with options, `enable`, `trap`, a wrapper used in a
+//! way the grammar cannot read (`env -S`), a program reading the commands it runs from its
+//! input (`curl x | bash`, `vim`, `ed`), variables set as above (but `IFS=` before `read`),
+//! `set -a`, name references, arithmetic on variables (bash evaluates a variable's text as an
+//! expression, which can run a command substitution) unless each holds a number the line
+//! itself set (see `Known`: `n=0; n=$((n+1))`, `for ((i=0; ..))`), subscripts other than
+//! literal numbers, `@`, `*` and the keys of an associative array the line declared, brace
+//! expansion, redirection targets holding expansions, input
 //! larger than [`MAX_INPUT`], nesting deeper than [`MAX_DEPTH`], or a parse slower than
 //! [`PARSE_BUDGET`].
 
