@@ -131,3 +131,23 @@ mod tests {
         assert_eq!(env[&OsString::from("LANG")], OsString::from("C"));
     }
 }
+
+#[cfg(test)]
+mod pinned_tests {
+    use super::GIT_CONFIG;
+    use toolgate_core::pattern::program::{git_setting_is_harmless, GIT_PINNED_SETTINGS};
+
+    /// The command grammar lets `git -c KEY=VALUE` through when VALUE is what the sandbox
+    /// pins KEY to: its table must be the sandbox's.
+    #[test]
+    fn the_grammar_knows_the_values_the_sandbox_pins() {
+        assert_eq!(GIT_CONFIG.len(), GIT_PINNED_SETTINGS.len());
+        for (key, value) in GIT_CONFIG {
+            assert!(
+                git_setting_is_harmless(&format!("{key}={value}")),
+                "{key}={value}"
+            );
+            assert!(!git_setting_is_harmless(&format!("{key}=id")), "{key}=id");
+        }
+    }
+}

@@ -31,11 +31,14 @@
 //!
 //! Whatever cannot be read with certainty makes the analysis uncertain, with a reason:
 //! syntax errors, a command name that is an expansion or holds glob or brace patterns,
-//! `eval`, `source`, `.`, `alias`, `hash`, `enable`, `trap`, a wrapper used in a way the
-//! grammar cannot read (`env -S`), a program reading the commands it runs from its input
-//! (`curl x | bash`, `vim`, `ed`), variables set as above, `set -a`, name references,
-//! arithmetic on variables (bash evaluates a variable's text as an expression, which can run
-//! a command substitution), brace expansion, redirection targets holding expansions, input
+//! `eval`, `source`, `.`, `alias`, `hash` with options, `enable`, `trap`, a wrapper used in a
+//! way the grammar cannot read (`env -S`), a program reading the commands it runs from its
+//! input (`curl x | bash`, `vim`, `ed`), variables set as above (but `IFS=` before `read`),
+//! `set -a`, name references, arithmetic on variables (bash evaluates a variable's text as an
+//! expression, which can run a command substitution) unless each holds a number the line
+//! itself set (see `Known`: `n=0; n=$((n+1))`, `for ((i=0; ..))`), subscripts other than
+//! literal numbers, `@`, `*` and the keys of an associative array the line declared, brace
+//! expansion, redirection targets holding expansions, input
 //! larger than [`MAX_INPUT`], nesting deeper than [`MAX_DEPTH`], or a parse slower than
 //! [`PARSE_BUDGET`].
 
@@ -147,6 +150,51 @@ struct Analyzer {
     redirects: Vec<Redirect>,
     uncertain: Vec<String>,
     pinned: Vec<String>,
+    /// What each line being read (the innermost last) sets its variables to: see [`Known`].
+    known: Vec<Known>,
+}
+
+/// The variables of one line whose text bash may evaluate without running anything: bash
+/// evaluates a variable's text as an expression in arithmetic (`$((n))`, `[[ n -eq 0 ]]`,
+/// `for ((..))`, an indexed array's subscript), and text like `a[$(cmd)]` runs cmd. A
+/// variable is known when every assignment to it in the line gives it a number (a literal
+/// number, or arithmetic, whose own variables are checked where it is), none gives it text
+/// from elsewhere (`read`, `mapfile`, `for x in`, `printf -v`, a declaration, `${x:=..}`, a
+/// command substitution, ...), and the evaluation comes after an assignment that runs
+/// unconditionally (a statement of the line itself, or the initializer of the enclosing
+/// `for ((..))`); before it the value comes from the environment.
+#[derive(Default)]
+struct Known {
+    /// Byte ranges of the line where a variable holds a number it was given in the line.
+    set: Vec<(String, usize, usize)>,
+    /// Variables given other text somewhere in the line.
+    tainted: std::collections::HashSet<String>,
+    /// Associative arrays declared by a statement of the line (`declare -A m`), and where:
+    /// their subscripts are strings, not arithmetic.
+    assoc: Vec<(String, usize)>,
+    /// Where each variable is assigned: `declare -A` fails on an indexed array
+    /// assigned before it (`m=(1); declare -A m`), which stays indexed.
+    touched: Vec<(String, usize)>,
+    /// Where each variable is named by a builtin (`declare`, `local`, `unset`, `read`, ...):
+    /// after `unset m`, or in a function's `local m`, `m[k]=v` makes an indexed array again.
+    declared: Vec<(String, usize)>,
+    /// A builtin assigns a variable whose name is only known when it runs (`printf -v "$v"`,
+    /// `read "$v"`, `declare "$v=..."`): it may be any of them.
+    any: bool,
+}
+
+impl Known {
+    /// Whether `name`, evaluated at byte `at`, holds a number set by the line.
+    fn number(&self, name: &str, at: usize) -> bool {
+        matches!(name, "#" | "?" | "$" | "!")
+            || !self.any
+                && !set_by_bash(name)
+                && !self.tainted.contains(name)
+                && self
+                    .set
+                    .iter()
+                    .any(|(n, from, to)| n == name && *from < at && at <= *to)
+    }
 }
 
 /// Builtins that run code the analysis cannot see.
@@ -222,6 +270,7 @@ impl Analyzer {
             return;
         };
         let root = tree.root_node();
+        self.known.push(known(root, src));
         if root.has_error() {
             self.doubt("the command has a syntax error or a construct the parser does not know");
         }
@@ -237,6 +286,39 @@ impl Analyzer {
             for child in children.into_iter().rev() {
                 stack.push((child, depth + 1));
             }
+        }
+        self.known.pop();
+    }
+
+    /// Doubts an arithmetic evaluation of `expr` (source text at byte `at`) unless every
+    /// variable it names holds a number the line set (see [`Known`]).
+    fn arithmetic(&mut self, expr: &str, at: usize, what: &str) {
+        let unknown: Vec<String> = match arithmetic_names(expr) {
+            Some(names) => names
+                .into_iter()
+                .filter(|n| !self.known.last().is_some_and(|k| k.number(n, at)))
+                .collect(),
+            None => {
+                self.doubt(format!(
+                    "{what} `{expr}` holds an expansion whose text bash evaluates as an \
+                     expression (which can run commands); assign it to a variable first \
+                     (`n=$((...))`) or use plain `$name`s set from numbers in the line"
+                ));
+                return;
+            }
+        };
+        if !unknown.is_empty() {
+            self.doubt(format!(
+                "{what} `{expr}` evaluates the text of {} as an expression, which can run \
+                 commands (`a[$(cmd)]`) when it comes from outside the line; set each from a \
+                 number earlier in the line (`{}=0`) or compare text instead (`[ \"$x\" = 5 ]`)",
+                unknown
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                unknown[0]
+            ));
         }
     }
 
@@ -268,44 +350,45 @@ impl Analyzer {
                 }
             }
             "file_redirect" => self.redirect(node, src),
-            "arithmetic_expansion" | "subscript" | "arithmetic_statement"
-                if has_descendant(node, &["simple_expansion", "expansion", "variable_name"]) =>
-            {
-                self.doubt(
-                    "arithmetic on variables (bash evaluates their text, which can run commands)",
-                );
+            "arithmetic_expansion" | "arithmetic_statement" => {
+                self.arithmetic(text(node, src), node.start_byte(), "the arithmetic");
             }
-            "compound_statement"
-                if text(node, src).starts_with("((")
-                    && has_descendant(
-                        node,
-                        &["simple_expansion", "expansion", "variable_name"],
-                    ) =>
-            {
-                self.doubt(
-                    "arithmetic on variables (bash evaluates their text, which can run commands)",
-                );
+            "compound_statement" if text(node, src).starts_with("((") => {
+                self.arithmetic(text(node, src), node.start_byte(), "the arithmetic");
             }
+            "subscript" => self.subscript(node, src),
             "test_command" => {
                 let t = text(node, src);
                 const ARITH: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
                 // inside [[ ]] the operands of these are arithmetic, and a bare name is a
                 // variable whose text is evaluated in turn (`y='a[$(cmd)]'; [[ y -eq 0 ]]`
-                // runs cmd): anything but digits and blanks around them is a variable
-                let operands = ARITH.iter().fold(
-                    t.trim_start_matches("[[")
-                        .trim_end_matches("]]")
-                        .to_string(),
-                    |t, op| t.replace(op, " "),
-                );
-                let arith = ARITH.iter().any(|op| t.contains(op));
-                if t.starts_with("[[")
-                    && arith
-                    && operands
-                        .bytes()
-                        .any(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'$' | b'`'))
-                {
-                    self.doubt("an arithmetic test on variables inside [[ ]]");
+                // runs cmd)
+                if t.starts_with("[[") && ARITH.iter().any(|op| t.contains(op)) {
+                    let mut operands: Vec<Node> = Vec::new();
+                    let mut stack = vec![node];
+                    while let Some(n) = stack.pop() {
+                        let op = n.child_by_field_name("operator").map(|o| text(o, src));
+                        if n.kind() == "binary_expression" && op.is_some_and(|o| ARITH.contains(&o))
+                        {
+                            operands.extend(n.child_by_field_name("left"));
+                            operands.extend(n.child_by_field_name("right"));
+                        }
+                        let mut cursor = n.walk();
+                        stack.extend(n.children(&mut cursor));
+                    }
+                    if operands.is_empty() {
+                        self.doubt(format!(
+                            "an arithmetic test `{t}` the analysis cannot split into operands"
+                        ));
+                    }
+                    for o in operands {
+                        let raw = text(o, src);
+                        let bare = raw
+                            .strip_prefix('"')
+                            .and_then(|r| r.strip_suffix('"'))
+                            .unwrap_or(raw);
+                        self.arithmetic(bare, o.start_byte(), "the arithmetic test operand");
+                    }
                 }
                 let inner = t.trim_start_matches("[[").trim_end_matches("]]");
                 let named_subscript = inner.split('[').skip(1).any(|after| {
@@ -340,15 +423,9 @@ impl Analyzer {
                 // evaluated in turn (`n='a[$(cmd)]'; for ((i=0; i<n; i++))` runs cmd)
                 let t = text(node, src);
                 let header = t.split("))").next().unwrap_or(t);
-                if header
-                    .trim_start_matches("for")
-                    .bytes()
-                    .any(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'$' | b'`'))
-                {
-                    self.doubt(
-                        "arithmetic on variables (bash evaluates their text, which can run commands)",
-                    );
-                }
+                let header = header.trim_start_matches("for").trim_start();
+                let header = header.strip_prefix("((").unwrap_or(header);
+                self.arithmetic(header, node.start_byte() + 1, "the `for ((..))` header");
             }
             "array" if array_subscripts_evaluate(text(node, src)) => {
                 self.doubt(
@@ -361,6 +438,46 @@ impl Analyzer {
             _ if node.is_missing() => self.doubt("the command is incomplete"),
             _ => {}
         }
+    }
+
+    /// A subscript (`${a[i]}`, `a[i]=v`): a literal number, `@` or `*` evaluates nothing, nor
+    /// does any key of an associative array the line declared; any other subscript of an
+    /// indexed array is arithmetic (see [`Self::arithmetic`]).
+    fn subscript(&mut self, node: Node, src: &str) {
+        let (Some(name), Some(index)) = (
+            node.child_by_field_name("name"),
+            node.child_by_field_name("index"),
+        ) else {
+            self.doubt(format!(
+                "the subscript `{}` could not be read",
+                text(node, src)
+            ));
+            return;
+        };
+        let name = text(name, src);
+        let i = text(index, src).trim();
+        let number = i.strip_prefix('-').unwrap_or(i);
+        if matches!(i, "@" | "*")
+            || !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())
+        {
+            return;
+        }
+        let at = node.start_byte();
+        if self
+            .known
+            .last()
+            .is_some_and(|k| k.assoc.iter().any(|(n, from)| n == name && *from < at))
+        {
+            return;
+        }
+        self.arithmetic(
+            i,
+            at,
+            &format!(
+                "the subscript of `{name}` (arithmetic unless `{name}` is declared \
+                 associative with `declare -A {name}` earlier in the line)"
+            ),
+        );
     }
 
     fn command(&mut self, node: Node, src: &str, nesting: usize) {
@@ -435,6 +552,11 @@ impl Analyzer {
             return;
         };
         for (name, value) in &prefixes {
+            if name == "IFS" && value.is_some() && name_is(words.first(), "read") {
+                // `IFS= read -r line`: the separators `read` splits its input at, as a
+                // literal, for that `read` only
+                continue;
+            }
             self.var(vars::judge(name, value.as_deref()));
         }
         if !name.literal {
@@ -481,7 +603,7 @@ impl Analyzer {
                 return;
             };
             let name = program::program_name(first).to_string();
-            if OPAQUE.contains(&name.as_str()) {
+            if OPAQUE.contains(&name.as_str()) && !runs_nothing(&cmd.argv) {
                 self.doubt(format!("`{name}` runs code the analysis cannot see"));
             }
             self.environment(&name, &cmd.argv, &reading);
@@ -763,6 +885,308 @@ impl Analyzer {
         }
         self.redirects.push(Redirect { path, access });
     }
+}
+
+/// Whether bash itself sets the variable `name` to text from outside the line, without an
+/// assignment the line shows: `read` and `select` without a name (`REPLY`), `mapfile`
+/// (`MAPFILE`), `getopts`, `[[ =~ ]]` (`BASH_REMATCH`), `cd` (`PWD`), the last argument
+/// (`_`), the command text (`BASH_COMMAND`), ...
+fn set_by_bash(name: &str) -> bool {
+    const SET: [&str; 14] = [
+        "_",
+        "REPLY",
+        "MAPFILE",
+        "OPTARG",
+        "OPTIND",
+        "PWD",
+        "OLDPWD",
+        "DIRSTACK",
+        "COPROC",
+        "PIPESTATUS",
+        "FUNCNAME",
+        "HOSTNAME",
+        "SHELLOPTS",
+        "GROUPS",
+    ];
+    SET.contains(&name)
+        || name.starts_with("BASH")
+        || name.starts_with("COMP")
+        || name.starts_with("READLINE")
+        || name.starts_with("HIST")
+}
+
+/// Whether `w` is the literal word `name`.
+fn name_is(w: Option<&Word>, name: &str) -> bool {
+    w.is_some_and(|w| w.literal && w.text == name)
+}
+
+/// Whether the command `argv` only looks names up and runs nothing: `command -v NAME...`
+/// (`-V`), `type NAME...` (with `-t`, `-a`, `-p`, `-P`, `-f`), `hash NAME...` (which
+/// remembers where a command is, as running it would).
+pub(crate) fn runs_nothing(argv: &[String]) -> bool {
+    let names = |from: usize| {
+        argv.len() > from
+            && argv[from..]
+                .iter()
+                .all(|a| !a.starts_with('-') && !a.contains('/') && !a.contains('='))
+    };
+    match argv.first().map(String::as_str) {
+        Some("command") => matches!(argv.get(1).map(String::as_str), Some("-v" | "-V")) && names(2),
+        Some("type") => {
+            let opts = argv[1..]
+                .iter()
+                .take_while(|a| matches!(a.as_str(), "-t" | "-a" | "-p" | "-P" | "-f" | "-ta"))
+                .count();
+            names(1 + opts)
+        }
+        Some("hash") => names(1),
+        _ => false,
+    }
+}
+
+/// The variables an arithmetic expression `expr` names (`$((n + $m))`: `n`, `m`), or `None`
+/// when it holds something else whose text is evaluated (a command substitution, a
+/// parameter expansion other than `${name}`, quotes of another kind).
+fn arithmetic_names(expr: &str) -> Option<Vec<String>> {
+    let b = expr.as_bytes();
+    let mut names = Vec::new();
+    let mut i = 0;
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    while i < b.len() {
+        let c = b[i];
+        if c == b'$' {
+            if expr[i..].starts_with("$((") {
+                i += 3;
+            } else if b.get(i + 1) == Some(&b'{') {
+                let end = expr[i..].find('}')? + i;
+                let inner = &expr[i + 2..end];
+                let length = inner.strip_prefix('#').map(|n| {
+                    n.strip_suffix("[@]")
+                        .or_else(|| n.strip_suffix("[*]"))
+                        .unwrap_or(n)
+                });
+                match length {
+                    // a length (`${#name}`, `${#a[@]}`) is a number whatever the text
+                    Some(n) if !n.is_empty() && n.bytes().all(ident) => {}
+                    _ if !inner.is_empty() && inner.bytes().all(ident) => {
+                        names.push(inner.to_string())
+                    }
+                    _ => return None,
+                }
+                i = end + 1;
+            } else if b
+                .get(i + 1)
+                .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_')
+            {
+                let start = i + 1;
+                i = start;
+                while i < b.len() && ident(b[i]) {
+                    i += 1;
+                }
+                names.push(expr[start..i].to_string());
+            } else if b
+                .get(i + 1)
+                .is_some_and(|&c| matches!(c, b'#' | b'?' | b'$' | b'!'))
+            {
+                names.push(expr[i + 1..i + 2].to_string());
+                i += 2;
+            } else {
+                return None;
+            }
+        } else if c.is_ascii_digit() {
+            // a number, with its base (`16#ff`, `0x1f`)
+            while i < b.len() && (ident(b[i]) || matches!(b[i], b'#' | b'@')) {
+                i += 1;
+            }
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && ident(b[i]) {
+                i += 1;
+            }
+            names.push(expr[start..i].to_string());
+        } else if matches!(c, b'`' | b'\'' | b'\\') {
+            return None;
+        } else {
+            i += 1;
+        }
+    }
+    Some(names)
+}
+
+/// Which variables of the line under `root` hold numbers, and where: see [`Known`].
+fn known(root: Node, src: &str) -> Known {
+    /// Builtins that assign the variables they name.
+    const ASSIGNING: [&str; 14] = [
+        "read",
+        "mapfile",
+        "readarray",
+        "printf",
+        "getopts",
+        "let",
+        "wait",
+        "compgen",
+        "declare",
+        "typeset",
+        "local",
+        "export",
+        "readonly",
+        "unset",
+    ];
+    let mut k = Known::default();
+    let name_of = |w: &str| -> String {
+        w.split(['=', '[', '+'])
+            .next()
+            .unwrap_or_default()
+            .trim_matches(['"', '\''])
+            .to_string()
+    };
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor));
+        match n.kind() {
+            "variable_assignment" => {
+                let Some(target) = n.child_by_field_name("name") else {
+                    continue;
+                };
+                let name = match target.child_by_field_name("name") {
+                    Some(inner) => text(inner, src),
+                    None => text(target, src),
+                }
+                .to_string();
+                k.touched.push((name.clone(), n.start_byte()));
+                let value = n.child_by_field_name("value");
+                let number = match value {
+                    None => true,
+                    Some(v) => {
+                        let t = text(v, src);
+                        let digits = t.strip_prefix('-').unwrap_or(t);
+                        (v.kind() == "arithmetic_expansion" && !text(n, src).contains("+="))
+                            || !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+                    }
+                };
+                if in_arithmetic(n, src) {
+                    // an arithmetic assignment gives a number
+                    continue;
+                }
+                if !number {
+                    k.tainted.insert(name);
+                    continue;
+                }
+                // a statement of the line itself, not run in the background (`x=5 &`
+                // assigns in a subshell, leaving the environment's x)
+                let statement = match n.parent() {
+                    Some(p) if p.kind() == "variable_assignments" => p,
+                    _ => n,
+                };
+                let top = statement.parent().is_some_and(|p| p.kind() == "program")
+                    && statement
+                        .next_sibling()
+                        .is_none_or(|next| text(next, src) != "&");
+                if top {
+                    k.set.push((name, n.start_byte(), usize::MAX));
+                }
+            }
+            "for_statement" | "select_statement" => {
+                if let Some(v) = n.child_by_field_name("variable") {
+                    k.tainted.insert(text(v, src).to_string());
+                }
+            }
+            "c_style_for_statement" => {
+                let mut cursor = n.walk();
+                for init in n.children_by_field_name("initializer", &mut cursor) {
+                    if init.kind() == "variable_assignment" {
+                        if let Some(v) = init.child_by_field_name("name") {
+                            k.set
+                                .push((text(v, src).to_string(), n.start_byte(), n.end_byte()));
+                        }
+                    }
+                }
+            }
+            "declaration_command" | "unset_command" | "command" => {
+                let words: Vec<&str> = {
+                    let mut cursor = n.walk();
+                    n.named_children(&mut cursor)
+                        .map(|c| text(c, src))
+                        .collect()
+                };
+                let keyword = n.child(0).map(|c| text(c, src)).unwrap_or_default();
+                let assigns = n.kind() != "command"
+                    || words
+                        .iter()
+                        .any(|w| ASSIGNING.contains(&program::program_name(w)));
+                if !assigns {
+                    continue;
+                }
+                for (i, w) in words.iter().enumerate() {
+                    let name = name_of(w);
+                    // a name only known when it runs: the value of an option (`read -p
+                    // "$prompt"`) is taken for one too, and printf's arguments after its
+                    // format are not names
+                    let printf_argument = program::program_name(words[0]) == "printf"
+                        && !words[..i].iter().any(|p| p.starts_with("-v"))
+                        && !w.starts_with("-v");
+                    if !printf_argument && (w.contains('$') || w.contains('`')) {
+                        k.any = true;
+                    }
+                    if !name.is_empty() && !name.starts_with('-') {
+                        k.declared.push((name.clone(), n.start_byte()));
+                        k.tainted.insert(name);
+                    }
+                }
+                let top = n.parent().is_some_and(|p| p.kind() == "program");
+                let assoc = words.iter().any(|w| w.starts_with('-') && w.contains('A'));
+                if top && assoc && matches!(keyword, "declare" | "typeset" | "local") {
+                    for w in words.iter().filter(|w| !w.starts_with('-')) {
+                        k.assoc.push((name_of(w), n.start_byte()));
+                    }
+                }
+            }
+            "expansion" => {
+                // `${x:=text}`, `${x=text}` assign x
+                let t = text(n, src);
+                let inner = t.strip_prefix("${").unwrap_or(t);
+                let end = inner
+                    .bytes()
+                    .position(|c| !(c.is_ascii_alphanumeric() || c == b'_'))
+                    .unwrap_or(inner.len());
+                if inner[end..].starts_with('=') || inner[end..].starts_with(":=") {
+                    k.tainted.insert(inner[..end].to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    let touched = std::mem::take(&mut k.touched);
+    let declared = std::mem::take(&mut k.declared);
+    k.assoc.retain(|(name, at)| {
+        !touched.iter().any(|(t, t_at)| t == name && t_at < at)
+            && declared.iter().all(|(d, d_at)| d != name || d_at == at)
+    });
+    k
+}
+
+/// Whether `node` sits in an arithmetic expression (`$((..))`, `((..))`, the header of
+/// `for ((..))`) rather than in a command inside one.
+fn in_arithmetic(node: Node, src: &str) -> bool {
+    let mut child = node;
+    while let Some(p) = child.parent() {
+        match p.kind() {
+            "arithmetic_expansion" => return true,
+            "c_style_for_statement" => return child.kind() != "do_group",
+            "compound_statement" => return text(p, src).starts_with("(("),
+            "command"
+            | "command_substitution"
+            | "process_substitution"
+            | "do_group"
+            | "subshell"
+            | "program"
+            | "function_definition"
+            | "declaration_command" => return false,
+            _ => child = p,
+        }
+    }
+    false
 }
 
 /// The name of a `variable_assignment` node (without a subscript) and its value as bash

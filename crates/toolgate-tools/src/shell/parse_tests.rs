@@ -482,3 +482,91 @@ fn line_continuations_inside_a_word_join_it() {
     assert_eq!(lines("git status \\\n  --short"), ["git status --short"]);
     assert!(certain("tou\\\nch pwned"));
 }
+
+/// Arithmetic over variables the line itself set from numbers (and loop counters of
+/// `for ((..))`), literal subscripts, `IFS=` before `read` and the look-up builtins are
+/// ordinary bash: certain. The same forms over variables whose text may come from outside
+/// the line (`read`, `mapfile`, `for x in`, a command substitution, the environment, a
+/// later assignment of text) stay uncertain.
+#[test]
+fn arithmetic_over_numbers_the_line_set_is_certain() {
+    for src in [
+        "count=0; for f in *.md; do count=$((count+1)); done",
+        "i=0; i=$((i+1))",
+        "i=0; i=$((i+1)); echo $i",
+        "arr=(a b c); echo ${arr[1]}",
+        "arr=(a b c); printf '%s\\n' \"${arr[@]}\"",
+        "files=(*.rs); echo ${#files[@]} ${arr[-1]} ${arr[*]}",
+        "find . | while IFS= read -r f; do echo \"$f\"; done",
+        "while IFS=, read -r a b; do echo $a; done < f.csv",
+        "x=5; [[ $x -eq 5 ]]",
+        "x=5; [[ \"$x\" -lt 6 && -f y ]] && echo ok",
+        "n=3; for ((i=0;i<n;i++)); do echo $i; done",
+        "for ((i=0;i<3;i++)); do echo $i; done",
+        "mapfile -t l < f; echo ${#l[@]}",
+        "declare -A m; m[k]=v; echo ${m[k]}",
+        "hash git",
+        "command -v git",
+        "type -t ls git",
+        "a=1 b=2; echo $((a + b * 16#ff + 0x1f))",
+        "true; [[ $? -eq 0 ]] && echo ok",
+        "n=0; ((n++)); echo $n",
+        "x=5; echo $((x)) & wait",
+        "x=5\necho $((x))",
+        "mapfile -t l < f; echo $(( ${#l[@]} + ${#l} - 1 ))",
+        "mapfile -t l < f; [[ ${#l[@]} -gt 1 ]] && echo many",
+        "n=0; for f in *; do n=$((n+1)); printf '%s %d\\n' \"$f\" $n; done",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
+    }
+    for src in [
+        "read n < f; echo $((n + 1))",
+        "read -r n; i=0; i=$((i+n))",
+        "mapfile -t l < f; echo $((l))",
+        "for n in $(cat f); do echo $((n+1)); done",
+        "for n in *; do [[ $n -eq 1 ]]; done",
+        "n=$(cat f); echo $((n))",
+        "echo $((n))",
+        "n=0; n=abc; echo $((n))",
+        "n='a[$(touch pwned)]'; echo $((n))",
+        "echo $((n)); n=0",
+        "while true; do echo $((n)); n=0; done",
+        "n=0; while read n; do echo $((n)); done",
+        "n=0; printf -v n '%s' x; echo $((n))",
+        "n=0; echo ${n:=x}; echo $((n))",
+        "n=0; f() { local n=x; echo $((n)); }; f",
+        "true && n=0; echo $((n))",
+        "(n=0); echo $((n))",
+        "read x; echo ${arr[x]}",
+        "echo ${arr[i]}",
+        "m[k]=v",
+        "declare -A m; read k; echo $((m[$k]))",
+        "IFS=/ ls",
+        "IFS=/ read -r a b; IFS=/ ls",
+        "IFS=$x read -r a",
+        "hash -p /tmp/x ls",
+        "echo $(( $(cat f) + 1 ))",
+        "i=0; for ((; i<n; i++)); do echo; done",
+        "for ((i=0; i<3; i++)); do read i; done",
+        "[[ $1 -eq 0 ]]",
+        "m=(1); declare -A m; m[k]=v",
+        "declare -A m; unset m; m[k]=v",
+        "declare -A m; f() { local m; m[k]=v; }; f",
+        "echo $(( ${l[0]} + 1 ))",
+        "x=5 & echo $((x))",
+        "x=5 y=1 & echo $((x))",
+        "x=5 &\necho $((x))",
+        "echo $(( ${#l[$(id)]} ))",
+        "REPLY=0; read < f; echo $((REPLY))",
+        "BASH_REMATCH=0; [[ $s =~ (.*) ]]; echo $((BASH_REMATCH))",
+        "PWD=0; cd \"$d\"; echo $((PWD))",
+        "n=0; let n=y; echo $((n))",
+        "n=0; v=n; printf -v \"$v\" '%s' x; echo $((n))",
+        "n=0; v=n; read -r \"$v\" < f; echo $((n))",
+        "n=0; v=n; declare \"$v=x\"; echo $((n))",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+    }
+}

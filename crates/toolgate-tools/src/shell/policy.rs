@@ -132,6 +132,9 @@ impl CommandRules {
                     asked.push((command.display(), rule));
                 }
                 Some(_) => {}
+                // `command -v git`, `type ls`, `hash git` look names up and run nothing
+                None if super::parse::runs_nothing(&command.argv)
+                    && command.wrappers.is_empty() => {}
                 None => match (&command.reading.code, self.allowed_but_for_code(command)) {
                     (Some(c), true) => code.push(format!(
                         "`{}` ({}; a rule must name it up to `{}`)",
@@ -148,7 +151,9 @@ impl CommandRules {
             return Verdict::ask_each_time(
                 "shell.uncertain",
                 format!(
-                    "the command cannot be read with certainty: {}",
+                    "the command cannot be read with certainty, so no rule can allow it and it \
+                     asks every time: {}. Rewrite those parts as said where a way is given, or \
+                     split the work into commands the rules can read",
                     analysis.uncertain.join("; ")
                 ),
             );

@@ -90,6 +90,14 @@ fn deny_beats_ask_beats_allow_on_every_segment() {
         !v.grantable,
         "no grant over resources may answer what cannot be read"
     );
+    // the reason names the variable and how to rewrite the line
+    assert!(
+        v.reason.contains("`x`") && v.reason.contains("(`x=0`)"),
+        "{}",
+        v.reason
+    );
+    let v = rules.verdict(&analyze("x=0; echo $((x + 1))"));
+    assert_eq!(v.decision, Decision::Allow, "{}", v.reason);
     assert_eq!(rules.verdict(&analyze("")).decision, Decision::Ask);
     assert_eq!(
         CommandRules::new().verdict(&analyze("ls")).decision,

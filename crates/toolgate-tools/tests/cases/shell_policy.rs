@@ -466,3 +466,90 @@ async fn the_command_table_cannot_be_rewritten_by_variables() {
         "allowed without asking"
     );
 }
+
+/// The other side of `evaluated_variables_are_not_auto_approved`: arithmetic over variables
+/// the line set from numbers (counters, `for ((..))` loop counters), literal and `@`/`#`
+/// subscripts, associative keys, `IFS=` before `read`, and the look-up builtins (`command
+/// -v`, `type`, `hash`) are ordinary bash, read with certainty: under rules allowing the
+/// commands they run, each runs without asking, with bash's output.
+#[tokio::test]
+async fn ordinary_arithmetic_arrays_and_lookups_run_without_asking() {
+    let (s, approver) = with_rules(&[
+        (Decision::Allow, "echo *"),
+        (Decision::Allow, "printf *"),
+        (Decision::Allow, "find *"),
+        (Decision::Allow, "read *"),
+        (Decision::Allow, "mapfile *"),
+        (Decision::Allow, "declare *"),
+        (Decision::Allow, "git *"),
+        (Decision::Allow, "sort*"),
+    ]);
+    s.setup("printf '# a\\n' > a.md && printf '# b\\n' > b.md && printf 'x\\ny\\n' > f");
+    let cases = [
+        (
+            "count=0; for f in *.md; do count=$((count+1)); done; echo $count",
+            "2\n",
+        ),
+        ("i=0; i=$((i+1)); echo $i", "1\n"),
+        ("arr=(a b c); echo ${arr[1]}", "b\n"),
+        ("arr=(a b c); printf '%s,' \"${arr[@]}\"", "a,b,c,"),
+        ("files=(*.md); echo ${#files[@]}", "2\n"),
+        (
+            "find . -name '*.md' | sort | while IFS= read -r f; do echo \"$f\"; done",
+            "./a.md\n./b.md\n",
+        ),
+        ("x=5; [[ $x -eq 5 ]] && echo five", "five\n"),
+        ("for ((i=0;i<3;i++)); do echo $i; done", "0\n1\n2\n"),
+        ("mapfile -t l < f; echo ${#l[@]}", "2\n"),
+        ("declare -A m; m[k]=v; echo ${m[k]}", "v\n"),
+        ("hash git; echo ok", "ok\n"),
+        ("command -v git >/dev/null && echo found", "found\n"),
+        ("type -t echo", "builtin\n"),
+    ];
+    for (command, expected) in cases {
+        let r = s.call(json!({ "command": command })).await;
+        if let Some(e) = &r.error {
+            panic!("{command} did not run: {e} (asked: {:?})", approver.asked());
+        }
+        let o = s.run(command).await;
+        assert_eq!(o.stdout, expected, "{command}");
+    }
+    s.setup("git init -q . && git -c user.name=t -c user.email=t@example.invalid commit -q --allow-empty -m init");
+    let o = s.run("git -c core.pager=cat log --format=%s").await;
+    assert_eq!(o.stdout, "init\n");
+    assert!(approver.asked().is_empty(), "{:?}", approver.asked());
+}
+
+/// The same forms over text from outside the line (a file read by `read` or `mapfile`, a
+/// command substitution, a `for` word, a variable the line never set) still ask (rejected
+/// here), and the `a[$(touch pwned)]` in the file never runs.
+#[tokio::test]
+async fn arithmetic_over_text_from_outside_the_line_asks() {
+    let (s, approver) = with_rules(&[
+        (Decision::Allow, "echo *"),
+        (Decision::Allow, "cat *"),
+        (Decision::Allow, "read *"),
+        (Decision::Allow, "mapfile *"),
+        (Decision::Allow, "ls *"),
+    ]);
+    s.setup("printf 'a[$(touch pwned)]\\n' > f");
+    let commands = [
+        "read -r n < f; echo $((n + 1))",
+        "i=0; read -r n < f; i=$((i+n)); echo $i",
+        "mapfile -t l < f; echo $((l))",
+        "n=$(cat f); echo $((n))",
+        "for n in $(cat f); do [[ $n -eq 1 ]]; done",
+        "read -r n < f; for ((i=0;i<n;i++)); do echo; done",
+        "read -r k < f; a=(1); echo ${a[k]}",
+        "n=0; while read -r n; do echo $((n)); done < f",
+        "echo $(( $(cat f) + 1 ))",
+        "IFS=/ ls",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+        assert!(!exists(s.ws().join("pwned")), "{command} created pwned");
+    }
+    assert_eq!(approver.asked().len(), commands.len());
+}

@@ -65,6 +65,33 @@ pub fn git_key_is_harmless(key: &str) -> bool {
     GIT_HARMLESS_KEYS.has(&key) || GIT_HARMLESS_SECTIONS.iter().any(|s| key.starts_with(s))
 }
 
+/// The settings (`key=value`, key in lower case) toolgate's shell sandbox pins in every
+/// run's environment: `git -c` giving a key the very value the sandbox gives it changes
+/// nothing (`git -c core.pager=cat log`). Kept equal to the sandbox's `GIT_CONFIG` by a test
+/// in toolgate-tools.
+pub const GIT_PINNED_SETTINGS: [(&str, &str); 9] = [
+    ("core.hookspath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("core.pager", "cat"),
+    ("core.editor", "false"),
+    ("core.sshcommand", "false"),
+    ("credential.helper", ""),
+    ("protocol.ext.allow", "never"),
+    ("uploadpack.packobjectshook", ""),
+    ("safe.barerepository", "explicit"),
+];
+
+/// Whether `git -c SETTING` (`key=value`) runs nothing: a harmless key
+/// ([`git_key_is_harmless`]), or a pinned key given the sandbox's own value.
+pub fn git_setting_is_harmless(setting: &str) -> bool {
+    let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
+    let lower = key.to_ascii_lowercase();
+    git_key_is_harmless(key)
+        || GIT_PINNED_SETTINGS
+            .iter()
+            .any(|(k, v)| *k == lower && *v == value)
+}
+
 pub(super) fn git(words: &[&str], r: &mut Reading) {
     let at = globals("git", words, r, &GIT);
     let Some(&sub) = words.get(at) else {

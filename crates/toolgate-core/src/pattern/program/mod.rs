@@ -53,6 +53,8 @@ mod subcommands;
 mod tables;
 mod wrappers;
 
+pub use git::{git_setting_is_harmless, GIT_PINNED_SETTINGS};
+
 #[cfg(test)]
 mod tests;
 

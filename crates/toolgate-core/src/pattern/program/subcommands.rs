@@ -224,8 +224,7 @@ pub(super) fn globals(name: &str, words: &[&str], r: &mut Reading, spec: &Global
             } else {
                 &w[2..]
             };
-            let key = value.split('=').next().unwrap_or_default();
-            let harmless = opt == "-c" && super::git::git_key_is_harmless(key);
+            let harmless = opt == "-c" && super::git::git_setting_is_harmless(value);
             if !harmless {
                 r.code_at(
                     value_at,
