@@ -82,13 +82,18 @@ pub(crate) const SECRET_PREFIXES: &[&str] = &[
 /// three base64url parts joined by dots, the first starting `eyJ` (`{"` encoded), at least
 /// 24 characters; the signature may be empty (`alg: none`).
 pub(crate) fn is_jwt(t: &str) -> bool {
-    let parts: Vec<&str> = t.split('.').collect();
-    t.len() >= 24
-        && t.starts_with("eyJ")
-        && parts.len() == 3
-        && !parts[1].is_empty()
-        && t.bytes()
+    // the cheap tests first, and no allocation: every string of a call's arguments is asked
+    if t.len() < 24
+        || !t.starts_with("eyJ")
+        || !t
+            .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        return false;
+    }
+    let mut parts = t.split('.');
+    let (_, payload, signature) = (parts.next(), parts.next(), parts.next());
+    payload.is_some_and(|p| !p.is_empty()) && signature.is_some() && parts.next().is_none()
 }
 
 /// Whether a key names a secret (case-insensitive).
