@@ -35,42 +35,70 @@ fn audited(ws: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
+/// The test server over stdio, initialized: lines sent, answers read (20 s each at most).
+struct StdioServer {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    answers: mpsc::Receiver<Value>,
+}
+
+impl StdioServer {
+    fn initialized(ws: &std::path::Path) -> Self {
+        let mut child = Command::new(SERVER)
+            .arg("--workspace")
+            .arg(ws)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, answers) = mpsc::channel::<Value>();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(serde_json::from_str(&line).unwrap());
+            }
+        });
+        let mut s = StdioServer {
+            child,
+            stdin,
+            answers,
+        };
+        s.send(&initialize().to_string());
+        assert_eq!(s.next()["id"], 1);
+        s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn next(&self) -> Value {
+        self.answers
+            .recv_timeout(Duration::from_secs(20))
+            .expect("an answer")
+    }
+
+    /// Closes stdin and asserts the server exits cleanly.
+    fn ends_cleanly(mut self) {
+        drop(self.stdin.take());
+        assert!(self.child.wait().unwrap().success());
+    }
+}
+
 #[test]
 fn deep_nesting_91_every_request_gets_one_answer_over_stdio_and_http() {
     let t = workspace();
     // stdio: after initialize, the nested request, then tools/list as a liveness probe
-    let mut child = Command::new(SERVER)
-        .arg("--workspace")
-        .arg(t.ws())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, answers) = mpsc::channel::<Value>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(serde_json::from_str(&line).unwrap());
-        }
-    });
-    let next = || {
-        answers
-            .recv_timeout(Duration::from_secs(20))
-            .expect("an answer")
-    };
-    let mut send = |line: &str| {
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(&initialize().to_string());
-    assert_eq!(next()["id"], 1);
-    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    send(&nested_200());
-    send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
-    let a = next();
+    let mut server = StdioServer::initialized(&t.ws());
+    server.send(&nested_200());
+    server.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
+    let a = server.next();
     assert_eq!(
         (&a["id"], a["error"]["code"].as_i64()),
         (&json!(5), Some(-32600)),
@@ -83,7 +111,7 @@ fn deep_nesting_91_every_request_gets_one_answer_over_stdio_and_http() {
             .contains("nests deeper"),
         "{a}"
     );
-    let probe = next();
+    let probe = server.next();
     assert_eq!(probe["id"], 6, "{probe}");
     assert!(probe["result"]["tools"].is_array(), "{probe}");
     // the same holds for a line over the stdio cap: a 17 MiB write_file
@@ -91,17 +119,16 @@ fn deep_nesting_91_every_request_gets_one_answer_over_stdio_and_http() {
         r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"write_file","arguments":{{"path":"big.txt","content":"{}"}}}},"id":7}}"#,
         "x".repeat(17 << 20)
     );
-    send(&big);
-    send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/list"}"#);
-    let a = next();
+    server.send(&big);
+    server.send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/list"}"#);
+    let a = server.next();
     assert_eq!(
         (&a["id"], a["error"]["code"].as_i64()),
         (&json!(7), Some(-32600)),
         "{a}"
     );
-    assert_eq!(next()["id"], 8);
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    assert_eq!(server.next()["id"], 8);
+    server.ends_cleanly();
     assert!(!t.ws().join("big.txt").exists());
 
     // HTTP: a clear 4xx with a JSON-RPC error body
@@ -193,35 +220,7 @@ fn batch_jsonrpc_93_a_batch_is_refused_whole_and_nothing_in_it_runs() {
 #[test]
 fn a_number_past_a_float_gets_an_answer_with_its_id() {
     let t = workspace();
-    let mut child = Command::new(SERVER)
-        .arg("--workspace")
-        .arg(t.ws())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, answers) = mpsc::channel::<Value>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(serde_json::from_str(&line).unwrap());
-        }
-    });
-    let next = || {
-        answers
-            .recv_timeout(Duration::from_secs(20))
-            .expect("an answer")
-    };
-    let mut send = |line: &str| {
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(&initialize().to_string());
-    assert_eq!(next()["id"], 1);
-    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut server = StdioServer::initialized(&t.ws());
     for (line, id) in [
         (
             r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"ok.txt","offset":1e309}}}"#,
@@ -232,8 +231,8 @@ fn a_number_past_a_float_gets_an_answer_with_its_id() {
             json!("k-6"),
         ),
     ] {
-        send(line);
-        let a = next();
+        server.send(line);
+        let a = server.next();
         assert_eq!(
             (&a["id"], a["error"]["code"].as_i64()),
             (&id, Some(-32602)),
@@ -247,8 +246,7 @@ fn a_number_past_a_float_gets_an_answer_with_its_id() {
             "{a}"
         );
     }
-    send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
-    assert_eq!(next()["id"], 7);
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    server.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+    assert_eq!(server.next()["id"], 7);
+    server.ends_cleanly();
 }
