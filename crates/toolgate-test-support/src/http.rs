@@ -339,12 +339,7 @@ fn answer(w: &mut TcpStream, state: &State, req: &Recorded, reply: Reply) -> boo
                 return false;
             }
             state.written.fetch_add(head.len() as u64, Ordering::SeqCst);
-            let frame = [
-                format!("{:x}\r\n", chunk.len()).into_bytes(),
-                chunk,
-                b"\r\n".to_vec(),
-            ]
-            .concat();
+            let frame = chunked_frame(chunk);
             let until = std::time::Instant::now() + Duration::from_secs(600);
             while std::time::Instant::now() < until {
                 std::thread::sleep(every);
@@ -367,12 +362,7 @@ fn answer(w: &mut TcpStream, state: &State, req: &Recorded, reply: Reply) -> boo
                 return false;
             }
             state.written.fetch_add(head.len() as u64, Ordering::SeqCst);
-            let frame = [
-                format!("{:x}\r\n", chunk.len()).into_bytes(),
-                chunk,
-                b"\r\n".to_vec(),
-            ]
-            .concat();
+            let frame = chunked_frame(chunk);
             let mut sent = 0u64;
             while sent < 1 << 30 {
                 if w.write_all(&frame).is_err() {
@@ -433,4 +423,15 @@ fn answer(w: &mut TcpStream, state: &State, req: &Recorded, reply: Reply) -> boo
             )
         }
     }
+}
+
+/// `chunk` as one frame of a chunked body (RFC 9112 section 7.1): its size in hex, CRLF, the
+/// bytes, CRLF.
+fn chunked_frame(chunk: Vec<u8>) -> Vec<u8> {
+    [
+        format!("{:x}\r\n", chunk.len()).into_bytes(),
+        chunk,
+        b"\r\n".to_vec(),
+    ]
+    .concat()
 }

@@ -204,9 +204,8 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
         ))
         .with_reason("not_a_regular_file"));
     }
-    let file = file.into_std();
-    refuse_hard_link(&file, &shown)?;
-    let mut file = file.take(meta.len());
+    refuse_hard_link(cap_std::fs::MetadataExt::nlink(&meta), &shown)?;
+    let mut file = file.into_std().take(meta.len());
     let mut sniff = Vec::with_capacity(BINARY_SNIFF_BYTES);
     (&mut file)
         .take(BINARY_SNIFF_BYTES as u64)
@@ -235,13 +234,12 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
 /// The UTF-8 byte-order mark.
 const BOM: &[u8] = b"\xef\xbb\xbf";
 
-/// Refuses an open regular file with more than one hard link.
+/// Refuses a regular file with more than one hard link; `links` is its link count
+/// (`st_nlink`, from the metadata its caller already holds: no second `fstat`).
 ///
 /// # Errors
 /// `unsafe_input` / `hard_link`.
-pub(crate) fn refuse_hard_link(file: &std::fs::File, shown: &str) -> Result<(), ToolError> {
-    use std::os::unix::fs::MetadataExt;
-    let links = file.metadata().map_err(|e| io_error(shown, &e))?.nlink();
+pub(crate) fn refuse_hard_link(links: u64, shown: &str) -> Result<(), ToolError> {
     if links > 1 {
         return Err(ToolError::unsafe_input(
             "hard_link",

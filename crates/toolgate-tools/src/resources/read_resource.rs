@@ -151,9 +151,9 @@ fn read(ws: &Workspace, path: &WsPath, requested: String) -> Result<ToolOutput, 
             ),
         ));
     }
-    let file = file.into_std();
     // a hard link may be a name of a file outside the workspace, as for read_file
-    crate::fs::read_file::refuse_hard_link(&file, &shown)?;
+    crate::fs::read_file::refuse_hard_link(cap_std::fs::MetadataExt::nlink(&meta), &shown)?;
+    let file = file.into_std();
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(MAX_RESOURCE_BYTES)
         .read_to_end(&mut bytes)

@@ -394,9 +394,16 @@ fn search(
             };
             // a hard link may be a name of a file outside the workspace: not searched, as
             // read_file does not show it
-            if crate::fs::read_file::refuse_hard_link(&file, "").is_err() {
-                worker.hard_links += 1;
-                return WalkState::Continue;
+            match file.metadata() {
+                Ok(m) if std::os::unix::fs::MetadataExt::nlink(&m) > 1 => {
+                    worker.hard_links += 1;
+                    return WalkState::Continue;
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    worker.found.unreadable += 1;
+                    return WalkState::Continue;
+                }
             }
             worker.found.files_searched += 1;
             let rel = rel.to_string_lossy();
