@@ -472,4 +472,12 @@ fn unix_sockets_are_refused_unless_the_shell_settings_allow_them() {
     assert!(!config.shell_config().allow_unix_sockets);
     let config = load(&ws, "[shell]\nunix_sockets = true\n").unwrap();
     assert!(config.shell_config().allow_unix_sockets);
+    // not a boolean, or misspelled: a located problem, nothing allowed
+    let p = problems("[shell]\nunix_sockets = \"yes\"\n");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(p[0].starts_with("2:"), "{p:#?}");
+    assert!(p[0].contains("unix_sockets"), "{p:#?}");
+    let p = problems("[shell]\nunix_socket = true\n");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(p[0].contains("unix_socket"), "{p:#?}");
 }
