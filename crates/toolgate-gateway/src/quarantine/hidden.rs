@@ -18,7 +18,10 @@
 /// hyphen, the Mongolian vowel separator, interlinear annotation marks, Unicode tag
 /// characters, and the characters that render as blank letters (Hangul fillers, the
 /// combining grapheme joiner, Khmer inherent vowels, the blank Braille pattern, the invisible
-/// musical formatting characters).
+/// musical formatting characters). A screen of definitions, so broader than
+/// `toolgate_core::sanitize::is_invisible`, the set every tool output shows escaped: it also
+/// holds the blank letters and the zero-width joiners, which ordinary text uses but a
+/// definition does not need to spell a phrase past the screen ([`fold`] drops them).
 pub fn is_invisible(c: char) -> bool {
     matches!(c,
         '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
