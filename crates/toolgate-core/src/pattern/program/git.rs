@@ -82,7 +82,7 @@ pub const GIT_PINNED_SETTINGS: [(&str, &str); 9] = [
 ];
 
 /// Whether `git -c SETTING` (`key=value`) runs nothing: a harmless key
-/// ([`git_key_is_harmless`]), or a pinned key given the sandbox's own value.
+/// (`git_key_is_harmless`), or a pinned key given the sandbox's own value.
 pub fn git_setting_is_harmless(setting: &str) -> bool {
     let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
     let lower = key.to_ascii_lowercase();
