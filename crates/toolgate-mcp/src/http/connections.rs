@@ -18,6 +18,13 @@
 //! response to start (its body being read, bounded by the body timeout; a long call answered
 //! as plain JSON, bounded by the tool's timeout), the silence is the server's, not the
 //! client's.
+//!
+//! An HTTP/1.1 answer given before its request's body was read to the end (a `401` for a
+//! missing token, a `404` for another caller's session, a `429`, a `413`) says
+//! `Connection: close`: hyper cannot find where the next request starts behind an unread body
+//! and closes the connection after such an answer, and a client that was not told would send
+//! its next request (the OAuth discovery after a `401`) into the closing connection and lose
+//! it ("server disconnected without sending a response"; RFC 9112, section 9.6).
 
 use super::limits::{Limits, MAX_STREAMS_PER_CONNECTION};
 use super::listener::GateListener;
@@ -29,7 +36,7 @@ use std::collections::HashMap;
 use std::io;
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -119,6 +126,9 @@ pub(crate) struct ConnState {
     quiet_since: AtomicU64,
     /// When a byte last moved.
     last_io: AtomicU64,
+    /// Whether the current HTTP/1.1 request's body has not been read to its end (one request
+    /// at a time on such a connection; HTTP/2 does not use it).
+    body_unread: AtomicBool,
 }
 
 impl ConnState {
@@ -129,6 +139,7 @@ impl ConnState {
             waiting: AtomicUsize::new(0),
             quiet_since: AtomicU64::new(now),
             last_io: AtomicU64::new(now),
+            body_unread: AtomicBool::new(false),
         })
     }
 
@@ -252,6 +263,36 @@ impl AsyncWrite for Watched {
     }
 }
 
+/// An HTTP/1.1 request body that notes when it has been read to its end.
+struct Reading {
+    inner: hyper::body::Incoming,
+    state: Arc<ConnState>,
+}
+
+impl http_body::Body for Reading {
+    type Data = axum::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let r = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(r, Poll::Ready(None)) || self.inner.is_end_stream() {
+            self.state.body_unread.store(false, Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 /// A response body that keeps its request open until it is done or dropped.
 struct Open {
     inner: Body,
@@ -316,9 +357,24 @@ pub(crate) async fn serve(mut listener: GateListener, app: axum::Router, limits:
                 let open = state.enter();
                 let waiting = state.wait();
                 let app = app.clone();
+                let h1 = req.version() <= http::Version::HTTP_11;
+                let req = if h1 && !http_body::Body::is_end_stream(req.body()) {
+                    state.body_unread.store(true, Ordering::Relaxed);
+                    let state = state.clone();
+                    req.map(|inner| Body::new(Reading { inner, state }))
+                } else {
+                    req.map(Body::new)
+                };
+                let state = state.clone();
                 async move {
-                    let response = app.oneshot(req.map(Body::new)).await?;
+                    let mut response = app.oneshot(req).await?;
                     drop(waiting);
+                    if h1 && state.body_unread.swap(false, Ordering::Relaxed) {
+                        response.headers_mut().insert(
+                            http::header::CONNECTION,
+                            http::HeaderValue::from_static("close"),
+                        );
+                    }
                     Ok::<_, std::convert::Infallible>(
                         response.map(|inner| Body::new(Open { inner, _open: open })),
                     )

@@ -457,3 +457,102 @@ fn transport_robustness_each_unreadable_body_gets_one_error_and_the_server_serve
     let ok = post_mcp(&s.addr, &host, &[&bearer()], &initialize());
     assert_eq!(ok.status, 200, "{ok:?}");
 }
+
+/// Reads one HTTP/1.1 response from `s`: its status line and headers (names lower-cased),
+/// then its body by `Content-Length` or to the end of its chunked framing.
+fn read_response(s: &mut std::net::TcpStream) -> (u16, Vec<(String, String)>) {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        assert_eq!(
+            s.read(&mut byte).unwrap(),
+            1,
+            "the connection closed mid-head"
+        );
+        buf.push(byte[0]);
+    }
+    let head = String::from_utf8(buf).unwrap();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split_whitespace().nth(1).unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let header = |n: &str| headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    if let Some(n) = header("content-length") {
+        let mut body = vec![0u8; n.parse().unwrap()];
+        s.read_exact(&mut body).unwrap();
+    } else if header("transfer-encoding").as_deref() == Some("chunked") {
+        let mut body = Vec::new();
+        while !body.ends_with(b"\r\n0\r\n\r\n") && !body.starts_with(b"0\r\n\r\n") {
+            assert_eq!(
+                s.read(&mut byte).unwrap(),
+                1,
+                "the connection closed mid-body"
+            );
+            body.push(byte[0]);
+        }
+    }
+    (status.parse().unwrap(), headers)
+}
+
+/// A client told nothing would send its next request into a connection the server is closing
+/// (the Python SDK's OAuth discovery after a 401 failed that way: "Server disconnected without
+/// sending a response"); so an answer given before the request's body was read says
+/// `Connection: close`, and one given after it keeps the connection.
+#[test]
+fn an_answer_before_the_body_is_read_says_connection_close() {
+    use std::io::{Read, Write};
+    let t = TestDir::new();
+    let s = InProc::start(&t.ws(), |a| HttpConfig::new(a).token(TOKEN));
+    let body = initialize().to_string();
+    let head = |auth: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: \
+             application/json, text/event-stream\r\n{auth}Content-Length: {}\r\n\r\n",
+            s.addr,
+            body.len()
+        )
+    };
+    let timeout = Some(std::time::Duration::from_secs(20));
+    // no token, the body not sent yet: 401 at once, the connection closed after it
+    let mut c = std::net::TcpStream::connect(&s.addr).unwrap();
+    c.set_read_timeout(timeout).unwrap();
+    c.write_all(head("").as_bytes()).unwrap();
+    let (status, headers) = read_response(&mut c);
+    assert_eq!(status, 401);
+    assert!(
+        headers.contains(&("connection".into(), "close".into())),
+        "{headers:?}"
+    );
+    let _ = c.write_all(body.as_bytes());
+    let mut rest = Vec::new();
+    let _ = c.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    // the same with the body sent at once: still unread by the answer
+    let mut c = std::net::TcpStream::connect(&s.addr).unwrap();
+    c.set_read_timeout(timeout).unwrap();
+    c.write_all(format!("{}{body}", head("")).as_bytes())
+        .unwrap();
+    let (status, headers) = read_response(&mut c);
+    assert_eq!(status, 401);
+    assert!(
+        headers.contains(&("connection".into(), "close".into())),
+        "{headers:?}"
+    );
+    // with the token the body is read: two requests on one connection, neither closing it
+    let auth = format!("{}\r\n", bearer());
+    let mut c = std::net::TcpStream::connect(&s.addr).unwrap();
+    c.set_read_timeout(timeout).unwrap();
+    for _ in 0..2 {
+        c.write_all(format!("{}{body}", head(&auth)).as_bytes())
+            .unwrap();
+        let (status, headers) = read_response(&mut c);
+        assert_eq!(status, 200, "{headers:?}");
+        assert!(
+            !headers.iter().any(|(n, _)| n == "connection"),
+            "{headers:?}"
+        );
+    }
+}
