@@ -430,6 +430,17 @@ impl Compiler<'_> {
                 "a result size limit must be above 0 bytes",
             );
         }
+        for (i, text) in raw.files.read_hard_links.iter().enumerate() {
+            if let Err(e) = PathPattern::parse(text, MatchMode::Grant) {
+                self.problem(
+                    &[key("files"), key("read_hard_links"), Seg::Index(i)],
+                    format!(
+                        "{e}; write a path glob relative to the workspace, such as \
+                         \"node_modules/.pnpm\" or \".venv/**\""
+                    ),
+                );
+            }
+        }
         self.approvals();
         self.server_limits();
         self.ledger();
@@ -803,6 +814,17 @@ impl Config {
         self.raw.server.token_env.as_deref()
     }
 
+    /// `[files] read_hard_links`, compiled: where a file with several hard links is read
+    /// (each glob checked when the file was loaded).
+    pub fn hard_link_reads(&self) -> Vec<PathPattern> {
+        self.raw
+            .files
+            .read_hard_links
+            .iter()
+            .filter_map(|t| PathPattern::parse(t, MatchMode::Grant).ok())
+            .collect()
+    }
+
     /// `run_shell`'s configuration: the defaults with the file's network, unix socket and
     /// sandbox settings,
     /// and what its sandbox enforces of the policy ([`Config::sandbox_rules`]): this
@@ -1117,6 +1139,16 @@ impl Config {
             line.push_str(&format!(", credentials for {}", hosts.join(" ")));
         }
         out.push(line);
+        out.push(if self.raw.files.read_hard_links.is_empty() {
+            "files: files with several hard links refused to the read tools ([files] \
+             read_hard_links gives where to read them)"
+                .to_string()
+        } else {
+            format!(
+                "files: files with several hard links read beneath {}",
+                self.raw.files.read_hard_links.join(", ")
+            )
+        });
         let risk = &self.raw.risk;
         out.push(
             format!(

@@ -29,6 +29,8 @@ pub struct ConfigFile {
     pub store: StoreConfig,
     /// `run_shell` settings.
     pub shell: ShellSettings,
+    /// The file tools' settings.
+    pub files: FilesSettings,
     /// The MCP server's settings (`toolgate serve`).
     pub server: ServerConfig,
     /// How long the grants of approvers' scoped answers hold (`session` and `always`
@@ -326,6 +328,18 @@ pub struct ShellSettings {
     /// file outside the workspace a service such as a container engine or an ssh agent
     /// would act for the command outside the sandbox).
     pub unix_sockets: bool,
+}
+
+/// The file tools' settings (`read_file`, `read_resource`, `search_code`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct FilesSettings {
+    /// Path globs, relative to the workspace as in `path:` rules (`node_modules/.pnpm`,
+    /// `.venv/**`), under which a file with several hard links is read. Elsewhere such a
+    /// file is refused (`hard_link`), since its other names may be outside the workspace;
+    /// package managers that link their store into the workspace (pnpm, uv on Linux) make
+    /// every installed file one. Default: none.
+    pub read_hard_links: Vec<String>,
 }
 
 /// The MCP server's settings. The limits bound what clients can hold (see the README's

@@ -27,7 +27,7 @@ pub(crate) struct Parsed {
 }
 
 /// The top-level tables, for a message about an unknown one.
-const TABLES: [&str; 15] = [
+const TABLES: [&str; 16] = [
     "profiles",
     "roles",
     "rules",
@@ -36,6 +36,7 @@ const TABLES: [&str; 15] = [
     "limits",
     "store",
     "shell",
+    "files",
     "server",
     "approvals",
     "ledger",
@@ -72,6 +73,7 @@ pub(crate) fn config_file(
             "limits" => file.limits = p.one(&path, value).unwrap_or_default(),
             "store" => file.store = p.one(&path, value).unwrap_or_default(),
             "shell" => file.shell = p.one(&path, value).unwrap_or_default(),
+            "files" => file.files = p.one(&path, value).unwrap_or_default(),
             "server" => file.server = p.one(&path, value).unwrap_or_default(),
             "approvals" => file.approvals = p.one(&path, value).unwrap_or_default(),
             "ledger" => file.ledger = p.one(&path, value).unwrap_or_default(),

@@ -17,6 +17,7 @@
 //! check and the use cannot escape.
 
 use crate::error::ToolError;
+use crate::pattern::PathPattern;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use std::collections::VecDeque;
@@ -38,6 +39,8 @@ pub const MAX_SYMLINKS: usize = 40;
 pub struct Workspace {
     inner: Arc<Inner>,
     writable: bool,
+    /// Where a file with several hard links may be read ([`Workspace::reads_hard_link`]).
+    hard_link_reads: Option<Arc<[PathPattern]>>,
 }
 
 struct Inner {
@@ -53,6 +56,7 @@ impl fmt::Debug for Workspace {
         f.debug_struct("Workspace")
             .field("root", &self.inner.root)
             .field("writable", &self.writable)
+            .field("hard_link_reads", &self.hard_link_reads)
             .finish()
     }
 }
@@ -191,7 +195,24 @@ impl Workspace {
                 dir,
             }),
             writable: true,
+            hard_link_reads: None,
         })
+    }
+
+    /// This workspace with files of several hard links readable beneath `patterns`
+    /// (workspace-relative path globs, `[files] read_hard_links`); by default none is, since a
+    /// hard link's other names may lie outside the workspace, where no path rule sees them.
+    pub fn with_hard_link_reads(mut self, patterns: Vec<PathPattern>) -> Workspace {
+        self.hard_link_reads = (!patterns.is_empty()).then(|| patterns.into());
+        self
+    }
+
+    /// Whether a file with several hard links at `path` may be read (see
+    /// [`Workspace::with_hard_link_reads`]).
+    pub fn reads_hard_link(&self, path: &Path) -> bool {
+        self.hard_link_reads
+            .as_ref()
+            .is_some_and(|p| p.iter().any(|p| p.matches(path)))
     }
 
     /// The canonical absolute root. Never show it to a model.
@@ -283,6 +304,7 @@ impl Workspace {
         Workspace {
             inner: self.inner.clone(),
             writable: false,
+            hard_link_reads: self.hard_link_reads.clone(),
         }
     }
 

@@ -481,3 +481,45 @@ fn unix_sockets_are_refused_unless_the_shell_settings_allow_them() {
     assert_eq!(p.len(), 1, "{p:#?}");
     assert!(p[0].contains("unix_socket"), "{p:#?}");
 }
+
+/// `[files] read_hard_links`: path globs reach the workspace's exception for hard-linked
+/// files; none by default; a glob that cannot match a workspace path, a value that is not a
+/// list of strings and a misspelled key are located problems.
+#[test]
+fn hard_link_reads_are_the_operators_globs_and_bad_ones_are_located() {
+    let ws = TempWorkspace::new();
+    assert!(load(&ws, "").unwrap().hard_link_reads().is_empty());
+    let config = load(
+        &ws,
+        "[files]\nread_hard_links = [\"node_modules/.pnpm\", \".venv/**\"]\n",
+    )
+    .unwrap();
+    let globs: Vec<String> = config
+        .hard_link_reads()
+        .iter()
+        .map(|p| p.as_str().to_string())
+        .collect();
+    assert_eq!(globs, ["node_modules/.pnpm", ".venv/**"]);
+    let summary = config.summary(&[]);
+    assert!(
+        summary.contains(
+            &"files: files with several hard links read beneath node_modules/.pnpm, .venv/**"
+                .to_string()
+        ),
+        "{summary:#?}"
+    );
+    let p = problems("[files]\nread_hard_links = [\"ok/**\", \"../outside\", \"\"]\n");
+    assert_eq!(p.len(), 2, "{p:#?}");
+    assert!(p.iter().all(|p| p.starts_with("2:")), "{p:#?}");
+    assert!(
+        p[0].contains("read_hard_links[1]") && p[0].contains(".venv/**"),
+        "{p:#?}"
+    );
+    assert!(p[1].contains("read_hard_links[2]"), "{p:#?}");
+    let p = problems("[files]\nread_hard_links = \"node_modules\"\n");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(p[0].contains("read_hard_links"), "{p:#?}");
+    let p = problems("[files]\nread_hardlinks = [\"x\"]\n");
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(p[0].contains("read_hardlinks"), "{p:#?}");
+}

@@ -204,7 +204,7 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
         ))
         .with_reason("not_a_regular_file"));
     }
-    refuse_hard_link(cap_std::fs::MetadataExt::nlink(&meta), &shown)?;
+    refuse_hard_link(ws, path, cap_std::fs::MetadataExt::nlink(&meta))?;
     let mut file = file.into_std().take(meta.len());
     let mut sniff = Vec::with_capacity(BINARY_SNIFF_BYTES);
     (&mut file)
@@ -234,19 +234,24 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
 /// The UTF-8 byte-order mark.
 const BOM: &[u8] = b"\xef\xbb\xbf";
 
-/// Refuses a regular file with more than one hard link; `links` is its link count
-/// (`st_nlink`, from the metadata its caller already holds: no second `fstat`).
+/// Refuses a regular file with more than one hard link, unless the operator lets such files
+/// be read where it lies (`[files] read_hard_links`, [`Workspace::reads_hard_link`]); `links`
+/// is its link count (`st_nlink`, from the metadata its caller already holds: no second
+/// `fstat`).
 ///
 /// # Errors
 /// `unsafe_input` / `hard_link`.
-pub(crate) fn refuse_hard_link(links: u64, shown: &str) -> Result<(), ToolError> {
-    if links > 1 {
+pub(crate) fn refuse_hard_link(ws: &Workspace, path: &WsPath, links: u64) -> Result<(), ToolError> {
+    if links > 1 && !ws.reads_hard_link(path.as_path()) {
         return Err(ToolError::unsafe_input(
             "hard_link",
             format!(
-                "{shown:?} has {links} hard links; its other names may be outside the \
-                 workspace, so toolgate does not show its content. Read another file, or ask \
-                 the operator to replace it with a plain copy"
+                "{:?} has {links} hard links; its other names may be outside the workspace, so \
+                 toolgate does not show its content. Read another file, or ask the operator to \
+                 replace it with a plain copy or to allow hard-linked files there (`[files] \
+                 read_hard_links` in toolgate.toml, for a package manager's links such as \
+                 pnpm's or uv's)",
+                path.display()
             ),
         ));
     }

@@ -152,7 +152,7 @@ fn read(ws: &Workspace, path: &WsPath, requested: String) -> Result<ToolOutput, 
         ));
     }
     // a hard link may be a name of a file outside the workspace, as for read_file
-    crate::fs::read_file::refuse_hard_link(cap_std::fs::MetadataExt::nlink(&meta), &shown)?;
+    crate::fs::read_file::refuse_hard_link(ws, path, cap_std::fs::MetadataExt::nlink(&meta))?;
     let file = file.into_std();
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(MAX_RESOURCE_BYTES)

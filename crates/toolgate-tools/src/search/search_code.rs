@@ -393,9 +393,12 @@ fn search(
                 }
             };
             // a hard link may be a name of a file outside the workspace: not searched, as
-            // read_file does not show it
+            // read_file does not show it (unless the operator lets it be read there)
             match file.metadata() {
-                Ok(m) if std::os::unix::fs::MetadataExt::nlink(&m) > 1 => {
+                Ok(m)
+                    if std::os::unix::fs::MetadataExt::nlink(&m) > 1
+                        && !ws.reads_hard_link(rel) =>
+                {
                     worker.hard_links += 1;
                     return WalkState::Continue;
                 }
@@ -462,7 +465,8 @@ fn search(
     if hard_links > 0 {
         out.warnings.push(format!(
             "{hard_links} files with several hard links were skipped: their other names may be \
-             outside the workspace"
+             outside the workspace (the operator can allow them under given paths: `[files] \
+             read_hard_links`)"
         ));
     }
     out.matches = best

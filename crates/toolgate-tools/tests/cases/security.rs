@@ -94,6 +94,88 @@ async fn fs_symlink_read_01_hard_links_to_outside_files_show_no_content() {
     );
 }
 
+/// The operator's exception (`[files] read_hard_links`): a package manager that links its
+/// store into the workspace (pnpm's `node_modules/.pnpm`, uv's `.venv` on Linux) makes every
+/// installed file a hard link; beneath the globs given such files are read and searched,
+/// elsewhere they are still refused, and the refusal names the setting.
+#[tokio::test]
+async fn hard_linked_files_are_read_only_beneath_the_operators_globs() {
+    let f = Fixture::new();
+    std::fs::hard_link(f.t.join("outside/secret.txt"), f.ws().join("notes.txt")).unwrap();
+    f.write("node_modules/.pnpm/lodash/index.js", "");
+    std::fs::remove_file(f.ws().join("node_modules/.pnpm/lodash/index.js")).unwrap();
+    std::fs::hard_link(
+        f.t.join("outside/secret.txt"),
+        f.ws().join("node_modules/.pnpm/lodash/index.js"),
+    )
+    .unwrap();
+    let patterns = ["node_modules/.pnpm", ".venv/**"]
+        .iter()
+        .map(|p| {
+            toolgate_core::pattern::PathPattern::parse(p, toolgate_core::pattern::MatchMode::Grant)
+                .unwrap()
+        })
+        .collect();
+    let session = f
+        .pipeline
+        .session("s2")
+        .workspace(
+            toolgate_core::Workspace::open(f.ws())
+                .unwrap()
+                .with_hard_link_reads(patterns),
+        )
+        .build()
+        .unwrap();
+    let n = std::cell::Cell::new(0);
+    let call = |tool: &str, args: Value| {
+        n.set(n.get() + 1);
+        let id = format!("c{}", n.get());
+        f.pipeline
+            .dispatch(toolgate_core::ToolCall::new(id, tool, args), &session)
+    };
+    let r = call(
+        "read_file",
+        json!({"path": "node_modules/.pnpm/lodash/index.js"}),
+    )
+    .await;
+    let o: ReadFileOutput = out(&r);
+    assert!(o.content.contains(CANARY), "{}", o.content);
+    let r = call("read_file", json!({"path": "notes.txt"})).await;
+    assert_err(&r, ErrorKind::UnsafeInput, Some("hard_link"));
+    assert!(r.text().contains("read_hard_links"), "{}", r.text());
+    // (a walk from the root skips hidden directories such as `.pnpm`; searched from inside)
+    let o: SearchCodeOutput = out(&call(
+        "search_code",
+        json!({"pattern": "CANARY", "path": "node_modules/.pnpm"}),
+    )
+    .await);
+    let paths: Vec<&str> = o.matches.iter().map(|m| m.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["node_modules/.pnpm/lodash/index.js"],
+        "{:?}",
+        o.warnings
+    );
+    assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+    let o: SearchCodeOutput = out(&call("search_code", json!({"pattern": "CANARY"})).await);
+    assert!(o.matches.is_empty(), "{:?}", o.matches);
+    assert!(
+        o.warnings
+            .iter()
+            .any(|w| w.starts_with("1 files with several hard links")),
+        "{:?}",
+        o.warnings
+    );
+    // the default session: refused there too
+    let r = f
+        .call(
+            "read_file",
+            json!({"path": "node_modules/.pnpm/lodash/index.js"}),
+        )
+        .await;
+    assert_err(&r, ErrorKind::UnsafeInput, Some("hard_link"));
+}
+
 /// protected-own-config-45 (protected_path), the read side: toolgate's store (`.toolgate`:
 /// the audit log, stored results and grants of every session) is hidden from the read tools
 /// as it is from run_shell's sandbox, in any spelling and through a link; walks skip it even
