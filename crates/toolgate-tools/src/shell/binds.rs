@@ -1,24 +1,86 @@
 //! What a run's private mount namespace puts over workspace paths: the plan the parent makes
-//! before each run, which `sandbox.rs` applies in the child.
+//! before each run, which `sandbox.rs` applies in the child, and what the parent checks after
+//! it.
 //!
 //! In order:
 //!
-//! 1. every directory above a protected path ([`ShellConfig::protected`]: `.toolgate`,
-//!    `.git/hooks`, `.git/config`, the configuration file) is pinned, so the protected path
-//!    cannot be moved away with its directory and replaced by a new one (`mv .git .git-old`);
-//!    a regular file found where a directory should be (`.git` of a linked worktree, which
-//!    names the real git directory) is bound read-only instead;
-//! 2. each protected path that exists is bound read-only onto itself: neither its content
-//!    nor its directory entry can change (writing, `rm`, `mv`, a rename over it and a hard
-//!    link to it all fail); `.toolgate` is created first when absent, so it cannot be
-//!    created by the command either;
-//! 3. the workspace is walked against [`ShellConfig::read_only`] (paths the configuration
+//! 1. the protected entries are found: every file, directory or link whose name is one of
+//!    the protected names of [`crate::fs::protected`] (the one list the write tools refuse:
+//!    `.git`, `.toolgate`, `toolgate.toml`, `.vscode`, `.idea`, `.claude`, `.cursor`,
+//!    `.gemini`, `.codex`, `.mcp.json`, `.husky`, `.devcontainer`, `.envrc`, `.gitconfig`, the
+//!    shell rc files; any spelling the file systems take for the same name, such as
+//!    `.VSCode`), at the root and below it ([`find_protected`], see "Finding them" below),
+//!    plus [`ShellConfig::protected`] (`.toolgate`, `.git/hooks`, `.git/config` and the
+//!    configuration file);
+//! 2. every directory above a protected path is pinned, so the protected path cannot be moved
+//!    away with its directory and replaced by a new one (`mv .git .git-old`, `mv app app2`
+//!    over `app/.vscode`); a regular file found where a directory should be (`.git` of a
+//!    linked worktree, which names the real git directory) is bound read-only instead;
+//! 3. each protected entry is bound read-only onto itself: neither its content nor its
+//!    directory entry can change (writing, `rm`, `mv`, a rename over it and a hard link to it
+//!    all fail). A git directory is not bound whole, since `git commit`, `checkout` and
+//!    `fetch` write its objects, index, refs and logs: what runs code or points git elsewhere
+//!    is, namely its `config`, `config.worktree` and `hooks` (created empty when absent, as
+//!    `git init` would), the `config.worktree` of each of its linked worktrees
+//!    (`worktrees/*/`), and the same of each submodule's git directory under `modules/` (at
+//!    any depth, `git status` recurses into submodules). A protected link is not followed by
+//!    the mount (a mount cannot sit on a link); the file or directory it leads to inside the
+//!    workspace is bound read-only in its place (outside the workspace everything is
+//!    read-only already). `.toolgate` is created first when absent, so it cannot be created
+//!    by the command either;
+//! 4. the workspace is walked against [`ShellConfig::read_only`] (paths the configuration
 //!    denies writing) and [`ShellConfig::hidden`] (paths it denies reading, and the store):
 //!    each file or directory they match is bound read-only, or covered by an empty read-only
 //!    file or directory; the walk does not descend below a match (the mount covers it) nor
 //!    follow links (a link is resolved where it leads, and a match there is covered).
 //!
-//! What the walk finds is what exists when the run starts: a file created later that a
+//! ## Finding them
+//!
+//! Protected entries are looked for breadth first, the root's first, without following
+//! links, to [`MAX_PROTECTED_DEPTH`] components and at most [`MAX_PROTECTED_ENTRIES`] entries
+//! a run (past that budget the deeper levels are not looked at; `toolgate check` says so).
+//! The walk does not enter a protected entry (it is bound whole, or is a git directory
+//! handled as above) nor a directory of dependencies or build output ([`SKIPPED_DIRS`]:
+//! `node_modules`, `vendor`, `target`, virtual environments, caches). Those hold other
+//! people's packages, often with their own `.git`, `.vscode` or `.husky`, which package
+//! managers delete and replace (`npm install`, `composer update`): binding them would break
+//! those tools, and a directory of dependencies is not one an editor or an agent opens as a
+//! project. This is a name list, not `.gitignore`: the command can change `.gitignore`, so
+//! the list of what is looked at would be the command's to choose. The walk reads directory
+//! entries only (no `stat` but for the protected entries), so its cost is about one
+//! `getdents` call per directory; with `node_modules` skipped, a workspace of 100,000
+//! dependency entries costs nothing, and its source tree is listed once before and once
+//! after each run (measured in `tests/cases/shell_protected.rs`).
+//!
+//! ## What a run creates
+//!
+//! A protected entry that does not exist when a run starts cannot be bound without creating
+//! it, so the parent looks again when the run ends ([`created`]): a protected entry that was
+//! not there before (or is another file than before: a link replaced) was created by the
+//! command. Such an entry is never left unsaid: the result lists it (`protected_created`),
+//! with why it is protected, and the audit records the result. What happens to it:
+//!
+//! - a git directory or `.git` file is a new repository (`git init sub`, `git clone URL
+//!   dir`, a submodule's checkout): ordinary work, left in place and not listed; from the
+//!   next run on its configuration and hooks are read-only like any other;
+//! - created in a directory that existed when the run started (the root, `app/`): moved
+//!   aside, whole, into `.toolgate/quarantine/<time>-<n>/` under the same relative path
+//!   (which the command can neither read nor write), and the result says where. That is what
+//!   the write tools do (they refuse such a write), without destroying anything: the
+//!   operator reads the file there and moves it back when it was wanted. Deleting it would
+//!   lose what may be the user's data (a `git checkout` of a branch that tracks
+//!   `.vscode/`), and leaving it would leave the attack in place
+//!   (`.vscode/settings.json` with `chat.tools.autoApprove` is read by the next editor
+//!   session, not the next run);
+//! - created in a directory the run created itself (a clone, an unpacked archive, a
+//!   generated project): left in place and listed, since moving it would break what the run
+//!   was for and no editor has that directory open yet.
+//!
+//! A move is done from directory descriptors opened from the root without following links,
+//! so nothing outside the workspace is moved; one that fails leaves the entry in place and
+//! the result says so.
+//!
+//! What the rule walk finds is what exists when the run starts: a file created later that a
 //! pattern matches is not covered until the next run (`toolgate check` says so), and a hard
 //! link made earlier under another name is not either. Patterns anchored at the root without
 //! `**` are walked only to their depth; any other needs the whole tree, at most
@@ -26,6 +88,10 @@
 
 use super::sandbox::{Bind, BindKind};
 use super::ShellConfig;
+use crate::fs::protected;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
@@ -124,6 +190,8 @@ pub(crate) struct Plan {
     pub binds: Vec<Bind>,
     pub hidden: Vec<PathBuf>,
     pub read_only: Vec<PathBuf>,
+    /// The protected entries found when the run started, to tell what it created.
+    pub found: Found,
 }
 
 /// Why a run cannot be confined as its configuration asks.
@@ -145,8 +213,9 @@ impl std::fmt::Display for PlanError {
             ),
             PlanError::TooManyBinds => write!(
                 f,
-                "the configuration's path rules match more than {MAX_BINDS} files and \
-                 directories; deny their directory instead"
+                "the configuration's path rules and the protected paths (.git, .vscode, ...) \
+                 match more than {MAX_BINDS} files and directories; deny their directory \
+                 instead, or remove protected entries the workspace does not need"
             ),
         }
     }
@@ -162,6 +231,11 @@ pub struct Covered {
     /// Files and directories bound read-only (the command cannot change them, nor move them
     /// or the directories above a protected path away).
     pub read_only: Vec<PathBuf>,
+    /// The protected entries found (names of [`crate::fs::protected`], root and nested).
+    pub protected: Vec<PathBuf>,
+    /// Whether looking for protected entries stopped at [`MAX_PROTECTED_ENTRIES`] before
+    /// [`MAX_PROTECTED_DEPTH`], so deeper ones are not covered.
+    pub protected_cut: bool,
 }
 
 /// What a run of `config` in the workspace at `root` would cover if it started now (for
@@ -175,7 +249,31 @@ pub fn covered(root: &Path, config: &ShellConfig) -> Result<Covered, String> {
     Ok(Covered {
         hidden: plan.hidden,
         read_only: plan.read_only,
+        protected: plan.found.entries.keys().cloned().collect(),
+        protected_cut: plan.found.cut,
     })
+}
+
+/// Paths to pin and to bind read-only, each once, with whether it is a directory.
+#[derive(Default)]
+struct Marks {
+    pins: Vec<(PathBuf, bool)>,
+    read_only: Vec<(PathBuf, bool)>,
+    seen: HashSet<PathBuf>,
+}
+
+impl Marks {
+    fn pin(&mut self, rel: &Path) {
+        if self.seen.insert(rel.to_path_buf()) {
+            self.pins.push((rel.to_path_buf(), true));
+        }
+    }
+
+    fn read_only(&mut self, rel: &Path, dir: bool) {
+        if self.seen.insert(rel.to_path_buf()) {
+            self.read_only.push((rel.to_path_buf(), dir));
+        }
+    }
 }
 
 /// The plan for a run in the workspace at `root` (canonical) under `config` and `rules`
@@ -189,8 +287,7 @@ pub(crate) fn plan(
     rules: &PathRules,
     create: bool,
 ) -> Result<Plan, PlanError> {
-    let mut pins: Vec<(PathBuf, bool)> = Vec::new();
-    let mut read_only: Vec<(PathBuf, bool)> = Vec::new();
+    let mut marks = Marks::default();
     for rel in &config.protected {
         let rel = Path::new(rel);
         if !is_plain(rel) {
@@ -199,33 +296,24 @@ pub(crate) fn plan(
         if create {
             create_when_absent(root, rel);
         }
-        let mut above = PathBuf::new();
-        let mut reachable = true;
-        for c in rel.parent().into_iter().flat_map(Path::components) {
-            above.push(c);
-            match std::fs::symlink_metadata(root.join(&above)) {
-                Ok(m) if m.is_dir() => pins.push((above.clone(), true)),
-                Ok(m) if m.is_file() => {
-                    read_only.push((above.clone(), false));
-                    reachable = false;
-                    break;
-                }
-                // a link (everything outside the workspace is read-only already) or nothing
-                _ => {
-                    reachable = false;
-                    break;
-                }
-            }
-        }
-        if !reachable {
+        if !pin_above(root, rel, &mut marks) {
             continue;
         }
         match std::fs::symlink_metadata(root.join(rel)) {
-            Ok(m) if m.is_dir() => read_only.push((rel.to_path_buf(), true)),
-            Ok(m) if m.is_file() => read_only.push((rel.to_path_buf(), false)),
+            Ok(m) if m.is_dir() => marks.read_only(rel, true),
+            Ok(m) if m.is_file() => marks.read_only(rel, false),
             _ => {}
         }
     }
+    let found = find_protected(root);
+    for rel in found.entries.keys() {
+        protect(root, rel, create, &mut marks);
+    }
+    let Marks {
+        mut pins,
+        mut read_only,
+        ..
+    } = marks;
     let mut hidden: Vec<(PathBuf, bool)> = Vec::new();
     if !rules.patterns.is_empty() {
         let mut walk = Walk {
@@ -237,6 +325,7 @@ pub(crate) fn plan(
         };
         walk.dir(Path::new(""), 0)?;
     }
+    // a pin is made before the mounts below it, so the read-only clones carry it
     pins.sort_by_key(|(p, _)| p.components().count());
     pins.dedup();
     let mut plan = Plan::default();
@@ -260,7 +349,369 @@ pub(crate) fn plan(
     }
     plan.hidden = hidden.into_iter().map(|(p, _)| p).collect();
     plan.read_only = read_only.into_iter().map(|(p, _)| p).collect();
+    plan.found = found;
     Ok(plan)
+}
+
+/// Pins every directory above `rel`; `false` when one is missing or a link (then `rel` is
+/// not reachable as planned), or a regular file (bound read-only instead: `.git` of a linked
+/// worktree).
+fn pin_above(root: &Path, rel: &Path, marks: &mut Marks) -> bool {
+    let mut above = PathBuf::new();
+    for c in rel.parent().into_iter().flat_map(Path::components) {
+        above.push(c);
+        match std::fs::symlink_metadata(root.join(&above)) {
+            Ok(m) if m.is_dir() => marks.pin(&above),
+            Ok(m) if m.is_file() => {
+                marks.read_only(&above, false);
+                return false;
+            }
+            // a link (everything outside the workspace is read-only already) or nothing
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Marks the protected entry `rel` (found by [`find_protected`]): a git directory as the
+/// module docs say, any other file or directory read-only whole, a link by what it leads to.
+fn protect(root: &Path, rel: &Path, create: bool, marks: &mut Marks) {
+    let Ok(meta) = std::fs::symlink_metadata(root.join(rel)) else {
+        return;
+    };
+    let git = rel.file_name().is_some_and(protected::is_git_name);
+    if meta.is_symlink() {
+        if let Some(target) = link_target(root, rel) {
+            if git {
+                if target_is_dir(root, &target) {
+                    git_dir(root, &target, create, marks, 0);
+                } else {
+                    protect_path(root, &target, marks);
+                }
+            } else {
+                protect_path(root, &target, marks);
+            }
+        }
+        return;
+    }
+    if git && meta.is_dir() {
+        git_dir(root, rel, create, marks, 0);
+    } else {
+        protect_path(root, rel, marks);
+    }
+}
+
+fn target_is_dir(root: &Path, rel: &Path) -> bool {
+    std::fs::symlink_metadata(root.join(rel)).is_ok_and(|m| m.is_dir())
+}
+
+/// Where the link `rel` leads, relative to the root, when that is a file or directory inside
+/// the workspace other than the root itself (the whole workspace cannot be read-only).
+fn link_target(root: &Path, rel: &Path) -> Option<PathBuf> {
+    let target = std::fs::canonicalize(root.join(rel)).ok()?;
+    let inside = target.strip_prefix(root).ok()?;
+    is_plain(inside).then(|| inside.to_path_buf())
+}
+
+/// Pins what is above `rel` and binds it read-only when it is a file or a directory; a link
+/// there is resolved once (a link's target is canonical, so no further link follows).
+fn protect_path(root: &Path, rel: &Path, marks: &mut Marks) {
+    if !pin_above(root, rel, marks) {
+        return;
+    }
+    match std::fs::symlink_metadata(root.join(rel)) {
+        Ok(m) if m.is_dir() => marks.read_only(rel, true),
+        Ok(m) if m.is_file() => marks.read_only(rel, false),
+        Ok(m) if m.is_symlink() => {
+            if let Some(target) = link_target(root, rel) {
+                if pin_above(root, &target, marks) {
+                    match std::fs::symlink_metadata(root.join(&target)) {
+                        Ok(m) if m.is_dir() => marks.read_only(&target, true),
+                        Ok(m) if m.is_file() => marks.read_only(&target, false),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The entries of a git directory that run code or point git elsewhere.
+const GIT_DIR_ENTRIES: [&str; 3] = ["config", "config.worktree", "hooks"];
+/// How deep `modules/` is looked into for submodules' git directories (a submodule's name
+/// may hold `/`, and submodules nest).
+const MAX_MODULES_DEPTH: usize = 8;
+
+/// Marks the git directory `rel`: its [`GIT_DIR_ENTRIES`] (`hooks` created when absent and
+/// `create`), its linked worktrees' `config.worktree`, and each git directory under
+/// `modules/` the same way.
+fn git_dir(root: &Path, rel: &Path, create: bool, marks: &mut Marks, depth: usize) {
+    if depth > MAX_MODULES_DEPTH || !pin_above(root, &rel.join("config"), marks) {
+        return;
+    }
+    for name in GIT_DIR_ENTRIES {
+        let entry = rel.join(name);
+        if create && name == "hooks" && std::fs::symlink_metadata(root.join(&entry)).is_err() {
+            if let Err(e) = std::fs::create_dir(root.join(&entry)) {
+                tracing::warn!(path = %entry.display(), error = %e, "cannot create a git directory's hooks");
+            }
+        }
+        protect_path(root, &entry, marks);
+    }
+    for worktree in subdirs(root, &rel.join("worktrees")) {
+        let entry = worktree.join("config.worktree");
+        if std::fs::symlink_metadata(root.join(&entry)).is_ok() {
+            protect_path(root, &entry, marks);
+        }
+    }
+    let mut stack: Vec<(PathBuf, usize)> = subdirs(root, &rel.join("modules"))
+        .into_iter()
+        .map(|d| (d, depth + 1))
+        .collect();
+    while let Some((dir, d)) = stack.pop() {
+        if d > MAX_MODULES_DEPTH {
+            continue;
+        }
+        if std::fs::symlink_metadata(root.join(&dir).join("HEAD")).is_ok() {
+            git_dir(root, &dir, create, marks, d);
+        } else {
+            stack.extend(subdirs(root, &dir).into_iter().map(|s| (s, d + 1)));
+        }
+    }
+}
+
+/// The directories (not links) directly in `rel`, at most 1024.
+fn subdirs(root: &Path, rel: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .take(1024)
+        .map(|e| rel.join(e.file_name()))
+        .collect()
+}
+
+/// How deep protected entries are looked for: paths of at most this many components.
+pub const MAX_PROTECTED_DEPTH: usize = 8;
+/// The most entries one run looks at for protected entries (before and again after it).
+pub const MAX_PROTECTED_ENTRIES: usize = 200_000;
+/// Directories the walk for protected entries does not enter: dependencies and build output
+/// (see the module docs). Compared exactly: the command cannot rename a directory that holds
+/// a protected entry (it is pinned), so it cannot hide one by renaming.
+pub const SKIPPED_DIRS: [&str; 9] = [
+    "node_modules",
+    "vendor",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".cache",
+    ".mypy_cache",
+];
+
+/// The protected entries of a workspace at one moment ([`find_protected`]).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Found {
+    /// Each protected entry (relative to the root), with its inode number.
+    entries: BTreeMap<PathBuf, u64>,
+    /// The directories whose every entry was looked at (`""` for the root).
+    listed: HashSet<PathBuf>,
+    /// Whether the walk stopped at [`MAX_PROTECTED_ENTRIES`].
+    cut: bool,
+}
+
+/// Looks for protected entries below `root` (see "Finding them" in the module docs).
+pub(crate) fn find_protected(root: &Path) -> Found {
+    use std::os::unix::fs::DirEntryExt;
+    let mut found = Found::default();
+    let mut queue = std::collections::VecDeque::from([(PathBuf::new(), 1usize)]);
+    let mut seen = 0usize;
+    'dirs: while let Some((rel, depth)) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(root.join(&rel)) else {
+            continue;
+        };
+        for entry in entries {
+            let Ok(entry) = entry else {
+                continue 'dirs;
+            };
+            seen += 1;
+            if seen > MAX_PROTECTED_ENTRIES {
+                found.cut = true;
+                break 'dirs;
+            }
+            let name = entry.file_name();
+            if protected::protected_name(&name).is_some() {
+                found.entries.insert(rel.join(&name), entry.ino());
+                continue;
+            }
+            if depth < MAX_PROTECTED_DEPTH
+                && entry.file_type().is_ok_and(|t| t.is_dir())
+                && !name.to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n))
+            {
+                queue.push_back((rel.join(&name), depth + 1));
+            }
+        }
+        found.listed.insert(rel);
+    }
+    found
+}
+
+/// A protected entry a run created (see "What a run creates" in the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProtectedCreated {
+    /// The entry, relative to the workspace root.
+    pub path: String,
+    /// Why it is protected (as the write tools say).
+    pub protected: String,
+    /// Where toolgate moved it, relative to the workspace root (under
+    /// `.toolgate/quarantine/`); absent when it was left in place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_to: Option<String>,
+    /// What happened and what to do, for the model and the operator.
+    pub note: String,
+}
+
+/// What the run that started with `before` created among the protected entries of the
+/// workspace at `root`, each moved aside or left as the module docs say.
+pub(crate) fn created(root: &Path, before: &Found) -> Vec<ProtectedCreated> {
+    let after = find_protected(root);
+    let mut out = Vec::new();
+    let mut quarantine: Option<Result<PathBuf, String>> = None;
+    for (rel, ino) in &after.entries {
+        if before.entries.get(rel) == Some(ino) {
+            continue;
+        }
+        let Some(name) = rel.file_name() else {
+            continue;
+        };
+        // a new repository (git init, git clone, a submodule's checkout): ordinary work
+        if protected::is_git_name(name) && !before.entries.contains_key(rel) {
+            continue;
+        }
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        let in_existing_dir = before.listed.contains(parent);
+        if !in_existing_dir && before.cut {
+            // the walk before the run did not look there: it may have been there all along
+            continue;
+        }
+        let why = protected::protected_name(name).unwrap_or("a protected path");
+        let shown = rel.display().to_string();
+        let entry = if in_existing_dir {
+            let dest = quarantine
+                .get_or_insert_with(|| quarantine_dir(root))
+                .clone()
+                .and_then(|q| move_aside(root, rel, &q).map(|()| q.join(rel)));
+            match dest {
+                Ok(dest) => ProtectedCreated {
+                    path: shown.clone(),
+                    protected: why.to_string(),
+                    moved_to: Some(dest.display().to_string()),
+                    note: format!(
+                        "the command created {shown:?}, a protected path ({why}), which \
+                         toolgate's tools do not write; toolgate moved it to {:?}, out of \
+                         reach of the commands. Do not create it again: change files \
+                         elsewhere, or ask the operator, who can move it back",
+                        dest.display()
+                    ),
+                },
+                Err(e) => ProtectedCreated {
+                    path: shown.clone(),
+                    protected: why.to_string(),
+                    moved_to: None,
+                    note: format!(
+                        "the command created {shown:?}, a protected path ({why}), which \
+                         toolgate's tools do not write; toolgate could not move it aside \
+                         ({e}), so it is still there: tell the operator"
+                    ),
+                },
+            }
+        } else {
+            ProtectedCreated {
+                path: shown.clone(),
+                protected: why.to_string(),
+                moved_to: None,
+                note: format!(
+                    "the command created {shown:?}, a protected path ({why}), in a directory \
+                     it created itself (a clone, an unpacked archive, a generated project), so \
+                     it was left in place; from the next run on it is read-only. Tell the \
+                     operator if it was not meant"
+                ),
+            }
+        };
+        tracing::warn!(path = %entry.path, moved_to = ?entry.moved_to, "run_shell created a protected path");
+        out.push(entry);
+    }
+    out
+}
+
+/// A new directory `.toolgate/quarantine/<unix seconds>-<n>` (relative to the root).
+fn quarantine_dir(root: &Path) -> Result<PathBuf, String> {
+    let store = root.join(".toolgate");
+    match std::fs::symlink_metadata(&store) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(".toolgate is not a directory".into()),
+        Err(e) => return Err(format!(".toolgate: {e}")),
+    }
+    let base = Path::new(".toolgate").join("quarantine");
+    std::fs::create_dir_all(root.join(&base)).map_err(|e| format!("{}: {e}", base.display()))?;
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    for n in 0..1000 {
+        let dir = base.join(format!("{secs}-{n}"));
+        match std::fs::create_dir(root.join(&dir)) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("{}: {e}", dir.display())),
+        }
+    }
+    Err("no free name in .toolgate/quarantine".into())
+}
+
+/// Moves `rel` to `quarantine/rel` (both relative to the root), opening both parents from
+/// the root without following links and renaming without replacing anything.
+fn move_aside(root: &Path, rel: &Path, quarantine: &Path) -> Result<(), String> {
+    use rustix::fs::{Mode, OFlags, RenameFlags};
+    let (Some(name), Some(parent)) = (rel.file_name(), rel.parent()) else {
+        return Err("not a path below the root".into());
+    };
+    let dest_parent = quarantine.join(parent);
+    std::fs::create_dir_all(root.join(&dest_parent))
+        .map_err(|e| format!("{}: {e}", dest_parent.display()))?;
+    let root_fd = rustix::fs::open(
+        root,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| format!("the workspace root: {e}"))?;
+    let from =
+        open_dir_beneath(&root_fd, parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let to = open_dir_beneath(&root_fd, &dest_parent)
+        .map_err(|e| format!("{}: {e}", dest_parent.display()))?;
+    rustix::fs::renameat_with(&from, name, &to, name, RenameFlags::NOREPLACE)
+        .map_err(|e| format!("moving it: {e}"))
+}
+
+/// The directory `rel` opened beneath `root` one component at a time, never through a link.
+fn open_dir_beneath(
+    root: &std::os::fd::OwnedFd,
+    rel: &Path,
+) -> rustix::io::Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    use std::os::fd::AsFd;
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut dir = rustix::fs::openat(root, ".", flags, Mode::empty())?;
+    for c in rel.components() {
+        let Component::Normal(name) = c else {
+            return Err(rustix::io::Errno::INVAL);
+        };
+        dir = rustix::fs::openat(dir.as_fd(), name, flags, Mode::empty())?;
+    }
+    Ok(dir)
 }
 
 /// `.toolgate` is created when absent (so the command cannot create it), and `.git/hooks`

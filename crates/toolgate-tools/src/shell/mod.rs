@@ -43,7 +43,10 @@ pub mod vars;
 /// The name of the shell built-in ([`RunShell`]).
 pub const RUN_SHELL: &str = "run_shell";
 
-pub use binds::{covered, Covered, MAX_BINDS, MAX_WALK_ENTRIES};
+pub use binds::{
+    covered, Covered, ProtectedCreated, MAX_BINDS, MAX_PROTECTED_DEPTH, MAX_PROTECTED_ENTRIES,
+    MAX_WALK_ENTRIES, SKIPPED_DIRS,
+};
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;
 pub use parse::{analyze, CommandAnalysis, Redirect, SimpleCommand};

@@ -121,6 +121,10 @@ pub struct RunShellOutput {
     /// What the sandbox lacked, when `sandboxed` is false.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sandbox_missing: Vec<String>,
+    /// Protected paths (`.vscode`, `.envrc`, `.husky`, ...) the command created, each moved
+    /// aside into `.toolgate/quarantine/` or left in place, as its note says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_created: Vec<binds::ProtectedCreated>,
 }
 
 /// The `run_shell` tool: see the module docs and the description it gives the model.
@@ -281,7 +285,7 @@ impl TypedTool for RunShell {
             .get_or_init(|| fs_rules::ReadGrants::new(&config.deny_read));
         // nothing has run before the spawn: a failure up to it leaves the call's key free;
         // walking the workspace for the path rules is blocking work
-        let plan = if report.mount_namespace {
+        let mut plan = if report.mount_namespace {
             let (config, paths, root) =
                 (config.clone(), self.paths.clone(), ws.root().to_path_buf());
             crate::blocking::run(move || {
@@ -299,6 +303,7 @@ impl TypedTool for RunShell {
         } else {
             binds::Plan::default()
         };
+        let found = std::mem::take(&mut plan.found);
         let run = Run::prepare(
             &config,
             &report,
@@ -308,7 +313,30 @@ impl TypedTool for RunShell {
             Program::Bash(&args.command),
         )
         .map_err(ToolError::no_effect)?;
-        run.execute(&config, &ctx, timeout).await
+        let result = run.execute(&config, &ctx, timeout).await;
+        if !report.mount_namespace {
+            return result;
+        }
+        // what the command created among the protected paths (binds.rs, "What a run creates")
+        let root = ws.root().to_path_buf();
+        let created = crate::blocking::run(move || Ok(binds::created(&root, &found)))
+            .await
+            .unwrap_or_default();
+        if created.is_empty() {
+            return result;
+        }
+        match result {
+            Ok(mut out) => {
+                out.protected_created = created;
+                Ok(out)
+            }
+            Err(mut e) => {
+                for c in &created {
+                    e.message.push_str(&format!("\n{}", c.note));
+                }
+                Err(e)
+            }
+        }
     }
 }
 
@@ -661,6 +689,7 @@ impl Run {
                     stderr_handle: stderr.handle,
                     sandboxed: missing.is_empty(),
                     sandbox_missing: missing,
+                    protected_created: Vec::new(),
                 })
             }
         }
