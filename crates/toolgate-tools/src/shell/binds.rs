@@ -884,4 +884,129 @@ mod tests {
             Err(PlanError::TooManyBinds)
         ));
     }
+    fn touch(root: &Path, rel: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x").unwrap();
+    }
+
+    #[test]
+    fn protected_entries_are_found_at_depth_but_not_in_dependencies() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        for f in [
+            ".vscode/settings.json",
+            "a/b/.ENVRC",
+            "a/node_modules/x/.vscode/s.json",
+            "vendor/p/.git/config",
+            "src/main.rs",
+            "1/2/3/4/5/6/7/.idea/x",
+            "1/2/3/4/5/6/7/8/.idea/x",
+        ] {
+            touch(root, f);
+        }
+        let found = find_protected(root);
+        let paths: Vec<&Path> = found.entries.keys().map(PathBuf::as_path).collect();
+        assert_eq!(
+            paths,
+            [".vscode", "1/2/3/4/5/6/7/.idea", "a/b/.ENVRC"].map(Path::new)
+        );
+        assert!(!found.cut);
+        assert!(found.listed.contains(Path::new("")) && found.listed.contains(Path::new("a/b")));
+        assert!(!found.listed.contains(Path::new("a/node_modules")));
+    }
+
+    #[test]
+    fn a_git_directory_is_bound_by_its_config_and_hooks_with_its_submodules() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        for f in [
+            "sub/.git/config",
+            "sub/.git/HEAD",
+            "sub/.git/objects/ab/cd",
+            "sub/.git/modules/libs/one/HEAD",
+            "sub/.git/modules/libs/one/config",
+            "sub/.git/modules/libs/one/modules/inner/HEAD",
+            "sub/.git/modules/libs/one/modules/inner/config.worktree",
+            "sub/.git/worktrees/w/config.worktree",
+            "sub/.git/worktrees/w/HEAD",
+        ] {
+            touch(root, f);
+        }
+        let config = ShellConfig::default();
+        let plan = plan(root, &config, &PathRules::new(&config), true).unwrap();
+        let mut ro: Vec<&Path> = plan.read_only.iter().map(PathBuf::as_path).collect();
+        ro.sort();
+        assert_eq!(
+            ro,
+            [
+                ".toolgate",
+                "sub/.git/config",
+                "sub/.git/hooks",
+                "sub/.git/modules/libs/one/config",
+                "sub/.git/modules/libs/one/hooks",
+                "sub/.git/modules/libs/one/modules/inner/config.worktree",
+                "sub/.git/modules/libs/one/modules/inner/hooks",
+                "sub/.git/worktrees/w/config.worktree",
+            ]
+            .map(Path::new)
+        );
+        // objects, refs and HEAD stay writable; hooks were made so they cannot be made later
+        assert!(root
+            .join("sub/.git/modules/libs/one/modules/inner/hooks")
+            .is_dir());
+        let pins: Vec<&CString> = plan
+            .binds
+            .iter()
+            .filter(|b| b.kind == BindKind::Pin)
+            .map(|b| b.components.last().unwrap())
+            .collect();
+        assert!(pins.contains(&&CString::new(".git").unwrap()), "{pins:?}");
+    }
+
+    #[test]
+    fn what_a_run_creates_is_moved_aside_or_listed_and_never_deleted() {
+        let t = tempfile::tempdir().unwrap();
+        let root = &t.path().canonicalize().unwrap();
+        touch(root, "app/main.rs");
+        std::fs::create_dir(root.join(".toolgate")).unwrap();
+        let before = find_protected(root);
+        touch(root, ".vscode/settings.json");
+        touch(root, "app/.mcp.json");
+        touch(root, "new/.husky/pre-commit");
+        touch(root, "repo/.git/config");
+        let created = created(root, &before);
+        let got: Vec<(&str, Option<&str>)> = created
+            .iter()
+            .map(|c| (c.path.as_str(), c.moved_to.as_deref()))
+            .collect();
+        assert_eq!(got.len(), 3, "{created:?}");
+        let q = created[0].moved_to.clone().unwrap();
+        let q = Path::new(&q).parent().unwrap();
+        assert!(q.starts_with(".toolgate/quarantine"), "{q:?}");
+        assert_eq!(
+            got,
+            [
+                (".vscode", Some(q.join(".vscode").to_str().unwrap())),
+                (
+                    "app/.mcp.json",
+                    Some(q.join("app/.mcp.json").to_str().unwrap())
+                ),
+                ("new/.husky", None),
+            ]
+        );
+        assert!(root.join(q).join(".vscode/settings.json").is_file());
+        assert!(root.join(q).join("app/.mcp.json").is_file());
+        assert!(!root.join(".vscode").exists() && root.join("new/.husky").is_dir());
+        assert!(root.join("repo/.git/config").is_file());
+        // without a store directory to move into, nothing is moved and the note says so
+        std::fs::remove_dir_all(root.join(".toolgate")).unwrap();
+        std::fs::write(root.join(".toolgate"), "").unwrap();
+        let before = find_protected(root);
+        touch(root, ".envrc");
+        let created = super::created(root, &before);
+        assert_eq!(created.len(), 1);
+        assert!(created[0].moved_to.is_none() && created[0].note.contains("could not move"));
+        assert!(root.join(".envrc").is_file());
+    }
 }
