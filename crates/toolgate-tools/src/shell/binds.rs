@@ -516,17 +516,42 @@ pub const SKIPPED_DIRS: [&str; 9] = [
 /// The protected entries of a workspace at one moment ([`find_protected`]).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Found {
-    /// Each protected entry (relative to the root), with its inode number.
-    entries: BTreeMap<PathBuf, u64>,
+    /// Each protected entry (relative to the root), with what tells it from another put in
+    /// its place ([`Identity`]).
+    entries: BTreeMap<PathBuf, Identity>,
     /// The directories whose every entry was looked at (`""` for the root).
     listed: HashSet<PathBuf>,
     /// Whether the walk stopped at [`MAX_PROTECTED_ENTRIES`].
     cut: bool,
 }
 
+/// What tells a protected entry from another put in its place during a run: its inode number
+/// (which the file system may hand to the new entry once the old one is removed), its type,
+/// and for a link where it leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    ino: u64,
+    kind: Option<std::fs::FileType>,
+    link: Option<PathBuf>,
+}
+
+impl Identity {
+    fn of(root: &Path, rel: &Path, entry: &std::fs::DirEntry) -> Identity {
+        use std::os::unix::fs::DirEntryExt;
+        let kind = entry.file_type().ok();
+        let link = kind
+            .filter(std::fs::FileType::is_symlink)
+            .and_then(|_| std::fs::read_link(root.join(rel)).ok());
+        Identity {
+            ino: entry.ino(),
+            kind,
+            link,
+        }
+    }
+}
+
 /// Looks for protected entries below `root` (see "Finding them" in the module docs).
 pub(crate) fn find_protected(root: &Path) -> Found {
-    use std::os::unix::fs::DirEntryExt;
     let mut found = Found::default();
     let mut queue = std::collections::VecDeque::from([(PathBuf::new(), 1usize)]);
     let mut seen = 0usize;
@@ -545,7 +570,9 @@ pub(crate) fn find_protected(root: &Path) -> Found {
             }
             let name = entry.file_name();
             if protected::protected_name(&name).is_some() {
-                found.entries.insert(rel.join(&name), entry.ino());
+                let path = rel.join(&name);
+                let identity = Identity::of(root, &path, &entry);
+                found.entries.insert(path, identity);
                 continue;
             }
             if depth < MAX_PROTECTED_DEPTH
@@ -581,8 +608,8 @@ pub(crate) fn created(root: &Path, before: &Found) -> Vec<ProtectedCreated> {
     let after = find_protected(root);
     let mut out = Vec::new();
     let mut quarantine: Option<Result<PathBuf, String>> = None;
-    for (rel, ino) in &after.entries {
-        if before.entries.get(rel) == Some(ino) {
+    for (rel, identity) in &after.entries {
+        if before.entries.get(rel) == Some(identity) {
             continue;
         }
         let Some(name) = rel.file_name() else {

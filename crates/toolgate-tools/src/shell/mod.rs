@@ -17,7 +17,9 @@
 //! | [`report`] | what the sandbox can enforce on this machine ([`sandbox_report`]) |
 //!
 //! A sandboxed run cannot write outside the workspace and its private temporary directory,
-//! cannot write the workspace's protected paths (even to create them) nor move them away,
+//! cannot write the workspace's protected paths (those of [`crate::fs::protected`], at the
+//! root and nested, and the configuration file) nor move them away, has one it creates moved
+//! aside or reported (`binds.rs`),
 //! cannot read the workspace paths its configuration hides (the store, denied paths) nor
 //! write those it makes read-only, reaches no network
 //! unless [`ShellConfig::allow_network`] and no service behind a socket file unless
@@ -134,6 +136,9 @@ pub struct ShellConfig {
     /// default `.toolgate` (toolgate's state, created empty when missing so it cannot be
     /// created by the command), `.git/hooks` and `.git/config`; the configuration adds its own
     /// file. The directories above each are pinned, so none can be moved away and replaced.
+    /// Every entry named as [`crate::fs::protected`] names them (`.vscode`, a nested `.git`'s
+    /// config and hooks, ...) is protected the same way on top of these, wherever it exists
+    /// when a run starts (see `binds.rs`).
     pub protected: Vec<String>,
     /// Workspace paths the command may not read, matched as deny rules match (every
     /// spelling, a directory with everything below it): each file or directory they match

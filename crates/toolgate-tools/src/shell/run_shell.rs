@@ -10,9 +10,9 @@
 //!    both steps run first in the guard, so such a call fails before anyone is asked to
 //!    approve it, and again in the handler (the tree may change while a person thinks);
 //! 3. a private temporary directory is made, the mounts over workspace paths are planned
-//!    (`binds.rs`: protected paths read-only and pinned, `.toolgate` created when absent,
-//!    the paths the configuration denies hidden or read-only), and the Landlock ruleset is
-//!    built;
+//!    (`binds.rs`: protected paths read-only and pinned, root and nested, `.toolgate` created
+//!    when absent, the paths the configuration denies hidden or read-only), and the Landlock
+//!    ruleset is built;
 //! 4. `bash --noprofile --norc -c COMMAND` is spawned with the allowlisted environment, stdin
 //!    from `/dev/null`, and the child set-up of `sandbox.rs` (session, namespaces, read-only
 //!    binds, limits, no capabilities, Landlock);
@@ -31,7 +31,10 @@
 //!    tail), the rest kept behind a result handle that the preview's marker names with the
 //!    offset to read on from. A non-zero exit is an ordinary result; a timeout is
 //!    `outcome_unknown` (reason `timeout`) saying how the command was stopped, with the end of
-//!    the output in the message.
+//!    the output in the message;
+//! 8. the protected paths are looked for again: one the command created is moved aside or
+//!    left, as `binds.rs` says, and listed in the result (`protected_created`) or, for a
+//!    failed run, in the error's message.
 
 use super::binds::{self, PathRules};
 use super::output::{Capture, CaptureLimits, Captured};
@@ -165,12 +168,14 @@ stdout and stderr. Use it to build, test, run scripts and use command-line tools
 to read, list, find or search files (use read_file, list_dir, glob and search_code), nor to \
 write or edit files when write_file or edit_file can. The command runs in a sandbox: it can \
 write only inside the workspace and its own temporary directory ($TMPDIR, also $HOME), cannot \
-change .toolgate, .git/hooks or .git/config, has no network, no inherited secrets and no \
+change the protected paths write_file refuses (.toolgate, git's config and hooks, .vscode, \
+.cursor, .claude, .husky, .envrc, .mcp.json, shell rc files, ...; one it creates is moved \
+aside and listed in protected_created), has no network, no inherited secrets and no \
 privileges, and every process it starts is killed at the timeout (`timeout_ms`, default \
 120000, at most 600000) or when it ends. `cwd` is a directory relative to the workspace root. \
 Returns {exit_code, signal, duration_ms, stdout, stderr, stdout_truncated, stderr_truncated, \
-stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed}; a non-zero exit code is \
-a normal result. Long output shows its first third and its last two thirds (the end, where a \
+stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed, protected_created}; a \
+non-zero exit code is a normal result. Long output shows its first third and its last two thirds (the end, where a \
 build's or a test run's verdict is, is always shown) with a marker between them naming the \
 read_result handle and offset that read the part left out. At the timeout the script is \
 stopped at once, before it starts another step, and every process it started is ended; the \

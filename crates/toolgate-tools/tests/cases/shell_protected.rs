@@ -313,4 +313,18 @@ async fn odd_protected_entries_are_handled() {
     assert_eq!(o.protected_created.len(), 1, "{o:?}");
     assert!(o.protected_created[0].moved_to.is_some(), "{o:?}");
     assert!(!exists(s.ws().join(".vscode")));
+    // so is a link that now leads elsewhere (the file system may reuse the inode number)
+    let o = direct(
+        &s,
+        "mkdir evil && rm .cursor && ln -s evil .cursor && echo done",
+    )
+    .await;
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    let paths: Vec<&str> = o
+        .protected_created
+        .iter()
+        .map(|c| c.path.as_str())
+        .collect();
+    assert_eq!(paths, [".cursor"], "{o:?}");
+    assert!(!exists(s.ws().join(".cursor")) && exists(s.ws().join("evil")));
 }
