@@ -62,7 +62,12 @@
 //!
 //! - a git directory or `.git` file is a new repository (`git init sub`, `git clone URL
 //!   dir`, a submodule's checkout): ordinary work, left in place and not listed; from the
-//!   next run on its configuration and hooks are read-only like any other;
+//!   next run on its configuration and hooks are read-only like any other. Unless it was
+//!   given more than `git init` and `git clone` write (hooks, or a configuration key beyond
+//!   [`NEW_REPOSITORY_KEYS`] and those `git -c` may set harmlessly, such as
+//!   `core.fsmonitor`): then it is listed, left in place, and the note names what it holds
+//!   (a `git init . && git config core.fsmonitor ...` in a workspace without a repository
+//!   would otherwise wait for the user's next `git status`);
 //! - created in a directory that existed when the run started (the root, `app/`): moved
 //!   aside, whole, into `.toolgate/quarantine/<time>-<n>/` under the same relative path
 //!   (which the command can neither read nor write), and the result says where. That is what
@@ -76,9 +81,13 @@
 //!   generated project): left in place and listed, since moving it would break what the run
 //!   was for and no editor has that directory open yet.
 //!
-//! A move is done from directory descriptors opened from the root without following links,
-//! so nothing outside the workspace is moved; one that fails leaves the entry in place and
-//! the result says so.
+//! The look after the run lists every directory listed before it whatever the budget, so a
+//! command cannot hide what it made there by filling the workspace with entries; the budget
+//! only bounds directories the run made. A move is done from directory descriptors opened
+//! from the root without following links, so nothing outside the workspace is moved; one
+//! that fails leaves the entry in place and the result says so. Not seen: what a run creates
+//! deeper than [`MAX_PROTECTED_DEPTH`] or in a [`SKIPPED_DIRS`] directory, and inside an
+//! existing git directory (a new `.git/modules/<name>` of `git submodule add`).
 //!
 //! What the rule walk finds is what exists when the run starts: a file created later that a
 //! pattern matches is not covered until the next run (`toolgate check` says so), and a hard
@@ -305,7 +314,7 @@ pub(crate) fn plan(
             _ => {}
         }
     }
-    let found = find_protected(root);
+    let found = find_protected(root, None);
     for rel in found.entries.keys() {
         protect(root, rel, create, &mut marks);
     }
@@ -550,12 +559,20 @@ impl Identity {
     }
 }
 
-/// Looks for protected entries below `root` (see "Finding them" in the module docs).
-pub(crate) fn find_protected(root: &Path) -> Found {
+/// Looks for protected entries below `root` (see "Finding them" in the module docs). The
+/// directories in `always` (those listed before a run, when looking after it) are listed
+/// whatever the budget, and do not count against it: a run cannot keep an entry it made in
+/// one of them from being seen by filling the workspace with files.
+pub(crate) fn find_protected(root: &Path, always: Option<&HashSet<PathBuf>>) -> Found {
     let mut found = Found::default();
     let mut queue = std::collections::VecDeque::from([(PathBuf::new(), 1usize)]);
     let mut seen = 0usize;
     'dirs: while let Some((rel, depth)) = queue.pop_front() {
+        let free = always.is_some_and(|a| a.contains(&rel));
+        if !free && seen >= MAX_PROTECTED_ENTRIES {
+            found.cut = true;
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(root.join(&rel)) else {
             continue;
         };
@@ -563,10 +580,12 @@ pub(crate) fn find_protected(root: &Path) -> Found {
             let Ok(entry) = entry else {
                 continue 'dirs;
             };
-            seen += 1;
-            if seen > MAX_PROTECTED_ENTRIES {
-                found.cut = true;
-                break 'dirs;
+            if !free {
+                seen += 1;
+                if seen > MAX_PROTECTED_ENTRIES {
+                    found.cut = true;
+                    continue 'dirs;
+                }
             }
             let name = entry.file_name();
             if protected::protected_name(&name).is_some() {
@@ -605,7 +624,7 @@ pub struct ProtectedCreated {
 /// What the run that started with `before` created among the protected entries of the
 /// workspace at `root`, each moved aside or left as the module docs say.
 pub(crate) fn created(root: &Path, before: &Found) -> Vec<ProtectedCreated> {
-    let after = find_protected(root);
+    let after = find_protected(root, Some(&before.listed));
     let mut out = Vec::new();
     let mut quarantine: Option<Result<PathBuf, String>> = None;
     for (rel, identity) in &after.entries {
@@ -615,8 +634,26 @@ pub(crate) fn created(root: &Path, before: &Found) -> Vec<ProtectedCreated> {
         let Some(name) = rel.file_name() else {
             continue;
         };
-        // a new repository (git init, git clone, a submodule's checkout): ordinary work
+        // a new repository (git init, git clone, a submodule's checkout): ordinary work,
+        // unless it was given what runs code
         if protected::is_git_name(name) && !before.entries.contains_key(rel) {
+            if let Some(concern) = new_repository_concern(root, rel) {
+                let shown = rel.display().to_string();
+                out.push(ProtectedCreated {
+                    note: format!(
+                        "the command made a new repository {shown:?} whose {concern}, beyond \
+                         what git init and git clone write; such keys and hooks can make git run \
+                         programs when it is used there outside the sandbox. It was left in \
+                         place (from the next run on its configuration and hooks are \
+                         read-only); tell the operator"
+                    ),
+                    path: shown,
+                    protected: protected::protected_name(name)
+                        .unwrap_or("git internals")
+                        .to_string(),
+                    moved_to: None,
+                });
+            }
             continue;
         }
         let parent = rel.parent().unwrap_or(Path::new(""));
@@ -673,6 +710,114 @@ pub(crate) fn created(root: &Path, before: &Found) -> Vec<ProtectedCreated> {
         out.push(entry);
     }
     out
+}
+
+/// The configuration keys (lower case; `*` any subsection) that `git init`, `git clone` and
+/// `git submodule` write to a new repository, besides those `git -c` may set harmlessly.
+const NEW_REPOSITORY_KEYS: [&str; 16] = [
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.ignorecase",
+    "core.precomposeunicode",
+    "core.symlinks",
+    "core.worktree",
+    "extensions.objectformat",
+    "extensions.refstorage",
+    "remote.*.url",
+    "remote.*.fetch",
+    "branch.*.remote",
+    "branch.*.merge",
+    "submodule.*.url",
+    "submodule.*.active",
+];
+
+/// What a new git directory `rel` holds beyond what `git init` or `git clone` write: hooks
+/// (other than the `.sample` ones) or configuration keys outside [`NEW_REPOSITORY_KEYS`] and
+/// the harmless ones (`core.fsmonitor`, `diff.external`, an alias, an `include.path`...).
+fn new_repository_concern(root: &Path, rel: &Path) -> Option<String> {
+    let dir = root.join(rel);
+    if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let mut concerns = Vec::new();
+    let config = std::fs::File::open(dir.join("config")).ok().and_then(|f| {
+        use std::io::Read;
+        let mut text = Vec::new();
+        f.take(1 << 20).read_to_end(&mut text).ok()?;
+        Some(String::from_utf8_lossy(&text).into_owned())
+    });
+    let keys = unusual_git_keys(config.as_deref().unwrap_or(""));
+    if !keys.is_empty() {
+        concerns.push(format!("configuration sets {}", keys.join(", ")));
+    }
+    let hooks: Vec<String> = std::fs::read_dir(dir.join("hooks"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".sample"))
+        .take(10)
+        .collect();
+    if !hooks.is_empty() {
+        concerns.push(format!("hooks directory holds {}", hooks.join(", ")));
+    }
+    (!concerns.is_empty()).then(|| concerns.join(" and whose "))
+}
+
+/// The keys of a git configuration file that neither a new repository has nor `git -c` may
+/// set harmlessly (section and key in lower case, as git compares them), at most 10.
+fn unusual_git_keys(text: &str) -> Vec<String> {
+    let mut section = String::new();
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let mut rest = line.trim();
+        if let Some(body) = rest.strip_prefix('[') {
+            let Some((head, after)) = body.split_once(']') else {
+                section.clear();
+                continue;
+            };
+            section = match head.trim().split_once(char::is_whitespace) {
+                Some((name, sub)) => {
+                    format!(
+                        "{}.{}",
+                        name.to_ascii_lowercase(),
+                        sub.trim().trim_matches('"')
+                    )
+                }
+                None => head.trim().to_ascii_lowercase(),
+            };
+            rest = after.trim();
+        }
+        if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
+            continue;
+        }
+        let (key, value) = rest
+            .split_once('=')
+            .map_or((rest, "true"), |(k, v)| (k.trim(), v.trim()));
+        let key = format!("{section}.{}", key.to_ascii_lowercase());
+        let expected =
+            toolgate_core::pattern::program::git_setting_is_harmless(&format!("{key}={value}"))
+                || NEW_REPOSITORY_KEYS.iter().any(|p| git_key_matches(p, &key));
+        if !expected && !out.contains(&key) && out.len() < 10 {
+            out.push(key);
+        }
+    }
+    out
+}
+
+/// Whether `key` is `pattern`, where `*` in `section.*.name` stands for any subsection.
+fn git_key_matches(pattern: &str, key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    match pattern.split_once(".*.") {
+        Some((section, name)) => lower
+            .strip_prefix(section)
+            .and_then(|r| r.strip_prefix('.'))
+            .and_then(|r| r.strip_suffix(name))
+            .is_some_and(|sub| sub.len() > 1 && sub.ends_with('.')),
+        None => lower == pattern,
+    }
 }
 
 /// A new directory `.toolgate/quarantine/<unix seconds>-<n>` (relative to the root).
@@ -932,7 +1077,7 @@ mod tests {
         ] {
             touch(root, f);
         }
-        let found = find_protected(root);
+        let found = find_protected(root, None);
         let paths: Vec<&Path> = found.entries.keys().map(PathBuf::as_path).collect();
         assert_eq!(
             paths,
@@ -992,16 +1137,46 @@ mod tests {
     }
 
     #[test]
+    fn a_new_repository_is_told_apart_by_what_runs_code() {
+        let fresh = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = \
+                     false\n\tlogallrefupdates = true\n[remote \"origin\"]\n\turl = \
+                     /x/sub\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \
+                     \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n[user]\n\
+                     \tname = t\n";
+        assert_eq!(unusual_git_keys(fresh), Vec::<String>::new());
+        let evil = "[core]\n\tfsmonitor = touch pwned\n[Diff]\n\texternal=x\n[alias]\n\
+                    \tst = !touch pwned\n[include] path = ../x\n[remote \"o\"] uploadpack = x\n";
+        assert_eq!(
+            unusual_git_keys(evil),
+            [
+                "core.fsmonitor",
+                "diff.external",
+                "alias.st",
+                "include.path",
+                "remote.o.uploadpack"
+            ]
+        );
+        assert!(git_key_matches("remote.*.url", "REMOTE.a.b.URL"));
+        assert!(!git_key_matches("remote.*.url", "remote.url"));
+        assert!(!git_key_matches("remote.*.url", "remote..url"));
+        // no panic on junk
+        for junk in ["[", "[]", "=", "[a \"", "\u{feff}[core]\nx", "[core]]]\n=="] {
+            let _ = unusual_git_keys(junk);
+        }
+    }
+
+    #[test]
     fn what_a_run_creates_is_moved_aside_or_listed_and_never_deleted() {
         let t = tempfile::tempdir().unwrap();
         let root = &t.path().canonicalize().unwrap();
         touch(root, "app/main.rs");
         std::fs::create_dir(root.join(".toolgate")).unwrap();
-        let before = find_protected(root);
+        let before = find_protected(root, None);
         touch(root, ".vscode/settings.json");
         touch(root, "app/.mcp.json");
         touch(root, "new/.husky/pre-commit");
         touch(root, "repo/.git/config");
+        std::fs::write(root.join("repo/.git/config"), "[core]\n\tbare = false\n").unwrap();
         let created = created(root, &before);
         let got: Vec<(&str, Option<&str>)> = created
             .iter()
@@ -1029,7 +1204,7 @@ mod tests {
         // without a store directory to move into, nothing is moved and the note says so
         std::fs::remove_dir_all(root.join(".toolgate")).unwrap();
         std::fs::write(root.join(".toolgate"), "").unwrap();
-        let before = find_protected(root);
+        let before = find_protected(root, None);
         touch(root, ".envrc");
         let created = super::created(root, &before);
         assert_eq!(created.len(), 1);

@@ -179,7 +179,7 @@ async fn nested_and_submodule_git_directories_keep_config_and_hooks_read_only() 
             "set -e; echo c > c && {GIT} add c && {GIT} commit -q -m c && {GIT} checkout -q -b topic && \
              (cd sub && echo d > d && {GIT} add d && {GIT} commit -q -m d) && \
              (cd lib && echo m > m && {GIT} add m && {GIT} commit -q -m m) && {GIT} status --short && \
-             {GIT} init -q fresh && (cd fresh && echo e > e && {GIT} add e && {GIT} commit -q -m e && {GIT} config x.y z) && \
+             {GIT} init -q fresh && (cd fresh && echo e > e && {GIT} add e && {GIT} commit -q -m e && git config user.name t) && \
              {GIT} clone -q sub cloned && {GIT} -C cloned log --oneline | wc -l"
         ),
     )
@@ -206,7 +206,8 @@ async fn created_protected_entries_are_reported_and_moved_aside() {
         &s,
         "mkdir .vscode && echo '{\"chat.tools.autoApprove\": true}' > .vscode/settings.json && \
          echo 'touch pwned' > .envrc && mkdir -p app/.cursor && echo '{}' > app/.cursor/mcp.json && \
-         mkdir -p made/.husky && echo hook > made/.husky/pre-commit && git init -q repo && echo done",
+         mkdir -p made/.husky && echo hook > made/.husky/pre-commit && git init -q repo && \
+         git init -q trap && git -C trap config core.fsmonitor 'touch pwned' && echo done",
     )
     .await;
     assert_eq!(
@@ -226,7 +227,8 @@ async fn created_protected_entries_are_reported_and_moved_aside() {
             (".envrc", true),
             (".vscode", true),
             ("app/.cursor", true),
-            ("made/.husky", false)
+            ("made/.husky", false),
+            ("trap/.git", false)
         ],
         "{o:?}"
     );
@@ -241,6 +243,9 @@ async fn created_protected_entries_are_reported_and_moved_aside() {
                 assert!(c.note.contains("moved it to"), "{c:?}");
             }
             None => assert!(c.note.contains("left in place"), "{c:?}"),
+        }
+        if c.path == "trap/.git" {
+            assert!(c.note.contains("core.fsmonitor"), "{c:?}");
         }
     }
     let vscode = o
