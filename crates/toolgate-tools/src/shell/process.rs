@@ -54,7 +54,7 @@ impl SandboxedProcess {
         let plan = if report.mount_namespace {
             let (c, r) = (config.clone(), root.to_path_buf());
             crate::blocking::run(move || {
-                binds::plan(&r, &c, &PathRules::new(&c), true).map_err(|e| {
+                binds::plan(&r, &c, &PathRules::new(&c), true, None).map_err(|e| {
                     ToolError::failed(format!(
                         "the sandbox cannot confine the server as the configuration asks ({e}); \
                          it did not start"

@@ -137,7 +137,13 @@ pub struct RunShell {
     report: Option<Arc<SandboxReport>>,
     reads: Arc<OnceLock<fs_rules::ReadGrants>>,
     paths: Arc<OnceLock<PathRules>>,
+    /// The last look for protected entries, and the workspace root it was in: the next run
+    /// there reads again only the directories that changed since (`binds.rs`).
+    protected: Arc<Mutex<Option<LastLook>>>,
 }
+
+/// A workspace root and the last look for protected entries in it.
+type LastLook = (std::path::PathBuf, Arc<binds::Found>);
 
 impl RunShell {
     /// The tool with `config`.
@@ -147,6 +153,7 @@ impl RunShell {
             report: None,
             reads: Arc::default(),
             paths: Arc::default(),
+            protected: Arc::default(),
         }
     }
 
@@ -290,12 +297,19 @@ impl TypedTool for RunShell {
             .get_or_init(|| fs_rules::ReadGrants::new(&config.deny_read));
         // nothing has run before the spawn: a failure up to it leaves the call's key free;
         // walking the workspace for the path rules is blocking work
+        let earlier = self
+            .protected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .filter(|(root, _)| root == ws.root())
+            .map(|(_, found)| found.clone());
         let mut plan = if report.mount_namespace {
             let (config, paths, root) =
                 (config.clone(), self.paths.clone(), ws.root().to_path_buf());
             crate::blocking::run(move || {
                 let rules = paths.get_or_init(|| PathRules::new(&config));
-                binds::plan(&root, &config, rules, true).map_err(|e| {
+                binds::plan(&root, &config, rules, true, earlier.as_deref()).map_err(|e| {
                     ToolError::failed(format!(
                         "the sandbox cannot confine this run as the configuration asks ({e}); \
                          the command did not run"
@@ -324,9 +338,16 @@ impl TypedTool for RunShell {
         }
         // what the command created among the protected paths (binds.rs, "What a run creates")
         let root = ws.root().to_path_buf();
-        let created = crate::blocking::run(move || Ok(binds::created(&root, &found)))
-            .await
-            .unwrap_or_default();
+        let Ok((created, after)) =
+            crate::blocking::run(move || Ok(binds::created(&root, &found))).await
+        else {
+            return result;
+        };
+        *self
+            .protected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) =
+            Some((ws.root().to_path_buf(), Arc::new(after)));
         if created.is_empty() {
             return result;
         }

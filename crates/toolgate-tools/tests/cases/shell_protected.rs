@@ -31,21 +31,51 @@ async fn per_run_cost_with_a_large_tree() {
          (cd src/m$((d % 20))/d$d && touch $(seq -f s%g.rs 1 20)); done && \
          mkdir -p node_modules/pkg1/.vscode src/m1/.vscode",
     );
-    let _ = direct(&s, "true").await;
-    let n = 20u32;
-    let started = Instant::now();
-    for _ in 0..n {
-        let o = direct(&s, "true").await;
-        assert_eq!(o.exit_code, Some(0), "{o:?}");
+    // the machine may be shared: the median wall time, and the CPU time of this process
+    // (the looks before and after a run, the spawn, reading the pipes), which load does not
+    // inflate. Cold: a new tool each run (no earlier look); warm: one tool, as a server runs.
+    let warm = RunShell::new(ShellConfig::default());
+    let args: RunShellArgs = serde_json::from_value(json!({ "command": "true" })).unwrap();
+    for cold in [true, false] {
+        let _ = warm.call(args.clone(), s.ctx()).await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let mut walls = Vec::new();
+        let cpu_before = process_cpu();
+        for _ in 0..20 {
+            let started = Instant::now();
+            let o = if cold {
+                direct(&s, "true").await
+            } else {
+                warm.call(args.clone(), s.ctx()).await.unwrap()
+            };
+            walls.push(started.elapsed());
+            assert_eq!(o.exit_code, Some(0), "{o:?}");
+        }
+        let cpu = (process_cpu() - cpu_before) / 20;
+        walls.sort();
+        eprintln!(
+            "per run ({}): median {:?} wall, {cpu:?} CPU in toolgate",
+            if cold { "cold" } else { "warm" },
+            walls[10]
+        );
+        assert!(walls[10].as_secs() < 2, "{walls:?}");
     }
-    let per_run = started.elapsed() / n;
-    let started = Instant::now();
-    for _ in 0..n {
+    let cpu_before = process_cpu();
+    for _ in 0..20 {
         toolgate_tools::shell::covered(&s.ws(), &ShellConfig::default()).unwrap();
     }
-    let plan = started.elapsed() / n;
-    eprintln!("per run: {per_run:?}; planning alone: {plan:?}");
-    assert!(per_run.as_secs() < 2, "{per_run:?}");
+    let plan = (process_cpu() - cpu_before) / 20;
+    eprintln!("planning alone (cold): {plan:?} CPU");
+}
+
+/// The user and system CPU time of this process so far (`/proc/self/stat`, in clock ticks
+/// of 10 ms: enough over 20 runs).
+fn process_cpu() -> std::time::Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // the fields after the command name, which is in parentheses and may hold spaces
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    std::time::Duration::from_millis(ticks * 10)
 }
 
 /// `git` with an identity, for set-up outside the sandbox and commands inside it.
@@ -332,4 +362,37 @@ async fn odd_protected_entries_are_handled() {
         .collect();
     assert_eq!(paths, [".cursor"], "{o:?}");
     assert!(!exists(s.ws().join(".cursor")) && exists(s.ws().join("evil")));
+}
+
+/// One run_shell serving run after run takes the listings of unchanged directories from the
+/// last look: what appears between runs (made outside, by the user or an editor) and what a
+/// run makes are seen all the same.
+#[tokio::test]
+async fn runs_in_a_row_see_what_changed_between_them() {
+    let s = Shell::new();
+    s.setup("mkdir -p app/src lib && echo x > app/src/main.rs");
+    let run = |command: &str| {
+        let command = command.to_string();
+        let s = &s;
+        async move { output(&s.call(json!({ "command": command })).await) }
+    };
+    assert_eq!(run("true").await.exit_code, Some(0));
+    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
+    assert_eq!(run("true").await.exit_code, Some(0));
+    // made outside between runs: protected from the next run on
+    s.setup("mkdir -p app/src/.vscode && echo ORIGINAL > app/src/.vscode/settings.json");
+    let o = run("echo x > app/src/.vscode/settings.json").await;
+    assert_ne!(o.exit_code, Some(0), "{o:?}");
+    assert_eq!(read(&s, "app/src/.vscode/settings.json"), "ORIGINAL\n");
+    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
+    // made by a run in a directory unchanged for a while: moved aside
+    let o = run("mkdir lib/.husky && echo x > lib/.husky/pre-commit").await;
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    let paths: Vec<&str> = o
+        .protected_created
+        .iter()
+        .map(|c| c.path.as_str())
+        .collect();
+    assert_eq!(paths, ["lib/.husky"], "{o:?}");
+    assert!(!exists(s.ws().join("lib/.husky")));
 }
