@@ -272,23 +272,26 @@ pub fn covered(root: &Path, config: &ShellConfig) -> Result<Covered, String> {
     })
 }
 
-/// Paths to pin and to bind read-only, each once, with whether it is a directory.
+/// Paths to pin and to bind read-only, each once, with whether it is a directory. A path may
+/// be both (a directory above one protected entry that is the target of a protected link):
+/// the pin is mounted first, the read-only clone over it.
 #[derive(Default)]
 struct Marks {
     pins: Vec<(PathBuf, bool)>,
     read_only: Vec<(PathBuf, bool)>,
-    seen: HashSet<PathBuf>,
+    pinned: HashSet<PathBuf>,
+    made_read_only: HashSet<PathBuf>,
 }
 
 impl Marks {
     fn pin(&mut self, rel: &Path) {
-        if self.seen.insert(rel.to_path_buf()) {
+        if self.pinned.insert(rel.to_path_buf()) {
             self.pins.push((rel.to_path_buf(), true));
         }
     }
 
     fn read_only(&mut self, rel: &Path, dir: bool) {
-        if self.seen.insert(rel.to_path_buf()) {
+        if self.made_read_only.insert(rel.to_path_buf()) {
             self.read_only.push((rel.to_path_buf(), dir));
         }
     }
@@ -1238,6 +1241,34 @@ mod tests {
             .map(|b| b.components.last().unwrap())
             .collect();
         assert!(pins.contains(&&CString::new(".git").unwrap()), "{pins:?}");
+    }
+
+    #[test]
+    fn a_link_target_above_another_protected_entry_is_pinned_and_read_only() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        touch(root, "zz/.vscode/settings.json");
+        touch(root, "zz/y/keep");
+        std::os::unix::fs::symlink("..", root.join("zz/y/.idea")).unwrap();
+        let config = ShellConfig::default();
+        let plan = plan(root, &config, &PathRules::new(&config), false, None).unwrap();
+        let kinds: Vec<(String, BindKind)> = plan
+            .binds
+            .iter()
+            .map(|b| {
+                let p: Vec<&str> = b.components.iter().map(|c| c.to_str().unwrap()).collect();
+                (p.join("/"), b.kind)
+            })
+            .collect();
+        let of = |p: &str| {
+            kinds
+                .iter()
+                .filter(|(x, _)| x == p)
+                .map(|(_, k)| *k)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(of("zz"), [BindKind::Pin, BindKind::ReadOnly], "{kinds:?}");
+        assert_eq!(of("zz/.vscode"), [BindKind::ReadOnly], "{kinds:?}");
     }
 
     #[test]

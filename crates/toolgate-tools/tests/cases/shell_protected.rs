@@ -316,7 +316,8 @@ async fn odd_protected_entries_are_handled() {
          git init -q && rm -rf .git/hooks && echo ORIGINAL > .git/hooks && \
          mkdir -p sub/.git && echo ORIGINAL > real-config && ln -s ../../real-config sub/.git/config && \
          printf 'ORIGINAL\\n' > \"$(printf '.vs\\342\\200\\214code')\" && \
-         mkdir -p node_modules/pkg/.vscode && echo dep > node_modules/pkg/.vscode/x.json",
+         mkdir -p node_modules/pkg/.vscode && echo dep > node_modules/pkg/.vscode/x.json && \
+         mkdir -p zz/.vscode zz/y && ln -s .. zz/y/.idea && echo ORIGINAL > zz/f",
     );
     for attack in [
         "echo x > .vscode/settings.json",
@@ -327,11 +328,19 @@ async fn odd_protected_entries_are_handled() {
         "echo x > sub/.git/config",
         "echo x > real-config",
         "echo x > \"$(printf '.vs\\342\\200\\214code')\"",
+        "echo x > zz/y/.idea/f",
+        "touch zz/.vscode/new",
     ] {
         let o = direct(&s, attack).await;
         assert_ne!(o.exit_code, Some(0), "{attack}: {o:?}");
     }
-    for f in ["conf/settings.json", ".husky", ".git/hooks", "real-config"] {
+    for f in [
+        "conf/settings.json",
+        ".husky",
+        ".git/hooks",
+        "real-config",
+        "zz/f",
+    ] {
         assert_eq!(read(&s, f), "ORIGINAL\n", "{f}");
     }
     assert!(!exists(s.t.join("outside/vs/mcp.json")));
