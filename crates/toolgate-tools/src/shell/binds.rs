@@ -75,7 +75,9 @@
 //!   [`NEW_REPOSITORY_KEYS`] and those `git -c` may set harmlessly, such as
 //!   `core.fsmonitor`): then it is listed, left in place, and the note names what it holds
 //!   (a `git init . && git config core.fsmonitor ...` in a workspace without a repository
-//!   would otherwise wait for the user's next `git status`);
+//!   would otherwise wait for the user's next `git status`). A new `.git` file is judged by
+//!   the git directory its `gitdir:` line names (which covers a `git submodule add`'s new
+//!   `.git/modules/<name>`), and one naming a directory outside the workspace is listed;
 //! - created in a directory that existed when the run started (the root, `app/`): moved
 //!   aside, whole, into `.toolgate/quarantine/<time>-<n>/` under the same relative path
 //!   (which the command can neither read nor write), and the result says where. That is what
@@ -95,7 +97,7 @@
 //! from the root without following links, so nothing outside the workspace is moved; one
 //! that fails leaves the entry in place and the result says so. Not seen: what a run creates
 //! deeper than [`MAX_PROTECTED_DEPTH`] or in a [`SKIPPED_DIRS`] directory, and inside an
-//! existing git directory (a new `.git/modules/<name>` of `git submodule add`).
+//! existing git directory unless a new `.git` file names it.
 //!
 //! What the rule walk finds is what exists when the run starts: a file created later that a
 //! pattern matches is not covered until the next run (`toolgate check` says so), and a hard
@@ -841,9 +843,24 @@ const NEW_REPOSITORY_KEYS: [&str; 16] = [
 /// What a new git directory `rel` holds beyond what `git init` or `git clone` write: hooks
 /// (other than the `.sample` ones) or configuration keys outside [`NEW_REPOSITORY_KEYS`] and
 /// the harmless ones (`core.fsmonitor`, `diff.external`, an alias, an `include.path`...).
+///
+/// A `.git` file (`gitdir: PATH`, a submodule's checkout or a linked worktree) is judged by
+/// the git directory it names, which must lie inside the workspace.
 fn new_repository_concern(root: &Path, rel: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(root.join(rel)).ok()?;
+    if meta.is_file() {
+        return match git_file_target(root, rel) {
+            Ok(target) => new_repository_concern(root, &target).map(|c| {
+                format!(
+                    "git directory {} (named by its gitdir line) {c}",
+                    target.display()
+                )
+            }),
+            Err(why) => Some(why),
+        };
+    }
     let dir = root.join(rel);
-    if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+    if !meta.is_dir() {
         return None;
     }
     let mut concerns = Vec::new();
@@ -869,6 +886,29 @@ fn new_repository_concern(root: &Path, rel: &Path) -> Option<String> {
         concerns.push(format!("hooks directory holds {}", hooks.join(", ")));
     }
     (!concerns.is_empty()).then(|| concerns.join(" and whose "))
+}
+
+/// The git directory a `.git` file names (`gitdir: PATH`, relative to the file's directory or
+/// absolute), relative to the root; why it cannot be judged otherwise.
+fn git_file_target(root: &Path, rel: &Path) -> Result<PathBuf, String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(root.join(rel))
+        .and_then(|f| f.take(4096).read_to_string(&mut text))
+        .map_err(|e| format!("gitdir file cannot be read ({e})"))?;
+    let Some(named) = text.trim().strip_prefix("gitdir:").map(str::trim) else {
+        return Err("file is not a gitdir pointer".into());
+    };
+    let base = root.join(rel.parent().unwrap_or(Path::new("")));
+    let target = std::fs::canonicalize(base.join(named))
+        .map_err(|_| format!("gitdir line names {named:?}, which does not exist"))?;
+    match target.strip_prefix(root) {
+        Ok(inside) if is_plain(inside) => Ok(inside.to_path_buf()),
+        _ => Err(format!(
+            "gitdir line points git outside the workspace, at {}",
+            target.display()
+        )),
+    }
 }
 
 /// The keys of a git configuration file that neither a new repository has nor `git -c` may
@@ -1328,6 +1368,40 @@ mod tests {
         // no panic on junk
         for junk in ["[", "[]", "=", "[a \"", "\u{feff}[core]\nx", "[core]]]\n=="] {
             let _ = unusual_git_keys(junk);
+        }
+    }
+
+    #[test]
+    fn a_new_git_file_is_judged_by_the_directory_it_names() {
+        let t = tempfile::tempdir().unwrap();
+        let root = &t.path().canonicalize().unwrap();
+        touch(root, "real/.git/config");
+        std::fs::write(root.join("real/.git/config"), "[core]\n\tbare = false\n").unwrap();
+        let write = |rel: &str, text: &str| {
+            touch(root, rel);
+            std::fs::write(root.join(rel), text).unwrap();
+        };
+        write("a/.git", "gitdir: ../real/.git\n");
+        assert_eq!(new_repository_concern(root, Path::new("a/.git")), None);
+        write("real/.git/hooks/post-checkout", "touch pwned");
+        let c = new_repository_concern(root, Path::new("a/.git")).unwrap();
+        assert!(
+            c.contains("real/.git") && c.contains("post-checkout"),
+            "{c}"
+        );
+        write("b/.git", "gitdir: /etc\n");
+        let c = new_repository_concern(root, Path::new("b/.git")).unwrap();
+        assert!(c.contains("outside the workspace"), "{c}");
+        for (rel, text) in [
+            ("c/.git", "nonsense"),
+            ("d/.git", "gitdir: ../nowhere"),
+            ("e/.git", "gitdir: .."),
+        ] {
+            write(rel, text);
+            assert!(
+                new_repository_concern(root, Path::new(rel)).is_some(),
+                "{rel}"
+            );
         }
     }
 

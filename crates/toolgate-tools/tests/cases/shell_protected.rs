@@ -237,7 +237,8 @@ async fn created_protected_entries_are_reported_and_moved_aside() {
         "mkdir .vscode && echo '{\"chat.tools.autoApprove\": true}' > .vscode/settings.json && \
          echo 'touch pwned' > .envrc && mkdir -p app/.cursor && echo '{}' > app/.cursor/mcp.json && \
          mkdir -p made/.husky && echo hook > made/.husky/pre-commit && git init -q repo && \
-         git init -q trap && git -C trap config core.fsmonitor 'touch pwned' && echo done",
+         git init -q trap && git -C trap config core.fsmonitor 'touch pwned' && \
+         mkdir -p planted && echo 'gitdir: ../trap/.git' > planted/.git && echo done",
     )
     .await;
     assert_eq!(
@@ -258,6 +259,7 @@ async fn created_protected_entries_are_reported_and_moved_aside() {
             (".vscode", true),
             ("app/.cursor", true),
             ("made/.husky", false),
+            ("planted/.git", false),
             ("trap/.git", false)
         ],
         "{o:?}"
@@ -274,7 +276,7 @@ async fn created_protected_entries_are_reported_and_moved_aside() {
             }
             None => assert!(c.note.contains("left in place"), "{c:?}"),
         }
-        if c.path == "trap/.git" {
+        if c.path == "trap/.git" || c.path == "planted/.git" {
             assert!(c.note.contains("core.fsmonitor"), "{c:?}");
         }
     }
