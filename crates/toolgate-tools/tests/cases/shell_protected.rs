@@ -407,3 +407,42 @@ async fn runs_in_a_row_see_what_changed_between_them() {
     assert_eq!(paths, ["lib/.husky"], "{o:?}");
     assert!(!exists(s.ws().join("lib/.husky")));
 }
+
+/// `npm install` keeps working when the packages it installs bring their own `.vscode`,
+/// `.husky` or `.git` (dependencies are not looked into), run after run, and so does
+/// removing `node_modules`; none of it is reported as a created protected path.
+#[tokio::test]
+async fn npm_install_of_packages_with_protected_names_works() {
+    if std::process::Command::new("npm")
+        .arg("--version")
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        eprintln!("npm is not installed: skipped");
+        return;
+    }
+    let s = Shell::new();
+    s.setup(
+        "mkdir -p pkg/.vscode pkg/.husky app && echo '{}' > pkg/.vscode/settings.json && \
+         echo hook > pkg/.husky/pre-commit && echo 'module.exports = 42' > pkg/index.js && \
+         echo '{\"name\":\"pkg\",\"version\":\"1.0.0\",\"main\":\"index.js\"}' > pkg/package.json && \
+         (cd pkg && HOME=$PWD/../.npmhome npm pack --silent >/dev/null) && rm -rf .npmhome && \
+         echo '{\"name\":\"app\",\"version\":\"1.0.0\"}' > app/package.json",
+    );
+    let install = "cd app && npm install --offline --no-audit --no-fund ../pkg/pkg-1.0.0.tgz \
+                   >/dev/null 2>&1; node -e 'console.log(require(\"pkg\"))'";
+    for _ in 0..2 {
+        let o = direct(&s, install).await;
+        assert_eq!((o.exit_code, o.stdout.as_str()), (Some(0), "42\n"), "{o:?}");
+        assert!(o.protected_created.is_empty(), "{o:?}");
+    }
+    assert!(exists(
+        s.ws().join("app/node_modules/pkg/.vscode/settings.json")
+    ));
+    let o = direct(&s, "rm -rf app/node_modules && echo gone").await;
+    assert_eq!(
+        (o.exit_code, o.stdout.as_str()),
+        (Some(0), "gone\n"),
+        "{o:?}"
+    );
+}
