@@ -9,8 +9,8 @@
 //! namespace whose teardown kills every process the server started, the environment of
 //! [`ShellConfig::inherit_env`] and [`ShellConfig::env`] only, rlimits and no capabilities.
 //! The process is killed when the [`SandboxedProcess`] is dropped. Unlike a run, a server
-//! has no end at which to look for protected paths it created (`binds.rs`, "What a run
-//! creates"): those it binds are the ones that exist when it starts.
+//! has no end at which to look for protected paths it created (`created.rs`): those it binds
+//! are the ones that exist when it starts.
 
 use super::binds::{self, PathRules};
 use super::fs_rules::ReadGrants;

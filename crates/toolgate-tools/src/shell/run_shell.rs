@@ -33,7 +33,7 @@
 //!    `outcome_unknown` (reason `timeout`) saying how the command was stopped, with the end of
 //!    the output in the message;
 //! 8. the protected paths are looked for again: one the command created is moved aside or
-//!    left, as `binds.rs` says, and listed in the result (`protected_created`) or, for a
+//!    left, as `created.rs` says, and listed in the result (`protected_created`) or, for a
 //!    failed run, in the error's message.
 
 use super::binds::{self, PathRules};
@@ -127,7 +127,7 @@ pub struct RunShellOutput {
     /// Protected paths (`.vscode`, `.envrc`, `.husky`, ...) the command created, each moved
     /// aside into `.toolgate/quarantine/` or left in place, as its note says.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub protected_created: Vec<binds::ProtectedCreated>,
+    pub protected_created: Vec<super::created::ProtectedCreated>,
 }
 
 /// The `run_shell` tool: see the module docs and the description it gives the model.
@@ -138,12 +138,12 @@ pub struct RunShell {
     reads: Arc<OnceLock<fs_rules::ReadGrants>>,
     paths: Arc<OnceLock<PathRules>>,
     /// The last look for protected entries, and the workspace root it was in: the next run
-    /// there reads again only the directories that changed since (`binds.rs`).
+    /// there reads again only the directories that changed since (`protected_scan.rs`).
     protected: Arc<Mutex<Option<LastLook>>>,
 }
 
 /// A workspace root and the last look for protected entries in it.
-type LastLook = (std::path::PathBuf, Arc<binds::Found>);
+type LastLook = (std::path::PathBuf, Arc<super::protected_scan::Found>);
 
 impl RunShell {
     /// The tool with `config`.
@@ -336,10 +336,10 @@ impl TypedTool for RunShell {
         if !report.mount_namespace {
             return result;
         }
-        // what the command created among the protected paths (binds.rs, "What a run creates")
+        // what the command created among the protected paths (created.rs)
         let root = ws.root().to_path_buf();
         let Ok((created, after)) =
-            crate::blocking::run(move || Ok(binds::created(&root, &found))).await
+            crate::blocking::run(move || Ok(super::created::created(&root, &found))).await
         else {
             return result;
         };
