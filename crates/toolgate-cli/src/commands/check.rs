@@ -228,6 +228,7 @@ fn sandbox_paths(
             rel.display()
         )?;
     }
+    protected_paths(out, &covered)?;
     let count = |paths: &[std::path::PathBuf], p: &toolgate_core::pattern::PathPattern| {
         paths.iter().filter(|x| p.matches(x)).count()
     };
@@ -258,6 +259,56 @@ fn sandbox_paths(
                 if n == 1 { "" } else { "s" },
             )?;
         }
+    }
+    Ok(())
+}
+
+/// The protected entries (the names the write tools refuse) run_shell keeps read-only in
+/// this workspace now, and what happens to one a run creates.
+fn protected_paths(
+    out: &mut dyn Write,
+    covered: &toolgate_tools::shell::Covered,
+) -> anyhow::Result<()> {
+    use toolgate_tools::shell::{MAX_PROTECTED_DEPTH, MAX_PROTECTED_ENTRIES, SKIPPED_DIRS};
+    const SHOWN: usize = 20;
+    let mut names: Vec<String> = covered
+        .protected
+        .iter()
+        .take(SHOWN)
+        .map(|p| p.display().to_string())
+        .collect();
+    if covered.protected.len() > SHOWN {
+        names.push(format!("and {} more", covered.protected.len() - SHOWN));
+    }
+    if names.is_empty() {
+        writeln!(
+            out,
+            "sandbox: no protected path (.git, .vscode, .envrc, ...) exists in the workspace now"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "sandbox: protected paths run_shell cannot change, remove or move (the names the \
+             write tools refuse; of a git directory its config, config.worktree and hooks, and \
+             those of its submodules and worktrees): {}",
+            names.join(", ")
+        )?;
+    }
+    writeln!(
+        out,
+        "sandbox: protected paths are looked for when each run starts, {MAX_PROTECTED_DEPTH} \
+         levels deep, outside {}; one a run creates is listed in its result and, in a \
+         directory that existed, moved aside into .toolgate/quarantine/ (a new repository's \
+         .git is left alone)",
+        SKIPPED_DIRS.join(", ")
+    )?;
+    if covered.protected_cut {
+        writeln!(
+            out,
+            "sandbox: the workspace has more than {MAX_PROTECTED_ENTRIES} entries to look at \
+             for protected paths: those the look did not reach (the deepest) are not protected \
+             in run_shell"
+        )?;
     }
     Ok(())
 }

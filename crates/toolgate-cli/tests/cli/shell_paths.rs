@@ -246,10 +246,15 @@ fn run_shell_cannot_write_what_the_rules_protect() {
 #[test]
 fn check_says_which_path_rules_the_sandbox_enforces() {
     let (_t, ws) = workspace();
+    std::fs::create_dir_all(ws.join("app/.vscode")).unwrap();
+    std::fs::write(ws.join(".envrc"), "export X=1\n").unwrap();
     let out = toolgate(&["check", "-w", ws.to_str().unwrap()], &ws);
     let text = String::from_utf8_lossy(&out.stdout);
     for line in [
         "sandbox: the store (.toolgate) is hidden from run_shell",
+        "sandbox: protected paths run_shell cannot change, remove or move",
+        ".envrc, .toolgate, app/.vscode",
+        "moved aside into .toolgate/quarantine/",
         "sandbox: the configuration toolgate.toml is read-only in run_shell",
         "sandbox: rule no-env (path:.env): run_shell cannot read the 3 paths it matches now",
         "sandbox: rule no-secrets (path:secrets): run_shell cannot read the 1 path it matches now",

@@ -8,6 +8,7 @@
 //! | toolgate's configuration | a file named `toolgate.toml`, at any depth | it sets the policy the agent runs under |
 //! | editor and agent settings | a component named `.vscode`, `.idea`, `.claude`, `.cursor`, `.gemini` or `.codex`, and everything below it; a file named `.mcp.json` | they start commands (VS Code `tasks.json` on folder open, an MCP server a project config declares) or lift the approvals of the next agent run (`chat.tools.autoApprove`, CVE-2025-53773; `.cursor/mcp.json`, CVE-2025-54135) |
 //! | hook and shell start-up files | a component named `.husky`; a file named `.gitconfig`, `.bashrc`, `.bash_profile`, `.zshrc`, `.zprofile` or `.profile` | they run code at the next commit, checkout or shell start (a workspace may be a home directory) |
+//! | directory environments | a file named `.envrc`; a component named `.devcontainer` | direnv runs `.envrc` when a shell enters the directory; a dev container's `devcontainer.json` runs `postCreateCommand` and the like when an editor opens the folder |
 //!
 //! All of them are protected at every depth, not only at the root: a directory of this
 //! workspace may be the root of another session's workspace, or of a project an editor
@@ -23,6 +24,9 @@
 //! The check runs on the canonical resolved path ([`WsPath`], symbolic links already
 //! followed), so a link named `innocent` that points at `.git/config` is caught as
 //! `.git/config`.
+//!
+//! `run_shell` cannot be checked path by path, so its sandbox applies the same table
+//! ([`protected_name`]) to what exists when a run starts: see `shell/binds.rs`.
 //!
 //! The store (`.toolgate`) is also hidden from the read tools ([`resolve_for_read`], and the
 //! walks of `glob`, `search_code` and `list_resources` skip it), as `run_shell`'s sandbox
@@ -106,8 +110,12 @@ pub fn resolve_for_read(ctx: &ToolContext, path: &str) -> Result<WsPath, ToolErr
     Ok(resolved)
 }
 
-/// Whether one name is protected, compared as the module docs say.
-fn protected_name(name: &OsStr) -> Option<&'static str> {
+/// Why one file name is protected, in words for the model, or `None` when it is not
+/// (compared as the module docs say: `.VSCode` and `.git.` are protected names).
+pub fn protected_name(name: &OsStr) -> Option<&'static str> {
+    if !may_be_protected(name) {
+        return None;
+    }
     let key = fold(name)?;
     match key.as_str() {
         ".git" | "git~1" => Some("git internals (.git)"),
@@ -122,8 +130,30 @@ fn protected_name(name: &OsStr) -> Option<&'static str> {
         ".bashrc" | ".bash_profile" | ".zshrc" | ".zprofile" | ".profile" => {
             Some("a shell start-up file, which runs code at the next shell start")
         }
+        ".envrc" | ".devcontainer" => Some(
+            "a directory environment (direnv's .envrc, a dev container), which runs code when \
+             a shell or an editor enters the directory",
+        ),
         _ => None,
     }
+}
+
+/// Whether `name` names git's directory (`.git` or an alias of it, compared as the module
+/// docs say), whose content is git's objects and refs as well as its configuration and hooks.
+pub fn is_git_name(name: &OsStr) -> bool {
+    matches!(fold(name).as_deref(), Some(".git" | "git~1"))
+}
+
+/// Whether `name` can fold to a protected name, from its first byte: every protected name
+/// starts with `.`, `t` (`toolgate.toml`) or `g` (`GIT~1`), in either case, possibly after
+/// HFS+-ignorable characters (whose UTF-8 starts with `0xE2` or `0xEF`). Run on every entry
+/// of a workspace walk, so most names are passed over without folding.
+fn may_be_protected(name: &OsStr) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    matches!(
+        name.as_bytes().first(),
+        Some(b'.' | b't' | b'T' | b'g' | b'G' | 0xE2 | 0xEF)
+    )
 }
 
 /// The longest protected name, in bytes after folding; longer names are not looked at.
@@ -204,6 +234,10 @@ mod tests {
             ".Bash_Profile",
             ".zshrc",
             ".profile",
+            ".envrc",
+            "app/.ENVRC",
+            ".devcontainer/devcontainer.json",
+            "svc/.DevContainer/Dockerfile",
         ] {
             assert!(is_protected(&ws_path(&ws, p)).is_some(), "{p}");
         }
@@ -225,6 +259,9 @@ mod tests {
             "mcp.json",
             "docs/.mcp.json.md",
             "bashrc",
+            "envrc",
+            ".envrc.example",
+            "devcontainer/devcontainer.json",
             &"x".repeat(255),
         ] {
             assert_eq!(is_protected(&ws_path(&ws, p)), None, "{p}");
@@ -251,5 +288,7 @@ mod tests {
         assert_eq!(protected_name(OsStr::from_bytes(b".git\xff")), None);
         assert_eq!(fold(OsStr::new(".GiT. . ")).as_deref(), Some(".git"));
         assert_eq!(fold(OsStr::new("..")).as_deref(), Some(""));
+        assert!(is_git_name(OsStr::new(".GIT.")) && is_git_name(OsStr::new("git~1")));
+        assert!(!is_git_name(OsStr::new(".github")) && !is_git_name(OsStr::new(".vscode")));
     }
 }

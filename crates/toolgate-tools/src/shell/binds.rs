@@ -1,31 +1,54 @@
 //! What a run's private mount namespace puts over workspace paths: the plan the parent makes
-//! before each run, which `sandbox.rs` applies in the child.
+//! before each run, which `sandbox.rs` applies in the child, and what the parent checks after
+//! it.
 //!
 //! In order:
 //!
-//! 1. every directory above a protected path ([`ShellConfig::protected`]: `.toolgate`,
-//!    `.git/hooks`, `.git/config`, the configuration file) is pinned, so the protected path
-//!    cannot be moved away with its directory and replaced by a new one (`mv .git .git-old`);
-//!    a regular file found where a directory should be (`.git` of a linked worktree, which
-//!    names the real git directory) is bound read-only instead;
-//! 2. each protected path that exists is bound read-only onto itself: neither its content
-//!    nor its directory entry can change (writing, `rm`, `mv`, a rename over it and a hard
-//!    link to it all fail); `.toolgate` is created first when absent, so it cannot be
-//!    created by the command either;
-//! 3. the workspace is walked against [`ShellConfig::read_only`] (paths the configuration
+//! 1. the protected entries are found: every file, directory or link whose name is one of
+//!    the protected names of [`crate::fs::protected`] (the one list the write tools refuse:
+//!    `.git`, `.toolgate`, `toolgate.toml`, `.vscode`, `.idea`, `.claude`, `.cursor`,
+//!    `.gemini`, `.codex`, `.mcp.json`, `.husky`, `.devcontainer`, `.envrc`, `.gitconfig`, the
+//!    shell rc files; any spelling the file systems take for the same name, such as
+//!    `.VSCode`), at the root and below it (`protected_scan.rs` says how far it looks and what
+//!    it costs),
+//!    plus [`ShellConfig::protected`] (`.toolgate`, `.git/hooks`, `.git/config` and the
+//!    configuration file);
+//! 2. every directory above a protected path is pinned, so the protected path cannot be moved
+//!    away with its directory and replaced by a new one (`mv .git .git-old`, `mv app app2`
+//!    over `app/.vscode`); a regular file found where a directory should be (`.git` of a
+//!    linked worktree, which names the real git directory) is bound read-only instead;
+//! 3. each protected entry is bound read-only onto itself: neither its content nor its
+//!    directory entry can change (writing, `rm`, `mv`, a rename over it and a hard link to it
+//!    all fail). A git directory is not bound whole, since `git commit`, `checkout` and
+//!    `fetch` write its objects, index, refs and logs: what runs code or points git elsewhere
+//!    is, namely its `config`, `config.worktree` and `hooks` (created empty when absent, as
+//!    `git init` would), the `config.worktree` of each of its linked worktrees
+//!    (`worktrees/*/`), and the same of each submodule's git directory under `modules/` (at
+//!    any depth, `git status` recurses into submodules). A protected link is not followed by
+//!    the mount (a mount cannot sit on a link); the file or directory it leads to inside the
+//!    workspace is bound read-only in its place (outside the workspace everything is
+//!    read-only already). `.toolgate` is created first when absent, so it cannot be created
+//!    by the command either;
+//! 4. the workspace is walked against [`ShellConfig::read_only`] (paths the configuration
 //!    denies writing) and [`ShellConfig::hidden`] (paths it denies reading, and the store):
 //!    each file or directory they match is bound read-only, or covered by an empty read-only
 //!    file or directory; the walk does not descend below a match (the mount covers it) nor
 //!    follow links (a link is resolved where it leads, and a match there is covered).
 //!
-//! What the walk finds is what exists when the run starts: a file created later that a
+//! When the run ends, `created.rs` looks again and deals with the protected entries the
+//! command created, which no mount could hold since they did not exist.
+//!
+//! What the rule walk finds is what exists when the run starts: a file created later that a
 //! pattern matches is not covered until the next run (`toolgate check` says so), and a hard
 //! link made earlier under another name is not either. Patterns anchored at the root without
 //! `**` are walked only to their depth; any other needs the whole tree, at most
 //! [`MAX_WALK_ENTRIES`] entries (more refuses the run) and [`MAX_BINDS`] mounts.
 
+use super::protected_scan::{find_protected, Found};
 use super::sandbox::{Bind, BindKind};
 use super::ShellConfig;
+use crate::fs::protected;
+use std::collections::HashSet;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
@@ -124,6 +147,8 @@ pub(crate) struct Plan {
     pub binds: Vec<Bind>,
     pub hidden: Vec<PathBuf>,
     pub read_only: Vec<PathBuf>,
+    /// The protected entries found when the run started, to tell what it created.
+    pub found: Found,
 }
 
 /// Why a run cannot be confined as its configuration asks.
@@ -145,8 +170,9 @@ impl std::fmt::Display for PlanError {
             ),
             PlanError::TooManyBinds => write!(
                 f,
-                "the configuration's path rules match more than {MAX_BINDS} files and \
-                 directories; deny their directory instead"
+                "the configuration's path rules and the protected paths (.git, .vscode, ...) \
+                 match more than {MAX_BINDS} files and directories; deny their directory \
+                 instead, or remove protected entries the workspace does not need"
             ),
         }
     }
@@ -162,6 +188,12 @@ pub struct Covered {
     /// Files and directories bound read-only (the command cannot change them, nor move them
     /// or the directories above a protected path away).
     pub read_only: Vec<PathBuf>,
+    /// The protected entries found (names of [`crate::fs::protected`], root and nested).
+    pub protected: Vec<PathBuf>,
+    /// Whether looking for protected entries stopped at
+    /// [`MAX_PROTECTED_ENTRIES`](super::MAX_PROTECTED_ENTRIES) before
+    /// [`MAX_PROTECTED_DEPTH`](super::MAX_PROTECTED_DEPTH), so deeper ones are not covered.
+    pub protected_cut: bool,
 }
 
 /// What a run of `config` in the workspace at `root` would cover if it started now (for
@@ -171,15 +203,45 @@ pub struct Covered {
 /// Why a run could not be confined as `config` asks (too many entries or paths).
 pub fn covered(root: &Path, config: &ShellConfig) -> Result<Covered, String> {
     let root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
-    let plan = plan(&root, config, &PathRules::new(config), false).map_err(|e| e.to_string())?;
+    let plan =
+        plan(&root, config, &PathRules::new(config), false, None).map_err(|e| e.to_string())?;
     Ok(Covered {
         hidden: plan.hidden,
         read_only: plan.read_only,
+        protected: plan.found.entries.keys().cloned().collect(),
+        protected_cut: plan.found.cut,
     })
 }
 
+/// Paths to pin and to bind read-only, each once, with whether it is a directory. A path may
+/// be both (a directory above one protected entry that is the target of a protected link):
+/// the pin is mounted first, the read-only clone over it.
+#[derive(Default)]
+struct Marks {
+    pins: Vec<(PathBuf, bool)>,
+    read_only: Vec<(PathBuf, bool)>,
+    pinned: HashSet<PathBuf>,
+    made_read_only: HashSet<PathBuf>,
+}
+
+impl Marks {
+    fn pin(&mut self, rel: &Path) {
+        if self.pinned.insert(rel.to_path_buf()) {
+            self.pins.push((rel.to_path_buf(), true));
+        }
+    }
+
+    fn read_only(&mut self, rel: &Path, dir: bool) {
+        if self.made_read_only.insert(rel.to_path_buf()) {
+            self.read_only.push((rel.to_path_buf(), dir));
+        }
+    }
+}
+
 /// The plan for a run in the workspace at `root` (canonical) under `config` and `rules`
-/// (see the module docs); `create` makes the protected directories that must exist first.
+/// (see the module docs); `create` makes the protected directories that must exist first;
+/// `earlier` is the last look for protected entries in this workspace, whose listings of
+/// directories that have not changed since are taken as they are ([`find_protected`]).
 ///
 /// # Errors
 /// [`PlanError`] when the walk or the mounts would pass their bounds.
@@ -188,9 +250,9 @@ pub(crate) fn plan(
     config: &ShellConfig,
     rules: &PathRules,
     create: bool,
+    earlier: Option<&Found>,
 ) -> Result<Plan, PlanError> {
-    let mut pins: Vec<(PathBuf, bool)> = Vec::new();
-    let mut read_only: Vec<(PathBuf, bool)> = Vec::new();
+    let mut marks = Marks::default();
     for rel in &config.protected {
         let rel = Path::new(rel);
         if !is_plain(rel) {
@@ -199,33 +261,24 @@ pub(crate) fn plan(
         if create {
             create_when_absent(root, rel);
         }
-        let mut above = PathBuf::new();
-        let mut reachable = true;
-        for c in rel.parent().into_iter().flat_map(Path::components) {
-            above.push(c);
-            match std::fs::symlink_metadata(root.join(&above)) {
-                Ok(m) if m.is_dir() => pins.push((above.clone(), true)),
-                Ok(m) if m.is_file() => {
-                    read_only.push((above.clone(), false));
-                    reachable = false;
-                    break;
-                }
-                // a link (everything outside the workspace is read-only already) or nothing
-                _ => {
-                    reachable = false;
-                    break;
-                }
-            }
-        }
-        if !reachable {
+        if !pin_above(root, rel, &mut marks) {
             continue;
         }
         match std::fs::symlink_metadata(root.join(rel)) {
-            Ok(m) if m.is_dir() => read_only.push((rel.to_path_buf(), true)),
-            Ok(m) if m.is_file() => read_only.push((rel.to_path_buf(), false)),
+            Ok(m) if m.is_dir() => marks.read_only(rel, true),
+            Ok(m) if m.is_file() => marks.read_only(rel, false),
             _ => {}
         }
     }
+    let found = find_protected(root, earlier, false);
+    for rel in found.entries.keys() {
+        protect(root, rel, create, &mut marks);
+    }
+    let Marks {
+        mut pins,
+        mut read_only,
+        ..
+    } = marks;
     let mut hidden: Vec<(PathBuf, bool)> = Vec::new();
     if !rules.patterns.is_empty() {
         let mut walk = Walk {
@@ -237,6 +290,7 @@ pub(crate) fn plan(
         };
         walk.dir(Path::new(""), 0)?;
     }
+    // a pin is made before the mounts below it, so the read-only clones carry it
     pins.sort_by_key(|(p, _)| p.components().count());
     pins.dedup();
     let mut plan = Plan::default();
@@ -260,7 +314,149 @@ pub(crate) fn plan(
     }
     plan.hidden = hidden.into_iter().map(|(p, _)| p).collect();
     plan.read_only = read_only.into_iter().map(|(p, _)| p).collect();
+    plan.found = found;
     Ok(plan)
+}
+
+/// Pins every directory above `rel`; `false` when one is missing or a link (then `rel` is
+/// not reachable as planned), or a regular file (bound read-only instead: `.git` of a linked
+/// worktree).
+fn pin_above(root: &Path, rel: &Path, marks: &mut Marks) -> bool {
+    let mut above = PathBuf::new();
+    for c in rel.parent().into_iter().flat_map(Path::components) {
+        above.push(c);
+        match std::fs::symlink_metadata(root.join(&above)) {
+            Ok(m) if m.is_dir() => marks.pin(&above),
+            Ok(m) if m.is_file() => {
+                marks.read_only(&above, false);
+                return false;
+            }
+            // a link (everything outside the workspace is read-only already) or nothing
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Marks the protected entry `rel` (found by [`find_protected`]): a git directory as the
+/// module docs say, any other file or directory read-only whole, a link by what it leads to.
+fn protect(root: &Path, rel: &Path, create: bool, marks: &mut Marks) {
+    let Ok(meta) = std::fs::symlink_metadata(root.join(rel)) else {
+        return;
+    };
+    let git = rel.file_name().is_some_and(protected::is_git_name);
+    if meta.is_symlink() {
+        if let Some(target) = link_target(root, rel) {
+            if git {
+                if target_is_dir(root, &target) {
+                    git_dir(root, &target, create, marks, 0);
+                } else {
+                    protect_path(root, &target, marks);
+                }
+            } else {
+                protect_path(root, &target, marks);
+            }
+        }
+        return;
+    }
+    if git && meta.is_dir() {
+        git_dir(root, rel, create, marks, 0);
+    } else {
+        protect_path(root, rel, marks);
+    }
+}
+
+fn target_is_dir(root: &Path, rel: &Path) -> bool {
+    std::fs::symlink_metadata(root.join(rel)).is_ok_and(|m| m.is_dir())
+}
+
+/// Where the link `rel` leads, relative to the root, when that is a file or directory inside
+/// the workspace other than the root itself (the whole workspace cannot be read-only).
+fn link_target(root: &Path, rel: &Path) -> Option<PathBuf> {
+    let target = std::fs::canonicalize(root.join(rel)).ok()?;
+    let inside = target.strip_prefix(root).ok()?;
+    is_plain(inside).then(|| inside.to_path_buf())
+}
+
+/// Pins what is above `rel` and binds it read-only when it is a file or a directory; a link
+/// there is resolved once (a link's target is canonical, so no further link follows).
+fn protect_path(root: &Path, rel: &Path, marks: &mut Marks) {
+    if !pin_above(root, rel, marks) {
+        return;
+    }
+    match std::fs::symlink_metadata(root.join(rel)) {
+        Ok(m) if m.is_dir() => marks.read_only(rel, true),
+        Ok(m) if m.is_file() => marks.read_only(rel, false),
+        Ok(m) if m.is_symlink() => {
+            if let Some(target) = link_target(root, rel) {
+                if pin_above(root, &target, marks) {
+                    match std::fs::symlink_metadata(root.join(&target)) {
+                        Ok(m) if m.is_dir() => marks.read_only(&target, true),
+                        Ok(m) if m.is_file() => marks.read_only(&target, false),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The entries of a git directory that run code or point git elsewhere.
+const GIT_DIR_ENTRIES: [&str; 3] = ["config", "config.worktree", "hooks"];
+/// How deep `modules/` is looked into for submodules' git directories (a submodule's name
+/// may hold `/`, and submodules nest).
+const MAX_MODULES_DEPTH: usize = 8;
+
+/// Marks the git directory `rel`: its [`GIT_DIR_ENTRIES`] (`hooks` created when absent and
+/// `create`), its linked worktrees' `config.worktree`, and each git directory under
+/// `modules/` the same way.
+fn git_dir(root: &Path, rel: &Path, create: bool, marks: &mut Marks, depth: usize) {
+    if depth > MAX_MODULES_DEPTH || !pin_above(root, &rel.join("config"), marks) {
+        return;
+    }
+    for name in GIT_DIR_ENTRIES {
+        let entry = rel.join(name);
+        if create && name == "hooks" && std::fs::symlink_metadata(root.join(&entry)).is_err() {
+            if let Err(e) = std::fs::create_dir(root.join(&entry)) {
+                tracing::warn!(path = %entry.display(), error = %e, "cannot create a git directory's hooks");
+            }
+        }
+        protect_path(root, &entry, marks);
+    }
+    for worktree in subdirs(root, &rel.join("worktrees")) {
+        let entry = worktree.join("config.worktree");
+        if std::fs::symlink_metadata(root.join(&entry)).is_ok() {
+            protect_path(root, &entry, marks);
+        }
+    }
+    let mut stack: Vec<(PathBuf, usize)> = subdirs(root, &rel.join("modules"))
+        .into_iter()
+        .map(|d| (d, depth + 1))
+        .collect();
+    while let Some((dir, d)) = stack.pop() {
+        if d > MAX_MODULES_DEPTH {
+            continue;
+        }
+        if std::fs::symlink_metadata(root.join(&dir).join("HEAD")).is_ok() {
+            git_dir(root, &dir, create, marks, d);
+        } else {
+            stack.extend(subdirs(root, &dir).into_iter().map(|s| (s, d + 1)));
+        }
+    }
+}
+
+/// The directories (not links) directly in `rel`, at most 1024.
+fn subdirs(root: &Path, rel: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .take(1024)
+        .map(|e| rel.join(e.file_name()))
+        .collect()
 }
 
 /// `.toolgate` is created when absent (so the command cannot create it), and `.git/hooks`
@@ -283,7 +479,7 @@ fn create_when_absent(root: &Path, rel: &Path) {
 }
 
 /// Whether `rel` is a relative path of plain names.
-fn is_plain(rel: &Path) -> bool {
+pub(super) fn is_plain(rel: &Path) -> bool {
     rel.components().count() > 0 && rel.components().all(|c| matches!(c, Component::Normal(_)))
 }
 
@@ -386,7 +582,7 @@ mod tests {
         config.hidden.push(pattern("secrets"));
         config.read_only.push(pattern("docs"));
         let rules = PathRules::new(&config);
-        let plan = plan(root, &config, &rules, true).unwrap();
+        let plan = plan(root, &config, &rules, true, None).unwrap();
         let mut hidden = plan.hidden.clone();
         hidden.sort();
         assert_eq!(
@@ -411,7 +607,7 @@ mod tests {
         // a `.git` file (a linked worktree's pointer) is bound read-only, not walked through
         std::fs::remove_dir_all(root.join(".git")).unwrap();
         std::fs::write(root.join(".git"), "gitdir: /elsewhere\n").unwrap();
-        let plan = super::plan(root, &config, &rules, true).unwrap();
+        let plan = super::plan(root, &config, &rules, true, None).unwrap();
         assert!(
             plan.read_only.contains(&PathBuf::from(".git")),
             "{:?}",
@@ -429,8 +625,89 @@ mod tests {
         config.hidden.push(pattern("*.pem"));
         let rules = PathRules::new(&config);
         assert!(matches!(
-            plan(t.path(), &config, &rules, true),
+            plan(t.path(), &config, &rules, true, None),
             Err(PlanError::TooManyBinds)
         ));
+    }
+    fn touch(root: &Path, rel: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x").unwrap();
+    }
+
+    #[test]
+    fn a_git_directory_is_bound_by_its_config_and_hooks_with_its_submodules() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        for f in [
+            "sub/.git/config",
+            "sub/.git/HEAD",
+            "sub/.git/objects/ab/cd",
+            "sub/.git/modules/libs/one/HEAD",
+            "sub/.git/modules/libs/one/config",
+            "sub/.git/modules/libs/one/modules/inner/HEAD",
+            "sub/.git/modules/libs/one/modules/inner/config.worktree",
+            "sub/.git/worktrees/w/config.worktree",
+            "sub/.git/worktrees/w/HEAD",
+        ] {
+            touch(root, f);
+        }
+        let config = ShellConfig::default();
+        let plan = plan(root, &config, &PathRules::new(&config), true, None).unwrap();
+        let mut ro: Vec<&Path> = plan.read_only.iter().map(PathBuf::as_path).collect();
+        ro.sort();
+        assert_eq!(
+            ro,
+            [
+                ".toolgate",
+                "sub/.git/config",
+                "sub/.git/hooks",
+                "sub/.git/modules/libs/one/config",
+                "sub/.git/modules/libs/one/hooks",
+                "sub/.git/modules/libs/one/modules/inner/config.worktree",
+                "sub/.git/modules/libs/one/modules/inner/hooks",
+                "sub/.git/worktrees/w/config.worktree",
+            ]
+            .map(Path::new)
+        );
+        // objects, refs and HEAD stay writable; hooks were made so they cannot be made later
+        assert!(root
+            .join("sub/.git/modules/libs/one/modules/inner/hooks")
+            .is_dir());
+        let pins: Vec<&CString> = plan
+            .binds
+            .iter()
+            .filter(|b| b.kind == BindKind::Pin)
+            .map(|b| b.components.last().unwrap())
+            .collect();
+        assert!(pins.contains(&&CString::new(".git").unwrap()), "{pins:?}");
+    }
+
+    #[test]
+    fn a_link_target_above_another_protected_entry_is_pinned_and_read_only() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        touch(root, "zz/.vscode/settings.json");
+        touch(root, "zz/y/keep");
+        std::os::unix::fs::symlink("..", root.join("zz/y/.idea")).unwrap();
+        let config = ShellConfig::default();
+        let plan = plan(root, &config, &PathRules::new(&config), false, None).unwrap();
+        let kinds: Vec<(String, BindKind)> = plan
+            .binds
+            .iter()
+            .map(|b| {
+                let p: Vec<&str> = b.components.iter().map(|c| c.to_str().unwrap()).collect();
+                (p.join("/"), b.kind)
+            })
+            .collect();
+        let of = |p: &str| {
+            kinds
+                .iter()
+                .filter(|(x, _)| x == p)
+                .map(|(_, k)| *k)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(of("zz"), [BindKind::Pin, BindKind::ReadOnly], "{kinds:?}");
+        assert_eq!(of("zz/.vscode"), [BindKind::ReadOnly], "{kinds:?}");
     }
 }

@@ -6,6 +6,8 @@
 //! | `sandbox.rs` | what the child does between fork and exec (the crate's only unsafe code) |
 //! | `stop.rs` | stopping a run at its timeout or cancellation before its script takes another step |
 //! | `binds.rs` | what the run's mount namespace puts over workspace paths: pins, read-only, hidden |
+//! | `protected_scan.rs` | finding the protected entries (root and nested) a run starts with, cheaply |
+//! | `created.rs` | the protected paths a run created: moved aside or listed in its result |
 //! | [`process`] | a long-running program (an MCP stdio server) under the same sandbox |
 //! | `fs_rules.rs` | the Landlock ruleset: read everywhere but denied paths, write in the workspace |
 //! | [`env`](mod@env) | the environment allowlist and git's hardening variables |
@@ -17,7 +19,9 @@
 //! | [`report`] | what the sandbox can enforce on this machine ([`sandbox_report`]) |
 //!
 //! A sandboxed run cannot write outside the workspace and its private temporary directory,
-//! cannot write the workspace's protected paths (even to create them) nor move them away,
+//! cannot write the workspace's protected paths (those of [`crate::fs::protected`], at the
+//! root and nested, and the configuration file) nor move them away, has one it creates moved
+//! aside or reported (`created.rs`),
 //! cannot read the workspace paths its configuration hides (the store, denied paths) nor
 //! write those it makes read-only, reaches no network
 //! unless [`ShellConfig::allow_network`] and no service behind a socket file unless
@@ -27,12 +31,14 @@
 //! [`ShellConfig::allow_unsandboxed`] says otherwise, and then says so in every result.
 
 mod binds;
+mod created;
 pub mod env;
 mod fs_rules;
 pub mod output;
 pub mod parse;
 pub mod policy;
 pub mod process;
+mod protected_scan;
 pub mod report;
 pub mod run_shell;
 mod sandbox;
@@ -44,11 +50,13 @@ pub mod vars;
 pub const RUN_SHELL: &str = "run_shell";
 
 pub use binds::{covered, Covered, MAX_BINDS, MAX_WALK_ENTRIES};
+pub use created::ProtectedCreated;
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;
 pub use parse::{analyze, CommandAnalysis, Redirect, SimpleCommand};
 pub use policy::{CommandPattern, CommandRule, CommandRules, PatternError, ShellPolicy};
 pub use process::SandboxedProcess;
+pub use protected_scan::{MAX_PROTECTED_DEPTH, MAX_PROTECTED_ENTRIES, SKIPPED_DIRS};
 pub use report::{sandbox_report, SandboxReport};
 pub use run_shell::RunShell;
 pub use stream::StreamLimits;
@@ -131,6 +139,9 @@ pub struct ShellConfig {
     /// default `.toolgate` (toolgate's state, created empty when missing so it cannot be
     /// created by the command), `.git/hooks` and `.git/config`; the configuration adds its own
     /// file. The directories above each are pinned, so none can be moved away and replaced.
+    /// Every entry named as [`crate::fs::protected`] names them (`.vscode`, a nested `.git`'s
+    /// config and hooks, ...) is protected the same way on top of these, wherever it exists
+    /// when a run starts (see `binds.rs`).
     pub protected: Vec<String>,
     /// Workspace paths the command may not read, matched as deny rules match (every
     /// spelling, a directory with everything below it): each file or directory they match

@@ -8,7 +8,9 @@
 //! paths read-only, a private network namespace unless [`ShellConfig::allow_network`], a PID
 //! namespace whose teardown kills every process the server started, the environment of
 //! [`ShellConfig::inherit_env`] and [`ShellConfig::env`] only, rlimits and no capabilities.
-//! The process is killed when the [`SandboxedProcess`] is dropped.
+//! The process is killed when the [`SandboxedProcess`] is dropped. Unlike a run, a server
+//! has no end at which to look for protected paths it created (`created.rs`): those it binds
+//! are the ones that exist when it starts.
 
 use super::binds::{self, PathRules};
 use super::fs_rules::ReadGrants;
@@ -52,7 +54,7 @@ impl SandboxedProcess {
         let plan = if report.mount_namespace {
             let (c, r) = (config.clone(), root.to_path_buf());
             crate::blocking::run(move || {
-                binds::plan(&r, &c, &PathRules::new(&c), true).map_err(|e| {
+                binds::plan(&r, &c, &PathRules::new(&c), true, None).map_err(|e| {
                     ToolError::failed(format!(
                         "the sandbox cannot confine the server as the configuration asks ({e}); \
                          it did not start"

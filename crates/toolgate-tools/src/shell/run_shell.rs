@@ -10,9 +10,9 @@
 //!    both steps run first in the guard, so such a call fails before anyone is asked to
 //!    approve it, and again in the handler (the tree may change while a person thinks);
 //! 3. a private temporary directory is made, the mounts over workspace paths are planned
-//!    (`binds.rs`: protected paths read-only and pinned, `.toolgate` created when absent,
-//!    the paths the configuration denies hidden or read-only), and the Landlock ruleset is
-//!    built;
+//!    (`binds.rs`: protected paths read-only and pinned, root and nested, `.toolgate` created
+//!    when absent, the paths the configuration denies hidden or read-only), and the Landlock
+//!    ruleset is built;
 //! 4. `bash --noprofile --norc -c COMMAND` is spawned with the allowlisted environment, stdin
 //!    from `/dev/null`, and the child set-up of `sandbox.rs` (session, namespaces, read-only
 //!    binds, limits, no capabilities, Landlock);
@@ -31,7 +31,10 @@
 //!    tail), the rest kept behind a result handle that the preview's marker names with the
 //!    offset to read on from. A non-zero exit is an ordinary result; a timeout is
 //!    `outcome_unknown` (reason `timeout`) saying how the command was stopped, with the end of
-//!    the output in the message.
+//!    the output in the message;
+//! 8. the protected paths are looked for again: one the command created is moved aside or
+//!    left, as `created.rs` says, and listed in the result (`protected_created`) or, for a
+//!    failed run, in the error's message.
 
 use super::binds::{self, PathRules};
 use super::output::{Capture, CaptureLimits, Captured};
@@ -121,6 +124,10 @@ pub struct RunShellOutput {
     /// What the sandbox lacked, when `sandboxed` is false.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sandbox_missing: Vec<String>,
+    /// Protected paths (`.vscode`, `.envrc`, `.husky`, ...) the command created, each moved
+    /// aside into `.toolgate/quarantine/` or left in place, as its note says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_created: Vec<super::created::ProtectedCreated>,
 }
 
 /// The `run_shell` tool: see the module docs and the description it gives the model.
@@ -130,7 +137,13 @@ pub struct RunShell {
     report: Option<Arc<SandboxReport>>,
     reads: Arc<OnceLock<fs_rules::ReadGrants>>,
     paths: Arc<OnceLock<PathRules>>,
+    /// The last look for protected entries, and the workspace root it was in: the next run
+    /// there reads again only the directories that changed since (`protected_scan.rs`).
+    protected: Arc<Mutex<Option<LastLook>>>,
 }
+
+/// A workspace root and the last look for protected entries in it.
+type LastLook = (std::path::PathBuf, Arc<super::protected_scan::Found>);
 
 impl RunShell {
     /// The tool with `config`.
@@ -140,6 +153,7 @@ impl RunShell {
             report: None,
             reads: Arc::default(),
             paths: Arc::default(),
+            protected: Arc::default(),
         }
     }
 
@@ -161,12 +175,14 @@ stdout and stderr. Use it to build, test, run scripts and use command-line tools
 to read, list, find or search files (use read_file, list_dir, glob and search_code), nor to \
 write or edit files when write_file or edit_file can. The command runs in a sandbox: it can \
 write only inside the workspace and its own temporary directory ($TMPDIR, also $HOME), cannot \
-change .toolgate, .git/hooks or .git/config, has no network, no inherited secrets and no \
+change the protected paths write_file refuses (.toolgate, git's config and hooks, .vscode, \
+.cursor, .claude, .husky, .envrc, .mcp.json, shell rc files, ...; one it creates is moved \
+aside and listed in protected_created), has no network, no inherited secrets and no \
 privileges, and every process it starts is killed at the timeout (`timeout_ms`, default \
 120000, at most 600000) or when it ends. `cwd` is a directory relative to the workspace root. \
 Returns {exit_code, signal, duration_ms, stdout, stderr, stdout_truncated, stderr_truncated, \
-stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed}; a non-zero exit code is \
-a normal result. Long output shows its first third and its last two thirds (the end, where a \
+stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed, protected_created}; a \
+non-zero exit code is a normal result. Long output shows its first third and its last two thirds (the end, where a \
 build's or a test run's verdict is, is always shown) with a marker between them naming the \
 read_result handle and offset that read the part left out. At the timeout the script is \
 stopped at once, before it starts another step, and every process it started is ended; the \
@@ -281,12 +297,19 @@ impl TypedTool for RunShell {
             .get_or_init(|| fs_rules::ReadGrants::new(&config.deny_read));
         // nothing has run before the spawn: a failure up to it leaves the call's key free;
         // walking the workspace for the path rules is blocking work
-        let plan = if report.mount_namespace {
+        let earlier = self
+            .protected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .filter(|(root, _)| root == ws.root())
+            .map(|(_, found)| found.clone());
+        let mut plan = if report.mount_namespace {
             let (config, paths, root) =
                 (config.clone(), self.paths.clone(), ws.root().to_path_buf());
             crate::blocking::run(move || {
                 let rules = paths.get_or_init(|| PathRules::new(&config));
-                binds::plan(&root, &config, rules, true).map_err(|e| {
+                binds::plan(&root, &config, rules, true, earlier.as_deref()).map_err(|e| {
                     ToolError::failed(format!(
                         "the sandbox cannot confine this run as the configuration asks ({e}); \
                          the command did not run"
@@ -299,6 +322,7 @@ impl TypedTool for RunShell {
         } else {
             binds::Plan::default()
         };
+        let found = std::mem::take(&mut plan.found);
         let run = Run::prepare(
             &config,
             &report,
@@ -308,7 +332,37 @@ impl TypedTool for RunShell {
             Program::Bash(&args.command),
         )
         .map_err(ToolError::no_effect)?;
-        run.execute(&config, &ctx, timeout).await
+        let result = run.execute(&config, &ctx, timeout).await;
+        if !report.mount_namespace {
+            return result;
+        }
+        // what the command created among the protected paths (created.rs)
+        let root = ws.root().to_path_buf();
+        let Ok((created, after)) =
+            crate::blocking::run(move || Ok(super::created::created(&root, &found))).await
+        else {
+            return result;
+        };
+        *self
+            .protected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) =
+            Some((ws.root().to_path_buf(), Arc::new(after)));
+        if created.is_empty() {
+            return result;
+        }
+        match result {
+            Ok(mut out) => {
+                out.protected_created = created;
+                Ok(out)
+            }
+            Err(mut e) => {
+                for c in &created {
+                    e.message.push_str(&format!("\n{}", c.note));
+                }
+                Err(e)
+            }
+        }
     }
 }
 
@@ -661,6 +715,7 @@ impl Run {
                     stderr_handle: stderr.handle,
                     sandboxed: missing.is_empty(),
                     sandbox_missing: missing,
+                    protected_created: Vec::new(),
                 })
             }
         }

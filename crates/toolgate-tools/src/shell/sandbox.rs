@@ -15,7 +15,8 @@
 //!    temporary directory) bind-mounted read-write onto themselves, then the workspace's
 //!    [`Bind`]s in order: directories pinned (a clone of each mounted onto itself, so its
 //!    entry can be neither renamed nor removed), protected paths mounted read-only onto
-//!    themselves (`.toolgate`, `.git/hooks`, `.git/config`, the configuration file), and paths
+//!    themselves (`.toolgate`, git's config and hooks, `.vscode` and the rest of
+//!    `fs::protected`'s names, root and nested, the configuration file), and paths
 //!    the configuration denies covered by an empty read-only file or directory. Each target is
 //!    opened from the workspace root one component at a time without following links, after
 //!    the namespace exists, and mounted through its descriptor (`open_tree`, `mount_setattr`,

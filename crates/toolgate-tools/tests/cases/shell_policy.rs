@@ -391,10 +391,11 @@ async fn placeholders_in_shell_lines_are_not_auto_approved() {
     assert!(!exists(s.ws().join("pwned")));
 }
 
-/// shell-git-env-config-76 (permission_bypass_shell): a nested repository's `.git/config` is
-/// writable, and a key written there (`diff.external`, `filter.x.clean`, `alias.*`) runs its
-/// program at a later `git diff`; `allow git*` does not cover writing such a key (it asks),
-/// and does cover harmless ones.
+/// shell-git-env-config-76 (permission_bypass_shell): a key written to a nested repository's
+/// `.git/config` (`diff.external`, `filter.x.clean`, `alias.*`) would run its program at a
+/// later `git diff`; `allow git*` does not cover writing such a key (it asks), and does cover
+/// harmless ones. The sandbox keeps that file read-only as well (a nested repository's
+/// configuration is protected like the root's), so even a harmless key is not written.
 #[tokio::test]
 async fn git_config_keys_that_name_programs_are_not_auto_approved() {
     let (s, approver) = with_rules(&[(Decision::Allow, "git *")]);
@@ -419,9 +420,10 @@ async fn git_config_keys_that_name_programs_are_not_auto_approved() {
     }
     assert!(!exists(s.ws().join("pwned")) && !exists(s.ws().join("sub/pwned")));
     let o = s
-        .run("git -C sub config user.name t && git -C sub config --get user.name")
+        .run("git -C sub config user.name t; git -C sub config --get user.name")
         .await;
-    assert_eq!(o.stdout, "t\n");
+    assert_ne!(o.exit_code, Some(0), "read-only in the sandbox: {o:?}");
+    assert!(o.stdout.is_empty(), "{o:?}");
     assert_eq!(
         approver.asked().len(),
         commands.len(),
