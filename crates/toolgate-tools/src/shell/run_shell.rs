@@ -34,6 +34,7 @@
 //!    the output in the message.
 
 use super::binds::{self, PathRules};
+use super::cgroup::RunCgroup;
 use super::output::{Capture, CaptureLimits, Captured};
 use super::parse::analyze;
 use super::report::{cached_report, sandbox_report, SandboxReport};
@@ -45,6 +46,7 @@ use rustix::process::{Pid, Resource as Rlim, Signal};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -121,6 +123,11 @@ pub struct RunShellOutput {
     /// What the sandbox lacked, when `sandboxed` is false.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sandbox_missing: Vec<String>,
+    /// The limits of the run the command hit, each in a sentence saying what happened and
+    /// what to do instead: more processes at once than a run may have (forks refused), more
+    /// memory than a run may use (processes killed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits_exceeded: Vec<String>,
 }
 
 /// The `run_shell` tool: see the module docs and the description it gives the model.
@@ -394,6 +401,8 @@ pub(crate) struct Rules<'a> {
 pub(crate) struct Kept {
     _tmp: tempfile::TempDir,
     _cover: Option<tempfile::TempDir>,
+    // its drop kills what is left in it and removes it
+    _cgroup: Option<RunCgroup>,
 }
 
 /// What a sandboxed run executes.
@@ -415,6 +424,7 @@ pub(crate) struct Run {
     command: Command,
     new_pid: bool,
     missing: Vec<String>,
+    cgroup: Option<RunCgroup>,
     // removed when the run ends
     _tmp: tempfile::TempDir,
     _cover: Option<tempfile::TempDir>,
@@ -435,6 +445,7 @@ impl Run {
         if !missing.is_empty() {
             tracing::warn!(missing = ?missing, "run_shell runs without its full sandbox, as configured");
         }
+        let (cgroup, cgroup_procs) = run_cgroup(config, report);
         let tmp = tempfile::Builder::new()
             .prefix("toolgate-sh-")
             .tempdir()
@@ -493,6 +504,7 @@ impl Run {
             private_shm: (new_mount && landlock_ok && Path::new("/dev/shm").is_dir())
                 .then(fs_rules::shm_access),
             block_unix_sockets: !config.allow_unix_sockets,
+            cgroup_procs,
         };
         let mut command = match program {
             Program::Bash(script) => {
@@ -526,6 +538,7 @@ impl Run {
             command,
             new_pid,
             missing,
+            cgroup,
             _tmp: tmp,
             _cover: cover,
         })
@@ -544,6 +557,7 @@ impl Run {
             Kept {
                 _tmp: self._tmp,
                 _cover: self._cover,
+                _cgroup: self.cgroup,
             },
         ))
     }
@@ -558,6 +572,7 @@ impl Run {
             command,
             new_pid,
             missing,
+            cgroup,
             _tmp,
             _cover,
         } = self;
@@ -608,6 +623,12 @@ impl Run {
         };
         group.disarm();
         let duration = started.elapsed();
+        // what the run hit, read before its cgroup goes; then whatever is left in it dies
+        // (a process that left the group and, without a PID namespace, the shell's reach)
+        let exceeded = cgroup.as_ref().map(RunCgroup::exceeded).unwrap_or_default();
+        if let Some(cgroup) = cgroup {
+            cgroup.finish().await;
+        }
         // the streams end when the last process holding them does; a process that escaped
         // the namespace could hold them open, so stop reading after a short drain
         let timer = tokio::spawn({
@@ -640,10 +661,13 @@ impl Run {
         match ended {
             Ended::Cancelled => Err(ToolError::new(
                 ErrorKind::Cancelled,
-                format!("the call was cancelled and the command was stopped: {stopped}"),
+                format!(
+                    "the call was cancelled and the command was stopped: {stopped}{}",
+                    limits_text(&exceeded)
+                ),
             )
             .with_reason("effect_unknown")),
-            Ended::TimedOut => Err(timed_out(ctx, timeout, &stopped, out, err)),
+            Ended::TimedOut => Err(timed_out(ctx, timeout, &stopped, &exceeded, out, err)),
             Ended::Exited => {
                 let stdout = stream_result(ctx, out);
                 let stderr = stream_result(ctx, err);
@@ -661,6 +685,7 @@ impl Run {
                     stderr_handle: stderr.handle,
                     sandboxed: missing.is_empty(),
                     sandbox_missing: missing,
+                    limits_exceeded: exceeded,
                 })
             }
         }
@@ -805,6 +830,7 @@ fn timed_out(
     ctx: &ToolContext,
     timeout: Duration,
     stopped: &str,
+    exceeded: &[String],
     out: Capture,
     err: Capture,
 ) -> ToolError {
@@ -831,11 +857,38 @@ fn timed_out(
         format!(
             "the command did not finish within its timeout of {} ms and was stopped: {stopped}. \
              Its effects may be partial: check them before running it again, with a longer \
-             timeout_ms or in smaller steps.\n{out}\n{err}",
-            timeout.as_millis()
+             timeout_ms or in smaller steps.{}\n{out}\n{err}",
+            timeout.as_millis(),
+            limits_text(exceeded)
         ),
     )
     .with_reason("timeout")
+}
+
+/// The limits a run hit, as sentences to append to a message (empty when none).
+fn limits_text(exceeded: &[String]) -> String {
+    exceeded
+        .iter()
+        .map(|e| format!(" Limit exceeded: {e}."))
+        .collect()
+}
+
+/// The run's cgroup and its `cgroup.procs` files for the child, when the machine gives one
+/// (`report.cgroup`); a cgroup that cannot be made leaves the run as it would be without.
+fn run_cgroup(config: &ShellConfig, report: &SandboxReport) -> (Option<RunCgroup>, Vec<OwnedFd>) {
+    let Some(site) = &report.cgroup else {
+        return (None, Vec::new());
+    };
+    match RunCgroup::create(site, &config.limits).and_then(|cg| {
+        let procs = cg.procs()?;
+        Ok((cg, procs))
+    }) {
+        Ok((cg, procs)) => (Some(cg), procs),
+        Err(e) => {
+            tracing::warn!(error = %e, site = %site.describe(), "run_shell could not make the run's cgroup; it runs bounded by its timeout and rlimits only");
+            (None, Vec::new())
+        }
+    }
 }
 
 /// A private directory holding the empty read-only file and directory that cover hidden
