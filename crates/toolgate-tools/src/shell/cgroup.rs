@@ -222,7 +222,12 @@ fn dir_in(mount: &Mount, path: &str) -> Option<PathBuf> {
         }
         rest
     };
-    Some(mount.point.join(rel.trim_start_matches('/')))
+    let rel = rel.trim_start_matches('/');
+    Some(if rel.is_empty() {
+        mount.point.clone()
+    } else {
+        mount.point.join(rel)
+    })
 }
 
 /// The site, given the mounts and toolgate's own cgroups: v1 when the `pids` hierarchy is

@@ -60,7 +60,7 @@ fn a_cgroup_path_is_found_under_its_mount() {
     let pids = &mounts[1];
     assert_eq!(
         dir_in(pids, "/"),
-        Some(PathBuf::from("/sys/fs/cgroup/pids/"))
+        Some(PathBuf::from("/sys/fs/cgroup/pids"))
     );
     assert_eq!(
         dir_in(pids, "/a/b"),
