@@ -458,10 +458,11 @@ impl RunCgroup {
         let refused = counter(&self.pids.join("pids.events"), "max");
         if let (Some(max), Some(n)) = (self.max_processes, refused.filter(|n| *n > 0)) {
             out.push(format!(
-                "the command tried to run more than {max} processes at once, the limit of one \
-                 run: the kernel refused {n} fork{} (\"Resource temporarily unavailable\"), so \
-                 part of it did not run; start fewer processes at a time (for example \
-                 `make -j4`, `xargs -P 4`) and never a process per item of a long list",
+                "the command tried to run more than {max} processes at once (threads \
+                 included), the limit of one run: the kernel refused {n} fork{} (\"Resource \
+                 temporarily unavailable\"), so part of it did not run; start fewer processes \
+                 at a time (for example `make -j4`, `xargs -P 4`) and never a process per item \
+                 of a long list",
                 if n == 1 { "" } else { "s" }
             ));
         }
@@ -573,13 +574,19 @@ fn kill_members(dir: &Path) {
         let Some(pid) = Pid::from_raw(pid) else {
             continue;
         };
-        let Ok(fd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else {
-            continue;
+        let member = || {
+            fs::read_to_string(format!("/proc/{}/cgroup", pid.as_raw_nonzero()))
+                .is_ok_and(|c| c.lines().any(|l| l.ends_with(&format!("/{name}"))))
         };
-        let member = fs::read_to_string(format!("/proc/{}/cgroup", pid.as_raw_nonzero()))
-            .is_ok_and(|c| c.lines().any(|l| l.ends_with(&format!("/{name}"))));
-        if member {
-            let _ = rustix::process::pidfd_send_signal(&fd, Signal::KILL);
+        match rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) {
+            Ok(fd) if member() => {
+                let _ = rustix::process::pidfd_send_signal(&fd, Signal::KILL);
+            }
+            // before Linux 5.3: by pid, checked just before
+            Err(rustix::io::Errno::NOSYS) if member() => {
+                let _ = rustix::process::kill_process(pid, Signal::KILL);
+            }
+            _ => {}
         }
     }
 }

@@ -23,7 +23,9 @@
 //! write those it makes read-only, reaches no network
 //! unless [`ShellConfig::allow_network`] and no service behind a socket file unless
 //! [`ShellConfig::allow_unix_sockets`], sees no inherited secret, runs under resource
-//! limits without capabilities, and dies whole at its timeout. When the kernel lacks what
+//! limits without capabilities (in a cgroup of its own where the machine gives one, which
+//! bounds its processes and memory even for root: [`CgroupSite`]), and dies whole at its
+//! timeout. When the kernel lacks what
 //! that needs, run_shell refuses to run (`tool_failed`, reason `sandbox_unavailable`) unless
 //! [`ShellConfig::allow_unsandboxed`] says otherwise, and then says so in every result.
 

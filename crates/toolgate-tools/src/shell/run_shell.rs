@@ -15,7 +15,8 @@
 //!    built;
 //! 4. `bash --noprofile --norc -c COMMAND` is spawned with the allowlisted environment, stdin
 //!    from `/dev/null`, and the child set-up of `sandbox.rs` (session, namespaces, read-only
-//!    binds, limits, no capabilities, Landlock);
+//!    binds, limits, no capabilities, Landlock), in a cgroup of its own where the machine
+//!    gives one (`cgroup.rs`: the child joins it before anything else);
 //! 5. stdout and stderr are read concurrently into bounded [`Capture`]s while the call waits
 //!    for the shell, its timeout (`timeout_ms`, capped by the call's own deadline) or its
 //!    cancellation; when the caller listens to progress, their lines are streamed to it
@@ -25,8 +26,9 @@
 //!    killed; the rest sent SIGTERM and continued, the script itself staying stopped; after
 //!    [`ShellConfig::kill_grace`] at most, SIGKILL to the shell (PID 1 of its namespace, whose
 //!    death takes every process of the run with it) and the group. After a normal exit,
-//!    whatever is left of the group gets SIGKILL. If the call's future is dropped, the same
-//!    SIGKILL runs;
+//!    whatever is left of the group gets SIGKILL. Then, with a cgroup, what it counted as hit
+//!    (`limits_exceeded`) is read, every process still in it is killed and it is removed. If
+//!    the call's future is dropped, the same SIGKILL runs and the cgroup goes the same way;
 //! 7. the streams become the result: each within its preview cap (a third head, two thirds
 //!    tail), the rest kept behind a result handle that the preview's marker names with the
 //!    offset to read on from. A non-zero exit is an ordinary result; a timeout is
@@ -172,8 +174,10 @@ change .toolgate, .git/hooks or .git/config, has no network, no inherited secret
 privileges, and every process it starts is killed at the timeout (`timeout_ms`, default \
 120000, at most 600000) or when it ends. `cwd` is a directory relative to the workspace root. \
 Returns {exit_code, signal, duration_ms, stdout, stderr, stdout_truncated, stderr_truncated, \
-stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed}; a non-zero exit code is \
-a normal result. Long output shows its first third and its last two thirds (the end, where a \
+stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed, limits_exceeded}; a \
+non-zero exit code is a normal result. A run may have a bounded number of processes at once \
+and a bounded amount of memory in all: limits_exceeded says when the command hit one and what \
+to do instead. Long output shows its first third and its last two thirds (the end, where a \
 build's or a test run's verdict is, is always shown) with a marker between them naming the \
 read_result handle and offset that read the part left out. At the timeout the script is \
 stopped at once, before it starts another step, and every process it started is ended; the \

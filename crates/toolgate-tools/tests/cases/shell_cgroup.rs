@@ -155,8 +155,10 @@ async fn a_spawner_is_held_at_the_process_limit_and_reported() {
         "{e}"
     );
     assert!(
-        e.message
-            .contains("Limit exceeded: the command tried to run more than 64 processes at once"),
+        e.message.contains(
+            "Limit exceeded: the command tried to run more than 64 processes at once (threads \
+             included), the limit of one run"
+        ),
         "{e}"
     );
     assert!(e.message.contains("start fewer processes at a time"), "{e}");
