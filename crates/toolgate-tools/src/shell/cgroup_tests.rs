@@ -160,9 +160,11 @@ fn a_run_cgroup_is_made_with_its_limits_and_removed() {
         eprintln!("skipped: this machine gives run_shell no cgroup");
         return;
     };
-    let mut limits = ShellLimits::default();
-    limits.run_processes = Some(33);
-    limits.run_memory_bytes = Some(80 << 20);
+    let limits = ShellLimits {
+        run_processes: Some(33),
+        run_memory_bytes: Some(80 << 20),
+        ..ShellLimits::default()
+    };
     let cg = RunCgroup::create(site, &limits).unwrap();
     assert_eq!(
         std::fs::read_to_string(cg.pids.join("pids.max")).unwrap(),
