@@ -413,6 +413,8 @@ impl RunCgroup {
             cg.memory = Some(dir.clone());
             if site.version == 2 {
                 fs::write(dir.join("memory.max"), bytes.to_string())?;
+                // swap would let a run hold more than the cap (v1's memsw counts both)
+                let _ = fs::write(dir.join("memory.swap.max"), "0");
             } else {
                 fs::write(dir.join("memory.limit_in_bytes"), bytes.to_string())?;
                 // with swap accounting, swap counts too (it must not be below the other)
