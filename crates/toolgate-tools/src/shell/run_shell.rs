@@ -449,7 +449,7 @@ impl Run {
         if !missing.is_empty() {
             tracing::warn!(missing = ?missing, "run_shell runs without its full sandbox, as configured");
         }
-        let (cgroup, cgroup_procs) = run_cgroup(config, report);
+        let (cgroup, cgroup_procs) = run_cgroup(config, report)?;
         let tmp = tempfile::Builder::new()
             .prefix("toolgate-sh-")
             .tempdir()
@@ -878,20 +878,41 @@ fn limits_text(exceeded: &[String]) -> String {
 }
 
 /// The run's cgroup and its `cgroup.procs` files for the child, when the machine gives one
-/// (`report.cgroup`); a cgroup that cannot be made leaves the run as it would be without.
-fn run_cgroup(config: &ShellConfig, report: &SandboxReport) -> (Option<RunCgroup>, Vec<OwnedFd>) {
+/// (`report.cgroup`).
+///
+/// # Errors
+/// `tool_failed` / `sandbox_failed` when the machine gave one at start but this run's cannot
+/// be made (the command would run without its process and memory limits), unless the
+/// configuration allows unsandboxed runs: then the run goes on without it, logged.
+fn run_cgroup(
+    config: &ShellConfig,
+    report: &SandboxReport,
+) -> Result<(Option<RunCgroup>, Vec<OwnedFd>), ToolError> {
     let Some(site) = &report.cgroup else {
-        return (None, Vec::new());
+        return Ok((None, Vec::new()));
     };
-    match RunCgroup::create(site, &config.limits).and_then(|cg| {
+    let made = RunCgroup::create(site, &config.limits).and_then(|cg| {
         let procs = cg.procs()?;
         Ok((cg, procs))
-    }) {
-        Ok((cg, procs)) => (Some(cg), procs),
-        Err(e) => {
-            tracing::warn!(error = %e, site = %site.describe(), "run_shell could not make the run's cgroup; it runs bounded by its timeout and rlimits only");
-            (None, Vec::new())
+    });
+    match made {
+        Ok((cg, procs)) => Ok((Some(cg), procs)),
+        Err(e) if config.allow_unsandboxed => {
+            tracing::warn!(
+                error = %e,
+                site = %site.describe(),
+                "run_shell could not make the run's cgroup; it runs bounded by its timeout and \
+                 rlimits only, as allow_unsandboxed permits"
+            );
+            Ok((None, Vec::new()))
         }
+        Err(e) => Err(ToolError::failed(format!(
+            "the sandbox could not make the run's cgroup in {} ({e}), which bounds its \
+             processes and memory; the command did not run. It may be a passing shortage \
+             (too many cgroups): try again shortly, or tell the operator",
+            site.describe()
+        ))
+        .with_reason("sandbox_failed")),
     }
 }
 

@@ -247,3 +247,43 @@ async fn without_a_cgroup_the_run_is_as_before() {
     assert!(!o.stdout.contains("toolgate-run-"), "{o:?}");
     assert!(o.limits_exceeded.is_empty());
 }
+
+/// A machine that gave a cgroup at start but cannot make this run's (here: its directory is
+/// gone) refuses the run rather than run it unbounded, unless unsandboxed runs are allowed.
+#[tokio::test]
+async fn a_cgroup_that_cannot_be_made_refuses_the_run_unless_unsandboxed_is_allowed() {
+    let Some(mut site) = site() else { return };
+    let s = Shell::new();
+    site.pids = s.t.join("no-such-cgroup");
+    site.memory = None;
+    let mut report = sandbox_report();
+    report.cgroup = Some(site);
+    let args = || -> RunShellArgs {
+        serde_json::from_value(json!({ "command": "touch ran.txt" })).unwrap()
+    };
+    let e = RunShell::new(ShellConfig::default())
+        .with_sandbox_report(report.clone())
+        .call(args(), s.ctx())
+        .await
+        .expect_err("no cgroup, no run");
+    assert_eq!(
+        (e.kind, e.reason.as_deref()),
+        (ErrorKind::ToolFailed, Some("sandbox_failed")),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("could not make the run's cgroup")
+            && e.message.contains("the command did not run"),
+        "{e}"
+    );
+    assert!(!exists(s.ws().join("ran.txt")));
+    let mut config = ShellConfig::default();
+    config.allow_unsandboxed = true;
+    let o = RunShell::new(config)
+        .with_sandbox_report(report)
+        .call(args(), s.ctx())
+        .await
+        .unwrap();
+    assert_eq!(o.exit_code, Some(0), "{o:?}");
+    assert!(exists(s.ws().join("ran.txt")));
+}
