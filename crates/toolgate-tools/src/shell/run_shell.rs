@@ -623,7 +623,11 @@ impl Run {
                 group.kill(Signal::KILL);
                 (status, String::new())
             }
-            None => stop::stop(&mut child, group.pid, config.kill_grace, new_pid).await,
+            None => {
+                // with a cgroup, what escaped the group dies with it just below
+                let whole = new_pid || cgroup.is_some();
+                stop::stop(&mut child, group.pid, config.kill_grace, whole).await
+            }
         };
         group.disarm();
         let duration = started.elapsed();
