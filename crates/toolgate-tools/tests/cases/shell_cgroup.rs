@@ -195,7 +195,7 @@ async fn refused_forks_of_a_finished_run_are_in_its_result() {
 }
 
 /// A process that allocates past the run's memory cap (64 MiB) is killed by the kernel and
-/// the result says so; a run under it is not.
+/// the result says so, as are processes that pass it only together; a run under it is not.
 #[tokio::test]
 async fn a_memory_hog_is_killed_at_the_cap_and_reported() {
     let Some(site) = site() else { return };
@@ -218,6 +218,21 @@ async fn a_memory_hog_is_killed_at_the_cap_and_reported() {
         o.limits_exceeded[0].contains("killed (SIGKILL) for using more than 64 MiB of memory"),
         "{o:?}"
     );
+    // four processes of 30 MB each, every one far under its own RLIMIT_AS, add up past it
+    let many = "for i in 1 2 3 4; do (v=$(head -c 30000000 /dev/zero | tr '\\0' a); sleep 1) & \
+                done; wait; echo end";
+    let o = direct(
+        &s,
+        limited(512, Some(64 << 20)),
+        json!({ "command": many, "timeout_ms": 60000 }),
+    )
+    .await;
+    assert_eq!(o.limits_exceeded.len(), 1, "{o:?}");
+    assert!(
+        o.limits_exceeded[0].contains("64 MiB of memory together"),
+        "{o:?}"
+    );
+    assert!(o.stderr.contains("Killed"), "{o:?}");
     let small = "v=$(head -c 1000000 /dev/zero | tr '\\0' a); echo \"got ${#v}\"";
     let o = direct(
         &s,
