@@ -10,7 +10,8 @@
 //!    making and removing one. With cgroup v1 (or a hybrid machine) the `pids` hierarchy (and
 //!    the `memory` one when mounted), under toolgate's own cgroup in each; with a pure cgroup
 //!    v2, a cgroup whose `cgroup.subtree_control` hands `pids` (and `memory`) to its children:
-//!    toolgate's own (where it may enable them: a cgroup with no other process) or, when
+//!    toolgate's own (when it hands them on already, or toolgate may enable them there: the
+//!    root cgroup, which the no-internal-processes rule exempts) or, when
 //!    toolgate was started in a leaf of a delegated subtree (systemd's `Delegate=yes` with
 //!    `DelegateSubgroup=`, a container whose entry point moved itself into a child cgroup),
 //!    its parent. toolgate never moves its own process. Cgroups left by a toolgate that is no
@@ -25,9 +26,10 @@
 //!    SIGKILL to each pid of `cgroup.procs`, through a pidfd checked to be in the cgroup,
 //!    until it is empty) and removes it. Dropping a [`RunCgroup`] does the same.
 //!
-//! The command cannot leave its cgroup nor raise its limits: every mount is read-only in its
-//! mount namespace, Landlock lets it write only in the workspace and its temporary directory,
-//! and it holds no capability.
+//! In the full sandbox the command cannot leave its cgroup nor raise its limits: every mount
+//! is read-only in its mount namespace, Landlock lets it write only in the workspace and its
+//! temporary directory, and it holds no capability (a root command without them could write
+//! the root-owned cgroup files).
 
 use super::ShellLimits;
 use rustix::fs::{Mode, OFlags};
