@@ -302,3 +302,49 @@ async fn a_cgroup_that_cannot_be_made_refuses_the_run_unless_unsandboxed_is_allo
     assert_eq!(o.exit_code, Some(0), "{o:?}");
     assert!(exists(s.ws().join("ran.txt")));
 }
+
+/// The next line of a program's output, within 20 s.
+async fn next_line(
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+) -> String {
+    tokio::time::timeout(std::time::Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the program answers")
+        .unwrap()
+        .expect("a line")
+}
+
+/// A sandboxed long-running program (an upstream MCP server) gets a cgroup with a run's
+/// limits too; dropping its handle kills everything in it, a background child included, and
+/// removes it.
+#[tokio::test]
+async fn a_sandboxed_program_has_a_cgroup_that_goes_with_its_handle() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let Some(site) = site() else { return };
+    let s = Shell::new();
+    let script = format!(
+        "{PRINT_CGROUP}; sleep 30.0219 & cat {}/$n/pids.max; wait",
+        site.pids.display()
+    );
+    let mut p = toolgate_tools::shell::SandboxedProcess::spawn(
+        &limited(40, None),
+        &sandbox_report(),
+        &s.ws(),
+        Path::new("/bin/sh"),
+        &["-c".to_string(), script],
+    )
+    .await
+    .unwrap();
+    let mut lines = BufReader::new(p.child.stdout.take().unwrap()).lines();
+    let name = cgroup_name(&next_line(&mut lines).await);
+    assert_eq!(next_line(&mut lines).await, "40");
+    assert!(site.pids.join(&name).is_dir());
+    assert!(running(&["sleep", "30.0219"]));
+    drop(p);
+    let gone_within = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while site.pids.join(&name).exists() && std::time::Instant::now() < gone_within {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    gone(&site.pids.join(&name));
+    assert!(!running(&["sleep", "30.0219"]));
+}
