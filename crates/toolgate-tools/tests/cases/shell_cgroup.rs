@@ -348,3 +348,31 @@ async fn a_sandboxed_program_has_a_cgroup_that_goes_with_its_handle() {
     gone(&site.pids.join(&name));
     assert!(!running(&["sleep", "30.0219"]));
 }
+
+/// A real fork bomb, run only once a run of the same configuration was proven to be in a
+/// cgroup with `pids.max` 64 (so it is bounded on this shared machine): it is held at the
+/// limit, stopped at its timeout, reported, and leaves nothing behind.
+#[tokio::test]
+async fn a_fork_bomb_is_held_at_the_process_limit() {
+    let Some(site) = site() else { return };
+    let s = Shell::new();
+    let config = || limited(64, Some(256 << 20));
+    let proof = format!("{PRINT_CGROUP}; cat {}/$n/pids.max", site.pids.display());
+    let o = direct(&s, config(), json!({ "command": proof })).await;
+    assert!(
+        o.stdout.contains("cg=toolgate-run-") && o.stdout.ends_with("\n64\n"),
+        "not proven bounded, so the bomb is not run: {o:?}"
+    );
+    let bomb = format!("{PRINT_CGROUP}; bomb() {{ bomb | bomb & }}; bomb; sleep 5");
+    let args: RunShellArgs =
+        serde_json::from_value(json!({ "command": bomb, "timeout_ms": 2000 })).unwrap();
+    let started = std::time::Instant::now();
+    let e = RunShell::new(config())
+        .call(args, s.ctx())
+        .await
+        .expect_err("the bomb runs until its timeout");
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    assert_eq!(e.reason.as_deref(), Some("timeout"), "{e}");
+    assert!(e.message.contains("more than 64 processes at once"), "{e}");
+    gone(&site.pids.join(cgroup_name(&e.message)));
+}
