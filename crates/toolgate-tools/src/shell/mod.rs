@@ -6,6 +6,7 @@
 //! | `sandbox.rs` | what the child does between fork and exec (the crate's only unsafe code) |
 //! | `stop.rs` | stopping a run at its timeout or cancellation before its script takes another step |
 //! | `cgroup.rs` | a cgroup per run: its processes and memory bounded, every process killed at its end |
+//! | `cgroup_site.rs` | where this machine lets toolgate make those cgroups, and stale ones removed |
 //! | `binds.rs` | what the run's mount namespace puts over workspace paths: pins, read-only, hidden |
 //! | [`process`] | a long-running program (an MCP stdio server) under the same sandbox |
 //! | `fs_rules.rs` | the Landlock ruleset: read everywhere but denied paths, write in the workspace |
@@ -31,6 +32,7 @@
 
 mod binds;
 mod cgroup;
+mod cgroup_site;
 pub mod env;
 mod fs_rules;
 pub mod output;
@@ -48,7 +50,7 @@ pub mod vars;
 pub const RUN_SHELL: &str = "run_shell";
 
 pub use binds::{covered, Covered, MAX_BINDS, MAX_WALK_ENTRIES};
-pub use cgroup::CgroupSite;
+pub use cgroup_site::CgroupSite;
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;
 pub use parse::{analyze, CommandAnalysis, Redirect, SimpleCommand};

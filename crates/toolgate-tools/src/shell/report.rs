@@ -1,6 +1,6 @@
 //! What the sandbox can enforce on this machine: [`sandbox_report`].
 
-use super::cgroup::{self, CgroupSite};
+use super::cgroup_site::{self, CgroupSite};
 use super::fs_rules::MIN_ABI;
 use super::sandbox;
 use rustix::thread::UnshareFlags;
@@ -94,7 +94,7 @@ fn probe() -> SandboxReport {
         network_namespace,
         pid_namespace,
         process_limit: !root,
-        cgroup: cgroup::site().cloned(),
+        cgroup: cgroup_site::site().cloned(),
         missing: Vec::new(),
     };
     report.missing = report.missing_for(true);
