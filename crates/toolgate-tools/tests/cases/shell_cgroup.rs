@@ -339,7 +339,15 @@ async fn a_sandboxed_program_has_a_cgroup_that_goes_with_its_handle() {
     let name = cgroup_name(&next_line(&mut lines).await);
     assert_eq!(next_line(&mut lines).await, "40");
     assert!(site.pids.join(&name).is_dir());
-    assert!(running(&["sleep", "30.0219"]));
+    // the background sleep may not have exec'd yet on a loaded machine
+    let seen_within = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !running(&["sleep", "30.0219"]) {
+        assert!(
+            std::time::Instant::now() < seen_within,
+            "the sleep never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     drop(p);
     let gone_within = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while site.pids.join(&name).exists() && std::time::Instant::now() < gone_within {
