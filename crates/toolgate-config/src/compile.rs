@@ -443,6 +443,7 @@ impl Compiler<'_> {
         }
         self.approvals();
         self.server_limits();
+        self.shell_limits();
         self.ledger();
         self.mail();
         self.credential_vars = crate::http::check(self.loc, &raw.http, &mut self.problems);
@@ -462,7 +463,33 @@ const SERVER_LIMITS: [(&str, u64, u64, &str); 8] = [
     ("max_requests_in_flight", 1, 1 << 20, "requests"),
 ];
 
+/// The accepted range of each `[shell]` limit: name, least, most, unit, and why the least.
+const SHELL_LIMITS: [(&str, u64, u64, &str); 2] = [
+    // a pipeline needs a few processes; the kernel's largest pid
+    ("max_processes", 8, 1 << 22, "processes"),
+    // bash and a small command; a pebibyte
+    ("max_memory_bytes", 16 << 20, 1 << 50, "bytes"),
+];
+
 impl Compiler<'_> {
+    /// `[shell]`'s limits: each within its range.
+    fn shell_limits(&mut self) {
+        let s = &self.raw.shell;
+        for ((name, least, most, unit), value) in SHELL_LIMITS
+            .into_iter()
+            .zip([s.max_processes, s.max_memory_bytes])
+        {
+            if let Some(v) = value {
+                if !(least..=most).contains(&v) {
+                    self.problem(
+                        &[key("shell"), key(name)],
+                        format!("{v} is out of range: write {least} to {most} {unit}"),
+                    );
+                }
+            }
+        }
+    }
+
     /// `[server]`'s limits: each within its range.
     fn server_limits(&mut self) {
         let s = &self.raw.server;
@@ -825,8 +852,8 @@ impl Config {
             .collect()
     }
 
-    /// `run_shell`'s configuration: the defaults with the file's network, unix socket and
-    /// sandbox settings,
+    /// `run_shell`'s configuration: the defaults with the file's network, unix socket,
+    /// sandbox and per-run limit settings,
     /// and what its sandbox enforces of the policy ([`Config::sandbox_rules`]): this
     /// configuration file among the paths the command may not change (read-only, the directory
     /// entry included) when it lies inside the workspace, the store and the paths deny rules
@@ -836,6 +863,12 @@ impl Config {
         c.allow_network = self.raw.shell.network;
         c.allow_unsandboxed = self.raw.shell.allow_unsandboxed;
         c.allow_unix_sockets = self.raw.shell.unix_sockets;
+        if let Some(n) = self.raw.shell.max_processes {
+            c.limits.run_processes = Some(n);
+        }
+        if let Some(n) = self.raw.shell.max_memory_bytes {
+            c.limits.run_memory_bytes = Some(n);
+        }
         if let Some(rel) = self.in_workspace.as_deref().and_then(Path::to_str) {
             if !c.protected.iter().any(|p| p == rel) {
                 c.protected.push(rel.to_string());

@@ -328,6 +328,16 @@ pub struct ShellSettings {
     /// file outside the workspace a service such as a container engine or an ssh agent
     /// would act for the command outside the sandbox).
     pub unix_sockets: bool,
+    /// Processes (and threads) one run may have at once, all of them together (default 512;
+    /// 8 to 4194304). Enforced by a cgroup of the run (`pids.max`) where the machine gives
+    /// toolgate one (`toolgate check` says), root included; a fork past it fails.
+    #[schemars(range(min = 8, max = 4194304))]
+    pub max_processes: Option<u64>,
+    /// Memory one run may use, all its processes together, in bytes (default 17179869184,
+    /// 16 GiB; 16777216 to 1125899906842624). Enforced by the run's cgroup where it has a
+    /// memory controller: past it the kernel kills the run's largest process.
+    #[schemars(range(min = 16777216, max = 1125899906842624u64))]
+    pub max_memory_bytes: Option<u64>,
 }
 
 /// The file tools' settings (`read_file`, `read_resource`, `search_code`).

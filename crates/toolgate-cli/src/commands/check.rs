@@ -150,6 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             "refused (seccomp; [shell] unix_sockets = true allows them)"
         }
     )?;
+    writeln!(out, "{}", process_bound(&report, &shell.limits))?;
     sandbox_paths(
         &mut out,
         &workspace,
@@ -163,6 +164,42 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         writeln!(out, "{line}")?;
     }
     Ok(Exit::Success)
+}
+
+/// Which bound holds a run's processes and memory here: its cgroup (where and what limits),
+/// `RLIMIT_NPROC` for a caller that is not root, or the timeout alone.
+fn process_bound(
+    report: &toolgate_tools::shell::SandboxReport,
+    limits: &toolgate_tools::shell::ShellLimits,
+) -> String {
+    let limit = |v: Option<u64>, what: &str| match v {
+        Some(n) => format!("at most {n} {what}"),
+        None => format!("no limit on {what}"),
+    };
+    match &report.cgroup {
+        Some(site) => format!(
+            "processes: each run in a cgroup of its own, {}: {} at once{} \
+             ([shell] max_processes, max_memory_bytes); every process of a run is killed \
+             through it at its end",
+            site.describe(),
+            limit(limits.run_processes, "processes"),
+            match (&site.memory, limits.run_memory_bytes) {
+                (Some(_), Some(b)) => format!(", at most {b} bytes of memory together"),
+                (Some(_), None) => ", no memory cap".to_string(),
+                (None, _) => ", memory not capped (no memory controller)".to_string(),
+            }
+        ),
+        None if report.root => "processes: WARNING: timeout only, as root: RLIMIT_NPROC does \
+             not apply to uid 0 and this machine gives toolgate no cgroup (cgroup v1 pids \
+             hierarchy, or a delegated cgroup v2 subtree with the pids controller), so a fork \
+             bomb or many processes' memory is bounded only by the run's timeout"
+            .to_string(),
+        None => format!(
+            "processes: RLIMIT_NPROC, {} of this user at once (no cgroup for the runs here: \
+             [shell] max_processes and max_memory_bytes do not apply)",
+            limit(limits.processes, "processes")
+        ),
+    }
 }
 
 /// The problems of `[mail]`'s contacts files as `serve` would read them, each at

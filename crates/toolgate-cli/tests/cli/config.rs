@@ -59,6 +59,66 @@ fn check_reports_problems_with_locations_and_exits_non_zero() {
     let _ = file;
 }
 
+/// `check` says which bound holds a run's processes here: its cgroup with the configured
+/// limits, RLIMIT_NPROC (not root), or the timeout alone (root without a cgroup); starting,
+/// it removes the empty cgroups a crashed toolgate left.
+#[test]
+fn check_says_what_bounds_a_runs_processes() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    std::fs::write(
+        ws.join("toolgate.toml"),
+        "[shell]\nmax_processes = 99\nmax_memory_bytes = 268435456\n",
+    )
+    .unwrap();
+    let report = toolgate_tools::shell::sandbox_report();
+    // an empty cgroup left by a toolgate that crashed (pid 4194304 is above any real one),
+    // which the next start of toolgate removes
+    let stale: Vec<std::path::PathBuf> = report
+        .cgroup
+        .iter()
+        .flat_map(|s| std::iter::once(s.pids.clone()).chain(s.memory.clone()))
+        .map(|d| d.join("toolgate-run-4194304-1-0"))
+        .collect();
+    for d in &stale {
+        std::fs::create_dir(d).unwrap();
+    }
+    let out = toolgate(&["check", "-w", ws.to_str().unwrap()], t.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for d in &stale {
+        let left = d.exists();
+        let _ = std::fs::remove_dir(d);
+        assert!(!left, "{} was left behind", d.display());
+    }
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("processes: "))
+        .unwrap_or_else(|| panic!("no processes line: {stdout}"));
+    match &report.cgroup {
+        Some(site) => {
+            assert!(line.contains(&site.describe()), "{line}");
+            assert!(line.contains("at most 99 processes at once"), "{line}");
+            if site.memory.is_some() {
+                assert!(line.contains("at most 268435456 bytes of memory"), "{line}");
+            }
+        }
+        None if report.root => assert!(line.contains("timeout only, as root"), "{line}"),
+        None => assert!(
+            line.contains("RLIMIT_NPROC, at most 1024 processes"),
+            "{line}"
+        ),
+    }
+    std::fs::write(ws.join("toolgate.toml"), "[shell]\nmax_processes = 0\n").unwrap();
+    let out = toolgate(&["check", "-w", ws.to_str().unwrap()], t.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("shell.max_processes: 0 is out of range: write 8 to 4194304 processes"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn check_summarizes_a_valid_configuration_and_the_sandbox() {
     let t = tree();

@@ -523,3 +523,55 @@ fn hard_link_reads_are_the_operators_globs_and_bad_ones_are_located() {
     assert_eq!(p.len(), 1, "{p:#?}");
     assert!(p[0].contains("read_hardlinks"), "{p:#?}");
 }
+
+/// `[shell] max_processes` and `max_memory_bytes` reach run_shell's per-run limits (its
+/// cgroup's); a zero, a negative, a huge value, a string or a float is a located problem.
+#[test]
+fn shell_run_limits_reach_run_shell_and_bad_values_are_located() {
+    let ws = TempWorkspace::new();
+    let defaults = load(&ws, "").unwrap().shell_config().limits;
+    assert_eq!(defaults.run_processes, Some(512));
+    assert_eq!(defaults.run_memory_bytes, Some(16 << 30));
+    let limits = load(
+        &ws,
+        "[shell]\nmax_processes = 64\nmax_memory_bytes = 268435456\n",
+    )
+    .unwrap()
+    .shell_config()
+    .limits;
+    assert_eq!(limits.run_processes, Some(64));
+    assert_eq!(limits.run_memory_bytes, Some(256 << 20));
+    for (text, at, says) in [
+        (
+            "max_processes = 0",
+            "2:",
+            "0 is out of range: write 8 to 4194304 processes",
+        ),
+        (
+            "max_processes = 7",
+            "2:",
+            "7 is out of range: write 8 to 4194304 processes",
+        ),
+        ("max_processes = 4194305", "2:", "out of range"),
+        ("max_processes = -1", "2:", "max_processes"),
+        (
+            "max_processes = 99999999999999999999",
+            "2:",
+            "max_processes",
+        ),
+        ("max_processes = \"many\"", "2:", "max_processes"),
+        ("max_processes = 1.5", "2:", "max_processes"),
+        (
+            "max_memory_bytes = 1024",
+            "2:",
+            "1024 is out of range: write 16777216 to 1125899906842624 bytes",
+        ),
+        ("max_memory_bytes = \"16G\"", "2:", "max_memory_bytes"),
+        ("max_memory_bytes = -5", "2:", "max_memory_bytes"),
+    ] {
+        let p = problems(&format!("[shell]\n{text}\n"));
+        assert_eq!(p.len(), 1, "{text}: {p:#?}");
+        assert!(p[0].starts_with(at), "{text}: {p:#?}");
+        assert!(p[0].contains(says), "{text}: {p:#?}");
+    }
+}

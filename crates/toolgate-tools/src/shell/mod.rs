@@ -5,6 +5,8 @@
 //! | [`run_shell`] | the tool: arguments, the run's sequence, its structured result |
 //! | `sandbox.rs` | what the child does between fork and exec (the crate's only unsafe code) |
 //! | `stop.rs` | stopping a run at its timeout or cancellation before its script takes another step |
+//! | `cgroup.rs` | a cgroup per run: its processes and memory bounded, every process killed at its end |
+//! | `cgroup_site.rs` | where this machine lets toolgate make those cgroups, and stale ones removed |
 //! | `binds.rs` | what the run's mount namespace puts over workspace paths: pins, read-only, hidden |
 //! | `protected_scan.rs` | finding the protected entries (root and nested) a run starts with, cheaply |
 //! | `created.rs` | the protected paths a run created: moved aside or listed in its result |
@@ -26,11 +28,15 @@
 //! write those it makes read-only, reaches no network
 //! unless [`ShellConfig::allow_network`] and no service behind a socket file unless
 //! [`ShellConfig::allow_unix_sockets`], sees no inherited secret, runs under resource
-//! limits without capabilities, and dies whole at its timeout. When the kernel lacks what
+//! limits without capabilities (in a cgroup of its own where the machine gives one, which
+//! bounds its processes and memory even for root: [`CgroupSite`]), and dies whole at its
+//! timeout. When the kernel lacks what
 //! that needs, run_shell refuses to run (`tool_failed`, reason `sandbox_unavailable`) unless
 //! [`ShellConfig::allow_unsandboxed`] says otherwise, and then says so in every result.
 
 mod binds;
+mod cgroup;
+mod cgroup_site;
 mod created;
 pub mod env;
 mod fs_rules;
@@ -50,6 +56,7 @@ pub mod vars;
 pub const RUN_SHELL: &str = "run_shell";
 
 pub use binds::{covered, Covered, MAX_BINDS, MAX_WALK_ENTRIES};
+pub use cgroup_site::CgroupSite;
 pub use created::ProtectedCreated;
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
 pub use output::CaptureLimits;
@@ -71,6 +78,12 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// The largest `timeout_ms` the schema accepts: 600 s.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 
+/// The default [`ShellLimits::run_processes`]: 512.
+pub const DEFAULT_RUN_PROCESSES: u64 = 512;
+/// The default [`ShellLimits::run_memory_bytes`]: 16 GiB (as the address space of one
+/// process).
+pub const DEFAULT_RUN_MEMORY_BYTES: u64 = 16 << 30;
+
 /// Resource limits of a run (`setrlimit`, soft and hard). `None` leaves a limit as toolgate's
 /// own process has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,11 +99,20 @@ pub struct ShellLimits {
     pub file_size_bytes: Option<u64>,
     /// Open file descriptors per process (`RLIMIT_NOFILE`).
     pub open_files: Option<u64>,
+    /// Processes (and threads) of one run at once, all of them together (`pids.max` of the
+    /// run's cgroup), where the machine gives run_shell a cgroup ([`CgroupSite`]). Unlike
+    /// `RLIMIT_NPROC`, it bounds root too. A fork past it fails with `EAGAIN`.
+    pub run_processes: Option<u64>,
+    /// Memory of one run, all its processes together, in bytes (`memory.max`, or
+    /// `memory.limit_in_bytes` with cgroup v1), where the machine gives run_shell a cgroup
+    /// with a memory controller. Past it the kernel reclaims what it can, then kills the
+    /// largest process of the run.
+    pub run_memory_bytes: Option<u64>,
 }
 
 impl Default for ShellLimits {
     /// 600 CPU seconds, 16 GiB of address space, 1024 processes, 1 GiB files, 4096 open
-    /// files, and no core dumps.
+    /// files, no core dumps, and with a cgroup 512 processes and 16 GiB of memory per run.
     fn default() -> Self {
         ShellLimits {
             cpu_seconds: Some(600),
@@ -98,6 +120,8 @@ impl Default for ShellLimits {
             processes: Some(1024),
             file_size_bytes: Some(1 << 30),
             open_files: Some(4096),
+            run_processes: Some(DEFAULT_RUN_PROCESSES),
+            run_memory_bytes: Some(DEFAULT_RUN_MEMORY_BYTES),
         }
     }
 }

@@ -7,10 +7,12 @@
 //! temporary directory that is also `HOME`), a private mount namespace with the protected
 //! paths read-only, a private network namespace unless [`ShellConfig::allow_network`], a PID
 //! namespace whose teardown kills every process the server started, the environment of
-//! [`ShellConfig::inherit_env`] and [`ShellConfig::env`] only, rlimits and no capabilities.
-//! The process is killed when the [`SandboxedProcess`] is dropped. Unlike a run, a server
-//! has no end at which to look for protected paths it created (`created.rs`): those it binds
-//! are the ones that exist when it starts.
+//! [`ShellConfig::inherit_env`] and [`ShellConfig::env`] only, rlimits and no capabilities,
+//! and a cgroup of its own where the machine gives one (its processes and memory bounded as a
+//! run's, [`super::CgroupSite`]). The process is killed when the [`SandboxedProcess`] is
+//! dropped, and with it every process left in its cgroup, which is removed. Unlike a run, a
+//! server has no end at which to look for protected paths it created (`created.rs`): those it
+//! binds are the ones that exist when it starts.
 
 use super::binds::{self, PathRules};
 use super::fs_rules::ReadGrants;

@@ -1,5 +1,6 @@
 //! What the sandbox can enforce on this machine: [`sandbox_report`].
 
+use super::cgroup_site::{self, CgroupSite};
 use super::fs_rules::MIN_ABI;
 use super::sandbox;
 use rustix::thread::UnshareFlags;
@@ -27,6 +28,11 @@ pub struct SandboxReport {
     /// Whether `RLIMIT_NPROC` limits the command's processes. The kernel never applies it
     /// to uid 0, so it is false for root.
     pub process_limit: bool,
+    /// Where each run gets a cgroup of its own, bounding its processes and memory (root
+    /// included) and killing all of them at its end; `None` when the machine gives toolgate
+    /// no cgroup it may make (runs are then bounded by their timeout and, for a caller that
+    /// is not root, `RLIMIT_NPROC`). Not part of [`SandboxReport::missing`].
+    pub cgroup: Option<CgroupSite>,
     /// What the full sandbox needs and this machine lacks, in words (empty: nothing).
     pub missing: Vec<String>,
 }
@@ -88,6 +94,7 @@ fn probe() -> SandboxReport {
         network_namespace,
         pid_namespace,
         process_limit: !root,
+        cgroup: cgroup_site::site().cloned(),
         missing: Vec::new(),
     };
     report.missing = report.missing_for(true);
@@ -131,6 +138,7 @@ mod tests {
             network_namespace: false,
             pid_namespace: false,
             process_limit: true,
+            cgroup: None,
             missing: Vec::new(),
         };
         let missing = r.missing_for(true);

@@ -15,7 +15,8 @@
 //!    ruleset is built;
 //! 4. `bash --noprofile --norc -c COMMAND` is spawned with the allowlisted environment, stdin
 //!    from `/dev/null`, and the child set-up of `sandbox.rs` (session, namespaces, read-only
-//!    binds, limits, no capabilities, Landlock);
+//!    binds, limits, no capabilities, Landlock), in a cgroup of its own where the machine
+//!    gives one (`cgroup.rs`: the child joins it before anything else);
 //! 5. stdout and stderr are read concurrently into bounded [`Capture`]s while the call waits
 //!    for the shell, its timeout (`timeout_ms`, capped by the call's own deadline) or its
 //!    cancellation; when the caller listens to progress, their lines are streamed to it
@@ -25,8 +26,9 @@
 //!    killed; the rest sent SIGTERM and continued, the script itself staying stopped; after
 //!    [`ShellConfig::kill_grace`] at most, SIGKILL to the shell (PID 1 of its namespace, whose
 //!    death takes every process of the run with it) and the group. After a normal exit,
-//!    whatever is left of the group gets SIGKILL. If the call's future is dropped, the same
-//!    SIGKILL runs;
+//!    whatever is left of the group gets SIGKILL. Then, with a cgroup, what it counted as hit
+//!    (`limits_exceeded`) is read, every process still in it is killed and it is removed. If
+//!    the call's future is dropped, the same SIGKILL runs and the cgroup goes the same way;
 //! 7. the streams become the result: each within its preview cap (a third head, two thirds
 //!    tail), the rest kept behind a result handle that the preview's marker names with the
 //!    offset to read on from. A non-zero exit is an ordinary result; a timeout is
@@ -37,6 +39,7 @@
 //!    failed run, in the error's message.
 
 use super::binds::{self, PathRules};
+use super::cgroup::RunCgroup;
 use super::output::{Capture, CaptureLimits, Captured};
 use super::parse::analyze;
 use super::report::{cached_report, sandbox_report, SandboxReport};
@@ -48,6 +51,7 @@ use rustix::process::{Pid, Resource as Rlim, Signal};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -128,6 +132,11 @@ pub struct RunShellOutput {
     /// aside into `.toolgate/quarantine/` or left in place, as its note says.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected_created: Vec<super::created::ProtectedCreated>,
+    /// The limits of the run the command hit, each in a sentence saying what happened and
+    /// what to do instead: more processes at once than a run may have (forks refused), more
+    /// memory than a run may use (processes killed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits_exceeded: Vec<String>,
 }
 
 /// The `run_shell` tool: see the module docs and the description it gives the model.
@@ -181,8 +190,10 @@ aside and listed in protected_created), has no network, no inherited secrets and
 privileges, and every process it starts is killed at the timeout (`timeout_ms`, default \
 120000, at most 600000) or when it ends. `cwd` is a directory relative to the workspace root. \
 Returns {exit_code, signal, duration_ms, stdout, stderr, stdout_truncated, stderr_truncated, \
-stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed, protected_created}; a \
-non-zero exit code is a normal result. Long output shows its first third and its last two thirds (the end, where a \
+stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed, protected_created, \
+limits_exceeded}; a non-zero exit code is a normal result. A run may have a bounded number of \
+processes at once and a bounded amount of memory in all: limits_exceeded says when the command \
+hit one and what to do instead. Long output shows its first third and its last two thirds (the end, where a \
 build's or a test run's verdict is, is always shown) with a marker between them naming the \
 read_result handle and offset that read the part left out. At the timeout the script is \
 stopped at once, before it starts another step, and every process it started is ended; the \
@@ -448,6 +459,8 @@ pub(crate) struct Rules<'a> {
 pub(crate) struct Kept {
     _tmp: tempfile::TempDir,
     _cover: Option<tempfile::TempDir>,
+    // its drop kills what is left in it and removes it
+    _cgroup: Option<RunCgroup>,
 }
 
 /// What a sandboxed run executes.
@@ -469,6 +482,7 @@ pub(crate) struct Run {
     command: Command,
     new_pid: bool,
     missing: Vec<String>,
+    cgroup: Option<RunCgroup>,
     // removed when the run ends
     _tmp: tempfile::TempDir,
     _cover: Option<tempfile::TempDir>,
@@ -489,6 +503,7 @@ impl Run {
         if !missing.is_empty() {
             tracing::warn!(missing = ?missing, "run_shell runs without its full sandbox, as configured");
         }
+        let (cgroup, cgroup_procs) = run_cgroup(config, report)?;
         let tmp = tempfile::Builder::new()
             .prefix("toolgate-sh-")
             .tempdir()
@@ -547,6 +562,7 @@ impl Run {
             private_shm: (new_mount && landlock_ok && Path::new("/dev/shm").is_dir())
                 .then(fs_rules::shm_access),
             block_unix_sockets: !config.allow_unix_sockets,
+            cgroup_procs,
         };
         let mut command = match program {
             Program::Bash(script) => {
@@ -580,6 +596,7 @@ impl Run {
             command,
             new_pid,
             missing,
+            cgroup,
             _tmp: tmp,
             _cover: cover,
         })
@@ -598,6 +615,7 @@ impl Run {
             Kept {
                 _tmp: self._tmp,
                 _cover: self._cover,
+                _cgroup: self.cgroup,
             },
         ))
     }
@@ -612,6 +630,7 @@ impl Run {
             command,
             new_pid,
             missing,
+            cgroup,
             _tmp,
             _cover,
         } = self;
@@ -658,10 +677,20 @@ impl Run {
                 group.kill(Signal::KILL);
                 (status, String::new())
             }
-            None => stop::stop(&mut child, group.pid, config.kill_grace, new_pid).await,
+            None => {
+                // with a cgroup, what escaped the group dies with it just below
+                let whole = new_pid || cgroup.is_some();
+                stop::stop(&mut child, group.pid, config.kill_grace, whole).await
+            }
         };
         group.disarm();
         let duration = started.elapsed();
+        // what the run hit, read before its cgroup goes; then whatever is left in it dies
+        // (a process that left the group and, without a PID namespace, the shell's reach)
+        let exceeded = cgroup.as_ref().map(RunCgroup::exceeded).unwrap_or_default();
+        if let Some(cgroup) = cgroup {
+            cgroup.finish().await;
+        }
         // the streams end when the last process holding them does; a process that escaped
         // the namespace could hold them open, so stop reading after a short drain
         let timer = tokio::spawn({
@@ -694,10 +723,13 @@ impl Run {
         match ended {
             Ended::Cancelled => Err(ToolError::new(
                 ErrorKind::Cancelled,
-                format!("the call was cancelled and the command was stopped: {stopped}"),
+                format!(
+                    "the call was cancelled and the command was stopped: {stopped}{}",
+                    limits_text(&exceeded)
+                ),
             )
             .with_reason("effect_unknown")),
-            Ended::TimedOut => Err(timed_out(ctx, timeout, &stopped, out, err)),
+            Ended::TimedOut => Err(timed_out(ctx, timeout, &stopped, &exceeded, out, err)),
             Ended::Exited => {
                 let stdout = stream_result(ctx, out);
                 let stderr = stream_result(ctx, err);
@@ -716,6 +748,7 @@ impl Run {
                     sandboxed: missing.is_empty(),
                     sandbox_missing: missing,
                     protected_created: Vec::new(),
+                    limits_exceeded: exceeded,
                 })
             }
         }
@@ -860,6 +893,7 @@ fn timed_out(
     ctx: &ToolContext,
     timeout: Duration,
     stopped: &str,
+    exceeded: &[String],
     out: Capture,
     err: Capture,
 ) -> ToolError {
@@ -886,11 +920,59 @@ fn timed_out(
         format!(
             "the command did not finish within its timeout of {} ms and was stopped: {stopped}. \
              Its effects may be partial: check them before running it again, with a longer \
-             timeout_ms or in smaller steps.\n{out}\n{err}",
-            timeout.as_millis()
+             timeout_ms or in smaller steps.{}\n{out}\n{err}",
+            timeout.as_millis(),
+            limits_text(exceeded)
         ),
     )
     .with_reason("timeout")
+}
+
+/// The limits a run hit, as sentences to append to a message (empty when none).
+fn limits_text(exceeded: &[String]) -> String {
+    exceeded
+        .iter()
+        .map(|e| format!(" Limit exceeded: {e}."))
+        .collect()
+}
+
+/// The run's cgroup and its `cgroup.procs` files for the child, when the machine gives one
+/// (`report.cgroup`).
+///
+/// # Errors
+/// `tool_failed` / `sandbox_failed` when the machine gave one at start but this run's cannot
+/// be made (the command would run without its process and memory limits), unless the
+/// configuration allows unsandboxed runs: then the run goes on without it, logged.
+fn run_cgroup(
+    config: &ShellConfig,
+    report: &SandboxReport,
+) -> Result<(Option<RunCgroup>, Vec<OwnedFd>), ToolError> {
+    let Some(site) = &report.cgroup else {
+        return Ok((None, Vec::new()));
+    };
+    let made = RunCgroup::create(site, &config.limits).and_then(|cg| {
+        let procs = cg.procs()?;
+        Ok((cg, procs))
+    });
+    match made {
+        Ok((cg, procs)) => Ok((Some(cg), procs)),
+        Err(e) if config.allow_unsandboxed => {
+            tracing::warn!(
+                error = %e,
+                site = %site.describe(),
+                "run_shell could not make the run's cgroup; it runs bounded by its timeout and \
+                 rlimits only, as allow_unsandboxed permits"
+            );
+            Ok((None, Vec::new()))
+        }
+        Err(e) => Err(ToolError::failed(format!(
+            "the sandbox could not make the run's cgroup in {} ({e}), which bounds its \
+             processes and memory; the command did not run. It may be a passing shortage \
+             (too many cgroups): try again shortly, or tell the operator",
+            site.describe()
+        ))
+        .with_reason("sandbox_failed")),
+    }
 }
 
 /// A private directory holding the empty read-only file and directory that cover hidden

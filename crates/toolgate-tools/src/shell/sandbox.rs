@@ -5,6 +5,8 @@
 //! [`ChildSetup`], so the child only makes system calls: no allocation, no locks, as a
 //! `pre_exec` hook in a forked copy of a multi-threaded process must. In the child, in order:
 //!
+//! 0. the run's cgroup joined (`0` written into each `cgroup.procs` the parent opened, see
+//!    `cgroup.rs`), so nothing the command does runs outside its process and memory limits;
 //! 1. `setsid`: a new session and process group, which the parent kills as a whole;
 //! 2. namespaces: as root `unshare(CLONE_NEWNS | CLONE_NEWNET)`; otherwise first a user
 //!    namespace (`CLONE_NEWUSER`) mapping the caller's own uid and gid, then the same;
@@ -139,6 +141,9 @@ pub(crate) struct ChildSetup {
     pub private_shm: Option<u64>,
     /// Refuse to create `AF_UNIX` sockets (a seccomp filter, step 8 of the module docs).
     pub block_unix_sockets: bool,
+    /// The `cgroup.procs` files of the run's cgroup (one per hierarchy), opened for writing:
+    /// the child joins it first (step 0).
+    pub cgroup_procs: Vec<OwnedFd>,
 }
 
 /// Failures of the child's set-up carry their step in the error's raw OS code, so the parent
@@ -146,7 +151,7 @@ pub(crate) struct ChildSetup {
 const STEP_BASE: i32 = 100_000;
 
 /// The steps of [`ChildSetup::apply`], as reported back in a spawn error.
-const STEPS: [&str; 10] = [
+const STEPS: [&str; 11] = [
     "setsid",
     "user namespace",
     "mount and network namespaces",
@@ -157,6 +162,7 @@ const STEPS: [&str; 10] = [
     "dropping capabilities",
     "landlock",
     "seccomp",
+    "joining the run's cgroup",
 ];
 
 fn step(n: usize) -> impl Fn(rustix::io::Errno) -> io::Error {
@@ -174,6 +180,10 @@ pub(crate) fn setup_failure(e: &io::Error) -> Option<(&'static str, io::Error)> 
 impl ChildSetup {
     /// Runs in the forked child. Only system calls on data prepared by the parent.
     fn apply(&mut self, in_new_pid: bool) -> io::Result<()> {
+        for procs in &self.cgroup_procs {
+            // `0`: the writing process itself
+            rustix::io::write(procs, b"0").map_err(step(10))?;
+        }
         rustix::process::setsid().map_err(step(0))?;
         if let Some(maps) = &self.user {
             enter_user_namespace(maps).map_err(step(1))?;

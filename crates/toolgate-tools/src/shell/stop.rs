@@ -27,7 +27,8 @@ const POLL: Duration = Duration::from_millis(10);
 
 /// Stops the run whose shell is `child`, the leader of process group `pgid` (see the module
 /// docs), giving the commands it runs up to `grace` to end on SIGTERM. `pid_namespace` says
-/// whether the shell is PID 1 of its own namespace. Returns the shell's exit status and a
+/// whether every process of the run dies with the shell: it is PID 1 of its own namespace, or
+/// the run's cgroup is emptied right after (`cgroup.rs`). Returns the shell's exit status and a
 /// sentence saying what happened to the run.
 pub(crate) async fn stop(
     child: &mut tokio::process::Child,
