@@ -814,6 +814,7 @@ impl Config {
         c.allow_network = self.raw.shell.network;
         c.allow_unsandboxed = self.raw.shell.allow_unsandboxed;
         c.allow_unix_sockets = self.raw.shell.unix_sockets;
+        c.git_identity = self.raw.shell.git_identity.to_shell();
         if let Some(rel) = self.in_workspace.as_deref().and_then(Path::to_str) {
             if !c.protected.iter().any(|p| p == rel) {
                 c.protected.push(rel.to_string());

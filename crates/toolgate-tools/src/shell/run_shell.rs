@@ -135,6 +135,8 @@ pub struct RunShell {
 impl RunShell {
     /// The tool with `config`.
     pub fn new(config: ShellConfig) -> RunShell {
+        // the operator's git identity is read now, once, not at the first run
+        let _ = config.git_identity.resolve();
         RunShell {
             config: Arc::new(config),
             report: None,
@@ -517,6 +519,7 @@ impl Run {
                 &config.inherit_env,
                 &config.env,
                 tmp.path(),
+                config.git_identity.resolve(),
             ))
             .current_dir(cwd)
             .stdout(Stdio::piped())

@@ -24,6 +24,7 @@ mod search_code;
 mod security;
 mod security_limits;
 mod security_trees;
+mod shell_git_identity;
 mod shell_output;
 mod shell_policy;
 mod shell_process;
