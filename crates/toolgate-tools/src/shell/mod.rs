@@ -145,9 +145,10 @@ pub struct ShellConfig {
     /// configuration adds its write-denying path rules.
     pub read_only: Vec<PathPattern>,
     /// Who the commits made in a run are by (`GIT_AUTHOR_*` and `GIT_COMMITTER_*`, each
-    /// unless the run's environment sets it already). Default [`GitIdentity::Operator`]: the
-    /// `user.name` and `user.email` of the operator's global git configuration, nothing else of
-    /// it, read once per process.
+    /// unless the run's environment sets it already; not given to a [`SandboxedProcess`], a
+    /// third-party server). Default [`GitIdentity::Operator`]: the `user.name` and
+    /// `user.email` of the operator's global git configuration, nothing else of it, read once
+    /// per process.
     pub git_identity: GitIdentity,
     /// Resource limits.
     pub limits: ShellLimits,

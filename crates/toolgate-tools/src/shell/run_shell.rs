@@ -496,6 +496,12 @@ impl Run {
                 .then(fs_rules::shm_access),
             block_unix_sockets: !config.allow_unix_sockets,
         };
+        // commits made by a command have an identity; a long-running server (third-party code)
+        // gets only the environment its configuration names
+        let identity = match program {
+            Program::Bash(_) => config.git_identity.resolve(),
+            Program::Exec { .. } => None,
+        };
         let mut command = match program {
             Program::Bash(script) => {
                 let mut c = Command::new(&config.bash);
@@ -519,7 +525,7 @@ impl Run {
                 &config.inherit_env,
                 &config.env,
                 tmp.path(),
-                config.git_identity.resolve(),
+                identity,
             ))
             .current_dir(cwd)
             .stdout(Stdio::piped())
