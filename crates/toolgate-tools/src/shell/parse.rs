@@ -375,9 +375,12 @@ impl Analyzer {
             "arithmetic_expansion" | "arithmetic_statement" => {
                 self.arithmetic(text(node, src), node, node.start_byte(), "the arithmetic");
             }
-            "command_substitution" if text(node, src).starts_with("$((") => {
+            "command_substitution"
+                if text(node, src).starts_with("$((") && text(node, src).ends_with("))") =>
+            {
                 // in a here-document the grammar reads `$((x))` as `$( (x) )`; bash
-                // evaluates it as arithmetic (and its commands are analyzed as well)
+                // evaluates it as arithmetic (and its commands are analyzed as well); `$((a)
+                // )` is a command substitution
                 self.arithmetic(text(node, src), node, node.start_byte(), "the arithmetic");
             }
             "compound_statement" if text(node, src).starts_with("((") => {
