@@ -595,26 +595,19 @@ impl Analyzer {
             }
             self.var(vars::judge(name, value.as_deref()));
         }
-        if !name.literal {
-            self.doubt(format!(
-                "the command name `{}` is only known when it runs",
-                name.text
-            ));
+        if let Some(why) = unknown_as_name(name) {
+            self.doubt(format!("the command name `{}` {why}", name.text));
         } else if RESERVED.contains(&name.text.as_str()) && !name.quoted {
             // the grammar read a compound command (`! if ...`) as a simple one
             self.doubt(format!(
                 "the reserved word `{}` stands where a command name should",
                 name.text
             ));
-        } else if name.glob {
-            self.doubt(format!(
-                "the command name `{}` is a glob pattern",
-                name.text
-            ));
         }
         if words.iter().any(|w| w.brace) {
             self.doubt("brace expansion, which can add words");
         }
+        let unknown = words.iter().map(unknown_as_name).collect();
         let argv: Vec<String> = words.into_iter().map(|w| w.text).collect();
         self.unwrap(
             SimpleCommand {
@@ -622,12 +615,16 @@ impl Analyzer {
                 assignments,
                 ..SimpleCommand::default()
             },
+            unknown,
             nesting,
         );
     }
 
     /// Unwraps wrappers, records the command they run, then the commands it runs in turn.
-    fn unwrap(&mut self, mut cmd: SimpleCommand, nesting: usize) {
+    /// `unknown` says, for each word of `cmd.argv`, why it cannot be read as a command name
+    /// (see [`unknown_as_name`]): a command a wrapper, `find -exec` or `xargs` runs is named
+    /// as much by the line as one at the start (`timeout 5 $x`, `find . -exec $x ;`).
+    fn unwrap(&mut self, mut cmd: SimpleCommand, mut unknown: Vec<Option<&str>>, nesting: usize) {
         if nesting > MAX_SHELL_NESTING {
             self.doubt("commands run by commands are nested too deeply");
             return;
@@ -656,6 +653,7 @@ impl Analyzer {
             }
             cmd.wrappers.push(cmd.argv[..k].to_vec());
             cmd.argv.drain(..k);
+            unknown.drain(..k.min(unknown.len()));
             cmd.open_args |= name == "xargs";
             reading = program::read(&cmd.argv);
         }
@@ -663,11 +661,15 @@ impl Analyzer {
             // code from its input: no rule can name it
             self.doubt(code.why.to_string());
         }
+        if let (Some(name), Some(Some(why))) = (cmd.argv.first(), unknown.first()) {
+            // the same words as for the first word of a line, so the reason is given once
+            self.doubt(format!("the command name `{name}` {why}"));
+        }
         let runs = std::mem::take(&mut reading.runs);
-        let argv = if runs.is_empty() {
-            Vec::new()
+        let (argv, unknown) = if runs.is_empty() {
+            (Vec::new(), Vec::new())
         } else {
-            cmd.argv.clone()
+            (cmd.argv.clone(), unknown)
         };
         let placeholders = if cmd.open_args {
             placeholders(&cmd.wrappers)
@@ -696,7 +698,8 @@ impl Analyzer {
                         open_args: open,
                         ..SimpleCommand::default()
                     };
-                    self.unwrap(inner, nesting + 1);
+                    let unknown = unknown.get(start..end).unwrap_or_default().to_vec();
+                    self.unwrap(inner, unknown, nesting + 1);
                 }
                 _ => self.doubt("a command runs another in a way the analysis does not read"),
             }
@@ -960,6 +963,18 @@ fn set_by_bash(name: &str) -> bool {
         || name.starts_with("COMP")
         || name.starts_with("READLINE")
         || name.starts_with("HIST")
+}
+
+/// Why the word `w` cannot be read as a command name: it holds an expansion, or is a glob
+/// pattern (`None` when it is a literal word).
+fn unknown_as_name(w: &Word) -> Option<&'static str> {
+    if !w.literal {
+        Some("is only known when it runs")
+    } else if w.glob {
+        Some("is a glob pattern")
+    } else {
+        None
+    }
 }
 
 /// Whether `w` is the literal word `name`.

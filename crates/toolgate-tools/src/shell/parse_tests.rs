@@ -679,3 +679,41 @@ fn numbers_assigned_where_they_surely_ran_are_known() {
         assert!(!a.certain, "{src} was read as certain: {a:?}");
     }
 }
+
+/// A command a wrapper, `find -exec` or `xargs` runs is a command name like the first word of
+/// a line: one that holds an expansion (`timeout 5 $x`, with `x` from a file, `$1` or even a
+/// literal earlier in the line) or a glob pattern is uncertain there too, as `$x` is, so no
+/// allow rule covers it and no deny rule is dodged; expansions in a wrapper's own options and
+/// in the arguments stay certain.
+#[test]
+fn a_wrapped_command_named_by_an_expansion_is_uncertain() {
+    for src in [
+        "x=$(cat f); timeout 5 $x -rf victim",
+        "x=rm; timeout 5 $x -rf victim",
+        "read -r x < f; find . -exec $x {} \\;",
+        "find . -exec \"$x\" {} +",
+        "x=$(cat f); env $x ls",
+        "x=$1; xargs $x",
+        "sudo \"$cmd\" -rf x",
+        "nohup $x &",
+        "exec $x",
+        "timeout 5 r? -rf x",
+        "nice c*rl x",
+        "sudo timeout 5 nice $x",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+    }
+    for src in [
+        "timeout 5 curl \"$url\"",
+        "find . -name \"$p\" -exec rm {} \\;",
+        "sudo -u \"$u\" ls",
+        "nice -n \"$n\" make",
+        "env LC_ALL=\"$l\" ls",
+        "ls | xargs -n 1 rm -f",
+        "x=$(cat f); echo $x | xargs -n 1 echo",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
+    }
+}

@@ -637,3 +637,35 @@ async fn numbers_that_may_not_have_been_assigned_still_ask() {
     let o = s.run("echo \"$n\"").await;
     assert_eq!(o.stdout, "a[$(touch pwned)]\n");
 }
+
+/// A deny rule holds for a command a wrapper runs under a name the line computes: under `deny
+/// rm` and `allow *`, `x=rm; timeout 5 $x -rf victim` removed victim (the wrapped `$x` was
+/// read as certain, and `*` allowed it); now it asks, as `$x -rf victim` does, and victim stays.
+#[tokio::test]
+async fn a_wrapped_command_named_by_a_variable_asks() {
+    let (s, approver) = with_rules(&[(Decision::Deny, "rm"), (Decision::Allow, "*")]);
+    s.setup("mkdir victim && touch victim/keep && printf 'rm\\n' > f");
+    let r = s.call(json!({ "command": "rm -rf victim" })).await;
+    assert_eq!(
+        r.error.as_ref().map(|e| e.kind),
+        Some(ErrorKind::PermissionDenied)
+    );
+    let commands = [
+        "x=rm; timeout 5 $x -rf victim",
+        "x=$(cat f); timeout 5 $x -rf victim",
+        "x=$(cat f); sudo $x -rf victim",
+        "read -r x < f; find victim -maxdepth 0 -exec $x -rf {} \\;",
+        "x=$(cat f); echo victim | xargs $x -rf",
+        "$(cat f) -rf victim",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+        assert!(
+            exists(s.ws().join("victim/keep")),
+            "{command} removed victim"
+        );
+    }
+    assert_eq!(approver.asked().len(), commands.len());
+}
