@@ -551,6 +551,7 @@ impl Analyzer {
                         last.glob |= w.glob;
                         last.brace |= w.brace;
                         last.quoted |= w.quoted;
+                        last.split |= w.split;
                     }
                 }
                 (Some(w), false) => {
@@ -607,7 +608,7 @@ impl Analyzer {
         if words.iter().any(|w| w.brace) {
             self.doubt("brace expansion, which can add words");
         }
-        let unknown = words.iter().map(unknown_as_name).collect();
+        let shapes = words.iter().map(Shape::of).collect();
         let argv: Vec<String> = words.into_iter().map(|w| w.text).collect();
         self.unwrap(
             SimpleCommand {
@@ -615,16 +616,16 @@ impl Analyzer {
                 assignments,
                 ..SimpleCommand::default()
             },
-            unknown,
+            shapes,
             nesting,
         );
     }
 
     /// Unwraps wrappers, records the command they run, then the commands it runs in turn.
-    /// `unknown` says, for each word of `cmd.argv`, why it cannot be read as a command name
-    /// (see [`unknown_as_name`]): a command a wrapper, `find -exec` or `xargs` runs is named
-    /// as much by the line as one at the start (`timeout 5 $x`, `find . -exec $x ;`).
-    fn unwrap(&mut self, mut cmd: SimpleCommand, mut unknown: Vec<Option<&str>>, nesting: usize) {
+    /// `shapes` says what is known of each word of `cmd.argv` ([`Shape`]): a command a
+    /// wrapper, `find -exec` or `xargs` runs is named as much by the line as one at the start
+    /// (`timeout 5 $x`, `find . -exec $x ;`), and its arguments as much as any.
+    fn unwrap(&mut self, mut cmd: SimpleCommand, mut shapes: Vec<Shape>, nesting: usize) {
         if nesting > MAX_SHELL_NESTING {
             self.doubt("commands run by commands are nested too deeply");
             return;
@@ -653,7 +654,7 @@ impl Analyzer {
             }
             cmd.wrappers.push(cmd.argv[..k].to_vec());
             cmd.argv.drain(..k);
-            unknown.drain(..k.min(unknown.len()));
+            shapes.drain(..k.min(shapes.len()));
             cmd.open_args |= name == "xargs";
             reading = program::read(&cmd.argv);
         }
@@ -661,15 +662,28 @@ impl Analyzer {
             // code from its input: no rule can name it
             self.doubt(code.why.to_string());
         }
-        if let (Some(name), Some(Some(why))) = (cmd.argv.first(), unknown.first()) {
+        if let (Some(name), Some(Some(why))) = (cmd.argv.first(), shapes.first().map(|s| s.name)) {
             // the same words as for the first word of a line, so the reason is given once
             self.doubt(format!("the command name `{name}` {why}"));
         }
+        if let Some(first) = cmd.argv.first() {
+            let program = program::program_name(first);
+            let split = cmd.argv.iter().zip(&shapes).skip(1).find(|(_, s)| s.split);
+            if let (false, Some((word, _))) = (program::runs_nothing_else(program), split) {
+                // `find . $x` with x='-exec rm -rf y ;': the words it becomes are options
+                self.doubt(format!(
+                    "the unquoted `{word}` in the arguments of `{program}` becomes words only \
+                     known when it runs, which can be options that make it run a command \
+                     (`find . $x` with x='-exec rm -rf y ;'); quote it (`\"{word}\"`) or write \
+                     the words"
+                ));
+            }
+        }
         let runs = std::mem::take(&mut reading.runs);
-        let (argv, unknown) = if runs.is_empty() {
+        let (argv, shapes) = if runs.is_empty() {
             (Vec::new(), Vec::new())
         } else {
-            (cmd.argv.clone(), unknown)
+            (cmd.argv.clone(), shapes)
         };
         let placeholders = if cmd.open_args {
             placeholders(&cmd.wrappers)
@@ -698,8 +712,8 @@ impl Analyzer {
                         open_args: open,
                         ..SimpleCommand::default()
                     };
-                    let unknown = unknown.get(start..end).unwrap_or_default().to_vec();
-                    self.unwrap(inner, unknown, nesting + 1);
+                    let shapes = shapes.get(start..end).unwrap_or_default().to_vec();
+                    self.unwrap(inner, shapes, nesting + 1);
                 }
                 _ => self.doubt("a command runs another in a way the analysis does not read"),
             }
@@ -963,6 +977,24 @@ fn set_by_bash(name: &str) -> bool {
         || name.starts_with("COMP")
         || name.starts_with("READLINE")
         || name.starts_with("HIST")
+}
+
+/// What the analysis knows of one word of a command besides its text.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// Why it cannot be read as a command name (see [`unknown_as_name`]).
+    name: Option<&'static str>,
+    /// It holds an unquoted expansion: bash splits what it expands to into words.
+    split: bool,
+}
+
+impl Shape {
+    fn of(w: &Word) -> Shape {
+        Shape {
+            name: unknown_as_name(w),
+            split: w.split,
+        }
+    }
 }
 
 /// Why the word `w` cannot be read as a command name: it holds an expansion, or is a glob
@@ -1634,6 +1666,9 @@ struct Word {
     brace: bool,
     /// Holds a quoted part (a quoted `if` is a command name, not a reserved word).
     quoted: bool,
+    /// Holds an unquoted parameter expansion or command substitution, whose text bash splits
+    /// into words (an arithmetic expansion gives one number).
+    split: bool,
 }
 
 fn word(node: Node, src: &str) -> Word {
@@ -1702,6 +1737,10 @@ fn word(node: Node, src: &str) -> Word {
             }
             _ => {
                 w.literal = false;
+                w.split |= matches!(
+                    n.kind(),
+                    "simple_expansion" | "expansion" | "command_substitution"
+                );
                 w.text.push_str(raw);
             }
         }

@@ -717,3 +717,39 @@ fn a_wrapped_command_named_by_an_expansion_is_uncertain() {
         assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
     }
 }
+
+/// An unquoted expansion becomes words only known when the line runs, options included
+/// (`find . $x` with x='-exec rm -rf y ;'): in the arguments of a program that can run
+/// commands it is uncertain; in those of one that runs nothing else (`cat`, `wc`, `echo`,
+/// `rm`), and quoted, it stays certain (a quoted one is one word).
+#[test]
+fn unquoted_expansions_in_arguments_of_programs_that_run_commands_are_uncertain() {
+    for src in [
+        "x=$(cat f); find . $x",
+        "find . $(cat f)",
+        "find . `cat f`",
+        "sort $opts a.txt",
+        "git log $range",
+        "tar czf out.tgz $files",
+        "timeout 5 sort $x",
+        "find . -exec sort $x {} \\;",
+        "mytool $x",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+    }
+    for src in [
+        "for f in *.rs; do wc -l $f; done",
+        "cat $f",
+        "echo $x ${y:-z}",
+        "rm -f $f",
+        "x=5; head -n $((x)) f",
+        "find \"$d\" -name \"$p\"",
+        "sort \"$x\" a.txt",
+        "git log \"$range\"",
+        "ls $d | wc -l",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
+    }
+}

@@ -669,3 +669,48 @@ async fn a_wrapped_command_named_by_a_variable_asks() {
     }
     assert_eq!(approver.asked().len(), commands.len());
 }
+
+/// An unquoted expansion in the arguments of a program that can run commands becomes words
+/// only known when it runs, options included: under `deny rm` and `allow find *`, `find victim
+/// $(cat f)` with f holding `-exec rm -rf victim ;` removed victim. Now such a line asks (a
+/// program that runs nothing else, like `cat` or `wc`, still takes one), and a quoted one
+/// runs.
+#[tokio::test]
+async fn unquoted_expansions_cannot_add_options_that_run_commands() {
+    let (s, approver) = with_rules(&[
+        (Decision::Deny, "rm"),
+        (Decision::Allow, "find *"),
+        (Decision::Allow, "sort *"),
+        (Decision::Allow, "cat *"),
+        (Decision::Allow, "wc *"),
+    ]);
+    s.setup(
+        "mkdir victim && touch victim/keep && printf -- '-exec rm -rf victim ;\\n' > f && \
+         printf -- '--compress-program=rm\\n' > k && echo a > a.txt",
+    );
+    let commands = [
+        "x=$(cat f); find victim -maxdepth 0 $x",
+        "find victim -maxdepth 0 $(cat f)",
+        "find victim -maxdepth 0 `cat f`",
+        "x=$(cat k); sort $x a.txt",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+        assert!(
+            exists(s.ws().join("victim/keep")),
+            "{command} removed victim"
+        );
+    }
+    assert_eq!(approver.asked().len(), commands.len());
+    for (command, expected) in [
+        ("x=victim; find \"$x\" -name keep", "victim/keep\n"),
+        ("f=a.txt; wc -c $f", "2 a.txt\n"),
+        ("x=a.txt; cat $x", "a\n"),
+    ] {
+        let o = s.run(command).await;
+        assert_eq!(o.stdout, expected, "{command}");
+    }
+    assert_eq!(approver.asked().len(), commands.len());
+}
