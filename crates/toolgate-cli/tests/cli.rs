@@ -73,6 +73,8 @@ mod serve_project;
 mod serve_sigterm;
 #[path = "cli/serve_ts_sdk.rs"]
 mod serve_ts_sdk;
+#[path = "cli/shell_git_identity.rs"]
+mod shell_git_identity;
 #[path = "cli/shell_paths.rs"]
 mod shell_paths;
 #[path = "cli/shell_rules.rs"]

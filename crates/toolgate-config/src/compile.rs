@@ -869,6 +869,7 @@ impl Config {
         if let Some(n) = self.raw.shell.max_memory_bytes {
             c.limits.run_memory_bytes = Some(n);
         }
+        c.git_identity = self.raw.shell.git_identity.to_shell();
         if let Some(rel) = self.in_workspace.as_deref().and_then(Path::to_str) {
             if !c.protected.iter().any(|p| p == rel) {
                 c.protected.push(rel.to_string());

@@ -338,6 +338,88 @@ pub struct ShellSettings {
     /// memory controller: past it the kernel kills the run's largest process.
     #[schemars(range(min = 16777216, max = 1125899906842624u64))]
     pub max_memory_bytes: Option<u64>,
+    /// Who the commits made by commands are by (commands run with a private `HOME`, where git
+    /// finds no configuration): `true` (the default) the `user.name` and `user.email` of the
+    /// operator's global git configuration, read once at start and nothing else of it;
+    /// `false` none; or `{ name = "...", email = "..." }`. What the commands' environment sets
+    /// (`GIT_AUTHOR_NAME`, ...) wins.
+    pub git_identity: GitIdentityConfig,
+}
+
+/// `[shell] git_identity`: `true`, `false` or `{ name, email }`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum GitIdentityConfig {
+    /// `true`: the operator's own (the default); `false`: none.
+    Operator(bool),
+    /// This name and email address.
+    Explicit {
+        /// The name (`user.name`).
+        name: String,
+        /// The email address (`user.email`).
+        email: String,
+    },
+}
+
+impl GitIdentityConfig {
+    /// run_shell's setting: an explicit identity that is not a valid one (built in code, since
+    /// the file's is checked when read) gives none.
+    pub fn to_shell(&self) -> toolgate_tools::shell::GitIdentity {
+        use toolgate_tools::shell::{GitIdentity, Identity};
+        match self {
+            GitIdentityConfig::Operator(true) => GitIdentity::Operator,
+            GitIdentityConfig::Operator(false) => GitIdentity::Off,
+            GitIdentityConfig::Explicit { name, email } => Identity::new(name, email)
+                .map(GitIdentity::Fixed)
+                .unwrap_or(GitIdentity::Off),
+        }
+    }
+}
+
+impl Default for GitIdentityConfig {
+    fn default() -> Self {
+        GitIdentityConfig::Operator(true)
+    }
+}
+
+impl<'de> Deserialize<'de> for GitIdentityConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Explicit {
+            name: String,
+            email: String,
+        }
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = GitIdentityConfig;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "true (the user.name and user.email of your git configuration), false \
+                     (none) or a table { name = \"...\", email = \"...\" }",
+                )
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(GitIdentityConfig::Operator(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let e = Explicit::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                toolgate_tools::shell::Identity::new(&e.name, &e.email).map_err(|why| {
+                    serde::de::Error::custom(format!(
+                        "{why}; write git_identity = {{ name = \"Your Name\", email = \"you@example.com\" }}"
+                    ))
+                })?;
+                Ok(GitIdentityConfig::Explicit {
+                    name: e.name,
+                    email: e.email,
+                })
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 /// The file tools' settings (`read_file`, `read_resource`, `search_code`).

@@ -575,3 +575,52 @@ fn shell_run_limits_reach_run_shell_and_bad_values_are_located() {
         assert!(p[0].contains(says), "{text}: {p:#?}");
     }
 }
+
+/// `[shell] git_identity`: the operator's own by default, `false` none, a table an explicit
+/// one; anything else (a string, an empty or multi-line name, a missing email, an unknown
+/// key) is a located problem saying what to write.
+#[test]
+fn the_git_identity_of_commands_is_the_operators_unless_set() {
+    use toolgate_tools::shell::{GitIdentity, Identity};
+    let ws = TempWorkspace::new();
+    let identity = |text: &str| load(&ws, text).unwrap().shell_config().git_identity;
+    assert_eq!(identity(""), GitIdentity::Operator);
+    assert_eq!(
+        identity("[shell]\ngit_identity = true\n"),
+        GitIdentity::Operator
+    );
+    assert_eq!(
+        identity("[shell]\ngit_identity = false\n"),
+        GitIdentity::Off
+    );
+    assert_eq!(
+        identity(
+            "[shell]\ngit_identity = { name = \"Build Bot\", email = \"bot@example.invalid\" }\n"
+        ),
+        GitIdentity::Fixed(Identity::new("Build Bot", "bot@example.invalid").unwrap())
+    );
+    one(
+        "[shell]\ngit_identity = \"yes\"\n",
+        "2:",
+        "false (none) or a table { name = \"...\", email = \"...\" }",
+    );
+    one(
+        "[shell]\ngit_identity = { name = \"\", email = \"a@example.invalid\" }\n",
+        "2:",
+        "name is empty; write git_identity = { name = \"Your Name\"",
+    );
+    one(
+        "[shell]\ngit_identity = { name = \"A\\nB\", email = \"a@example.invalid\" }\n",
+        "2:",
+        "control character",
+    );
+    one("[shell]\ngit_identity = { name = \"A\" }\n", "2:", "email");
+    one(
+        "[shell]\ngit_identity = { name = \"A\", email = \"a@b\", signingkey = \"x\" }\n",
+        "2:",
+        "signingkey",
+    );
+    for p in problems("[shell]\ngit_identity = 1\n") {
+        assert!(p.contains("git_identity"), "{p}");
+    }
+}

@@ -685,3 +685,89 @@ profiles = ["default"]
         );
     }
 }
+
+/// protected-own-config-45, the read side under a configuration's policy: reading this
+/// workspace's store (`.toolgate`, which the policy's `protected.store` rule also covers) and
+/// a store nested deeper (another toolgate workspace's, which that rule does not reach) are
+/// the same recoverable `unsafe_input` / `protected_path` from every read tool, refused before
+/// the policy is asked, each with a message saying which store it is; nothing of either is
+/// shown, and a file beside them still reads.
+#[tokio::test]
+async fn protected_own_config_45_reading_any_store_is_one_recoverable_refusal() {
+    let ws = TempWorkspace::new();
+    ws.sh(
+        "mkdir -p ws/.toolgate ws/sub/.toolgate; echo ROOT-CANARY > ws/.toolgate/audit.jsonl; \
+         echo NESTED-CANARY > ws/sub/.toolgate/audit.jsonl; echo ok > ws/sub/a.txt; \
+         ln -s .toolgate ws/root-link; ln -s sub/.toolgate ws/nested-link",
+    );
+    let root = ws.root();
+    let s = Setup::new(
+        ws,
+        "[[rules]]\ndecision = \"allow\"\ntool = \"*\"\n",
+        None,
+        &[],
+    );
+    let refused = |r: &ToolResult, nested: bool| {
+        assert_eq!(
+            error(r),
+            (ErrorKind::UnsafeInput, Some("protected_path".to_string())),
+            "{}",
+            r.text()
+        );
+        assert!(r.error.as_ref().unwrap().is_recoverable(), "{}", r.text());
+        let text = r.text().to_lowercase();
+        assert!(!text.contains("canary"), "{text}");
+        if nested {
+            assert!(
+                text.contains("sub/.toolgate, the toolgate store of another workspace nested"),
+                "{text}"
+            );
+        } else {
+            assert!(
+                text.contains("this workspace's toolgate store (.toolgate)"),
+                "{text}"
+            );
+        }
+    };
+    let abs = root.join(".toolgate/audit.jsonl");
+    for (path, nested) in [
+        (".toolgate/audit.jsonl", false),
+        ("./.TOOLGATE/audit.jsonl", false),
+        ("sub/../.toolgate/audit.jsonl", false),
+        (abs.to_str().unwrap(), false),
+        ("sub/.toolgate/audit.jsonl", true),
+        ("sub/.Toolgate/./audit.jsonl", true),
+    ] {
+        refused(&s.call("read_file", json!({ "path": path })).await, nested);
+        refused(
+            &s.call("search_code", json!({"pattern": "CANARY", "path": path}))
+                .await,
+            nested,
+        );
+    }
+    for (path, nested) in [(".toolgate", false), ("sub/.toolgate", true)] {
+        refused(&s.call("list_dir", json!({ "path": path })).await, nested);
+        refused(
+            &s.call("glob", json!({"pattern": "*", "path": path})).await,
+            nested,
+        );
+    }
+    // through a link: nested, the tool refuses it when it resolves the path; at the root the
+    // policy's rule sees the resolved path first (the guard does no I/O on the read path)
+    refused(
+        &s.call("read_file", json!({"path": "nested-link/audit.jsonl"}))
+            .await,
+        true,
+    );
+    denied_by(
+        &s.call("read_file", json!({"path": "root-link/audit.jsonl"}))
+            .await,
+        "protected.store",
+    );
+    // a name that only passes through the store is not in it
+    let r = s
+        .call("read_file", json!({"path": ".toolgate/../sub/a.txt"}))
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    assert!(s.approver.asked().is_empty());
+}

@@ -94,9 +94,11 @@ impl TypedTool for Glob {
             )
     }
 
-    fn guard(&self, args: &GlobArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+    fn guard(&self, args: &GlobArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         check_pattern(&args.pattern)?;
-        Ok(vec![Resource::read(args.path.as_deref().unwrap_or("."))])
+        let path = args.path.as_deref().unwrap_or(".");
+        crate::fs::protected::guard_read(ctx, path)?;
+        Ok(vec![Resource::read(path)])
     }
 
     /// Only when a policy asks: a pattern that does not compile, or a base that is missing

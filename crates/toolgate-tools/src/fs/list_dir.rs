@@ -101,8 +101,10 @@ impl TypedTool for ListDir {
             .example("List src", serde_json::json!({"path": "src"}))
     }
 
-    fn guard(&self, args: &ListDirArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
-        Ok(vec![Resource::read(args.path.as_deref().unwrap_or("."))])
+    fn guard(&self, args: &ListDirArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        let path = args.path.as_deref().unwrap_or(".");
+        crate::fs::protected::guard_read(ctx, path)?;
+        Ok(vec![Resource::read(path)])
     }
 
     /// Only when a policy asks: a path that is missing or not a directory fails first.

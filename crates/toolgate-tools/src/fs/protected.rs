@@ -31,7 +31,11 @@
 //! The store (`.toolgate`) is also hidden from the read tools ([`resolve_for_read`], and the
 //! walks of `glob`, `search_code` and `list_resources` skip it), as `run_shell`'s sandbox
 //! hides it: it holds the audit log, the stored results and the grants of every session, so
-//! reading it would show one session what another ran and got back.
+//! reading it would show one session what another ran and got back. A read tool's guard
+//! refuses a path argument naming it ([`guard_read`], before the policy is asked, without
+//! I/O), so a read of this workspace's store and one of a store nested deeper (another
+//! workspace's) are both the recoverable `unsafe_input` / `protected_path`, each with a
+//! message saying which it is.
 
 use std::ffi::OsStr;
 use std::path::Component;
@@ -90,24 +94,94 @@ pub fn is_store_name(name: &OsStr) -> bool {
 /// What [`ToolContext::resolve`] returns; `unsafe_input` / `protected_path` for the store.
 pub fn resolve_for_read(ctx: &ToolContext, path: &str) -> Result<WsPath, ToolError> {
     let resolved = ctx.resolve(path)?;
-    let in_store = resolved.as_path().components().any(|c| match c {
-        Component::Normal(name) => is_store_name(name),
-        _ => false,
-    });
-    if in_store {
-        return Err(ToolError::unsafe_input(
-            "protected_path",
+    let names: Vec<&OsStr> = resolved
+        .as_path()
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .collect();
+    match store_error(&names) {
+        Some(e) => Err(e),
+        None => Ok(resolved),
+    }
+}
+
+/// A read tool's guard: refuses a path argument that names toolgate's store once `.` and `..`
+/// are taken as written (`.toolgate/audit.jsonl`, `sub/.TOOLGATE/x`, `a/../.toolgate`, the
+/// root's absolute path before any of them), without I/O. A spelling through a link is
+/// refused when the handler resolves it ([`resolve_for_read`]).
+///
+/// # Errors
+/// `unsafe_input` / `protected_path`, saying whether the store is this workspace's (at the
+/// root) or another toolgate workspace's nested in it.
+pub fn guard_read(ctx: &ToolContext, path: &str) -> Result<(), ToolError> {
+    let mut p = std::path::Path::new(path);
+    if p.is_absolute() {
+        match ctx
+            .workspace()
+            .and_then(|ws| p.strip_prefix(ws.root()).ok())
+        {
+            Some(rel) => p = rel,
+            // outside the root, or no workspace: resolving the path refuses it
+            None => return Ok(()),
+        }
+    }
+    let mut names: Vec<&OsStr> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(name) => names.push(name),
+            Component::ParentDir => {
+                names.pop();
+            }
+            _ => {}
+        }
+    }
+    match store_error(&names) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The error for a read of the path `names` (relative to the root) when it lies in a store.
+fn store_error(names: &[&OsStr]) -> Option<ToolError> {
+    let at = names.iter().position(|n| is_store_name(n))?;
+    let shown = display(names);
+    let (why, message) = if at == 0 {
+        (
+            STORE.to_string(),
             format!(
-                "{:?} is in toolgate's own store (.toolgate), which holds the audit log, stored \
-                 results and grants of every session; the read tools do not show it. Read \
-                 files elsewhere in the workspace (a stored result of this session is read \
-                 with read_result)",
-                resolved.display()
+                "{shown:?} is in this workspace's toolgate store (.toolgate), which holds the \
+                 audit log, stored results and grants of every session; the read tools do not \
+                 show it. Read files elsewhere in the workspace (a stored result of this \
+                 session is read with read_result)"
             ),
         )
-        .with_details(serde_json::json!({"protected": STORE})));
-    }
-    Ok(resolved)
+    } else {
+        let store = display(&names[..=at]);
+        (
+            format!("the toolgate store of a workspace nested in this one ({store})"),
+            format!(
+                "{shown:?} is in {store}, the toolgate store of another workspace nested in \
+                 this one, which holds that workspace's audit log, stored results and grants; \
+                 the read tools do not show it. Read files elsewhere in the workspace"
+            ),
+        )
+    };
+    Some(
+        ToolError::unsafe_input("protected_path", message)
+            .with_details(serde_json::json!({ "protected": why })),
+    )
+}
+
+/// `names` joined by `/`, as paths are shown to the model.
+fn display(names: &[&OsStr]) -> String {
+    names
+        .iter()
+        .map(|n| n.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Why one file name is protected, in words for the model, or `None` when it is not

@@ -143,7 +143,8 @@ impl TypedTool for ReadFile {
             )
     }
 
-    fn guard(&self, args: &ReadFileArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+    fn guard(&self, args: &ReadFileArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        crate::fs::protected::guard_read(ctx, &args.path)?;
         Ok(vec![Resource::read(&args.path)])
     }
 

@@ -103,8 +103,10 @@ impl Tool for ReadResource {
             })
     }
 
-    fn guard(&self, a: &Args, _: &ToolContext) -> Result<Vec<Resource>, ToolError> {
-        Ok(vec![Resource::read(uri::to_path(&args(a)?.uri)?)])
+    fn guard(&self, a: &Args, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        let path = uri::to_path(&args(a)?.uri)?;
+        crate::fs::protected::guard_read(ctx, &path)?;
+        Ok(vec![Resource::read(path)])
     }
 
     fn call(&self, a: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {

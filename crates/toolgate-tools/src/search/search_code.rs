@@ -188,8 +188,10 @@ impl TypedTool for SearchCode {
             )
     }
 
-    fn guard(&self, args: &SearchCodeArgs, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
-        Ok(vec![Resource::read(args.path.as_deref().unwrap_or("."))])
+    fn guard(&self, args: &SearchCodeArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        let path = args.path.as_deref().unwrap_or(".");
+        crate::fs::protected::guard_read(ctx, path)?;
+        Ok(vec![Resource::read(path)])
     }
 
     /// Only when a policy asks: a path that does not exist fails first. (The pattern is

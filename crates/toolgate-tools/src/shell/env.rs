@@ -9,7 +9,9 @@
 //! 3. `HOME` and `TMPDIR` set to the run's private temporary directory, `PWD` unset (bash sets
 //!    it), and the git settings of [`git_env`], which turn off everything through which a
 //!    repository's own files could run code (hooks, fsmonitor, pagers, editors, credential
-//!    helpers, `ext::` transports, implicit bare repositories), and terminal prompts.
+//!    helpers, `ext::` transports, implicit bare repositories), and terminal prompts;
+//! 4. git's author and committer from [`ShellConfig::git_identity`](super::ShellConfig::git_identity),
+//!    each that the entries above do not set.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -56,12 +58,14 @@ pub fn git_env() -> Vec<(String, String)> {
     env
 }
 
-/// The whole environment of one run, from `parent` (toolgate's own environment).
+/// The whole environment of one run, from `parent` (toolgate's own environment), with git's
+/// author and committer `identity` where nothing before sets them.
 pub fn build(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
     inherit: &[String],
     fixed: &BTreeMap<String, String>,
     private_tmp: &Path,
+    identity: Option<&super::Identity>,
 ) -> BTreeMap<OsString, OsString> {
     let mut env: BTreeMap<OsString, OsString> = parent
         .into_iter()
@@ -78,6 +82,7 @@ pub fn build(
     for (k, v) in git_env() {
         env.insert(k.into(), v.into());
     }
+    super::git_identity::add_to(&mut env, identity);
     env
 }
 
@@ -104,7 +109,13 @@ mod tests {
             ("BASH_ENV", "/tmp/evil"),
         ]);
         let inherit: Vec<String> = DEFAULT_INHERIT.iter().map(|s| s.to_string()).collect();
-        let env = build(parent, &inherit, &BTreeMap::new(), Path::new("/tmp/p"));
+        let env = build(
+            parent,
+            &inherit,
+            &BTreeMap::new(),
+            Path::new("/tmp/p"),
+            None,
+        );
         let get = |k: &str| env.get(&OsString::from(k)).map(|v| v.to_str().unwrap());
         assert_eq!(get("PATH"), Some("/bin"));
         assert_eq!(get("LANG"), Some("C.UTF-8"));
@@ -126,6 +137,7 @@ mod tests {
             &["LANG".to_string()],
             &fixed,
             Path::new("/t"),
+            None,
         );
         assert_eq!(env[&OsString::from("PATH")], OsString::from(FALLBACK_PATH));
         assert_eq!(env[&OsString::from("LANG")], OsString::from("C"));

@@ -13,6 +13,7 @@
 //! | [`process`] | a long-running program (an MCP stdio server) under the same sandbox |
 //! | `fs_rules.rs` | the Landlock ruleset: read everywhere but denied paths, write in the workspace |
 //! | [`env`](mod@env) | the environment allowlist and git's hardening variables |
+//! | [`git_identity`] | the author and committer of a run's commits: the operator's, by default |
 //! | [`output`] | capturing stdout and stderr in bounded memory |
 //! | [`stream`] | the output streamed as progress while the command runs, bounded and clean |
 //! | [`parse`] | every command a command line runs, read with bash's grammar ([`analyze`]) |
@@ -40,6 +41,7 @@ mod cgroup_site;
 mod created;
 pub mod env;
 mod fs_rules;
+pub mod git_identity;
 pub mod output;
 pub mod parse;
 pub mod policy;
@@ -59,6 +61,7 @@ pub use binds::{covered, Covered, MAX_BINDS, MAX_WALK_ENTRIES};
 pub use cgroup_site::CgroupSite;
 pub use created::ProtectedCreated;
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
+pub use git_identity::{GitIdentity, Identity};
 pub use output::CaptureLimits;
 pub use parse::{analyze, CommandAnalysis, Redirect, SimpleCommand};
 pub use policy::{CommandPattern, CommandRule, CommandRules, PatternError, ShellPolicy};
@@ -176,6 +179,12 @@ pub struct ShellConfig {
     /// directory they match when a run starts is bound read-only. Default none; the
     /// configuration adds its write-denying path rules.
     pub read_only: Vec<PathPattern>,
+    /// Who the commits made in a run are by (`GIT_AUTHOR_*` and `GIT_COMMITTER_*`, each
+    /// unless the run's environment sets it already; not given to a [`SandboxedProcess`], a
+    /// third-party server). Default [`GitIdentity::Operator`]: the `user.name` and
+    /// `user.email` of the operator's global git configuration, nothing else of it, read once
+    /// per process.
+    pub git_identity: GitIdentity,
     /// Resource limits.
     pub limits: ShellLimits,
     /// After the timeout or a cancel, how long the commands of the run (never the script
@@ -215,6 +224,7 @@ impl Default for ShellConfig {
                 PathPattern::parse("/.toolgate", MatchMode::Restrict).expect("a valid pattern")
             ],
             read_only: Vec::new(),
+            git_identity: GitIdentity::Operator,
             limits: ShellLimits::default(),
             kill_grace: Duration::from_millis(500),
             stdout: CaptureLimits {

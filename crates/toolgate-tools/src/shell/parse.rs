@@ -159,14 +159,18 @@ struct Analyzer {
 /// `for ((..))`, an indexed array's subscript), and text like `a[$(cmd)]` runs cmd. A
 /// variable is known when every assignment to it in the line gives it a number (a literal
 /// number, or arithmetic, whose own variables are checked where it is), none gives it text
-/// from elsewhere (`read`, `mapfile`, `for x in`, `printf -v`, a declaration, `${x:=..}`, a
-/// command substitution, ...), and the evaluation comes after an assignment that runs
-/// unconditionally (a statement of the line itself, or the initializer of the enclosing
-/// `for ((..))`); before it the value comes from the environment.
+/// from elsewhere (`read`, `mapfile`, `for x in`, `printf -v`, a declaration without a number,
+/// `${x:=..}`, a command substitution, ...), and the evaluation comes after an assignment that
+/// has surely run by then (see [`ran_until`]: a statement of the line, of a group `{ ..; }`, a
+/// subshell, a loop body or a function body, including `local`/`declare`/`readonly`/`export
+/// x=5`, before the evaluation in the same sequence or `&&` list; or the initializer of the
+/// enclosing `for ((..))`); before it the value comes from the environment. Appending a
+/// number (`x+=1`, `x+=$((..))`) keeps a number a number and text text: it neither sets nor
+/// taints.
 #[derive(Default)]
 struct Known {
-    /// Byte ranges of the line where a variable holds a number it was given in the line.
-    set: Vec<(String, usize, usize)>,
+    /// Where a variable holds a number it was given in the line.
+    set: Vec<Set>,
     /// Variables given other text somewhere in the line.
     tainted: std::collections::HashSet<String>,
     /// Associative arrays declared by a statement of the line (`declare -A m`), and where:
@@ -183,17 +187,33 @@ struct Known {
     any: bool,
 }
 
+/// One assignment of a number, and the bytes of the line where it has surely run.
+struct Set {
+    /// The variable assigned.
+    name: String,
+    /// An evaluation after this byte comes after the assignment...
+    from: usize,
+    /// ...up to this byte (inclusive; `usize::MAX`: to the end of the line).
+    to: usize,
+    /// The innermost function definition holding the assignment (its first byte): a function
+    /// defined in the range may be called after it (`f() { local x=1; g() { ..; }; }; f; g`).
+    function: Option<usize>,
+}
+
 impl Known {
-    /// Whether `name`, evaluated at byte `at`, holds a number set by the line.
-    fn number(&self, name: &str, at: usize) -> bool {
+    /// Whether `name`, evaluated at byte `at` in the function starting at `function`, holds a
+    /// number set by the line.
+    fn number(&self, name: &str, at: usize, function: Option<usize>) -> bool {
         matches!(name, "#" | "?" | "$" | "!")
             || !self.any
                 && !set_by_bash(name)
                 && !self.tainted.contains(name)
-                && self
-                    .set
-                    .iter()
-                    .any(|(n, from, to)| n == name && *from < at && at <= *to)
+                && self.set.iter().any(|s| {
+                    s.name == name
+                        && s.from < at
+                        && at <= s.to
+                        && (s.function == function || s.function.is_none() && s.to == usize::MAX)
+                })
     }
 }
 
@@ -290,13 +310,15 @@ impl Analyzer {
         self.known.pop();
     }
 
-    /// Doubts an arithmetic evaluation of `expr` (source text at byte `at`) unless every
-    /// variable it names holds a number the line set (see [`Known`]).
-    fn arithmetic(&mut self, expr: &str, at: usize, what: &str) {
+    /// Doubts an arithmetic evaluation of `expr` (source text at byte `at`, in `node`) unless
+    /// every variable it names holds a number the line set (see [`Known`]).
+    fn arithmetic(&mut self, expr: &str, node: Node, at: usize, what: &str) {
+        let at = evaluated_at(node, at);
+        let function = function_of(node);
         let unknown: Vec<String> = match arithmetic_names(expr) {
             Some(names) => names
                 .into_iter()
-                .filter(|n| !self.known.last().is_some_and(|k| k.number(n, at)))
+                .filter(|n| !self.known.last().is_some_and(|k| k.number(n, at, function)))
                 .collect(),
             None => {
                 self.doubt(format!(
@@ -351,10 +373,18 @@ impl Analyzer {
             }
             "file_redirect" => self.redirect(node, src),
             "arithmetic_expansion" | "arithmetic_statement" => {
-                self.arithmetic(text(node, src), node.start_byte(), "the arithmetic");
+                self.arithmetic(text(node, src), node, node.start_byte(), "the arithmetic");
+            }
+            "command_substitution"
+                if text(node, src).starts_with("$((") && text(node, src).ends_with("))") =>
+            {
+                // in a here-document the grammar reads `$((x))` as `$( (x) )`; bash
+                // evaluates it as arithmetic (and its commands are analyzed as well); `$((a)
+                // )` is a command substitution
+                self.arithmetic(text(node, src), node, node.start_byte(), "the arithmetic");
             }
             "compound_statement" if text(node, src).starts_with("((") => {
-                self.arithmetic(text(node, src), node.start_byte(), "the arithmetic");
+                self.arithmetic(text(node, src), node, node.start_byte(), "the arithmetic");
             }
             "subscript" => self.subscript(node, src),
             "test_command" => {
@@ -387,7 +417,7 @@ impl Analyzer {
                             .strip_prefix('"')
                             .and_then(|r| r.strip_suffix('"'))
                             .unwrap_or(raw);
-                        self.arithmetic(bare, o.start_byte(), "the arithmetic test operand");
+                        self.arithmetic(bare, o, o.start_byte(), "the arithmetic test operand");
                     }
                 }
                 let inner = t.trim_start_matches("[[").trim_end_matches("]]");
@@ -425,7 +455,12 @@ impl Analyzer {
                 let header = t.split("))").next().unwrap_or(t);
                 let header = header.trim_start_matches("for").trim_start();
                 let header = header.strip_prefix("((").unwrap_or(header);
-                self.arithmetic(header, node.start_byte() + 1, "the `for ((..))` header");
+                self.arithmetic(
+                    header,
+                    node,
+                    node.start_byte() + 1,
+                    "the `for ((..))` header",
+                );
             }
             "array" if array_subscripts_evaluate(text(node, src)) => {
                 self.doubt(
@@ -472,6 +507,7 @@ impl Analyzer {
         }
         self.arithmetic(
             i,
+            node,
             at,
             &format!(
                 "the subscript of `{name}` (arithmetic unless `{name}` is declared \
@@ -515,6 +551,7 @@ impl Analyzer {
                         last.glob |= w.glob;
                         last.brace |= w.brace;
                         last.quoted |= w.quoted;
+                        last.split |= w.split;
                     }
                 }
                 (Some(w), false) => {
@@ -559,26 +596,19 @@ impl Analyzer {
             }
             self.var(vars::judge(name, value.as_deref()));
         }
-        if !name.literal {
-            self.doubt(format!(
-                "the command name `{}` is only known when it runs",
-                name.text
-            ));
+        if let Some(why) = unknown_as_name(name) {
+            self.doubt(format!("the command name `{}` {why}", name.text));
         } else if RESERVED.contains(&name.text.as_str()) && !name.quoted {
             // the grammar read a compound command (`! if ...`) as a simple one
             self.doubt(format!(
                 "the reserved word `{}` stands where a command name should",
                 name.text
             ));
-        } else if name.glob {
-            self.doubt(format!(
-                "the command name `{}` is a glob pattern",
-                name.text
-            ));
         }
         if words.iter().any(|w| w.brace) {
             self.doubt("brace expansion, which can add words");
         }
+        let shapes = words.iter().map(Shape::of).collect();
         let argv: Vec<String> = words.into_iter().map(|w| w.text).collect();
         self.unwrap(
             SimpleCommand {
@@ -586,12 +616,16 @@ impl Analyzer {
                 assignments,
                 ..SimpleCommand::default()
             },
+            shapes,
             nesting,
         );
     }
 
     /// Unwraps wrappers, records the command they run, then the commands it runs in turn.
-    fn unwrap(&mut self, mut cmd: SimpleCommand, nesting: usize) {
+    /// `shapes` says what is known of each word of `cmd.argv` ([`Shape`]): a command a
+    /// wrapper, `find -exec` or `xargs` runs is named as much by the line as one at the start
+    /// (`timeout 5 $x`, `find . -exec $x ;`), and its arguments as much as any.
+    fn unwrap(&mut self, mut cmd: SimpleCommand, mut shapes: Vec<Shape>, nesting: usize) {
         if nesting > MAX_SHELL_NESTING {
             self.doubt("commands run by commands are nested too deeply");
             return;
@@ -620,6 +654,7 @@ impl Analyzer {
             }
             cmd.wrappers.push(cmd.argv[..k].to_vec());
             cmd.argv.drain(..k);
+            shapes.drain(..k.min(shapes.len()));
             cmd.open_args |= name == "xargs";
             reading = program::read(&cmd.argv);
         }
@@ -627,11 +662,28 @@ impl Analyzer {
             // code from its input: no rule can name it
             self.doubt(code.why.to_string());
         }
+        if let (Some(name), Some(Some(why))) = (cmd.argv.first(), shapes.first().map(|s| s.name)) {
+            // the same words as for the first word of a line, so the reason is given once
+            self.doubt(format!("the command name `{name}` {why}"));
+        }
+        if let Some(first) = cmd.argv.first() {
+            let program = program::program_name(first);
+            let split = cmd.argv.iter().zip(&shapes).skip(1).find(|(_, s)| s.split);
+            if let (false, Some((word, _))) = (program::runs_nothing_else(program), split) {
+                // `find . $x` with x='-exec rm -rf y ;': the words it becomes are options
+                self.doubt(format!(
+                    "the unquoted `{word}` in the arguments of `{program}` becomes words only \
+                     known when it runs, which can be options that make it run a command \
+                     (`find . $x` with x='-exec rm -rf y ;'); quote it (`\"{word}\"`) or write \
+                     the words"
+                ));
+            }
+        }
         let runs = std::mem::take(&mut reading.runs);
-        let argv = if runs.is_empty() {
-            Vec::new()
+        let (argv, shapes) = if runs.is_empty() {
+            (Vec::new(), Vec::new())
         } else {
-            cmd.argv.clone()
+            (cmd.argv.clone(), shapes)
         };
         let placeholders = if cmd.open_args {
             placeholders(&cmd.wrappers)
@@ -660,7 +712,8 @@ impl Analyzer {
                         open_args: open,
                         ..SimpleCommand::default()
                     };
-                    self.unwrap(inner, nesting + 1);
+                    let shapes = shapes.get(start..end).unwrap_or_default().to_vec();
+                    self.unwrap(inner, shapes, nesting + 1);
                 }
                 _ => self.doubt("a command runs another in a way the analysis does not read"),
             }
@@ -777,15 +830,26 @@ impl Analyzer {
         if !unset && keyword != "export" && flags.contains('n') {
             self.doubt("a name reference, which assigns another variable by its name");
         }
-        if flags.contains('i')
-            && !unset
-            && argv[1..]
-                .iter()
-                .any(|a| !a.starts_with('-') && !a.starts_with('+'))
-        {
+        let names: Vec<&String> = argv[1..]
+            .iter()
+            .filter(|a| !a.starts_with('-') && !a.starts_with('+'))
+            .collect();
+        // given a number here, and only numbers anywhere in the line (see [`Known`])
+        let numbers_only = |a: &&String| {
+            a.split_once('=').is_some_and(|(name, _)| {
+                let name = name.trim_end_matches('+');
+                self.known
+                    .last()
+                    .is_some_and(|k| !k.any && !k.tainted.contains(name))
+            })
+        };
+        if flags.contains('i') && !unset && !names.iter().all(numbers_only) {
             // every later assignment to an integer variable is evaluated as arithmetic, and
             // a name in it is a variable whose text is evaluated in turn (`a[$(cmd)]`)
-            self.doubt("the integer attribute, which evaluates assignments as arithmetic");
+            self.doubt(
+                "the integer attribute, which evaluates assignments as arithmetic: declare it \
+                 with a number (`declare -i n=0`) and assign it only numbers in the line",
+            );
         }
         if flags.contains('f') {
             if exports && !unset {
@@ -913,6 +977,36 @@ fn set_by_bash(name: &str) -> bool {
         || name.starts_with("COMP")
         || name.starts_with("READLINE")
         || name.starts_with("HIST")
+}
+
+/// What the analysis knows of one word of a command besides its text.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// Why it cannot be read as a command name (see [`unknown_as_name`]).
+    name: Option<&'static str>,
+    /// It holds an unquoted expansion: bash splits what it expands to into words.
+    split: bool,
+}
+
+impl Shape {
+    fn of(w: &Word) -> Shape {
+        Shape {
+            name: unknown_as_name(w),
+            split: w.split,
+        }
+    }
+}
+
+/// Why the word `w` cannot be read as a command name: it holds an expansion, or is a glob
+/// pattern (`None` when it is a literal word).
+fn unknown_as_name(w: &Word) -> Option<&'static str> {
+    if !w.literal {
+        Some("is only known when it runs")
+    } else if w.glob {
+        Some("is a glob pattern")
+    } else {
+        None
+    }
 }
 
 /// Whether `w` is the literal word `name`.
@@ -1055,36 +1149,47 @@ fn known(root: Node, src: &str) -> Known {
                 }
                 .to_string();
                 k.touched.push((name.clone(), n.start_byte()));
-                let value = n.child_by_field_name("value");
-                let number = match value {
-                    None => true,
-                    Some(v) => {
-                        let t = text(v, src);
-                        let digits = t.strip_prefix('-').unwrap_or(t);
-                        (v.kind() == "arithmetic_expansion" && !text(n, src).contains("+="))
-                            || !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-                    }
-                };
                 if in_arithmetic(n, src) {
                     // an arithmetic assignment gives a number
                     continue;
                 }
+                let number = n
+                    .child_by_field_name("value")
+                    .is_none_or(|v| is_number(v, src));
                 if !number {
                     k.tainted.insert(name);
                     continue;
                 }
-                // a statement of the line itself, not run in the background (`x=5 &`
-                // assigns in a subshell, leaving the environment's x)
-                let statement = match n.parent() {
-                    Some(p) if p.kind() == "variable_assignments" => p,
+                let parent = n.parent();
+                let declaration = parent.filter(|p| p.kind() == "declaration_command");
+                if src
+                    .get(target.end_byte()..)
+                    .is_some_and(|r| r.starts_with("+="))
+                    || parent.is_some_and(|p| p.kind() == "command")
+                    || declaration.is_some_and(|d| !declaration_sets(d, src))
+                {
+                    // appending a number keeps a number a number and text text; a prefix
+                    // (`x=1 cmd`) is for that command only; a declaration that does not
+                    // simply assign is tainted below
+                    continue;
+                }
+                // bash expands every word of a declaration before it assigns any
+                let statement = match parent {
+                    Some(p)
+                        if matches!(p.kind(), "variable_assignments" | "declaration_command") =>
+                    {
+                        p
+                    }
                     _ => n,
                 };
-                let top = statement.parent().is_some_and(|p| p.kind() == "program")
-                    && statement
-                        .next_sibling()
-                        .is_none_or(|next| text(next, src) != "&");
-                if top {
-                    k.set.push((name, n.start_byte(), usize::MAX));
+                let from = declaration.map_or(n.end_byte(), |d| d.end_byte());
+                if let Some(to) = ran_until(statement, src) {
+                    k.set.push(Set {
+                        name,
+                        from,
+                        to,
+                        function: function_of(n),
+                    });
                 }
             }
             "for_statement" | "select_statement" => {
@@ -1097,18 +1202,30 @@ fn known(root: Node, src: &str) -> Known {
                 for init in n.children_by_field_name("initializer", &mut cursor) {
                     if init.kind() == "variable_assignment" {
                         if let Some(v) = init.child_by_field_name("name") {
-                            k.set
-                                .push((text(v, src).to_string(), n.start_byte(), n.end_byte()));
+                            k.set.push(Set {
+                                name: text(v, src).to_string(),
+                                from: n.start_byte(),
+                                to: n.end_byte(),
+                                function: function_of(n),
+                            });
                         }
                     }
                 }
             }
             "declaration_command" | "unset_command" | "command" => {
-                let words: Vec<&str> = {
+                // a declaration's `name=number`, which the assignment's own arm reads
+                let assigns_number = |c: &Node| {
+                    n.kind() == "declaration_command"
+                        && c.kind() == "variable_assignment"
+                        && declaration_sets(n, src)
+                        && c.child_by_field_name("value")
+                            .is_some_and(|v| is_number(v, src))
+                };
+                let (words, numbers): (Vec<&str>, Vec<bool>) = {
                     let mut cursor = n.walk();
                     n.named_children(&mut cursor)
-                        .map(|c| text(c, src))
-                        .collect()
+                        .map(|c| (text(c, src), assigns_number(&c)))
+                        .unzip()
                 };
                 let keyword = n.child(0).map(|c| text(c, src)).unwrap_or_default();
                 let assigns = n.kind() != "command"
@@ -1126,12 +1243,14 @@ fn known(root: Node, src: &str) -> Known {
                     let printf_argument = program::program_name(words[0]) == "printf"
                         && !words[..i].iter().any(|p| p.starts_with("-v"))
                         && !w.starts_with("-v");
-                    if !printf_argument && (w.contains('$') || w.contains('`')) {
+                    if !printf_argument && !numbers[i] && (w.contains('$') || w.contains('`')) {
                         k.any = true;
                     }
                     if !name.is_empty() && !name.starts_with('-') {
                         k.declared.push((name.clone(), n.start_byte()));
-                        k.tainted.insert(name);
+                        if !numbers[i] {
+                            k.tainted.insert(name);
+                        }
                     }
                 }
                 let top = n.parent().is_some_and(|p| p.kind() == "program");
@@ -1164,6 +1283,144 @@ fn known(root: Node, src: &str) -> Known {
             && declared.iter().all(|(d, d_at)| d != name || d_at == at)
     });
     k
+}
+
+/// Whether the value `v` of an assignment is a number: a literal integer, or an arithmetic
+/// expansion (whose own variables are checked where it is).
+fn is_number(v: Node, src: &str) -> bool {
+    let t = text(v, src);
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    v.kind() == "arithmetic_expansion"
+        || !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether the declaration `d` (`declare`, `typeset`, `local`, `readonly`, `export`) only
+/// assigns the values it is given: its options only set attributes that keep a number a
+/// number (`-a`, `-g`, `-i`, `-l`, `-r`, `-u`, `-x`, not `-n`, `-A`, `-f`, `-p`), and a
+/// `local` sits in a function (elsewhere it fails and assigns nothing).
+fn declaration_sets(d: Node, src: &str) -> bool {
+    let mut cursor = d.walk();
+    let keyword = d.child(0).map(|c| text(c, src)).unwrap_or_default();
+    let options_keep_numbers = d.named_children(&mut cursor).all(|c| {
+        let w = text(c, src);
+        !(w.starts_with('-') || w.starts_with('+'))
+            || w.len() > 1 && w[1..].bytes().all(|b| b"agilrux".contains(&b))
+    });
+    let mut in_function = false;
+    let mut up = d.parent();
+    while let Some(p) = up {
+        in_function |= p.kind() == "function_definition";
+        up = p.parent();
+    }
+    options_keep_numbers
+        && matches!(
+            keyword,
+            "declare" | "typeset" | "local" | "readonly" | "export"
+        )
+        && (keyword != "local" || in_function)
+}
+
+/// The first byte of the innermost function definition holding `node`, if any.
+fn function_of(node: Node) -> Option<usize> {
+    let mut up = node.parent();
+    while let Some(p) = up {
+        if p.kind() == "function_definition" {
+            return Some(p.start_byte());
+        }
+        up = p.parent();
+    }
+    None
+}
+
+/// Where bash evaluates `node`, which starts at or holds byte `at`: a here-document's body
+/// follows the lines after its command (`cat <<EOF; x=1` newline `$((x))`) but is expanded
+/// when the command starts, so its position is that of its `<<`.
+fn evaluated_at(node: Node, at: usize) -> usize {
+    let mut up = Some(node);
+    while let Some(p) = up {
+        if p.kind() == "heredoc_body" {
+            if let Some(redirect) = p.parent() {
+                return redirect.start_byte();
+            }
+        }
+        up = p.parent();
+    }
+    at
+}
+
+/// Until which byte the assignment statement `stmt` has surely run when bash evaluates
+/// anything after it: the end of the line for a statement of the line; the end of the
+/// subshell, loop body or function body holding it (a subshell's variables end with it, a
+/// function's `local`s with its body; a loop body may run no time); through a group
+/// `{ ..; }`, which runs in the shell itself; through an `&&` list, whose later commands run
+/// only when it succeeded; never past a command run in the background (`x=1 &`), in a
+/// pipeline, after `||`, or anywhere else the statement may not have run (`None` when not
+/// past itself).
+fn ran_until(stmt: Node, src: &str) -> Option<usize> {
+    let mut cur = stmt;
+    // whether stmt has run whenever `cur` has (else: whenever `cur` succeeded)
+    let mut always = true;
+    while let Some(p) = cur.parent() {
+        let background = cur.next_sibling().is_some_and(|s| text(s, src) == "&");
+        match p.kind() {
+            "program" | "compound_statement" | "subshell" | "do_group" => {
+                if !always || background || text(p, src).starts_with("((") {
+                    break;
+                }
+                let group = p.kind() == "compound_statement"
+                    && p.parent().is_none_or(|g| g.kind() != "function_definition");
+                if p.kind() == "program" {
+                    return Some(usize::MAX);
+                }
+                if !group {
+                    return Some(p.end_byte());
+                }
+            }
+            "list" => {
+                let mut cursor = p.walk();
+                let or = p.children(&mut cursor).any(|c| text(c, src) == "||");
+                let left = p.named_child(0).is_some_and(|c| c.id() == cur.id());
+                match (left, or) {
+                    // the right side runs after the left; an `||` one only when it failed
+                    (true, false) => {}
+                    (true, true) if always => {}
+                    // the list succeeded: its right side ran, and succeeded
+                    (false, false) => always = false,
+                    _ => break,
+                }
+            }
+            "if_statement" | "elif_clause" | "while_statement" | "until_statement"
+                if always && !background =>
+            {
+                let mut cursor = p.walk();
+                let children: Vec<Node> = p.children(&mut cursor).collect();
+                let then = children
+                    .iter()
+                    .find(|c| matches!(text(**c, src), "then" | "do") && !c.is_named())
+                    .or_else(|| children.iter().find(|c| c.kind() == "do_group"));
+                if then.is_none_or(|t| cur.start_byte() > t.start_byte()) {
+                    // a branch's body: its statements run one after another, up to the
+                    // next branch
+                    let next = children.iter().find(|c| {
+                        c.start_byte() >= cur.end_byte()
+                            && (matches!(c.kind(), "elif_clause" | "else_clause")
+                                || !c.is_named() && matches!(text(**c, src), "fi" | "done"))
+                    });
+                    return Some(next.map_or(p.end_byte(), |n| n.start_byte()));
+                }
+                if p.kind() == "elif_clause" {
+                    // a condition runs whenever its clause does, and the rest of the
+                    // `if` runs after it
+                    return p.parent().map(|i| i.end_byte());
+                }
+                // the condition of an `if` or a loop runs whenever it does, at least once
+            }
+            "else_clause" | "case_item" if always && !background => return Some(p.end_byte()),
+            _ => break,
+        }
+        cur = p;
+    }
+    (cur.end_byte() > stmt.end_byte()).then_some(cur.end_byte())
 }
 
 /// Whether `node` sits in an arithmetic expression (`$((..))`, `((..))`, the header of
@@ -1409,6 +1666,9 @@ struct Word {
     brace: bool,
     /// Holds a quoted part (a quoted `if` is a command name, not a reserved word).
     quoted: bool,
+    /// Holds an unquoted parameter expansion or command substitution, whose text bash splits
+    /// into words (an arithmetic expansion gives one number).
+    split: bool,
 }
 
 fn word(node: Node, src: &str) -> Word {
@@ -1477,6 +1737,10 @@ fn word(node: Node, src: &str) -> Word {
             }
             _ => {
                 w.literal = false;
+                w.split |= matches!(
+                    n.kind(),
+                    "simple_expansion" | "expansion" | "command_substitution"
+                );
                 w.text.push_str(raw);
             }
         }

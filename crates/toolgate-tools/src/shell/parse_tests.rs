@@ -570,3 +570,186 @@ fn arithmetic_over_numbers_the_line_set_is_certain() {
         assert!(!a.certain, "{src} was read as certain: {a:?}");
     }
 }
+
+/// A number assigned where it has surely run before the evaluation is as known as one set
+/// by a statement of the line: in an `&&` list, a group, a subshell, a loop or function body
+/// (`local`, `declare`, `readonly`, `export` with a number too), appended to (`x+=1`), or
+/// with the integer attribute given a number; a lower-case variable exported with a number.
+/// Its neighbours, where the number may not have been assigned (after `||`, past a subshell,
+/// a pipeline, a background `&`, a failed `local` outside a function, a function called
+/// later) or text was (from a file, a substitution, `$1`, the environment), still ask.
+#[test]
+fn numbers_assigned_where_they_surely_ran_are_known() {
+    for src in [
+        "export x=5; echo $x",
+        "export x=5; echo $((x + 1))",
+        "x=5 cargo test",
+        "x=0; x+=$((1)); echo $((x))",
+        "x=0; x+=1; echo $((x))",
+        "declare -i n=3",
+        "declare -i n=3; echo $((n * 2))",
+        "declare -i n=3; n=$((n+1)); n=7; echo $n",
+        "typeset -ir n=3; echo $((n))",
+        "f() { local x=1; echo $((x+1)); }; f",
+        "f() { local -i n=0; n=$((n+1)); echo $n; }; f",
+        "f() { readonly x=1; echo $((x)); }; f",
+        "readonly x=1; echo $((x))",
+        "declare x=1; echo $((x))",
+        "a && x=1 && echo $((x))",
+        "x=1 || echo $((x))",
+        "x=1 && a || echo $((x))",
+        "{ x=1; echo $((x)); }",
+        "{ x=1; }; echo $((x))",
+        "(x=1; echo $((x)))",
+        "while read -r l; do n=0; echo $((n+1)); done < f",
+        "if a; then n=0; echo $((n+1)); fi",
+        "if x=1; then echo $((x)); else echo $((x+1)); fi; echo $((x))",
+        "if a; then :; elif x=1; then echo $((x)); else echo $((x)); fi",
+        "if a; then :; else n=2; echo $((n)); fi",
+        "while x=1; a; do echo $((x)); done; echo $((x))",
+        "case $v in a) n=0; echo $((n));; esac",
+        "f() { local i=0; for ((i=0;i<3;i++)); do echo $i; done; }; f",
+        "x=1; cat <<EOF\n$((x+1))\nEOF",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
+    }
+    for src in [
+        // text from outside the line
+        "x=$(cat f); echo $((x))",
+        "read x; echo $((x))",
+        "x=$1; echo $((x))",
+        "export x=$(cat f); echo $((x))",
+        "x=$(cat f); $x",
+        "read x; $x arg",
+        "x=$1; bash -c \"$x\"",
+        "export x=5; $x",
+        // appending to the environment's text, or a variable's own old value
+        "x+=5; echo $((x))",
+        "n=$((n+1))",
+        "n=0; n+=y; echo $((n))",
+        "n=0; n+=$x; echo $((n))",
+        // the integer attribute with text
+        "declare -i n=3; n=y",
+        "declare -i n=3; read n",
+        "declare -i n=3; for n in $(cat f); do :; done",
+        "declare -i n=$x",
+        "declare -i n",
+        // a declaration expands all its words before it assigns
+        "declare x=1 y=$((x))",
+        // the assignment may not have run, or ran elsewhere
+        "a && x=1; echo $((x))",
+        "a || x=1 && echo $((x))",
+        "a || x=1 || echo $((x))",
+        "a && x=1 || echo $((x))",
+        "(x=1); echo $((x))",
+        "echo $(x=1); echo $((x))",
+        "x=1 | echo $((x))",
+        "echo | x=1; echo $((x))",
+        "{ x=1 & echo $((x)); }",
+        "{ x=1; } > out; echo $((x))",
+        "x=1 echo $((x))",
+        "if a; then x=1; fi; echo $((x))",
+        "if a; then x=1; else echo $((x)); fi",
+        "if a; then x=1; elif echo $((x)); then :; fi",
+        "if a; then :; elif x=1; then :; fi; echo $((x))",
+        "if a; then x=1 & echo $((x)); fi",
+        "case $v in a) x=1;; b) echo $((x));; esac",
+        "case $v in a) x=1;& b) echo $((x));; esac",
+        "while echo $((x)); x=1; do :; done",
+        "while a; do x=1; done; echo $((x))",
+        "local x=1; echo $((x))",
+        "(local x=1; echo $((x)))",
+        "f() { local x=1; }; f; echo $((x))",
+        "f() { local x=1; g() { echo $((x)); }; }; f; g",
+        "f() { echo $((x)); }; x=1; f",
+        "declare -n r=x; r=1; echo $((x))",
+        // a here-document is expanded before the commands after its `<<`, and the
+        // grammar reads its `$((..))` as a command substitution
+        "cat <<EOF && x=1\n$((x))\nEOF",
+        "ls='a[$(touch pwned)]'; cat <<EOF\n$((ls))\nEOF",
+        // exported: upper case, text, or a lower-case name programs read
+        "export X=5; git status",
+        "export x=abc; ./build.sh",
+        "export http_proxy=1; curl x",
+        "npm_config_foreground_scripts=1 npm test",
+        "export path=1; zsh -c ls",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+    }
+}
+
+/// A command a wrapper, `find -exec` or `xargs` runs is a command name like the first word of
+/// a line: one that holds an expansion (`timeout 5 $x`, with `x` from a file, `$1` or even a
+/// literal earlier in the line) or a glob pattern is uncertain there too, as `$x` is, so no
+/// allow rule covers it and no deny rule is dodged; expansions in a wrapper's own options and
+/// in the arguments stay certain.
+#[test]
+fn a_wrapped_command_named_by_an_expansion_is_uncertain() {
+    for src in [
+        "x=$(cat f); timeout 5 $x -rf victim",
+        "x=rm; timeout 5 $x -rf victim",
+        "read -r x < f; find . -exec $x {} \\;",
+        "find . -exec \"$x\" {} +",
+        "x=$(cat f); env $x ls",
+        "x=$1; xargs $x",
+        "sudo \"$cmd\" -rf x",
+        "nohup $x &",
+        "exec $x",
+        "timeout 5 r? -rf x",
+        "nice c*rl x",
+        "sudo timeout 5 nice $x",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+    }
+    for src in [
+        "timeout 5 curl \"$url\"",
+        "find . -name \"$p\" -exec rm {} \\;",
+        "sudo -u \"$u\" ls",
+        "nice -n \"$n\" make",
+        "env LC_ALL=\"$l\" ls",
+        "ls | xargs -n 1 rm -f",
+        "x=$(cat f); echo $x | xargs -n 1 echo",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
+    }
+}
+
+/// An unquoted expansion becomes words only known when the line runs, options included
+/// (`find . $x` with x='-exec rm -rf y ;'): in the arguments of a program that can run
+/// commands it is uncertain; in those of one that runs nothing else (`cat`, `wc`, `echo`,
+/// `rm`), and quoted, it stays certain (a quoted one is one word).
+#[test]
+fn unquoted_expansions_in_arguments_of_programs_that_run_commands_are_uncertain() {
+    for src in [
+        "x=$(cat f); find . $x",
+        "find . $(cat f)",
+        "find . `cat f`",
+        "sort $opts a.txt",
+        "git log $range",
+        "tar czf out.tgz $files",
+        "timeout 5 sort $x",
+        "find . -exec sort $x {} \\;",
+        "mytool $x",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+    }
+    for src in [
+        "for f in *.rs; do wc -l $f; done",
+        "cat $f",
+        "echo $x ${y:-z}",
+        "rm -f $f",
+        "x=5; head -n $((x)) f",
+        "find \"$d\" -name \"$p\"",
+        "sort \"$x\" a.txt",
+        "git log \"$range\"",
+        "ls $d | wc -l",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
+    }
+}

@@ -157,6 +157,8 @@ type LastLook = (std::path::PathBuf, Arc<super::protected_scan::Found>);
 impl RunShell {
     /// The tool with `config`.
     pub fn new(config: ShellConfig) -> RunShell {
+        // the operator's git identity is read now, once, not at the first run
+        let _ = config.git_identity.resolve();
         RunShell {
             config: Arc::new(config),
             report: None,
@@ -564,6 +566,12 @@ impl Run {
             block_unix_sockets: !config.allow_unix_sockets,
             cgroup_procs,
         };
+        // commits made by a command have an identity; a long-running server (third-party code)
+        // gets only the environment its configuration names
+        let identity = match program {
+            Program::Bash(_) => config.git_identity.resolve(),
+            Program::Exec { .. } => None,
+        };
         let mut command = match program {
             Program::Bash(script) => {
                 let mut c = Command::new(&config.bash);
@@ -587,6 +595,7 @@ impl Run {
                 &config.inherit_env,
                 &config.env,
                 tmp.path(),
+                identity,
             ))
             .current_dir(cwd)
             .stdout(Stdio::piped())

@@ -6,7 +6,10 @@
 //! `GIT_EXTERNAL_DIFF`, `GIT_SSH_COMMAND`, `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`, `PAGER`,
 //! `EDITOR`, `LD_PRELOAD`, `BASH_ENV`, `PYTHONSTARTUP`, `NODE_OPTIONS`, ... So a variable set
 //! for a command (`VAR=value cmd`, `env VAR=value cmd`, `export VAR=...` earlier in the line)
-//! makes the line uncertain unless it is one of [`HARMLESS`] (or a locale's `LC_*`).
+//! makes the line uncertain unless it is one of [`HARMLESS`] (or a locale's `LC_*`), or a
+//! name in lower case set to a literal number (`export n=5`): programs read their settings
+//! from upper-case names, the few lower-case ones they read ([`LOWER_CASE_READ`]: proxies,
+//! npm's settings, zsh's paths) stay uncertain, and a number names no program or code.
 //!
 //! The sandbox pins git's settings through its environment (see [`super::env`]: hooks,
 //! fsmonitor, pagers, editors, ssh, credential helpers). Git reads `git -c` and
@@ -29,6 +32,27 @@ pub const HARMLESS: &str = "LANG LANGUAGE TZ NO_COLOR FORCE_COLOR CLICOLOR CLICO
      PYTHONDONTWRITEBYTECODE PYTHONHASHSEED PYTHONIOENCODING PYTHONUTF8 PYTHONFAULTHANDLER \
      NODE_ENV GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_AUTHOR_DATE GIT_COMMITTER_NAME \
      GIT_COMMITTER_EMAIL GIT_COMMITTER_DATE";
+
+/// Lower-case variables programs read (`*_proxy` by curl, wget, git and Python; every
+/// `npm_*` by npm, pnpm, yarn and bun, `npm_config_script_shell` naming the shell scripts run
+/// in; zsh's arrays tied to its search paths): a number set to one is not read as harmless.
+pub const LOWER_CASE_READ: &str = "path fpath cdpath module_path manpath mailpath fignore psvar";
+/// Prefixes and suffixes of [`LOWER_CASE_READ`] names (compared ignoring case).
+const LOWER_CASE_READ_AFFIXES: ([&str; 4], [&str; 1]) =
+    (["npm_", "pnpm_", "yarn_", "bun_"], ["_proxy"]);
+
+/// Whether `name` is in lower (or mixed) case, read by no program we know of, and `value` is
+/// a literal integer.
+fn lower_case_number(name: &str, value: Option<&str>) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let (prefixes, suffixes) = LOWER_CASE_READ_AFFIXES;
+    let digits = value.map(|v| v.strip_prefix('-').unwrap_or(v));
+    name.bytes().any(|b| b.is_ascii_lowercase())
+        && !listed(LOWER_CASE_READ, name)
+        && !prefixes.iter().any(|p| lower.starts_with(p))
+        && !suffixes.iter().any(|s| lower.ends_with(s))
+        && digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
 
 /// Variables whose assignment changes what the shell itself runs or how it reads the line:
 /// `BASH_CMDS` is the table of paths commands are found at (`BASH_CMDS[ls]=/usr/bin/touch`
@@ -73,10 +97,14 @@ pub(crate) fn judge(name: &str, value: Option<&str>) -> Var {
     if listed(SHELL_VARS, name) || name.starts_with("BASH_FUNC") {
         return Var::Changes(format!("an assignment to {name}, which changes what runs"));
     }
+    if lower_case_number(name, value) {
+        return Var::Harmless;
+    }
     Var::Changes(format!(
         "an assignment to {name}, which the programs it runs may read (variables that \
          name programs or code: GIT_PAGER, LD_PRELOAD, NODE_OPTIONS, ...); only known \
-         harmless ones (LANG, LC_*, TZ, NO_COLOR, RUST_BACKTRACE, ...) are read as certain"
+         harmless ones (LANG, LC_*, TZ, NO_COLOR, RUST_BACKTRACE, ...) and lower-case names \
+         set to a number (`export n=5`) are read as certain"
     ))
 }
 
@@ -243,6 +271,37 @@ mod tests {
             );
         }
         assert!(matches!(judge_unset("GIT_CONFIG_COUNT"), Var::Pinned(_)));
+    }
+
+    #[test]
+    fn lower_case_names_set_to_numbers_are_harmless() {
+        for (name, value) in [("x", "5"), ("count", "-1"), ("myVar", "0")] {
+            assert_eq!(judge(name, Some(value)), Var::Harmless, "{name}={value}");
+        }
+        for (name, value) in [
+            ("x", Some("abc")),
+            ("x", Some("5 ")),
+            ("x", Some("")),
+            ("x", None),
+            ("X", Some("5")),
+            ("FOO_BAR", Some("1")),
+            ("http_proxy", Some("1")),
+            ("HTTPS_proxy", Some("1")),
+            ("no_proxy", Some("1")),
+            ("npm_config_script_shell", Some("1")),
+            ("pnpm_config_x", Some("1")),
+            ("yarn_x", Some("1")),
+            ("path", Some("1")),
+            ("fpath", Some("1")),
+            ("PATH", Some("1")),
+            ("IFS", Some("1")),
+            ("GIT_PAGER", Some("1")),
+        ] {
+            assert!(
+                !matches!(judge(name, value), Var::Harmless),
+                "{name}={value:?}"
+            );
+        }
         assert_eq!(judge_unset("FOO"), Var::Harmless);
     }
 

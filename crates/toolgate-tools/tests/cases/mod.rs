@@ -25,6 +25,7 @@ mod security;
 mod security_limits;
 mod security_trees;
 mod shell_cgroup;
+mod shell_git_identity;
 mod shell_output;
 mod shell_policy;
 mod shell_process;

@@ -7,7 +7,7 @@ use serde_json::json;
 use std::sync::Arc;
 use toolgate_core::{ApprovalAnswer, Decision, DefaultPolicy, ErrorKind, ResolvedResource};
 use toolgate_test_support::ScriptedApprover;
-use toolgate_tools::shell::{CommandRules, ShellPolicy};
+use toolgate_tools::shell::{CommandRules, ShellConfig, ShellPolicy};
 
 fn rejecting() -> Arc<ScriptedApprover> {
     Arc::new(ScriptedApprover::always(ApprovalAnswer::Rejected {
@@ -552,6 +552,167 @@ async fn arithmetic_over_text_from_outside_the_line_asks() {
         let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
         assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
         assert!(!exists(s.ws().join("pwned")), "{command} created pwned");
+    }
+    assert_eq!(approver.asked().len(), commands.len());
+}
+
+/// Numbers assigned in `&&` lists, groups, subshells, branches and function bodies
+/// (`local`, `readonly`, `declare -i`, `export n=5`, `n+=1`) are read with certainty like
+/// those set by a statement of the line: under rules allowing the commands, each runs without
+/// asking, with bash's output.
+#[tokio::test]
+async fn numbers_assigned_in_lists_groups_and_functions_run_without_asking() {
+    let (s, approver) = with_rules(&[
+        (Decision::Allow, "echo *"),
+        (Decision::Allow, "true"),
+        (Decision::Allow, "f"),
+        (Decision::Allow, "export *"),
+        (Decision::Allow, "declare *"),
+        (Decision::Allow, "local *"),
+        (Decision::Allow, "readonly *"),
+    ]);
+    let cases = [
+        ("export x=5; echo $((x + 1))", "6\n"),
+        ("x=0; x+=$((1)); echo $((x + 1))", "2\n"),
+        ("declare -i n=3; n=$((n * 2)); echo $n", "6\n"),
+        ("f() { local x=1; echo $((x + 1)); }; f", "2\n"),
+        ("f() { readonly x=4; echo $((x * 2)); }; f", "8\n"),
+        ("true && x=1 && echo $((x + 1))", "2\n"),
+        ("{ x=1; echo $((x + 2)); }", "3\n"),
+        ("(x=1; echo $((x + 3)))", "4\n"),
+        ("if true; then n=0; echo $((n + 1)); fi", "1\n"),
+    ];
+    for (command, expected) in cases {
+        let r = s.call(json!({ "command": command })).await;
+        if let Some(e) = &r.error {
+            panic!("{command} did not run: {e} (asked: {:?})", approver.asked());
+        }
+        let o = s.run(command).await;
+        assert_eq!(o.stdout, expected, "{command}");
+    }
+    assert!(approver.asked().is_empty(), "{:?}", approver.asked());
+}
+
+/// Their neighbours still ask (rejected here) and never run the `a[$(touch pwned)]` they
+/// would evaluate: a variable appended to or counted from its value in the environment, a
+/// number assigned only in a subshell or after `||`, a function's `local` seen by a function
+/// called after it returned, and a here-document's arithmetic (expanded before the commands
+/// after its `<<`, and read by the grammar as a command substitution).
+#[tokio::test]
+async fn numbers_that_may_not_have_been_assigned_still_ask() {
+    let approver = rejecting();
+    let rules = CommandRules::from_pairs([
+        (Decision::Allow, "echo *"),
+        (Decision::Allow, "cat *"),
+        (Decision::Allow, "ls*"),
+        (Decision::Allow, "false"),
+        (Decision::Allow, "f"),
+        (Decision::Allow, "g"),
+        (Decision::Allow, "local *"),
+    ])
+    .unwrap();
+    let mut config = ShellConfig::default();
+    config.env.insert("n".into(), "a[$(touch pwned)]".into());
+    config.env.insert("x".into(), "a[$(touch pwned)]+".into());
+    let s = Shell::with(ShellSetup {
+        config,
+        policy: Some(Arc::new(ShellPolicy::new(Arc::new(DefaultPolicy), rules))),
+        approver: approver.clone(),
+    });
+    let commands = [
+        "x+=5; echo $((x))",
+        "n=$((n+1)); echo $n",
+        "(n=1); echo $((n))",
+        "false || n=1 || echo $((n))",
+        "f() { local n=1; g() { echo $((n)); }; }; f; g",
+        "cat <<EOF && n=1\n$((n))\nEOF",
+        "ls='a[$(touch pwned)]'; cat <<EOF\n$((ls))\nEOF",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+        assert!(!exists(s.ws().join("pwned")), "{command} created pwned");
+    }
+    assert_eq!(approver.asked().len(), commands.len());
+    // the environment does hold what they would have evaluated
+    let o = s.run("echo \"$n\"").await;
+    assert_eq!(o.stdout, "a[$(touch pwned)]\n");
+}
+
+/// A deny rule holds for a command a wrapper runs under a name the line computes: under `deny
+/// rm` and `allow *`, `x=rm; timeout 5 $x -rf victim` removed victim (the wrapped `$x` was
+/// read as certain, and `*` allowed it); now it asks, as `$x -rf victim` does, and victim stays.
+#[tokio::test]
+async fn a_wrapped_command_named_by_a_variable_asks() {
+    let (s, approver) = with_rules(&[(Decision::Deny, "rm"), (Decision::Allow, "*")]);
+    s.setup("mkdir victim && touch victim/keep && printf 'rm\\n' > f");
+    let r = s.call(json!({ "command": "rm -rf victim" })).await;
+    assert_eq!(
+        r.error.as_ref().map(|e| e.kind),
+        Some(ErrorKind::PermissionDenied)
+    );
+    let commands = [
+        "x=rm; timeout 5 $x -rf victim",
+        "x=$(cat f); timeout 5 $x -rf victim",
+        "x=$(cat f); sudo $x -rf victim",
+        "read -r x < f; find victim -maxdepth 0 -exec $x -rf {} \\;",
+        "x=$(cat f); echo victim | xargs $x -rf",
+        "$(cat f) -rf victim",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+        assert!(
+            exists(s.ws().join("victim/keep")),
+            "{command} removed victim"
+        );
+    }
+    assert_eq!(approver.asked().len(), commands.len());
+}
+
+/// An unquoted expansion in the arguments of a program that can run commands becomes words
+/// only known when it runs, options included: under `deny rm` and `allow find *`, `find victim
+/// $(cat f)` with f holding `-exec rm -rf victim ;` removed victim. Now such a line asks (a
+/// program that runs nothing else, like `cat` or `wc`, still takes one), and a quoted one
+/// runs.
+#[tokio::test]
+async fn unquoted_expansions_cannot_add_options_that_run_commands() {
+    let (s, approver) = with_rules(&[
+        (Decision::Deny, "rm"),
+        (Decision::Allow, "find *"),
+        (Decision::Allow, "sort *"),
+        (Decision::Allow, "cat *"),
+        (Decision::Allow, "wc *"),
+    ]);
+    s.setup(
+        "mkdir victim && touch victim/keep && printf -- '-exec rm -rf victim ;\\n' > f && \
+         printf -- '--compress-program=rm\\n' > k && echo a > a.txt",
+    );
+    let commands = [
+        "x=$(cat f); find victim -maxdepth 0 $x",
+        "find victim -maxdepth 0 $(cat f)",
+        "find victim -maxdepth 0 `cat f`",
+        "x=$(cat k); sort $x a.txt",
+    ];
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+        assert!(
+            exists(s.ws().join("victim/keep")),
+            "{command} removed victim"
+        );
+    }
+    assert_eq!(approver.asked().len(), commands.len());
+    for (command, expected) in [
+        ("x=victim; find \"$x\" -name keep", "victim/keep\n"),
+        ("f=a.txt; wc -c $f", "2 a.txt\n"),
+        ("x=a.txt; cat $x", "a\n"),
+    ] {
+        let o = s.run(command).await;
+        assert_eq!(o.stdout, expected, "{command}");
     }
     assert_eq!(approver.asked().len(), commands.len());
 }

@@ -43,6 +43,10 @@ async fn a_sandboxed_program_is_confined_and_dies_with_its_handle() {
     std::env::set_var("TOOLGATE_TEST_PASSED_ON", "given");
     std::env::set_var("TOOLGATE_TEST_NOT_PASSED", "secret");
     config.inherit_env.push("TOOLGATE_TEST_PASSED_ON".into());
+    // a run's git identity is not given to a server
+    config.git_identity = toolgate_tools::shell::GitIdentity::Fixed(
+        toolgate_tools::shell::Identity::new("Ada Operator", "ada@example.invalid").unwrap(),
+    );
     let report = sandbox_report();
     let mut p = match SandboxedProcess::spawn(
         &config,
@@ -68,6 +72,10 @@ async fn a_sandboxed_program_is_confined_and_dies_with_its_handle() {
     let env = ask(&mut lines, &mut stdin, "env").await;
     assert!(env.contains("TOOLGATE_TEST_PASSED_ON=given"), "{env}");
     assert!(!env.contains("secret"), "{env}");
+    assert!(
+        !env.contains("GIT_AUTHOR") && !env.contains("Ada Operator"),
+        "{env}"
+    );
     let w = ask(&mut lines, &mut stdin, "echo x > inside.txt && echo ok").await;
     assert_eq!(w.trim(), "ok");
     assert!(s.ws().join("inside.txt").exists());

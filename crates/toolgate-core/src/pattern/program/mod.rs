@@ -142,6 +142,14 @@ impl Reading {
     }
 }
 
+/// Whether the program `name` (see [`program_name`]) runs nothing else whatever its arguments
+/// (`cat`, `echo`, `wc`, `rm`, `cd`, ...), so no option put in them can make it run a command.
+/// `false` for every other program, known or not (`find` runs `-exec`, `sort` its
+/// `--compress-program`, `git` its `-c core.pager`).
+pub fn runs_nothing_else(name: &str) -> bool {
+    tables::inert(name)
+}
+
 /// The name a command's first word runs: its last path component (`/usr/bin/git`: `git`).
 pub fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)

@@ -48,6 +48,13 @@ static INERT: Lexicon = Lexicon::new(
      logout local declare typeset export readonly compgen complete compopt",
 );
 
+/// Whether `name` is a program that runs nothing else, whatever its arguments (`cat`, `echo`,
+/// `wc`, `rm`, ...): words put in its arguments when the line runs cannot make it run a
+/// command.
+pub(crate) fn inert(name: &str) -> bool {
+    INERT.has(name)
+}
+
 /// Builtins whose arguments name variables: a name with a subscript holding an expansion
 /// (`read 'a[$(id)]'`), or naming a variable whose text is evaluated (`read 'a[y]'`), makes
 /// bash run it.
