@@ -535,6 +535,7 @@ impl Walk<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_files::touch;
     use super::*;
     use pretty_assertions::assert_eq;
     use toolgate_core::pattern::MatchMode;
@@ -629,12 +630,6 @@ mod tests {
             Err(PlanError::TooManyBinds)
         ));
     }
-    fn touch(root: &Path, rel: &str) {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, "x").unwrap();
-    }
-
     #[test]
     fn a_git_directory_is_bound_by_its_config_and_hooks_with_its_submodules() {
         let t = tempfile::tempdir().unwrap();

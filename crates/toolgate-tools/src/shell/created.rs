@@ -365,14 +365,9 @@ fn open_dir_beneath(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_files::touch;
     use super::*;
     use pretty_assertions::assert_eq;
-
-    fn touch(root: &Path, rel: &str) {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, "x").unwrap();
-    }
 
     #[test]
     fn a_new_repository_is_told_apart_by_what_runs_code() {

@@ -52,6 +52,8 @@ pub mod run_shell;
 mod sandbox;
 mod stop;
 pub mod stream;
+#[cfg(test)]
+mod test_files;
 pub mod vars;
 
 /// The name of the shell built-in ([`RunShell`]).

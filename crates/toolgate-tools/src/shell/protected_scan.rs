@@ -225,14 +225,9 @@ fn before_time((secs, nanos): (i64, i64), t: std::time::SystemTime) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_files::touch;
     use super::*;
     use pretty_assertions::assert_eq;
-
-    fn touch(root: &Path, rel: &str) {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, "x").unwrap();
-    }
 
     #[test]
     fn protected_entries_are_found_at_depth_but_not_in_dependencies() {

@@ -14,6 +14,21 @@ fn rejecting() -> Arc<ScriptedApprover> {
         reason: "the test rejects".into(),
     }))
 }
+/// Calls each of `commands`, which the approver must refuse (each asked about, and the test
+/// approver says no), then `check`s the command and its error: what the question said, what
+/// must not have happened.
+async fn each_refused(
+    s: &Shell,
+    commands: &[&str],
+    check: impl Fn(&str, &toolgate_core::ToolError),
+) {
+    for command in commands {
+        let r = s.call(json!({ "command": command })).await;
+        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
+        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+        check(command, e);
+    }
+}
 
 /// A fixture whose policy is `rules` over the default policy, and whose approver rejects.
 fn with_rules(rules: &[(Decision, &str)]) -> (Shell, Arc<ScriptedApprover>) {
@@ -86,11 +101,7 @@ async fn shell_substitution_31_substitutions_are_not_auto_approved() {
         "echo $((x)) && touch pwned",
         "cat <<EOF\n$(touch pwned)\nEOF",
     ];
-    for command in commands {
-        let r = s.call(json!({ "command": command })).await;
-        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
-        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
-    }
+    each_refused(&s, &commands, |_, _| {}).await;
     assert_eq!(approver.asked().len(), commands.len());
     assert!(!exists(s.ws().join("pwned")));
     let r = s.call(json!({"command": "echo plain"})).await;
@@ -369,15 +380,13 @@ async fn placeholders_in_shell_lines_are_not_auto_approved() {
         "ls -1 | xargs -I% sh -c 'echo %'",
         "ls -1 | xargs --replace=F sh -c 'echo F'",
     ];
-    for command in commands {
-        let r = s.call(json!({ "command": command })).await;
-        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
-        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+    each_refused(&s, &commands, |command, e| {
         assert!(
             asked(e).contains("pass it as an argument"),
             "{command}: {e:?}"
         );
-    }
+    })
+    .await;
     assert!(!exists(s.ws().join("pwned")));
     let o = s
         .run("find . -name '*.txt' -exec sh -c 'wc -c \"$1\"' _ {} \\;")
@@ -409,15 +418,13 @@ async fn git_config_keys_that_name_programs_are_not_auto_approved() {
         "git -C sub config --add alias.st '!touch pwned' && git -C sub st",
         "git config --file sub/.git/config filter.x.clean 'touch pwned'",
     ];
-    for command in commands {
-        let r = s.call(json!({ "command": command })).await;
-        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
-        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+    each_refused(&s, &commands, |command, e| {
         assert!(
             asked(e).contains("sets a key through which git"),
             "{command}: {e:?}"
         );
-    }
+    })
+    .await;
     assert!(!exists(s.ws().join("pwned")) && !exists(s.ws().join("sub/pwned")));
     let o = s
         .run("git -C sub config user.name t; git -C sub config --get user.name")
@@ -453,11 +460,7 @@ async fn the_command_table_cannot_be_rewritten_by_variables() {
         "declare -A BASH_CMDS=([ls]=/usr/bin/touch); ls pwned",
         "shopt -s expand_aliases\nprintf -v 'BASH_ALIASES[ls]' %s 'touch pwned'\nls",
     ];
-    for command in commands {
-        let r = s.call(json!({ "command": command })).await;
-        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
-        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
-    }
+    each_refused(&s, &commands, |_, _| {}).await;
     assert!(!exists(s.ws().join("pwned")));
     assert_eq!(approver.asked().len(), commands.len());
     let o = s.run("printf -v files %s x; ls .").await;
@@ -547,12 +550,10 @@ async fn arithmetic_over_text_from_outside_the_line_asks() {
         "echo $(( $(cat f) + 1 ))",
         "IFS=/ ls",
     ];
-    for command in commands {
-        let r = s.call(json!({ "command": command })).await;
-        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
-        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+    each_refused(&s, &commands, |command, _| {
         assert!(!exists(s.ws().join("pwned")), "{command} created pwned");
-    }
+    })
+    .await;
     assert_eq!(approver.asked().len(), commands.len());
 }
 
@@ -628,12 +629,10 @@ async fn numbers_that_may_not_have_been_assigned_still_ask() {
         "cat <<EOF && n=1\n$((n))\nEOF",
         "ls='a[$(touch pwned)]'; cat <<EOF\n$((ls))\nEOF",
     ];
-    for command in commands {
-        let r = s.call(json!({ "command": command })).await;
-        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
-        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+    each_refused(&s, &commands, |command, _| {
         assert!(!exists(s.ws().join("pwned")), "{command} created pwned");
-    }
+    })
+    .await;
     assert_eq!(approver.asked().len(), commands.len());
     // the environment does hold what they would have evaluated
     let o = s.run("echo \"$n\"").await;
@@ -660,15 +659,13 @@ async fn a_wrapped_command_named_by_a_variable_asks() {
         "x=$(cat f); echo victim | xargs $x -rf",
         "$(cat f) -rf victim",
     ];
-    for command in commands {
-        let r = s.call(json!({ "command": command })).await;
-        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
-        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+    each_refused(&s, &commands, |command, _| {
         assert!(
             exists(s.ws().join("victim/keep")),
             "{command} removed victim"
         );
-    }
+    })
+    .await;
     assert_eq!(approver.asked().len(), commands.len());
 }
 
@@ -696,15 +693,13 @@ async fn unquoted_expansions_cannot_add_options_that_run_commands() {
         "find victim -maxdepth 0 `cat f`",
         "x=$(cat k); sort $x a.txt",
     ];
-    for command in commands {
-        let r = s.call(json!({ "command": command })).await;
-        let e = r.error.as_ref().unwrap_or_else(|| panic!("{command} ran"));
-        assert_eq!(e.kind, ErrorKind::ApprovalRejected, "{command}: {e}");
+    each_refused(&s, &commands, |command, _| {
         assert!(
             exists(s.ws().join("victim/keep")),
             "{command} removed victim"
         );
-    }
+    })
+    .await;
     assert_eq!(approver.asked().len(), commands.len());
     for (command, expected) in [
         ("x=victim; find \"$x\" -name keep", "victim/keep\n"),
