@@ -118,12 +118,20 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     writeln!(
         out,
         "sandbox: landlock ABI {}, mount namespace {}, network namespace {}, pid namespace {}, \
-         process limit {}",
+         RLIMIT_NPROC {}",
         report.landlock_abi,
         yes(report.mount_namespace),
         yes(report.network_namespace),
         yes(report.pid_namespace),
-        yes(report.process_limit)
+        // "process limit no" read as "no bound on processes" above a line giving the
+        // cgroup's; the kernel never applies RLIMIT_NPROC to root, which says why
+        if report.process_limit {
+            "yes"
+        } else if report.root {
+            "no (never applied to root)"
+        } else {
+            "no"
+        }
     )?;
     if missing.is_empty() {
         writeln!(out, "sandbox: run_shell runs fully sandboxed here")?;
