@@ -122,7 +122,10 @@ pub(crate) fn created(root: &Path, before: &Found) -> (Vec<ProtectedCreated>, Fo
                         "the command created {shown:?}, a protected path ({why}), which \
                          toolgate's tools do not write; toolgate moved it to {:?}, out of \
                          reach of the commands. Do not create it again: change files \
-                         elsewhere, or ask the operator, who can move it back",
+                         elsewhere, or ask the operator, who can move it back. If git \
+                         tracks it (a branch checked out), git now shows it deleted: leave \
+                         that out of commits (add files by name, not git add -A or git \
+                         commit -a)",
                         dest.display()
                     ),
                 },
@@ -617,6 +620,12 @@ mod tests {
             ]
         );
         assert!(root.join(q).join(".vscode/settings.json").is_file());
+        // a moved entry git tracks shows as deleted: the note says to keep that out of commits
+        assert!(
+            created[0].note.contains("leave that out of commits"),
+            "{}",
+            created[0].note
+        );
         assert!(root.join(q).join("app/.mcp.json").is_file());
         assert!(!root.join(".vscode").exists() && root.join("new/.husky").is_dir());
         assert!(root.join("repo/.git/config").is_file());
