@@ -192,7 +192,10 @@ fn process_bound(
             site.describe(),
             limit(limits.run_processes, "processes"),
             match (&site.memory, limits.run_memory_bytes) {
-                (Some(_), Some(b)) => format!(", at most {b} bytes of memory together"),
+                (Some(_), Some(b)) => format!(
+                    ", at most {b} bytes ({}) of memory together",
+                    toolgate_tools::shell::bytes_text(b)
+                ),
                 (Some(_), None) => ", no memory cap".to_string(),
                 (None, _) => ", memory not capped (no memory controller)".to_string(),
             }

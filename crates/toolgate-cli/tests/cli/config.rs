@@ -100,7 +100,10 @@ fn check_says_what_bounds_a_runs_processes() {
             assert!(line.contains(&site.describe()), "{line}");
             assert!(line.contains("at most 99 processes at once"), "{line}");
             if site.memory.is_some() {
-                assert!(line.contains("at most 268435456 bytes of memory"), "{line}");
+                assert!(
+                    line.contains("at most 268435456 bytes (256 MiB) of memory"),
+                    "{line}"
+                );
             }
         }
         None if report.root => assert!(line.contains("timeout only, as root"), "{line}"),
