@@ -118,12 +118,20 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     writeln!(
         out,
         "sandbox: landlock ABI {}, mount namespace {}, network namespace {}, pid namespace {}, \
-         process limit {}",
+         RLIMIT_NPROC {}",
         report.landlock_abi,
         yes(report.mount_namespace),
         yes(report.network_namespace),
         yes(report.pid_namespace),
-        yes(report.process_limit)
+        // "process limit no" read as "no bound on processes" above a line giving the
+        // cgroup's; the kernel never applies RLIMIT_NPROC to root, which says why
+        if report.process_limit {
+            "yes"
+        } else if report.root {
+            "no (never applied to root)"
+        } else {
+            "no"
+        }
     )?;
     if missing.is_empty() {
         writeln!(out, "sandbox: run_shell runs fully sandboxed here")?;
@@ -184,7 +192,10 @@ fn process_bound(
             site.describe(),
             limit(limits.run_processes, "processes"),
             match (&site.memory, limits.run_memory_bytes) {
-                (Some(_), Some(b)) => format!(", at most {b} bytes of memory together"),
+                (Some(_), Some(b)) => format!(
+                    ", at most {b} bytes ({}) of memory together",
+                    toolgate_tools::shell::bytes_text(b)
+                ),
                 (Some(_), None) => ", no memory cap".to_string(),
                 (None, _) => ", memory not capped (no memory controller)".to_string(),
             }

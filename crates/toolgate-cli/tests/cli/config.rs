@@ -100,7 +100,10 @@ fn check_says_what_bounds_a_runs_processes() {
             assert!(line.contains(&site.describe()), "{line}");
             assert!(line.contains("at most 99 processes at once"), "{line}");
             if site.memory.is_some() {
-                assert!(line.contains("at most 268435456 bytes of memory"), "{line}");
+                assert!(
+                    line.contains("at most 268435456 bytes (256 MiB) of memory"),
+                    "{line}"
+                );
             }
         }
         None if report.root => assert!(line.contains("timeout only, as root"), "{line}"),
@@ -129,6 +132,16 @@ fn check_summarizes_a_valid_configuration_and_the_sandbox() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("toolgate.toml: ok"), "{stdout}");
     assert!(stdout.contains("sandbox: landlock ABI"), "{stdout}");
+    // the sandbox line names the bound it reports on, so "no" for root is not read as
+    // "no bound on processes" above the line giving the cgroup's
+    assert!(!stdout.contains("process limit"), "{stdout}");
+    let root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap()) == 0;
+    let nproc = if root {
+        "RLIMIT_NPROC no (never applied to root)"
+    } else {
+        "RLIMIT_NPROC yes"
+    };
+    assert!(stdout.contains(nproc), "{stdout}");
     assert!(
         stdout.contains("shell: network off, unix sockets refused (seccomp; [shell] unix_sockets = true allows them)"),
         "{stdout}"

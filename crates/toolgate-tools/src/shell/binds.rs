@@ -406,7 +406,7 @@ fn protect_path(root: &Path, rel: &Path, marks: &mut Marks) {
 const GIT_DIR_ENTRIES: [&str; 3] = ["config", "config.worktree", "hooks"];
 /// How deep `modules/` is looked into for submodules' git directories (a submodule's name
 /// may hold `/`, and submodules nest).
-const MAX_MODULES_DEPTH: usize = 8;
+pub(super) const MAX_MODULES_DEPTH: usize = 8;
 
 /// Marks the git directory `rel`: its [`GIT_DIR_ENTRIES`] (`hooks` created when absent and
 /// `create`), its linked worktrees' `config.worktree`, and each git directory under

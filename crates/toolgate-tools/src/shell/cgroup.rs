@@ -272,7 +272,7 @@ fn counter(file: &Path, key: &str) -> Option<u64> {
 }
 
 /// Bytes as a person reads them: `16 GiB`, `512 MiB`, `1000 bytes`.
-pub(crate) fn bytes_text(bytes: u64) -> String {
+pub fn bytes_text(bytes: u64) -> String {
     for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
         if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{} {unit}", bytes >> shift);

@@ -25,6 +25,11 @@
 //!   `.vscode/`), and leaving it would leave the attack in place
 //!   (`.vscode/settings.json` with `chat.tools.autoApprove` is read by the next editor
 //!   session, not the next run);
+//! - a `commondir` file inside a git directory that was there before the run (its own, a
+//!   submodule's under `modules/`, or a linked worktree's under `worktrees/` that does not
+//!   hold git's `../..`): it makes git take the configuration and hooks from the directory it
+//!   names, around the read-only `config` and `hooks`, so it is moved aside and listed, and a
+//!   linked worktree's gets git's `../..` back;
 //! - created in a directory the run created itself (a clone, an unpacked archive, a
 //!   generated project): left in place and listed, since moving it would break what the run
 //!   was for and no editor has that directory open yet.
@@ -35,7 +40,7 @@
 //! from the root without following links, so nothing outside the workspace is moved; one
 //! that fails leaves the entry in place and the result says so. Not seen: what a run creates
 //! deeper than [`MAX_PROTECTED_DEPTH`](super::protected_scan::MAX_PROTECTED_DEPTH) or in a [`SKIPPED_DIRS`](super::protected_scan::SKIPPED_DIRS) directory, and inside an
-//! existing git directory unless a new `.git` file names it.
+//! existing git directory, other than a `commondir`, unless a new `.git` file names it.
 
 use super::binds::is_plain;
 use super::protected_scan::{find_protected, Found};
@@ -117,7 +122,10 @@ pub(crate) fn created(root: &Path, before: &Found) -> (Vec<ProtectedCreated>, Fo
                         "the command created {shown:?}, a protected path ({why}), which \
                          toolgate's tools do not write; toolgate moved it to {:?}, out of \
                          reach of the commands. Do not create it again: change files \
-                         elsewhere, or ask the operator, who can move it back",
+                         elsewhere, or ask the operator, who can move it back. If git \
+                         tracks it (a branch checked out), git now shows it deleted: leave \
+                         that out of commits (add files by name, not git add -A or git \
+                         commit -a)",
                         dest.display()
                     ),
                 },
@@ -148,7 +156,149 @@ pub(crate) fn created(root: &Path, before: &Found) -> (Vec<ProtectedCreated>, Fo
         tracing::warn!(path = %entry.path, moved_to = ?entry.moved_to, "run_shell created a protected path");
         out.push(entry);
     }
+    for rel in after.entries.keys() {
+        let is_old_git_dir = rel.file_name().is_some_and(protected::is_git_name)
+            && before.entries.contains_key(rel)
+            && std::fs::symlink_metadata(root.join(rel)).is_ok_and(|m| m.is_dir());
+        if !is_old_git_dir {
+            continue;
+        }
+        for file in foreign_commondirs(root, rel) {
+            let shown = file.display().to_string();
+            let dest = quarantine
+                .get_or_insert_with(|| quarantine_dir(root))
+                .clone()
+                .and_then(|q| move_aside(root, &file, &q).map(|()| q.join(&file)));
+            // a linked worktree's directory gets git's own pointer back, so the worktree
+            // still works; a repository's own git directory needs none
+            let in_worktree = file
+                .parent()
+                .and_then(Path::parent)
+                .is_some_and(|p| p.file_name().is_some_and(|n| n == "worktrees"));
+            let restored = dest.is_ok() && in_worktree && restore_commondir(root, &file).is_ok();
+            let entry = ProtectedCreated {
+                path: shown.clone(),
+                protected: COMMONDIR_WHY.to_string(),
+                moved_to: dest.as_ref().ok().map(|d| d.display().to_string()),
+                note: match &dest {
+                    Ok(d) => format!(
+                        "the command wrote {shown:?}, which makes git take this repository's \
+                         configuration and hooks from another directory (so git run outside \
+                         the sandbox would run what that directory names); git writes one only \
+                         in a linked worktree's directory, holding \"../..\". toolgate moved it \
+                         to {:?}{}. Do not write files inside .git: use git commands, or ask \
+                         the operator",
+                        d.display(),
+                        if restored {
+                            " and wrote git's \"../..\" in its place"
+                        } else {
+                            ""
+                        }
+                    ),
+                    Err(e) => format!(
+                        "the command wrote {shown:?}, which makes git take this repository's \
+                         configuration and hooks from another directory; toolgate could not \
+                         move it aside ({e}), so it is still there: tell the operator"
+                    ),
+                },
+            };
+            tracing::warn!(path = %entry.path, moved_to = ?entry.moved_to, "run_shell wrote a git commondir");
+            out.push(entry);
+        }
+    }
     (out, after)
+}
+
+/// Writes git's own `../..` to the linked worktree's `commondir` at `rel` (just moved aside),
+/// creating it beneath the root without following links and without replacing anything.
+fn restore_commondir(root: &Path, rel: &Path) -> Result<(), String> {
+    use rustix::fs::{Mode, OFlags};
+    let (Some(name), Some(parent)) = (rel.file_name(), rel.parent()) else {
+        return Err("not a path below the root".into());
+    };
+    let root_fd = rustix::fs::open(
+        root,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| format!("the workspace root: {e}"))?;
+    let dir =
+        open_dir_beneath(&root_fd, parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let fd = rustix::fs::openat(
+        &dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o644),
+    )
+    .map_err(|e| format!("{}: {e}", rel.display()))?;
+    use std::io::Write;
+    std::fs::File::from(fd)
+        .write_all(b"../..\n")
+        .map_err(|e| format!("{}: {e}", rel.display()))
+}
+
+/// Why a `commondir` file in a git directory is protected.
+const COMMONDIR_WHY: &str = "git's pointer to a repository's common directory, whose \
+    configuration and hooks git then uses";
+
+/// The `commondir` files of the git directory `rel` (and of its submodules' git directories
+/// under `modules/`) that git did not write: git writes one only in a linked worktree's
+/// directory (`worktrees/<name>/commondir`, holding `../..`). Any other makes git read the
+/// configuration and hooks of the directory it names, so a command could plant a
+/// `core.fsmonitor` there for the user's next `git status` outside the sandbox, though the
+/// repository's own `config` and `hooks` are read-only.
+fn foreign_commondirs(root: &Path, rel: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![(rel.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        if depth > super::binds::MAX_MODULES_DEPTH {
+            continue;
+        }
+        let own = dir.join("commondir");
+        if std::fs::symlink_metadata(root.join(&own)).is_ok() {
+            out.push(own);
+        }
+        for worktree in subdirs(root, &dir.join("worktrees")) {
+            let file = worktree.join("commondir");
+            let Ok(meta) = std::fs::symlink_metadata(root.join(&file)) else {
+                continue;
+            };
+            let written_by_git = meta.is_file()
+                && meta.len() < 64
+                && std::fs::read_to_string(root.join(&file)).is_ok_and(|t| t.trim_end() == "../..");
+            if !written_by_git {
+                out.push(file);
+            }
+        }
+        let mut modules: Vec<(PathBuf, usize)> = subdirs(root, &dir.join("modules"))
+            .into_iter()
+            .map(|d| (d, depth + 1))
+            .collect();
+        while let Some((m, d)) = modules.pop() {
+            if d > super::binds::MAX_MODULES_DEPTH {
+                continue;
+            }
+            if std::fs::symlink_metadata(root.join(&m).join("HEAD")).is_ok() {
+                stack.push((m, d));
+            } else {
+                modules.extend(subdirs(root, &m).into_iter().map(|s| (s, d + 1)));
+            }
+        }
+    }
+    out
+}
+
+/// The directories (not links) directly in `rel`, at most 1024.
+fn subdirs(root: &Path, rel: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .take(1024)
+        .map(|e| rel.join(e.file_name()))
+        .collect()
 }
 
 /// The configuration keys (lower case; `*` any subsection) that `git init`, `git clone` and
@@ -465,6 +615,12 @@ mod tests {
             ]
         );
         assert!(root.join(q).join(".vscode/settings.json").is_file());
+        // a moved entry git tracks shows as deleted: the note says to keep that out of commits
+        assert!(
+            created[0].note.contains("leave that out of commits"),
+            "{}",
+            created[0].note
+        );
         assert!(root.join(q).join("app/.mcp.json").is_file());
         assert!(!root.join(".vscode").exists() && root.join("new/.husky").is_dir());
         assert!(root.join("repo/.git/config").is_file());
@@ -477,5 +633,74 @@ mod tests {
         assert_eq!(created.len(), 1);
         assert!(created[0].moved_to.is_none() && created[0].note.contains("could not move"));
         assert!(root.join(".envrc").is_file());
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn a_commondir_git_did_not_write_is_moved_aside() {
+        let t = tempfile::tempdir().unwrap();
+        let root = &t.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join(".toolgate")).unwrap();
+        git(root, &["init", "-q"]);
+        touch(root, "a");
+        git(root, &["add", "a"]);
+        git(root, &["commit", "-qm", "a"]);
+        git(root, &["worktree", "add", "-q", "wt"]);
+        // a copy of the git directory with a configuration that runs a program at git status
+        git(root, &["clone", "-q", "--bare", ".", "evil"]);
+        std::fs::write(
+            root.join("evil/config"),
+            "[core]\n\tfsmonitor = touch pwned\n",
+        )
+        .unwrap();
+        let before = find_protected(root, None, false);
+        // git's own worktree pointer is left alone
+        let (created, _) = created(root, &before);
+        assert_eq!(created, []);
+        // the repository's and the worktree's pointed at it, as a command can write them
+        std::fs::write(root.join(".git/commondir"), "../evil\n").unwrap();
+        std::fs::write(root.join(".git/worktrees/wt/commondir"), "../../../evil\n").unwrap();
+        assert!(git(root, &["config", "core.fsmonitor"]).contains("touch pwned"));
+        let (created, _) = super::created(root, &before);
+        let got: Vec<&str> = created.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(
+            got,
+            [".git/commondir", ".git/worktrees/wt/commondir"],
+            "{created:?}"
+        );
+        for c in &created {
+            let moved = root.join(c.moved_to.as_deref().unwrap());
+            assert!(moved.starts_with(root.join(".toolgate/quarantine")) && moved.is_file());
+            assert!(c
+                .note
+                .contains("configuration and hooks from another directory"));
+        }
+        assert!(!root.join(".git/commondir").exists());
+        // the worktree has git's pointer back and works
+        assert_eq!(
+            std::fs::read_to_string(root.join(".git/worktrees/wt/commondir")).unwrap(),
+            "../..\n"
+        );
+        assert!(
+            created[1].note.contains("wrote git's"),
+            "{}",
+            created[1].note
+        );
+        let wt_common = git(&root.join("wt"), &["rev-parse", "--git-common-dir"]);
+        assert_eq!(Path::new(wt_common.trim()), root.join(".git"));
+        // git reads the repository's own configuration again
+        let common = git(root, &["rev-parse", "--git-common-dir"]);
+        assert_eq!(common.trim(), ".git");
+        assert!(!git(root, &["config", "--list"]).contains("fsmonitor"));
     }
 }

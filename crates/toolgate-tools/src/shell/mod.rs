@@ -60,6 +60,7 @@ pub mod vars;
 pub const RUN_SHELL: &str = "run_shell";
 
 pub use binds::{covered, Covered, MAX_BINDS, MAX_WALK_ENTRIES};
+pub use cgroup::bytes_text;
 pub use cgroup_site::CgroupSite;
 pub use created::ProtectedCreated;
 pub use fs_rules::MIN_ABI as MIN_LANDLOCK_ABI;
