@@ -354,8 +354,8 @@ fn protected_paths(
         writeln!(
             out,
             "sandbox: the workspace has more than {MAX_PROTECTED_ENTRIES} entries to look at \
-             for protected paths: those the look did not reach (the deepest) are not protected \
-             in run_shell"
+             for protected paths (outside the directories above): run_shell refuses to run \
+             until there are fewer, since those past them could not be kept read-only"
         )?;
     }
     Ok(())

@@ -44,7 +44,7 @@
 //! `**` are walked only to their depth; any other needs the whole tree, at most
 //! [`MAX_WALK_ENTRIES`] entries (more refuses the run) and [`MAX_BINDS`] mounts.
 
-use super::protected_scan::{find_protected, Found};
+use super::protected_scan::{find_protected_within, Found, MAX_PROTECTED_ENTRIES};
 use super::sandbox::{Bind, BindKind};
 use super::ShellConfig;
 use crate::fs::protected;
@@ -158,6 +158,9 @@ pub(crate) enum PlanError {
     TooManyEntries,
     /// More than [`MAX_BINDS`] paths to cover.
     TooManyBinds,
+    /// More than [`MAX_PROTECTED_ENTRIES`](super::MAX_PROTECTED_ENTRIES) entries to look
+    /// through for protected paths: those past the budget could not be made read-only.
+    ProtectedLookCut,
 }
 
 impl std::fmt::Display for PlanError {
@@ -167,6 +170,15 @@ impl std::fmt::Display for PlanError {
                 f,
                 "the workspace has more than {MAX_WALK_ENTRIES} entries to check against the \
                  configuration's path rules"
+            ),
+            PlanError::ProtectedLookCut => write!(
+                f,
+                "the workspace has more than {} entries (outside {}) to look through for \
+                 protected paths (.git, .vscode, ...), so those past them could not be kept \
+                 read-only; remove what the workspace does not need (generated files), or ask \
+                 the operator",
+                super::MAX_PROTECTED_ENTRIES,
+                super::SKIPPED_DIRS.join(", ")
             ),
             PlanError::TooManyBinds => write!(
                 f,
@@ -252,6 +264,18 @@ pub(crate) fn plan(
     create: bool,
     earlier: Option<&Found>,
 ) -> Result<Plan, PlanError> {
+    plan_within(root, config, rules, create, earlier, MAX_PROTECTED_ENTRIES)
+}
+
+/// [`plan`] with a look for protected entries of at most `budget` entries.
+fn plan_within(
+    root: &Path,
+    config: &ShellConfig,
+    rules: &PathRules,
+    create: bool,
+    earlier: Option<&Found>,
+    budget: usize,
+) -> Result<Plan, PlanError> {
     let mut marks = Marks::default();
     for rel in &config.protected {
         let rel = Path::new(rel);
@@ -270,7 +294,12 @@ pub(crate) fn plan(
             _ => {}
         }
     }
-    let found = find_protected(root, earlier, false);
+    let found = find_protected_within(root, earlier, false, budget);
+    // a run must not start with protected entries it could not find: fail closed (a command
+    // that filled the workspace past the budget would otherwise have them writable next run)
+    if create && found.cut {
+        return Err(PlanError::ProtectedLookCut);
+    }
     for rel in found.entries.keys() {
         protect(root, rel, create, &mut marks);
     }
@@ -629,6 +658,35 @@ mod tests {
             plan(t.path(), &config, &rules, true, None),
             Err(PlanError::TooManyBinds)
         ));
+    }
+
+    /// A look for protected entries cut by its budget refuses the run (fail closed: a
+    /// command that filled the workspace would otherwise leave the next run's protected
+    /// entries past the budget writable); `toolgate check`'s look (no run) reports the cut.
+    #[test]
+    fn a_look_cut_by_its_budget_refuses_the_run() {
+        let t = tempfile::tempdir().unwrap();
+        for i in 0..50 {
+            touch(t.path(), &format!("junk/{i}"));
+        }
+        touch(t.path(), "zz/.vscode/settings.json");
+        let config = ShellConfig::default();
+        let rules = PathRules::new(&config);
+        let e = plan_within(t.path(), &config, &rules, true, None, 20)
+            .err()
+            .expect("a cut look refuses");
+        assert!(matches!(e, PlanError::ProtectedLookCut));
+        assert!(e.to_string().contains("could not be kept read-only"), "{e}");
+        let seen = plan_within(t.path(), &config, &rules, false, None, 20).unwrap();
+        assert!(seen.found.cut);
+        // within the budget the run is planned, the nested entry bound read-only
+        let ok = plan_within(t.path(), &config, &rules, true, None, 1_000).unwrap();
+        assert!(!ok.found.cut);
+        assert!(
+            ok.read_only.contains(&PathBuf::from("zz/.vscode")),
+            "{:?}",
+            ok.read_only
+        );
     }
     #[test]
     fn a_git_directory_is_bound_by_its_config_and_hooks_with_its_submodules() {

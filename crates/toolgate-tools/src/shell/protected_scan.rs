@@ -4,7 +4,9 @@
 //!
 //! Protected entries are looked for breadth first, the root's first, without following
 //! links, to [`MAX_PROTECTED_DEPTH`] components and at most [`MAX_PROTECTED_ENTRIES`] entries
-//! a run (past that budget the deeper levels are not looked at; `toolgate check` says so).
+//! a run. Past that budget the run is refused (`sandbox_failed`): an entry the look did not
+//! reach could not be kept read-only, and a command could otherwise fill the workspace with
+//! files to make the next run's protections lapse; `toolgate check` says so too.
 //! The walk does not enter a protected entry (it is bound whole, or is a git directory
 //! handled as above) nor a directory of dependencies or build output ([`SKIPPED_DIRS`]:
 //! `node_modules`, `vendor`, `target`, virtual environments, caches). Those hold other
@@ -34,7 +36,7 @@ use std::path::{Path, PathBuf};
 /// How deep protected entries are looked for: paths of at most this many components.
 pub const MAX_PROTECTED_DEPTH: usize = 8;
 /// The most entries one run looks at for protected entries (before and again after it).
-pub const MAX_PROTECTED_ENTRIES: usize = 200_000;
+pub const MAX_PROTECTED_ENTRIES: usize = 1_000_000;
 /// Directories the walk for protected entries does not enter: dependencies and build output
 /// (see the module docs). Compared exactly: the command cannot rename a directory that holds
 /// a protected entry (it is pinned), so it cannot hide one by renaming.
@@ -118,6 +120,16 @@ pub(super) struct Identity {
 /// before is listed whatever the budget and does not count against it, so a run cannot keep
 /// an entry it made there from being seen by filling the workspace with files.
 pub(crate) fn find_protected(root: &Path, earlier: Option<&Found>, free: bool) -> Found {
+    find_protected_within(root, earlier, free, MAX_PROTECTED_ENTRIES)
+}
+
+/// [`find_protected`] with a budget of `budget` entries instead of [`MAX_PROTECTED_ENTRIES`].
+pub(crate) fn find_protected_within(
+    root: &Path,
+    earlier: Option<&Found>,
+    free: bool,
+    budget: usize,
+) -> Found {
     use std::os::unix::fs::{DirEntryExt, MetadataExt};
     let mut found = Found::default();
     let settled_before = found.started.checked_sub(UNCHANGED_MARGIN);
@@ -126,7 +138,7 @@ pub(crate) fn find_protected(root: &Path, earlier: Option<&Found>, free: bool) -
     'dirs: while let Some((rel, depth)) = queue.pop_front() {
         let prior = earlier.and_then(|b| b.listed.get(&rel).map(|l| (b, l)));
         let counted = !(free && prior.is_some());
-        if counted && seen >= MAX_PROTECTED_ENTRIES {
+        if counted && seen >= budget {
             found.cut = true;
             continue;
         }
@@ -142,7 +154,7 @@ pub(crate) fn find_protected(root: &Path, earlier: Option<&Found>, free: bool) -
             if old.settled && old.ino == meta.ino() && old.ctime == ctime {
                 if counted {
                     seen += old.count;
-                    if seen > MAX_PROTECTED_ENTRIES {
+                    if seen > budget {
                         found.cut = true;
                         continue;
                     }
@@ -175,7 +187,7 @@ pub(crate) fn find_protected(root: &Path, earlier: Option<&Found>, free: bool) -
             listing.count += 1;
             if counted {
                 seen += 1;
-                if seen > MAX_PROTECTED_ENTRIES {
+                if seen > budget {
                     found.cut = true;
                     continue 'dirs;
                 }
