@@ -672,9 +672,8 @@ mod tests {
         touch(t.path(), "zz/.vscode/settings.json");
         let config = ShellConfig::default();
         let rules = PathRules::new(&config);
-        let e = plan_within(t.path(), &config, &rules, true, None, 20)
-            .err()
-            .expect("a cut look refuses");
+        let e =
+            plan_within(t.path(), &config, &rules, true, None, 20).expect_err("a cut look refuses");
         assert!(matches!(e, PlanError::ProtectedLookCut));
         assert!(e.to_string().contains("could not be kept read-only"), "{e}");
         let seen = plan_within(t.path(), &config, &rules, false, None, 20).unwrap();
