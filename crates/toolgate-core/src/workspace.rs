@@ -61,6 +61,19 @@ impl fmt::Debug for Workspace {
     }
 }
 
+/// Puts a `.gitignore` of `*` in toolgate's state directory `state` when it has none, so the
+/// store, logs and quarantined entries never show in the user's `git status` nor go into a
+/// commit. Best effort: a state directory that cannot take it works as before.
+fn ignored_by_git(state: &Dir) {
+    use cap_std::fs::OpenOptions;
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    if let Ok(mut f) = state.open_with(".gitignore", &opts) {
+        use std::io::Write;
+        let _ = f.write_all(b"# toolgate's own state: the store, logs, quarantined entries\n*\n");
+    }
+}
+
 /// A path inside the workspace: relative to the root, canonical (no `.`, `..` or symlink
 /// components at the time it was resolved). The root itself is `.`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -291,7 +304,9 @@ impl Workspace {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e),
         }
-        self.inner.dir.open_dir_nofollow(dir)
+        let state = self.inner.dir.open_dir_nofollow(dir)?;
+        ignored_by_git(&state);
+        Ok(state)
     }
 
     /// Whether this view may write.

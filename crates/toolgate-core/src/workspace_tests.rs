@@ -203,3 +203,24 @@ fn state_files_are_never_opened_through_links_or_fifos() {
         assert!(f.ws.open_state_file(d, n).is_err(), "{d:?} {n:?}");
     }
 }
+
+/// toolgate's state directory keeps itself out of git: a `.gitignore` of `*` is put there
+/// when it has none (so the store, logs and quarantined entries are not untracked files in
+/// the user's `git status`), never over one that exists, and never through a planted link.
+#[test]
+fn the_state_directory_is_ignored_by_git() {
+    let f = fixture();
+    f.ws.state_dir(".toolgate").unwrap();
+    let ignore = f.t.join("ws/.toolgate/.gitignore");
+    let text = std::fs::read_to_string(&ignore).unwrap();
+    assert!(text.lines().any(|l| l == "*"), "{text}");
+    // the user's own is kept
+    std::fs::write(&ignore, "audit.jsonl\n").unwrap();
+    f.ws.open_state_file(".toolgate", "audit.jsonl").unwrap();
+    assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "audit.jsonl\n");
+    // a link planted at its place is not written through
+    std::fs::remove_file(&ignore).unwrap();
+    symlink("../../outside/ignored.txt", &ignore).unwrap();
+    f.ws.state_dir(".toolgate").unwrap();
+    assert!(!f.t.join("outside/ignored.txt").exists());
+}

@@ -503,6 +503,13 @@ fn create_when_absent(root: &Path, rel: &Path) {
     if creatable && parent_is_dir {
         if let Err(e) = std::fs::create_dir(&path) {
             tracing::warn!(path = %path.display(), error = %e, "cannot create a protected directory");
+        } else if rel == Path::new(".toolgate") {
+            // as the workspace's state directory keeps itself out of the user's git status
+            // (`Workspace::state_dir`); new, so nothing is there to be followed
+            let _ = std::fs::write(
+                path.join(".gitignore"),
+                "# toolgate's own state: the store, logs, quarantined entries\n*\n",
+            );
         }
     }
 }
