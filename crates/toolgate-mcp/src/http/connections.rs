@@ -357,19 +357,22 @@ pub(crate) async fn serve(mut listener: GateListener, app: axum::Router, limits:
                 let open = state.enter();
                 let waiting = state.wait();
                 let app = app.clone();
-                let h1 = req.version() <= http::Version::HTTP_11;
-                let req = if h1 && !http_body::Body::is_end_stream(req.body()) {
-                    state.body_unread.store(true, Ordering::Relaxed);
-                    let state = state.clone();
-                    req.map(|inner| Body::new(Reading { inner, state }))
-                } else {
-                    req.map(Body::new)
+                // an HTTP/1.1 request with a body: watched for being read to its end
+                let watched = (req.version() <= http::Version::HTTP_11
+                    && !http_body::Body::is_end_stream(req.body()))
+                .then(|| state.clone());
+                let req = match &watched {
+                    Some(state) => {
+                        state.body_unread.store(true, Ordering::Relaxed);
+                        let state = state.clone();
+                        req.map(|inner| Body::new(Reading { inner, state }))
+                    }
+                    None => req.map(Body::new),
                 };
-                let state = state.clone();
                 async move {
                     let mut response = app.oneshot(req).await?;
                     drop(waiting);
-                    if h1 && state.body_unread.swap(false, Ordering::Relaxed) {
+                    if watched.is_some_and(|s| s.body_unread.swap(false, Ordering::Relaxed)) {
                         response.headers_mut().insert(
                             http::header::CONNECTION,
                             http::HeaderValue::from_static("close"),
