@@ -476,7 +476,7 @@ fn git_dir(root: &Path, rel: &Path, create: bool, marks: &mut Marks, depth: usiz
 }
 
 /// The directories (not links) directly in `rel`, at most 1024.
-fn subdirs(root: &Path, rel: &Path) -> Vec<PathBuf> {
+pub(super) fn subdirs(root: &Path, rel: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
         return Vec::new();
     };

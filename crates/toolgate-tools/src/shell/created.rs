@@ -42,7 +42,7 @@
 //! deeper than [`MAX_PROTECTED_DEPTH`](super::protected_scan::MAX_PROTECTED_DEPTH) or in a [`SKIPPED_DIRS`](super::protected_scan::SKIPPED_DIRS) directory, and inside an
 //! existing git directory, other than a `commondir`, unless a new `.git` file names it.
 
-use super::binds::is_plain;
+use super::binds::{is_plain, subdirs};
 use super::protected_scan::{find_protected, Found};
 use crate::fs::protected;
 use schemars::JsonSchema;
@@ -286,19 +286,6 @@ fn foreign_commondirs(root: &Path, rel: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-/// The directories (not links) directly in `rel`, at most 1024.
-fn subdirs(root: &Path, rel: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .take(1024)
-        .map(|e| rel.join(e.file_name()))
-        .collect()
 }
 
 /// The configuration keys (lower case; `*` any subsection) that `git init`, `git clone` and

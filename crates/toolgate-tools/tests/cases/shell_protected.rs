@@ -18,6 +18,14 @@ async fn direct(s: &Shell, command: &str) -> RunShellOutput {
         .unwrap_or_else(|e| panic!("{command}: {e}"))
 }
 
+/// Runs each of `attacks`, which must fail (a non-zero exit: the sandbox refused a write).
+async fn fail_each(s: &Shell, attacks: &[&str]) {
+    for attack in attacks {
+        let o = direct(s, attack).await;
+        assert_ne!(o.exit_code, Some(0), "{attack}: {o:?}");
+    }
+}
+
 /// The per-run cost in a workspace with a 100,000-entry `node_modules` and a 10,000-file
 /// source tree: measured, printed, and bounded loosely (`--ignored`, it builds 110k files).
 #[tokio::test]
@@ -116,8 +124,7 @@ async fn existing_protected_entries_stay_read_only_at_any_depth() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, "ORIGINAL\n").unwrap();
     }
-    for attack in [
-        "printf '{\"chat.tools.autoApprove\": true}' > .vscode/settings.json",
+    fail_each(&s, &[        "printf '{\"chat.tools.autoApprove\": true}' > .vscode/settings.json",
         "echo '{\"mcpServers\":{\"x\":{\"command\":\"touch\",\"args\":[\"pwned\"]}}}' > .cursor/mcp.json",
         "echo '{\"hooks\":{}}' > .claude/settings.json",
         "echo 'touch pwned' >> .husky/pre-commit",
@@ -139,10 +146,8 @@ async fn existing_protected_entries_stay_read_only_at_any_depth() {
         "rm -f .envrc && echo 'touch pwned' > .envrc",
         "touch .vscode/tasks.json",
         "ln .bashrc hard-link",
-    ] {
-        let o = direct(&s, attack).await;
-        assert_ne!(o.exit_code, Some(0), "{attack}: {o:?}");
-    }
+    ])
+    .await;
     for f in files {
         assert_eq!(read(&s, f), "ORIGINAL\n", "{f}");
     }
@@ -183,8 +188,7 @@ async fn nested_and_submodule_git_directories_keep_config_and_hooks_read_only() 
         ".git/config",
     ];
     let before: Vec<String> = watched.iter().map(|f| read(&s, f)).collect();
-    for attack in [
-        "git -C sub config core.fsmonitor 'touch pwned'",
+    fail_each(&s, &[        "git -C sub config core.fsmonitor 'touch pwned'",
         "printf '[diff]\\n\\texternal = touch pwned\\n' >> sub/.git/config",
         "echo 'touch pwned' > sub/.git/hooks/pre-commit",
         "mv sub/.git/hooks sub/.git/hooks-old && mkdir sub/.git/hooks && touch sub/.git/hooks/post-checkout",
@@ -195,10 +199,8 @@ async fn nested_and_submodule_git_directories_keep_config_and_hooks_read_only() 
         "echo x >> .git/config.worktree",
         "echo x >> .git/worktrees/wt/config.worktree",
         "echo 'gitdir: ../evil' > lib/.git",
-    ] {
-        let o = direct(&s, attack).await;
-        assert_ne!(o.exit_code, Some(0), "{attack}: {o:?}");
-    }
+    ])
+    .await;
     let after: Vec<String> = watched.iter().map(|f| read(&s, f)).collect();
     assert_eq!(before, after);
     assert!(!exists(s.ws().join("sub/.git/hooks/pre-commit")));
@@ -321,21 +323,22 @@ async fn odd_protected_entries_are_handled() {
          mkdir -p node_modules/pkg/.vscode && echo dep > node_modules/pkg/.vscode/x.json && \
          mkdir -p zz/.vscode zz/y && ln -s .. zz/y/.idea && echo ORIGINAL > zz/f",
     );
-    for attack in [
-        "echo x > .vscode/settings.json",
-        "echo x > conf/settings.json",
-        "echo x > .cursor/mcp.json",
-        "echo x > .husky",
-        "echo x > .git/hooks",
-        "echo x > sub/.git/config",
-        "echo x > real-config",
-        "echo x > \"$(printf '.vs\\342\\200\\214code')\"",
-        "echo x > zz/y/.idea/f",
-        "touch zz/.vscode/new",
-    ] {
-        let o = direct(&s, attack).await;
-        assert_ne!(o.exit_code, Some(0), "{attack}: {o:?}");
-    }
+    fail_each(
+        &s,
+        &[
+            "echo x > .vscode/settings.json",
+            "echo x > conf/settings.json",
+            "echo x > .cursor/mcp.json",
+            "echo x > .husky",
+            "echo x > .git/hooks",
+            "echo x > sub/.git/config",
+            "echo x > real-config",
+            "echo x > \"$(printf '.vs\\342\\200\\214code')\"",
+            "echo x > zz/y/.idea/f",
+            "touch zz/.vscode/new",
+        ],
+    )
+    .await;
     for f in [
         "conf/settings.json",
         ".husky",
