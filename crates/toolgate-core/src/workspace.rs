@@ -39,8 +39,6 @@ pub const MAX_SYMLINKS: usize = 40;
 pub struct Workspace {
     inner: Arc<Inner>,
     writable: bool,
-    /// Where a file with several hard links may be read ([`Workspace::reads_hard_link`]).
-    hard_link_reads: Option<Arc<[PathPattern]>>,
 }
 
 struct Inner {
@@ -49,6 +47,8 @@ struct Inner {
     /// The root as given, when it differs from the canonical one (for absolute arguments).
     given: Option<PathBuf>,
     dir: Dir,
+    /// Where a file with several hard links may be read ([`Workspace::reads_hard_link`]).
+    hard_link_reads: Box<[PathPattern]>,
 }
 
 impl fmt::Debug for Workspace {
@@ -56,7 +56,7 @@ impl fmt::Debug for Workspace {
         f.debug_struct("Workspace")
             .field("root", &self.inner.root)
             .field("writable", &self.writable)
-            .field("hard_link_reads", &self.hard_link_reads)
+            .field("hard_link_reads", &self.inner.hard_link_reads)
             .finish()
     }
 }
@@ -206,26 +206,41 @@ impl Workspace {
                 root: canonical,
                 given,
                 dir,
+                hard_link_reads: Box::default(),
             }),
             writable: true,
-            hard_link_reads: None,
         })
     }
 
     /// This workspace with files of several hard links readable beneath `patterns`
     /// (workspace-relative path globs, `[files] read_hard_links`); by default none is, since a
     /// hard link's other names may lie outside the workspace, where no path rule sees them.
-    pub fn with_hard_link_reads(mut self, patterns: Vec<PathPattern>) -> Workspace {
-        self.hard_link_reads = (!patterns.is_empty()).then(|| patterns.into());
-        self
+    /// Meant right after [`Workspace::open`]; on a workspace already shared, the clones keep
+    /// the patterns they had.
+    ///
+    /// # Errors
+    /// The I/O error of duplicating the root's descriptor, when the workspace is shared.
+    pub fn with_hard_link_reads(self, patterns: Vec<PathPattern>) -> io::Result<Workspace> {
+        let mut inner = match Arc::try_unwrap(self.inner) {
+            Ok(inner) => inner,
+            Err(shared) => Inner {
+                root: shared.root.clone(),
+                given: shared.given.clone(),
+                dir: shared.dir.try_clone()?,
+                hard_link_reads: Box::default(),
+            },
+        };
+        inner.hard_link_reads = patterns.into();
+        Ok(Workspace {
+            inner: Arc::new(inner),
+            writable: self.writable,
+        })
     }
 
     /// Whether a file with several hard links at `path` may be read (see
     /// [`Workspace::with_hard_link_reads`]).
     pub fn reads_hard_link(&self, path: &Path) -> bool {
-        self.hard_link_reads
-            .as_ref()
-            .is_some_and(|p| p.iter().any(|p| p.matches(path)))
+        self.inner.hard_link_reads.iter().any(|p| p.matches(path))
     }
 
     /// The canonical absolute root. Never show it to a model.
@@ -319,7 +334,6 @@ impl Workspace {
         Workspace {
             inner: self.inner.clone(),
             writable: false,
-            hard_link_reads: self.hard_link_reads.clone(),
         }
     }
 

@@ -224,3 +224,21 @@ fn the_state_directory_is_ignored_by_git() {
     f.ws.state_dir(".toolgate").unwrap();
     assert!(!f.t.join("outside/ignored.txt").exists());
 }
+
+/// `[files] read_hard_links`: the patterns reach the workspace they were given to, also when
+/// it was already shared (a clone keeps what it had); none by default.
+#[test]
+fn hard_link_reads_are_where_the_operator_said() {
+    use crate::pattern::{MatchMode, PathPattern};
+    let f = fixture();
+    let glob = || vec![PathPattern::parse("node_modules/.pnpm", MatchMode::Grant).unwrap()];
+    let linked = Path::new("node_modules/.pnpm/x/index.js");
+    assert!(!f.ws.reads_hard_link(linked));
+    let shared = f.ws.clone();
+    let ws = f.ws.clone().with_hard_link_reads(glob()).unwrap();
+    assert!(ws.reads_hard_link(linked) && ws.read_only().reads_hard_link(linked));
+    assert!(!ws.reads_hard_link(Path::new("src/index.js")));
+    assert!(!shared.reads_hard_link(linked));
+    let alone = Workspace::open(f.t.join("ws")).unwrap();
+    assert!(alone.with_hard_link_reads(glob()).unwrap().reads_hard_link(linked));
+}

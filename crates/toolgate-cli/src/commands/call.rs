@@ -93,7 +93,9 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let workspace = super::open_workspace(args.workspace.as_deref())?;
     let config = super::load_config(&workspace, args.config.as_deref(), super::ConfigUse::Run)?;
-    let workspace = workspace.with_hard_link_reads(config.hard_link_reads());
+    let workspace = workspace
+        .with_hard_link_reads(config.hard_link_reads())
+        .context("opening the workspace")?;
     let setup = super::session_setup(
         &config,
         args.role.as_deref(),

@@ -43,7 +43,9 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
         args.serve.config.as_deref(),
         super::ConfigUse::Run,
     )?;
-    let workspace = workspace.with_hard_link_reads(config.hard_link_reads());
+    let workspace = workspace
+        .with_hard_link_reads(config.hard_link_reads())
+        .context("opening the workspace")?;
     let setup = super::session_setup(
         &config,
         args.serve.role.as_deref(),

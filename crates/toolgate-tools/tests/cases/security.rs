@@ -122,7 +122,8 @@ async fn hard_linked_files_are_read_only_beneath_the_operators_globs() {
         .workspace(
             toolgate_core::Workspace::open(f.ws())
                 .unwrap()
-                .with_hard_link_reads(patterns),
+                .with_hard_link_reads(patterns)
+                .unwrap(),
         )
         .build()
         .unwrap();
