@@ -240,5 +240,8 @@ fn hard_link_reads_are_where_the_operator_said() {
     assert!(!ws.reads_hard_link(Path::new("src/index.js")));
     assert!(!shared.reads_hard_link(linked));
     let alone = Workspace::open(f.t.join("ws")).unwrap();
-    assert!(alone.with_hard_link_reads(glob()).unwrap().reads_hard_link(linked));
+    assert!(alone
+        .with_hard_link_reads(glob())
+        .unwrap()
+        .reads_hard_link(linked));
 }

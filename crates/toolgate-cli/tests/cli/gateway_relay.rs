@@ -118,7 +118,9 @@ fn subscriptions_list_changes_and_log_messages_pass_through_the_gateway_to_their
             sub("notes://c"),
             unsub("notes://c"),
         ],
-        "what reached the upstream sc"
+        "what reached the upstream sc (it was started by these processes: {:?}; one restart, \
+         by sc__die, is expected)",
+        std::fs::read_to_string(ws.join("sc.log.starts")).unwrap_or_default()
     );
     assert_eq!(forwarded(&ws, "sc2"), [], "nothing reached sc2");
     let _ = serve.child.kill();

@@ -127,6 +127,10 @@ def main() -> None:
                 write("garbage line that is not JSON " * 10)
         method, rid = msg["method"], msg["id"]
         if method == "initialize":
+            if args.log:
+                # each start, beside the log (for a test to tell a restart it did not cause)
+                with open(args.log + ".starts", "a") as f:
+                    f.write(f"{os.getpid()}\n")
             capabilities = {"tools": {"listChanged": True}}
             if prompts is not None:
                 capabilities["prompts"] = {}
