@@ -188,7 +188,7 @@ impl UpstreamTool {
             Err(Sent::No(e)) => {
                 // the connection took no request: nothing reached the upstream
                 if peer.is_transport_closed() {
-                    self.upstream.connection_lost();
+                    self.upstream.connection_lost(&peer);
                 }
                 self.upstream.breaker.abandoned(up);
                 self.breaker.abandoned(mine);
@@ -230,7 +230,7 @@ impl UpstreamTool {
     ) -> ToolError {
         let why = e.to_string();
         if peer.is_transport_closed() {
-            self.upstream.connection_lost();
+            self.upstream.connection_lost(peer);
         }
         self.upstream.call_failed(up, &why);
         self.breaker.failure(mine);

@@ -63,6 +63,15 @@ impl UpstreamState {
     }
 }
 
+/// Why a connection is ended by its supervisor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Restart {
+    /// Its transport closed (the server exited, the connection dropped).
+    Closed,
+    /// Its breaker opened (a stdio server that may be hung).
+    Hung,
+}
+
 pub(crate) struct Health {
     pub(crate) state: UpstreamState,
     pub(crate) detail: Option<String>,
@@ -170,10 +179,32 @@ impl Upstream {
         Some(self.requests.route(ctx, client))
     }
 
-    /// The connection is gone (a call found its transport closed): the supervisor notices at
-    /// once rather than at its next look.
-    pub(crate) fn connection_lost(&self) {
-        self.restart.notify_one();
+    /// The connection of `peer` is gone (a call found its transport closed): the supervisor
+    /// notices at once rather than at its next look. Nothing when `peer` is not the live
+    /// connection's (the supervisor has it in hand already, or has made a new one).
+    pub(crate) fn connection_lost(&self, peer: &Peer<RoleClient>) {
+        if self
+            .peer
+            .load()
+            .as_deref()
+            .is_some_and(|live| std::ptr::eq(live, peer))
+        {
+            self.restart.notify_one();
+        }
+    }
+
+    /// Why the live connection is to end, now that a restart was asked for: its transport
+    /// closed, or its breaker is open (a stdio server that stopped answering). `None` for a
+    /// request about an earlier connection (a call that found the last one closed, a breaker
+    /// since closed by the new connection): the `Notify` keeps one such request past the
+    /// connection it was meant for, and acting on it would end a good connection (and make
+    /// its resubscriptions twice).
+    fn restart_asked(&self, transport_closed: bool) -> Option<Restart> {
+        if transport_closed {
+            return Some(Restart::Closed);
+        }
+        (self.config.command.is_some() && self.breaker.state() != BreakerState::Closed)
+            .then_some(Restart::Hung)
     }
 
     /// Updates the health (`state` when given) and records it in the store and the metrics.
@@ -317,10 +348,12 @@ impl Upstream {
             tokio::select! {
                 () = shutdown.cancelled() => return None,
                 () = self.restart.notified() => {
-                    if peer.is_transport_closed() {
-                        return Some(self.ended(conn));
+                    if let Some(why) = self.restart_asked(peer.is_transport_closed()) {
+                        return Some(match why {
+                            Restart::Closed => self.ended(conn),
+                            Restart::Hung => "restarted: it stopped answering (its breaker opened)".into(),
+                        });
                     }
-                    return Some("restarted: it stopped answering (its breaker opened)".into());
                 }
                 () = self.list_changed.notified() => {
                     if !spaced(&mut tools_listed, shutdown).await {
@@ -437,7 +470,60 @@ pub(crate) fn breaker(config: &UpstreamConfig) -> Breaker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::FutureExt;
     use tokio::time::Instant;
+
+    fn upstream(entry: serde_json::Value, dir: &std::path::Path) -> Upstream {
+        let config: UpstreamConfig = serde_json::from_value(entry).unwrap();
+        let store = Store::open(dir.join("toolgate.db")).unwrap();
+        Upstream::new(config, store, None, None)
+    }
+
+    #[test]
+    fn a_restart_asked_for_an_earlier_connection_leaves_the_live_one_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let u = upstream(
+            serde_json::json!({"name": "up", "command": "srv", "failure_threshold": 2}),
+            t.path(),
+        );
+        // a call found the last connection closed after its supervisor had moved on: the
+        // request is kept by the Notify, and the new connection (transport open, breaker
+        // closed) must not be ended for it
+        u.restart.notify_one();
+        assert!(u.restart.notified().now_or_never().is_some(), "kept");
+        assert_eq!(u.restart_asked(false), None);
+        // the live connection's transport closed
+        assert_eq!(u.restart_asked(true), Some(Restart::Closed));
+        // its breaker opened: a stdio server that may be hung is started again
+        let admission = u.breaker.admit().unwrap();
+        u.call_failed(admission, "timed out");
+        assert_eq!(u.restart_asked(false), None, "one failure of two");
+        let admission = u.breaker.admit().unwrap();
+        u.call_failed(admission, "timed out");
+        assert!(
+            u.restart.notified().now_or_never().is_some(),
+            "the breaker's opening asks for a restart"
+        );
+        assert_eq!(u.restart_asked(false), Some(Restart::Hung));
+        // the new connection closes the breaker: a request left from the opening is stale
+        u.breaker.success();
+        assert_eq!(u.restart_asked(false), None);
+    }
+
+    #[test]
+    fn an_http_upstream_is_not_restarted_for_its_breaker() {
+        let t = tempfile::tempdir().unwrap();
+        let u = upstream(
+            serde_json::json!({"name": "up", "url": "http://127.0.0.1:9/mcp", "failure_threshold": 1}),
+            t.path(),
+        );
+        let admission = u.breaker.admit().unwrap();
+        u.call_failed(admission, "refused");
+        assert_ne!(u.breaker.state(), BreakerState::Closed);
+        assert!(u.restart.notified().now_or_never().is_none(), "not asked");
+        assert_eq!(u.restart_asked(false), None);
+        assert_eq!(u.restart_asked(true), Some(Restart::Closed));
+    }
 
     #[tokio::test]
     async fn listings_again_are_a_second_apart_and_a_shutdown_ends_the_wait() {
