@@ -281,3 +281,62 @@ fn toolgate_call_killed_at_any_moment_of_a_write_leaves_no_file_without_a_record
     let verdict = verify(&ws);
     assert!(verdict.starts_with("audit log intact"), "{verdict}");
 }
+
+/// The processes whose command line is exactly `argv`.
+fn processes(argv: &[&str]) -> Vec<u32> {
+    let wanted: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted))
+        .collect()
+}
+
+/// A run_shell command in the background and in the foreground, and `toolgate call` killed
+/// with SIGKILL while it runs: nothing of the run is left (its PID 1 gets SIGKILL when the
+/// thread it was forked from dies, and the rest of its PID namespace dies with it; without
+/// a PID namespace the next start kills what its cgroup holds).
+#[test]
+fn a_run_does_not_outlive_a_toolgate_killed_by_sigkill() {
+    let t = super::tree();
+    let ws = t.path().join("ws");
+    // a duration no other process uses: the run's processes are found by their command line
+    let marker = format!("313.{}", std::process::id());
+    let command = format!("sleep {marker} & sleep {marker}");
+    let args = json!({ "command": command }).to_string();
+    let mut call = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["call", "run_shell", &args, "--yes", "-w"])
+        .arg(&ws)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sleep = ["sleep", marker.as_str()];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while processes(&sleep).len() < 2 {
+        if Instant::now() > deadline || call.try_wait().unwrap().is_some() {
+            let _ = call.kill();
+            let out = call.wait_with_output().unwrap();
+            panic!(
+                "the run's two sleeps never showed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    call.kill().unwrap();
+    call.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes(&sleep).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = processes(&sleep);
+    for pid in &left {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert!(left.is_empty(), "the run outlived toolgate: {left:?}");
+}

@@ -234,7 +234,7 @@ impl Drop for RunCgroup {
 
 /// SIGKILL to every process `dir/cgroup.procs` lists, each through a pidfd opened and then
 /// checked to belong to the cgroup (a pid reused meanwhile by a process elsewhere is spared).
-fn kill_members(dir: &Path) {
+pub(super) fn kill_members(dir: &Path) {
     let Ok(procs) = fs::read_to_string(dir.join("cgroup.procs")) else {
         return;
     };

@@ -64,7 +64,7 @@ pub(crate) fn site() -> Option<&'static CgroupSite> {
         let own = fs::read_to_string("/proc/self/cgroup").ok()?;
         let site = find(&parse_mounts(&mounts), &parse_own(&own))?;
         for dir in site.dirs() {
-            remove_stale(dir);
+            remove_stale(dir, site.version);
         }
         Some(site)
     })
@@ -319,9 +319,15 @@ fn parse_name(name: &str) -> Option<(u32, u64)> {
     Some((pid, start))
 }
 
-/// Removes the empty cgroups in `dir` that a toolgate process no longer running made (a
-/// non-empty one is left: its processes are not toolgate's to judge).
-fn remove_stale(dir: &Path) {
+/// How many passes of killing and removing a stale cgroup gets, 5 ms apart.
+const STALE_PASSES: u32 = 40;
+
+/// Removes the cgroups in `dir` (of cgroup `version`) that a toolgate process no longer
+/// running made, killing what is left in them first: processes of a run whose toolgate died
+/// (a run never outlives its toolgate on purpose; with a PID namespace its processes die
+/// with it, without one they may be left here). One that cannot be emptied within
+/// [`STALE_PASSES`] passes is left, logged.
+fn remove_stale(dir: &Path, version: u8) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -333,14 +339,30 @@ fn remove_stale(dir: &Path) {
         if start_time(pid) == Some(start) {
             continue;
         }
-        match fs::remove_dir(e.path()) {
+        let path = e.path();
+        let mut passes = 0;
+        let removed = loop {
+            if version == 2 {
+                // ENOENT before Linux 5.14: the members are killed one by one below
+                let _ = fs::write(path.join("cgroup.kill"), "1");
+            }
+            super::cgroup::kill_members(&path);
+            match fs::remove_dir(&path) {
+                Ok(()) => break Ok(()),
+                Err(err) if passes + 1 >= STALE_PASSES => break Err(err),
+                Err(_) => {}
+            }
+            passes += 1;
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        match removed {
             Ok(()) => {
-                tracing::info!(cgroup = %e.path().display(), "removed a stale run_shell cgroup")
+                tracing::info!(cgroup = %path.display(), "removed a stale run_shell cgroup")
             }
             Err(err) => tracing::warn!(
-                cgroup = %e.path().display(),
+                cgroup = %path.display(),
                 error = %err,
-                "a stale run_shell cgroup still holds processes; left in place"
+                "a stale run_shell cgroup could not be emptied; left in place"
             ),
         }
     }

@@ -114,10 +114,13 @@ fn stale_cgroups_of_ended_processes_are_removed_when_empty() {
         std::fs::create_dir(t.join(d)).unwrap();
     }
     std::fs::write(t.join(&busy).join("cgroup.procs"), "1\n").unwrap();
-    remove_stale(t);
+    remove_stale(t, 1);
     assert!(t.join(&mine).exists(), "this process's own");
     assert!(!t.join(&stale).exists());
-    assert!(t.join(&busy).exists(), "one that is not empty");
+    assert!(
+        t.join(&busy).exists(),
+        "one that cannot be emptied (its pid 1 is not a member: spared)"
+    );
     assert!(
         !t.join(&reused).exists(),
         "this pid, but started at another time"
@@ -140,4 +143,38 @@ fn a_site_says_where_it_is() {
         site.describe(),
         "cgroup v1 (pids under /sys/fs/cgroup/pids, memory under /sys/fs/cgroup/memory/x)"
     );
+}
+
+/// On a machine that gives a cgroup: a process left in the cgroup of a toolgate that died (a
+/// run without a PID namespace whose toolgate was killed) is killed at the next start, and
+/// the cgroup removed.
+#[test]
+fn a_run_left_by_a_dead_toolgate_is_killed_and_its_cgroup_removed() {
+    let Some(site) = site() else {
+        eprintln!("skipped: this machine gives run_shell no cgroup");
+        return;
+    };
+    // pid 4194304 is above the kernel's largest: its owner is gone
+    let stale = site
+        .pids
+        .join(format!("{PREFIX}4194304-1-{}", std::process::id()));
+    std::fs::create_dir(&stale).unwrap();
+    let mut left = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    std::fs::write(stale.join("cgroup.procs"), left.id().to_string()).unwrap();
+    let started = std::time::Instant::now();
+    remove_stale(&site.pids, site.version);
+    let status = left.wait().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "killed, not waited for"
+    );
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9),
+        "{status:?}"
+    );
+    assert!(!stale.exists(), "removed: {}", stale.display());
 }

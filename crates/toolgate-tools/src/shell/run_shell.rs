@@ -459,6 +459,8 @@ pub(crate) struct Rules<'a> {
 /// the covers of hidden paths).
 #[derive(Debug)]
 pub(crate) struct Kept {
+    // the thread the server was forked from: its drop (or toolgate's death) kills the server
+    _parent: sandbox::Parent,
     _tmp: tempfile::TempDir,
     _cover: Option<tempfile::TempDir>,
     // its drop kills what is left in it and removes it
@@ -617,11 +619,12 @@ impl Run {
     /// # Errors
     /// The spawn error ([`sandbox::setup_failure`] tells a failed set-up step).
     pub(crate) async fn spawn(self) -> std::io::Result<(tokio::process::Child, Vec<String>, Kept)> {
-        let child = sandbox::spawn(self.command, self.new_pid).await?;
+        let (child, parent) = sandbox::spawn(self.command, self.new_pid).await?;
         Ok((
             child,
             self.missing,
             Kept {
+                _parent: parent,
                 _tmp: self._tmp,
                 _cover: self._cover,
                 _cgroup: self.cgroup,
@@ -650,7 +653,8 @@ impl Run {
                 .unwrap_or_else(Instant::now),
         );
         let started = Instant::now();
-        let mut child = sandbox::spawn(command, new_pid)
+        // `_parent` lives to the end of the run: a toolgate killed meanwhile takes the run along
+        let (mut child, _parent) = sandbox::spawn(command, new_pid)
             .await
             .map_err(|e| spawn_error(&config.bash, &e).no_effect())?;
         let mut group = Group::new(child.id());

@@ -43,11 +43,18 @@
 //!    answers `io_uring_setup` with `ENOSYS` (as a kernel without io_uring does, which
 //!    programs fall back from): an io_uring's operations, socket creation and `connect`
 //!    among them since Linux 5.19, are not system calls a seccomp filter sees;
+//! 9. the parent death signal, SIGKILL (last: a change of credentials would clear it; see
+//!    below), and, outside a new PID namespace, a check that the parent still lives.
 //!
 //! A PID namespace cannot be entered by the process that asks for it, only by its children, so
 //! [`spawn`] forks from a fresh thread that has called `unshare(CLONE_NEWPID)` first: the shell
 //! is then PID 1 of its own namespace, and when it ends or is killed the kernel kills every
 //! process left in it, including those that left the process group with `setsid`.
+//!
+//! Every command is forked from such a thread (in a new PID namespace or not), which then
+//! waits until the run's [`Parent`] is dropped; the child's last step before `exec` sets its
+//! parent death signal to SIGKILL. So the command dies when that thread ends: at the run's end,
+//! or with toolgate, however toolgate dies.
 
 #![allow(unsafe_code)]
 
@@ -151,7 +158,7 @@ pub(crate) struct ChildSetup {
 const STEP_BASE: i32 = 100_000;
 
 /// The steps of [`ChildSetup::apply`], as reported back in a spawn error.
-const STEPS: [&str; 11] = [
+const STEPS: [&str; 12] = [
     "setsid",
     "user namespace",
     "mount and network namespaces",
@@ -163,6 +170,7 @@ const STEPS: [&str; 11] = [
     "landlock",
     "seccomp",
     "joining the run's cgroup",
+    "parent death signal",
 ];
 
 fn step(n: usize) -> impl Fn(rustix::io::Errno) -> io::Error {
@@ -179,7 +187,8 @@ pub(crate) fn setup_failure(e: &io::Error) -> Option<(&'static str, io::Error)> 
 
 impl ChildSetup {
     /// Runs in the forked child. Only system calls on data prepared by the parent.
-    fn apply(&mut self, in_new_pid: bool) -> io::Result<()> {
+    /// `toolgate` is toolgate's own pid (the child's parent outside a new PID namespace).
+    fn apply(&mut self, in_new_pid: bool, toolgate: u32) -> io::Result<()> {
         for procs in &self.cgroup_procs {
             // `0`: the writing process itself
             rustix::io::write(procs, b"0").map_err(step(10))?;
@@ -267,6 +276,16 @@ impl ChildSetup {
         if self.block_unix_sockets {
             rustix::thread::set_no_new_privs(true).map_err(step(9))?;
             refuse_unix_sockets().map_err(step(9))?;
+        }
+        // last, once the credentials no longer change (a change clears it): killed when the
+        // thread that forked it ends, which [`spawn`] keeps alive for the run, so a run does
+        // not outlive a toolgate killed by SIGKILL. Its parent already gone (toolgate died
+        // since the fork) is seen where the parent is visible, outside a new PID namespace.
+        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+            .map_err(step(11))?;
+        let parent = rustix::process::getppid().map(rustix::process::Pid::as_raw_pid);
+        if !in_new_pid && parent.and_then(|p| u32::try_from(p).ok()) != Some(toolgate) {
+            return Err(step(11)(rustix::io::Errno::SRCH));
         }
         Ok(())
     }
@@ -645,40 +664,71 @@ fn errno() -> i32 {
 /// Installs `setup` as `command`'s pre-exec hook.
 pub(crate) fn install(command: &mut Command, mut setup: ChildSetup) -> bool {
     let new_pid = setup.new_pid;
+    let toolgate = std::process::id();
     // SAFETY: `apply` only makes system calls on data owned by the closure: it allocates
     // nothing and takes no lock, so it is sound in the child of a multi-threaded process.
     unsafe {
-        command.pre_exec(move || setup.apply(new_pid));
+        command.pre_exec(move || setup.apply(new_pid, toolgate));
     }
     new_pid
 }
 
-/// Spawns `command`; when `new_pid`, from a fresh thread inside a new PID namespace, so the
-/// child is PID 1 of it. Runs inside the current tokio runtime (the child is a tokio child).
+/// The thread a sandboxed command was forked from, kept alive while this is held: the
+/// command's parent death signal (SIGKILL, set by [`ChildSetup::apply`]) is sent when that
+/// thread ends, so dropping this kills the command if it still runs, and so does toolgate's
+/// own death, SIGKILL included. With a PID namespace the command is its PID 1, whose death
+/// ends every process of the run.
+#[derive(Debug)]
+#[must_use = "dropping it kills the command"]
+pub(crate) struct Parent {
+    _alive: std::sync::mpsc::Sender<()>,
+}
+
+/// The stack of a [`Parent`] thread: it forks once, then only waits.
+const PARENT_STACK: usize = 256 * 1024;
+
+/// Spawns `command` from a fresh thread that stays alive while the returned [`Parent`] is
+/// held (dropping it kills the command if it still runs); when `new_pid`, that thread is in a
+/// new PID namespace, so the command is PID 1 of it. Runs inside the current tokio runtime
+/// (the child is a tokio child).
 ///
 /// # Errors
 /// The spawn error; [`setup_failure`] tells a failed set-up step from it.
-pub(crate) async fn spawn(command: Command, new_pid: bool) -> io::Result<tokio::process::Child> {
+pub(crate) async fn spawn(
+    command: Command,
+    new_pid: bool,
+) -> io::Result<(tokio::process::Child, Parent)> {
     let mut command = tokio::process::Command::from(command);
     command.kill_on_drop(true);
-    if !new_pid {
-        return command.spawn();
-    }
     let handle = tokio::runtime::Handle::current();
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let (alive, ended) = std::sync::mpsc::channel::<()>();
     std::thread::Builder::new()
-        .name("toolgate-sandbox".into())
+        .name("toolgate-run".into())
+        .stack_size(PARENT_STACK)
         .spawn(move || {
-            let _runtime = handle.enter();
-            // SAFETY: CLONE_NEWPID changes only which namespace this thread's future children
-            // are created in; this thread spawns one child and ends.
-            let result = unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWPID) }
-                .map_err(|e| step(2)(e))
-                .and_then(|()| command.spawn());
-            let _ = tx.send(result);
+            let result = {
+                let _runtime = handle.enter();
+                if new_pid {
+                    // SAFETY: CLONE_NEWPID changes only which namespace this thread's future
+                    // children are created in; this thread spawns one child.
+                    unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWPID) }
+                        .map_err(|e| step(2)(e))
+                        .and_then(|()| command.spawn())
+                } else {
+                    command.spawn()
+                }
+            };
+            let spawned = result.is_ok();
+            if tx.send(result).is_ok() && spawned {
+                // until the Parent is dropped (every sender gone): then this thread ends
+                let _ = ended.recv();
+            }
         })?;
-    rx.await
-        .unwrap_or_else(|_| Err(io::Error::other("the sandbox spawner thread died")))
+    let child = rx
+        .await
+        .unwrap_or_else(|_| Err(io::Error::other("the sandbox spawner thread died")))?;
+    Ok((child, Parent { _alive: alive }))
 }
 
 /// The Landlock ABI the running kernel offers (0 when it has none).
