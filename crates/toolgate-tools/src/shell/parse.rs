@@ -166,7 +166,9 @@ struct Analyzer {
 /// x=5`, before the evaluation in the same sequence or `&&` list; or the initializer of the
 /// enclosing `for ((..))`); before it the value comes from the environment. Appending a
 /// number (`x+=1`, `x+=$((..))`) keeps a number a number and text text: it neither sets nor
-/// taints.
+/// taints. A declaration without a value (`export x`, `readonly x`, `export -n x`, `declare
+/// -x x` outside a function: see [`keeps_values`]) keeps the value too; after `readonly x`
+/// an assignment to x fails, so one written after it sets nothing.
 #[derive(Default)]
 struct Known {
     /// Where a variable holds a number it was given in the line.
@@ -185,6 +187,12 @@ struct Known {
     /// A builtin assigns a variable whose name is only known when it runs (`printf -v "$v"`,
     /// `read "$v"`, `declare "$v=..."`): it may be any of them.
     any: bool,
+    /// Where a variable is made read-only without a value (`readonly x`, `declare -r x`):
+    /// an assignment after it fails.
+    frozen: Vec<(String, usize)>,
+    /// Variables a declaration of the line exports (`export x`, `declare -x x=1`): a later
+    /// assignment to one reaches the commands after it, as `export x=...` would.
+    exported: std::collections::HashSet<String>,
 }
 
 /// One assignment of a number, and the bytes of the line where it has surely run.
@@ -213,6 +221,7 @@ impl Known {
                         && s.from < at
                         && at <= s.to
                         && (s.function == function || s.function.is_none() && s.to == usize::MAX)
+                        && !self.frozen.iter().any(|(n, f)| n == name && *f < s.from)
                 })
     }
 }
@@ -255,6 +264,22 @@ impl Analyzer {
                     self.pinned.push(why);
                 }
             }
+        }
+    }
+
+    /// Records what assigning the shell variable `name` means: for later commands, as an
+    /// exported variable when a declaration of the line exports it (`export x=5; x=abc`
+    /// hands `abc` on), else as [`vars::judge_shell_variable`] says. `number`: the value is
+    /// a number (arithmetic) whose digits are not known here.
+    fn shell_var(&mut self, name: &str, value: Option<&str>, number: bool) {
+        let bare = name.split('[').next().unwrap_or(name);
+        if self.known.last().is_some_and(|k| k.exported.contains(bare)) {
+            self.var(match value {
+                None if number => vars::judge_number(name),
+                _ => vars::judge(name, value),
+            });
+        } else {
+            self.var(vars::judge_shell_variable(name, value));
         }
     }
 
@@ -349,7 +374,7 @@ impl Analyzer {
             "command" => self.command(node, src, nesting),
             "declaration_command" | "unset_command" => {
                 let argv = node_words(node, src);
-                self.declare(&argv);
+                self.declare(&argv, Some((node.start_byte(), function_of(node))));
                 let reading = program::read(&argv);
                 self.commands.push(SimpleCommand {
                     argv,
@@ -364,11 +389,14 @@ impl Analyzer {
             {
                 // an assignment without a command: a shell variable
                 let (name, value) = assignment_parts(node, src);
-                self.var(vars::judge_shell_variable(&name, value.as_deref()));
+                let number = node
+                    .child_by_field_name("value")
+                    .is_some_and(|v| is_number(v, src));
+                self.shell_var(&name, value.as_deref(), number);
             }
             "for_statement" => {
                 if let Some(v) = node.child_by_field_name("variable") {
-                    self.var(vars::judge_shell_variable(text(v, src), None));
+                    self.shell_var(text(v, src), None, false);
                 }
             }
             "file_redirect" => self.redirect(node, src),
@@ -584,7 +612,7 @@ impl Analyzer {
         let Some(name) = words.first() else {
             // assignments with only redirections: shell variables
             for (name, value) in &prefixes {
-                self.var(vars::judge_shell_variable(name, value.as_deref()));
+                self.shell_var(name, value.as_deref(), false);
             }
             return;
         };
@@ -764,7 +792,9 @@ impl Analyzer {
                 }
             }
             "export" | "declare" | "typeset" | "local" | "readonly" | "unset" => {
-                self.declare(argv);
+                // run by `builtin`, `command`, ...: where it stands is not looked at, so a
+                // value it keeps counts as unknown
+                self.declare(argv, None);
             }
             "set" => {
                 let allexport = argv
@@ -778,7 +808,7 @@ impl Analyzer {
             }
             "read" | "printf" | "getopts" | "mapfile" | "readarray" => {
                 for n in assigned_names(name, argv) {
-                    self.var(vars::judge_shell_variable(n, None));
+                    self.shell_var(n, None, false);
                 }
             }
             "git" => {
@@ -814,8 +844,11 @@ impl Analyzer {
         }
     }
 
-    /// `export`, `declare`, `typeset`, `local`, `readonly` and `unset`, with their words.
-    fn declare(&mut self, argv: &[String]) {
+    /// `export`, `declare`, `typeset`, `local`, `readonly` and `unset`, with their words;
+    /// `place` is where the declaration stands (its first byte, and the function holding it)
+    /// when it is a declaration of the line, so a name without a value is judged by the value
+    /// the variable holds there (`x=5; export x` as `export x=5`; see [`Known`]).
+    fn declare(&mut self, argv: &[String], place: Option<(usize, Option<usize>)>) {
         let Some(keyword) = argv.first() else {
             return;
         };
@@ -824,6 +857,22 @@ impl Analyzer {
             .filter(|a| a.starts_with('-') && a.len() > 1)
             .map(|a| &a[1..])
             .collect();
+        let all_flags: String = argv[1..]
+            .iter()
+            .filter(|a| (a.starts_with('-') || a.starts_with('+')) && a.len() > 1)
+            .map(|a| &a[1..])
+            .collect();
+        // the number the variable holds where the declaration keeps its value, if the line
+        // gave it one that has surely been assigned there
+        let holds_number = |this: &Analyzer, name: &str| {
+            place.is_some_and(|(at, function)| {
+                keeps_values(keyword, &all_flags, function.is_some())
+                    && this
+                        .known
+                        .last()
+                        .is_some_and(|k| k.number(name, at, function))
+            })
+        };
         let unset = keyword == "unset";
         let unexport = keyword == "export" && flags.contains('n');
         let exports = keyword == "export" || flags.contains('x');
@@ -872,6 +921,8 @@ impl Analyzer {
             {
                 // re-exporting, or making read-only, the value it has
                 Var::Harmless
+            } else if exports && value.is_none() && holds_number(self, name) {
+                vars::judge_number(name)
             } else if exports {
                 vars::judge(name, value)
             } else {
@@ -1228,6 +1279,23 @@ fn known(root: Node, src: &str) -> Known {
                         .unzip()
                 };
                 let keyword = n.child(0).map(|c| text(c, src)).unwrap_or_default();
+                let options: String = words
+                    .iter()
+                    .filter(|w| (w.starts_with('-') || w.starts_with('+')) && w.len() > 1)
+                    .map(|w| &w[1..])
+                    .collect();
+                let minus: String = words
+                    .iter()
+                    .filter(|w| w.starts_with('-') && w.len() > 1)
+                    .map(|w| &w[1..])
+                    .collect();
+                // a name without a value keeps what the variable holds (`export x`)
+                let keeps = n.kind() == "declaration_command"
+                    && keeps_values(keyword, &options, function_of(n).is_some());
+                let exports = n.kind() == "declaration_command"
+                    && (keyword == "export" && !options.contains(['n', 'f'])
+                        || minus.contains('x') && !minus.contains('f'));
+                let freezes = keyword == "readonly" || minus.contains('r');
                 let assigns = n.kind() != "command"
                     || words
                         .iter()
@@ -1246,9 +1314,17 @@ fn known(root: Node, src: &str) -> Known {
                     if !printf_argument && !numbers[i] && (w.contains('$') || w.contains('`')) {
                         k.any = true;
                     }
-                    if !name.is_empty() && !name.starts_with('-') {
+                    if !name.is_empty() && !name.starts_with('-') && !name.starts_with('+') {
                         k.declared.push((name.clone(), n.start_byte()));
-                        if !numbers[i] {
+                        if exports {
+                            k.exported.insert(name.clone());
+                        }
+                        let plain = !w.contains(['=', '$', '`', '"', '\'', '\\']);
+                        if keeps && plain {
+                            if freezes {
+                                k.frozen.push((name, n.start_byte()));
+                            }
+                        } else if !numbers[i] {
                             k.tainted.insert(name);
                         }
                     }
@@ -1318,6 +1394,22 @@ fn declaration_sets(d: Node, src: &str) -> bool {
             "declare" | "typeset" | "local" | "readonly" | "export"
         )
         && (keyword != "local" || in_function)
+}
+
+/// Whether a declaration by `keyword` with the option letters `options` (of its `-x` and
+/// `+x` words) keeps the value a variable it names without one holds: `export` (`-n`
+/// included) and `readonly` always, `declare` and `typeset` outside a function or with `-g`
+/// (in a function they make a new local variable without a value), each only with options
+/// that keep a number a number (see [`declaration_sets`]); never `local`, which makes a new
+/// variable.
+fn keeps_values(keyword: &str, options: &str, in_function: bool) -> bool {
+    let allowed = if keyword == "export" { "agilruxn" } else { "agilrux" };
+    options.bytes().all(|b| allowed.as_bytes().contains(&b))
+        && match keyword {
+            "export" | "readonly" => true,
+            "declare" | "typeset" => !in_function || options.contains('g'),
+            _ => false,
+        }
 }
 
 /// The first byte of the innermost function definition holding `node`, if any.

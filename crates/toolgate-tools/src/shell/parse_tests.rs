@@ -753,3 +753,58 @@ fn unquoted_expansions_in_arguments_of_programs_that_run_commands_are_uncertain(
         assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
     }
 }
+
+/// `export x`, `readonly x`, `declare -x x` and `export -n x` without a value keep the value
+/// the variable has: one the line gave a number stays a number for the commands it runs and
+/// for arithmetic after; one from the environment, from text, or from a name only known when
+/// the line runs stays unknown.
+#[test]
+fn a_declaration_without_a_value_keeps_what_the_variable_holds() {
+    for src in [
+        "x=5; export x; ./build.sh",
+        "x=5; export x; echo $((x + 1))",
+        "x=5; readonly x; echo $((x))",
+        "x=5; readonly x; export x; ./build.sh",
+        "x=5; declare -x x; make",
+        "x=5; typeset -x x; make",
+        "x=5; declare -gx x; echo $((x))",
+        "x=5 y=7; export x y; make",
+        "x=5; y=$((x * 2)); export x y; make",
+        "x=5; export x; export -n x; echo $((x))",
+        "export x=5; export -n x; echo $((x))",
+        "n=$((2 * 3)); export n; ./run.sh",
+        "f() { x=5; export x; echo $((x)); }; f",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
+    }
+    for src in [
+        // from the environment, or a name only known when the line runs
+        "export x; ./build.sh",
+        "export x; echo $((x))",
+        "export \"$y\"; make",
+        "export $(cat names); make",
+        "x=5; export x y; make",
+        "declare -x x; make",
+        // text, an upper-case name, a lower-case name programs read
+        "x=abc; export x; ./build.sh",
+        "X=5; export X; make",
+        "http_proxy=1; export http_proxy; curl x",
+        // the assignment may not have run
+        "a && x=5; export x; make",
+        "(x=5); export x; make",
+        // an assignment after `readonly` fails: the value is the environment's
+        "readonly x; x=5; echo $((x))",
+        "declare -r x; x=5; echo $((x))",
+        // in a function `declare` makes a new local variable, without the value
+        "f() { x=5; declare -x x; echo $((x)); }; f",
+        // an exported variable given text later hands that text to the commands after
+        "export x=5; x=$(cat f); ./build.sh",
+        "x=5; export x; read x < f; ./build.sh",
+        "x=5; export x; for x in a b; do ./run.sh; done",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+        assert!(a.pinned.is_empty(), "{src}: {:?}", a.pinned);
+    }
+}
