@@ -1403,7 +1403,11 @@ fn declaration_sets(d: Node, src: &str) -> bool {
 /// that keep a number a number (see [`declaration_sets`]); never `local`, which makes a new
 /// variable.
 fn keeps_values(keyword: &str, options: &str, in_function: bool) -> bool {
-    let allowed = if keyword == "export" { "agilruxn" } else { "agilrux" };
+    let allowed = if keyword == "export" {
+        "agilruxn"
+    } else {
+        "agilrux"
+    };
     options.bytes().all(|b| allowed.as_bytes().contains(&b))
         && match keyword {
             "export" | "readonly" => true,

@@ -437,7 +437,11 @@ fn exporting_a_number_the_line_set_is_allowed_and_anything_else_asks() {
         "x=5 y=6; export x y; make",
         "x=5; export x; export -n x; make",
     ] {
-        assert_eq!(decided(&rules, line), (Decision::Allow, "shell.allow".to_string()), "{line}");
+        assert_eq!(
+            decided(&rules, line),
+            (Decision::Allow, "shell.allow".to_string()),
+            "{line}"
+        );
     }
     for line in [
         "export x; make",
