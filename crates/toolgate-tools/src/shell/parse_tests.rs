@@ -705,7 +705,7 @@ fn a_wrapped_command_named_by_an_expansion_is_uncertain() {
         assert!(!a.certain, "{src} was read as certain: {a:?}");
     }
     for src in [
-        "timeout 5 curl \"$url\"",
+        "timeout 5 cat \"$url\"",
         "find . -name \"$p\" -exec rm {} \\;",
         "sudo -u \"$u\" ls",
         "nice -n \"$n\" make",
@@ -744,9 +744,9 @@ fn unquoted_expansions_in_arguments_of_programs_that_run_commands_are_uncertain(
         "echo $x ${y:-z}",
         "rm -f $f",
         "x=5; head -n $((x)) f",
-        "find \"$d\" -name \"$p\"",
-        "sort \"$x\" a.txt",
-        "git log \"$range\"",
+        "find \"./$d\" -name \"$p\"",
+        "sort -- \"$x\" a.txt",
+        "git log -- \"$range\"",
         "ls $d | wc -l",
     ] {
         let a = analyze(src);
@@ -806,5 +806,76 @@ fn a_declaration_without_a_value_keeps_what_the_variable_holds() {
         let a = analyze(src);
         assert!(!a.certain, "{src} was read as certain: {a:?}");
         assert!(a.pinned.is_empty(), "{src}: {:?}", a.pinned);
+    }
+}
+
+/// A word only known when the line runs that could start with `-` may be one option, quoted
+/// or not (`sort "$x"` with x='-o/some/file' writes that file): in the arguments of a program
+/// whose options can write files or run code it is uncertain, unless it stands where the
+/// program takes an option's value (`git commit -m "$msg"`, `find . -name "$p"`) or after
+/// `--`. A value the line gives the variable is judged by that value; a word with a literal
+/// start other than `-` (`"./$f"`) or an arithmetic expansion is no option.
+#[test]
+fn a_word_that_may_be_an_option_is_uncertain_where_options_matter() {
+    for src in [
+        "sort \"$x\" a.txt",
+        "sort \"$(cat f)\"",
+        "sort \"${x}\"",
+        "sort -n\"$x\" a.txt",
+        "find \"$d\" -name x",
+        "find . \"$x\"",
+        "tar czf out.tgz \"$dir\"",
+        "git \"$x\" log",
+        "git -c \"$kv\" log",
+        "git log \"$range\"",
+        "git grep \"$p\"",
+        "rsync \"$opts\" a b",
+        "ls | xargs sort \"$x\"",
+        "sed \"$x\" f",
+        "sed -n \"$x\" f",
+        "env \"$x\" ls",
+        "curl \"$url\"",
+        "tree \"$x\"",
+        "printf \"$fmt\" x",
+        "mytool \"$x\"",
+        "timeout 5 sort \"$x\"",
+        "find . -exec sort \"$x\" {} \\;",
+        // the line's own value starts with `-`, or the variable comes from elsewhere too
+        "x=-o/tmp/out; sort \"$x\" a.txt",
+        "x=notes.txt; read x; sort \"$x\"",
+        "x=notes.txt; x=$1; sort \"$x\"",
+        "a && x=notes.txt; sort \"$x\"",
+        "x=; x+=-o; sort \"$x\"",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+    }
+    for src in [
+        "grep -r \"$pattern\" src",
+        "cat -- \"$x\"",
+        "cat \"$x\"",
+        "file=notes.txt; sort \"$file\"",
+        "declare file=notes.txt; sort \"$file\" a.txt",
+        "printf '%s\\n' \"$x\" \"${a[@]}\"",
+        "f=a.txt; if [ -n \"$1\" ]; then f=b.txt; fi; sort \"$f\"",
+        "sort -- \"$x\"",
+        "sort \"./$x\"",
+        "sort \"src/$x\"",
+        "n=5; sort -k \"$n\" a.txt",
+        "git commit -m \"$msg\"",
+        "git commit -m \"$(cat <<'EOF'\nfix: x\nEOF\n)\"",
+        "git log -- \"$f\"",
+        "find . -name \"$p\" -type f",
+        "n=3; git log \"$((n))\"",
+        "echo \"$x\"",
+        "rm -f \"$f\"",
+        "wc -l \"$f\" \"$g\"",
+        "head -n \"$n\" \"$f\"",
+        "cp \"$a\" \"$b\"",
+        "sort --key=\"$k\" a.txt",
+        "d=build; mkdir -p \"$d\" && tar czf out.tgz \"$d\"",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
     }
 }

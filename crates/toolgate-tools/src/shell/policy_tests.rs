@@ -458,3 +458,46 @@ fn exporting_a_number_the_line_set_is_allowed_and_anything_else_asks() {
         );
     }
 }
+
+/// A word only known when the line runs that may be an option of a program whose options
+/// write files or run code asks every time, even under a rule that allows the program; the
+/// same program with a value the line gives, after `--`, or in an option's value, is allowed.
+#[test]
+fn a_word_that_may_be_an_option_is_not_covered_by_a_rule_for_the_program() {
+    let rules = CommandRules::from_pairs([
+        (Decision::Allow, "sort"),
+        (Decision::Allow, "grep"),
+        (Decision::Allow, "cat"),
+        (Decision::Allow, "find"),
+        (Decision::Allow, "git commit"),
+        (Decision::Allow, "git log"),
+    ])
+    .unwrap();
+    for line in [
+        "sort \"$x\" a.txt",
+        "find . \"$x\"",
+        "git log \"$range\"",
+        "x=$(cat f); sort \"$x\"",
+    ] {
+        assert_eq!(
+            decided(&rules, line),
+            (Decision::Ask, "shell.uncertain".to_string()),
+            "{line}"
+        );
+    }
+    for line in [
+        "file=notes.txt; sort \"$file\"",
+        "sort -- \"$x\"",
+        "grep -r \"$pattern\" src",
+        "cat -- \"$x\"",
+        "find . -name \"$p\"",
+        "git commit -m \"$msg\"",
+        "git log -- \"$f\"",
+    ] {
+        assert_eq!(
+            decided(&rules, line),
+            (Decision::Allow, "shell.allow".to_string()),
+            "{line}"
+        );
+    }
+}
