@@ -392,7 +392,9 @@ mod tests {
 
     #[test]
     fn paths_are_read_against_the_working_directory_then_by_their_end() {
-        let table: &[(&str, &str, &[(&str, &'static str)])] = &[
+        /// The working directory, an output line, and the entries and errors it hits.
+        type Row<'a> = (&'a str, &'a str, &'a [(&'a str, &'static str)]);
+        let table: &[Row] = &[
             (
                 "",
                 "bash: .vscode/settings.json: Read-only file system",
