@@ -166,7 +166,9 @@ struct Analyzer {
 /// x=5`, before the evaluation in the same sequence or `&&` list; or the initializer of the
 /// enclosing `for ((..))`); before it the value comes from the environment. Appending a
 /// number (`x+=1`, `x+=$((..))`) keeps a number a number and text text: it neither sets nor
-/// taints.
+/// taints. A declaration without a value (`export x`, `readonly x`, `export -n x`, `declare
+/// -x x` outside a function: see [`keeps_values`]) keeps the value too; after `readonly x`
+/// an assignment to x fails, so one written after it sets nothing.
 #[derive(Default)]
 struct Known {
     /// Where a variable holds a number it was given in the line.
@@ -185,6 +187,19 @@ struct Known {
     /// A builtin assigns a variable whose name is only known when it runs (`printf -v "$v"`,
     /// `read "$v"`, `declare "$v=..."`): it may be any of them.
     any: bool,
+    /// Where a variable is made read-only without a value (`readonly x`, `declare -r x`):
+    /// an assignment after it fails.
+    frozen: Vec<(String, usize)>,
+    /// Variables a declaration of the line exports (`export x`, `declare -x x=1`): a later
+    /// assignment to one reaches the commands after it, as `export x=...` would.
+    exported: std::collections::HashSet<String>,
+    /// Every literal text the line gives a variable (an appended part counted as a value of
+    /// its own, since what it is appended to may be empty): a word made of the variable's
+    /// value is judged by these (see [`Known::never_dash`]).
+    texts: Vec<(String, String)>,
+    /// Variables given text the line does not show somewhere (`x=$1`, `read x`, `for x in`,
+    /// `${x:=..}`, a declaration that does not simply assign, `unset x`).
+    foreign: std::collections::HashSet<String>,
 }
 
 /// One assignment of a number, and the bytes of the line where it has surely run.
@@ -205,18 +220,52 @@ impl Known {
     /// number set by the line.
     fn number(&self, name: &str, at: usize, function: Option<usize>) -> bool {
         matches!(name, "#" | "?" | "$" | "!")
-            || !self.any
-                && !set_by_bash(name)
-                && !self.tainted.contains(name)
-                && self.set.iter().any(|s| {
-                    s.name == name
-                        && s.from < at
-                        && at <= s.to
-                        && (s.function == function || s.function.is_none() && s.to == usize::MAX)
-                })
+            || !self.tainted.contains(name) && self.assigned(name, at, function)
+    }
+
+    /// Whether the value of `name` read at byte `at` in the function starting at `function`
+    /// surely starts with something else than `-`: the line surely assigned it before, gave it
+    /// only literal texts none of which is empty or starts with `-` (or numbers), and nothing
+    /// it does not show.
+    fn never_dash(&self, name: &str, at: usize, function: Option<usize>) -> bool {
+        !self.foreign.contains(name)
+            && self.assigned(name, at, function)
+            && self
+                .texts
+                .iter()
+                .filter(|(n, _)| n == name)
+                .all(|(_, v)| !v.is_empty() && !v.starts_with('-'))
+    }
+
+    /// Whether an assignment of the line to `name` has surely run before byte `at` in the
+    /// function starting at `function`, and no builtin may have assigned it a text unseen.
+    fn assigned(&self, name: &str, at: usize, function: Option<usize>) -> bool {
+        !self.any
+            && !set_by_bash(name)
+            && self.set.iter().any(|s| {
+                s.name == name
+                    && s.from < at
+                    && at <= s.to
+                    && (s.function == function || s.function.is_none() && s.to == usize::MAX)
+                    && !self.frozen.iter().any(|(n, f)| n == name && *f < s.from)
+            })
     }
 }
 
+/// Bash builtins that read options only before their first operand.
+const OPTIONS_FIRST: [&str; 11] = [
+    "printf",
+    "read",
+    "set",
+    "shopt",
+    "mapfile",
+    "readarray",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+];
 /// Builtins that run code the analysis cannot see.
 const OPAQUE: [&str; 8] = [
     "eval", "source", ".", "alias", "hash", "enable", "trap", "coproc",
@@ -255,6 +304,22 @@ impl Analyzer {
                     self.pinned.push(why);
                 }
             }
+        }
+    }
+
+    /// Records what assigning the shell variable `name` means: for later commands, as an
+    /// exported variable when a declaration of the line exports it (`export x=5; x=abc`
+    /// hands `abc` on), else as [`vars::judge_shell_variable`] says. `number`: the value is
+    /// a number (arithmetic) whose digits are not known here.
+    fn shell_var(&mut self, name: &str, value: Option<&str>, number: bool) {
+        let bare = name.split('[').next().unwrap_or(name);
+        if self.known.last().is_some_and(|k| k.exported.contains(bare)) {
+            self.var(match value {
+                None if number => vars::judge_number(name),
+                _ => vars::judge(name, value),
+            });
+        } else {
+            self.var(vars::judge_shell_variable(name, value));
         }
     }
 
@@ -349,7 +414,7 @@ impl Analyzer {
             "command" => self.command(node, src, nesting),
             "declaration_command" | "unset_command" => {
                 let argv = node_words(node, src);
-                self.declare(&argv);
+                self.declare(&argv, Some((node.start_byte(), function_of(node))));
                 let reading = program::read(&argv);
                 self.commands.push(SimpleCommand {
                     argv,
@@ -364,11 +429,14 @@ impl Analyzer {
             {
                 // an assignment without a command: a shell variable
                 let (name, value) = assignment_parts(node, src);
-                self.var(vars::judge_shell_variable(&name, value.as_deref()));
+                let number = node
+                    .child_by_field_name("value")
+                    .is_some_and(|v| is_number(v, src));
+                self.shell_var(&name, value.as_deref(), number);
             }
             "for_statement" => {
                 if let Some(v) = node.child_by_field_name("variable") {
-                    self.var(vars::judge_shell_variable(text(v, src), None));
+                    self.shell_var(text(v, src), None, false);
                 }
             }
             "file_redirect" => self.redirect(node, src),
@@ -584,7 +652,7 @@ impl Analyzer {
         let Some(name) = words.first() else {
             // assignments with only redirections: shell variables
             for (name, value) in &prefixes {
-                self.var(vars::judge_shell_variable(name, value.as_deref()));
+                self.shell_var(name, value.as_deref(), false);
             }
             return;
         };
@@ -608,7 +676,14 @@ impl Analyzer {
         if words.iter().any(|w| w.brace) {
             self.doubt("brace expansion, which can add words");
         }
-        let shapes = words.iter().map(Shape::of).collect();
+        let shapes = words
+            .iter()
+            .map(|w| Shape {
+                name: unknown_as_name(w),
+                split: w.split,
+                option: self.may_be_option(w, node),
+            })
+            .collect();
         let argv: Vec<String> = words.into_iter().map(|w| w.text).collect();
         self.unwrap(
             SimpleCommand {
@@ -619,6 +694,29 @@ impl Analyzer {
             shapes,
             nesting,
         );
+    }
+
+    /// Whether the word `w` of the command `node` is only known when the line runs and may
+    /// start with `-`: it starts with an expansion (a variable the line gave only texts that
+    /// start otherwise, surely before, is known not to; an arithmetic expansion gives a
+    /// number, which as an option is digits, naming nothing to write or run), or with a
+    /// literal `-` the expansion completes into an option (`-n"$x"`; not `--key="$k"`, whose
+    /// option is written).
+    fn may_be_option(&self, w: &Word, node: Node) -> bool {
+        if w.literal {
+            return false;
+        }
+        match &w.lead {
+            Lead::Plain | Lead::Named | Lead::Number => false,
+            Lead::Dash | Lead::Unknown => true,
+            Lead::Var(name) => {
+                let at = evaluated_at(node, node.start_byte());
+                !self
+                    .known
+                    .last()
+                    .is_some_and(|k| k.never_dash(name, at, function_of(node)))
+            }
+        }
     }
 
     /// Unwraps wrappers, records the command they run, then the commands it runs in turn.
@@ -677,6 +775,34 @@ impl Analyzer {
                      (`find . $x` with x='-exec rm -rf y ;'); quote it (`\"{word}\"`) or write \
                      the words"
                 ));
+            }
+        }
+        if let Some(first) = cmd.argv.first() {
+            let program = program::program_name(first);
+            if program::options_matter(program) {
+                // `--` ends the options (but for find, whose expression follows); bash's
+                // builtins take options only before their first operand (`printf FORMAT`)
+                let words = cmd.argv.iter().zip(&shapes).enumerate().skip(1);
+                for (i, (word, shape)) in words {
+                    if word == "--" && !matches!(program, "find" | "gfind") {
+                        break;
+                    }
+                    let operand = shape.name.is_none() && !word.starts_with('-');
+                    if operand && OPTIONS_FIRST.contains(&program) {
+                        break;
+                    }
+                    if shape.option && !program::takes_value(program, &cmd.argv[i - 1]) {
+                        self.doubt(format!(
+                            "`{word}` in the arguments of `{program}` is only known when it \
+                             runs and may be an option that makes it write a file or run a \
+                             command (`sort \"$x\"` with x='-o/some/file', `find . \"$x\"` with \
+                             x=-delete); give the variable its value earlier in the line, put \
+                             `--` before the operands, or start the word with something else \
+                             than `-` (`\"./$x\"`)"
+                        ));
+                        break;
+                    }
+                }
             }
         }
         let runs = std::mem::take(&mut reading.runs);
@@ -764,7 +890,9 @@ impl Analyzer {
                 }
             }
             "export" | "declare" | "typeset" | "local" | "readonly" | "unset" => {
-                self.declare(argv);
+                // run by `builtin`, `command`, ...: where it stands is not looked at, so a
+                // value it keeps counts as unknown
+                self.declare(argv, None);
             }
             "set" => {
                 let allexport = argv
@@ -778,7 +906,7 @@ impl Analyzer {
             }
             "read" | "printf" | "getopts" | "mapfile" | "readarray" => {
                 for n in assigned_names(name, argv) {
-                    self.var(vars::judge_shell_variable(n, None));
+                    self.shell_var(n, None, false);
                 }
             }
             "git" => {
@@ -814,8 +942,11 @@ impl Analyzer {
         }
     }
 
-    /// `export`, `declare`, `typeset`, `local`, `readonly` and `unset`, with their words.
-    fn declare(&mut self, argv: &[String]) {
+    /// `export`, `declare`, `typeset`, `local`, `readonly` and `unset`, with their words;
+    /// `place` is where the declaration stands (its first byte, and the function holding it)
+    /// when it is a declaration of the line, so a name without a value is judged by the value
+    /// the variable holds there (`x=5; export x` as `export x=5`; see [`Known`]).
+    fn declare(&mut self, argv: &[String], place: Option<(usize, Option<usize>)>) {
         let Some(keyword) = argv.first() else {
             return;
         };
@@ -824,6 +955,22 @@ impl Analyzer {
             .filter(|a| a.starts_with('-') && a.len() > 1)
             .map(|a| &a[1..])
             .collect();
+        let all_flags: String = argv[1..]
+            .iter()
+            .filter(|a| (a.starts_with('-') || a.starts_with('+')) && a.len() > 1)
+            .map(|a| &a[1..])
+            .collect();
+        // the number the variable holds where the declaration keeps its value, if the line
+        // gave it one that has surely been assigned there
+        let holds_number = |this: &Analyzer, name: &str| {
+            place.is_some_and(|(at, function)| {
+                keeps_values(keyword, &all_flags, function.is_some())
+                    && this
+                        .known
+                        .last()
+                        .is_some_and(|k| k.number(name, at, function))
+            })
+        };
         let unset = keyword == "unset";
         let unexport = keyword == "export" && flags.contains('n');
         let exports = keyword == "export" || flags.contains('x');
@@ -872,6 +1019,8 @@ impl Analyzer {
             {
                 // re-exporting, or making read-only, the value it has
                 Var::Harmless
+            } else if exports && value.is_none() && holds_number(self, name) {
+                vars::judge_number(name)
             } else if exports {
                 vars::judge(name, value)
             } else {
@@ -986,15 +1135,9 @@ struct Shape {
     name: Option<&'static str>,
     /// It holds an unquoted expansion: bash splits what it expands to into words.
     split: bool,
-}
-
-impl Shape {
-    fn of(w: &Word) -> Shape {
-        Shape {
-            name: unknown_as_name(w),
-            split: w.split,
-        }
-    }
+    /// It is only known when the line runs and may start with `-`: an option (see
+    /// [`Analyzer::may_be_option`]).
+    option: bool,
 }
 
 /// Why the word `w` cannot be read as a command name: it holds an expansion, or is a glob
@@ -1153,12 +1296,22 @@ fn known(root: Node, src: &str) -> Known {
                     // an arithmetic assignment gives a number
                     continue;
                 }
-                let number = n
-                    .child_by_field_name("value")
-                    .is_none_or(|v| is_number(v, src));
+                let value = n.child_by_field_name("value");
+                let number = value.is_none_or(|v| is_number(v, src));
+                match value {
+                    None => k.texts.push((name.clone(), String::new())),
+                    Some(v) if v.kind() == "arithmetic_expansion" => {}
+                    Some(v) => {
+                        let w = word(v, src);
+                        if w.literal {
+                            k.texts.push((name.clone(), w.text));
+                        } else {
+                            k.foreign.insert(name.clone());
+                        }
+                    }
+                }
                 if !number {
-                    k.tainted.insert(name);
-                    continue;
+                    k.tainted.insert(name.clone());
                 }
                 let parent = n.parent();
                 let declaration = parent.filter(|p| p.kind() == "declaration_command");
@@ -1195,6 +1348,7 @@ fn known(root: Node, src: &str) -> Known {
             "for_statement" | "select_statement" => {
                 if let Some(v) = n.child_by_field_name("variable") {
                     k.tainted.insert(text(v, src).to_string());
+                    k.foreign.insert(text(v, src).to_string());
                 }
             }
             "c_style_for_statement" => {
@@ -1221,13 +1375,39 @@ fn known(root: Node, src: &str) -> Known {
                         && c.child_by_field_name("value")
                             .is_some_and(|v| is_number(v, src))
                 };
-                let (words, numbers): (Vec<&str>, Vec<bool>) = {
+                // a declaration's `name=text`, whose literal value the assignment's arm keeps
+                let assigns_literal = |c: &Node| {
+                    n.kind() == "declaration_command"
+                        && c.kind() == "variable_assignment"
+                        && declaration_sets(n, src)
+                        && c.child_by_field_name("value").is_none_or(|v| {
+                            v.kind() == "arithmetic_expansion" || word(v, src).literal
+                        })
+                };
+                let (words, (numbers, literals)): (Vec<&str>, (Vec<bool>, Vec<bool>)) = {
                     let mut cursor = n.walk();
                     n.named_children(&mut cursor)
-                        .map(|c| (text(c, src), assigns_number(&c)))
+                        .map(|c| (text(c, src), (assigns_number(&c), assigns_literal(&c))))
                         .unzip()
                 };
                 let keyword = n.child(0).map(|c| text(c, src)).unwrap_or_default();
+                let options: String = words
+                    .iter()
+                    .filter(|w| (w.starts_with('-') || w.starts_with('+')) && w.len() > 1)
+                    .map(|w| &w[1..])
+                    .collect();
+                let minus: String = words
+                    .iter()
+                    .filter(|w| w.starts_with('-') && w.len() > 1)
+                    .map(|w| &w[1..])
+                    .collect();
+                // a name without a value keeps what the variable holds (`export x`)
+                let keeps = n.kind() == "declaration_command"
+                    && keeps_values(keyword, &options, function_of(n).is_some());
+                let exports = n.kind() == "declaration_command"
+                    && (keyword == "export" && !options.contains(['n', 'f'])
+                        || minus.contains('x') && !minus.contains('f'));
+                let freezes = keyword == "readonly" || minus.contains('r');
                 let assigns = n.kind() != "command"
                     || words
                         .iter()
@@ -1246,10 +1426,23 @@ fn known(root: Node, src: &str) -> Known {
                     if !printf_argument && !numbers[i] && (w.contains('$') || w.contains('`')) {
                         k.any = true;
                     }
-                    if !name.is_empty() && !name.starts_with('-') {
+                    if !name.is_empty() && !name.starts_with('-') && !name.starts_with('+') {
                         k.declared.push((name.clone(), n.start_byte()));
-                        if !numbers[i] {
-                            k.tainted.insert(name);
+                        if exports {
+                            k.exported.insert(name.clone());
+                        }
+                        let plain = !w.contains(['=', '$', '`', '"', '\'', '\\']);
+                        if keeps && plain {
+                            if freezes {
+                                k.frozen.push((name, n.start_byte()));
+                            }
+                        } else {
+                            if !literals[i] {
+                                k.foreign.insert(name.clone());
+                            }
+                            if !numbers[i] {
+                                k.tainted.insert(name);
+                            }
                         }
                     }
                 }
@@ -1271,6 +1464,7 @@ fn known(root: Node, src: &str) -> Known {
                     .unwrap_or(inner.len());
                 if inner[end..].starts_with('=') || inner[end..].starts_with(":=") {
                     k.tainted.insert(inner[..end].to_string());
+                    k.foreign.insert(inner[..end].to_string());
                 }
             }
             _ => {}
@@ -1318,6 +1512,26 @@ fn declaration_sets(d: Node, src: &str) -> bool {
             "declare" | "typeset" | "local" | "readonly" | "export"
         )
         && (keyword != "local" || in_function)
+}
+
+/// Whether a declaration by `keyword` with the option letters `options` (of its `-x` and
+/// `+x` words) keeps the value a variable it names without one holds: `export` (`-n`
+/// included) and `readonly` always, `declare` and `typeset` outside a function or with `-g`
+/// (in a function they make a new local variable without a value), each only with options
+/// that keep a number a number (see [`declaration_sets`]); never `local`, which makes a new
+/// variable.
+fn keeps_values(keyword: &str, options: &str, in_function: bool) -> bool {
+    let allowed = if keyword == "export" {
+        "agilruxn"
+    } else {
+        "agilrux"
+    };
+    options.bytes().all(|b| allowed.as_bytes().contains(&b))
+        && match keyword {
+            "export" | "readonly" => true,
+            "declare" | "typeset" => !in_function || options.contains('g'),
+            _ => false,
+        }
 }
 
 /// The first byte of the innermost function definition holding `node`, if any.
@@ -1669,6 +1883,81 @@ struct Word {
     /// Holds an unquoted parameter expansion or command substitution, whose text bash splits
     /// into words (an arithmetic expansion gives one number).
     split: bool,
+    /// What begins it (for a word holding an expansion: whether it may be an option).
+    lead: Lead,
+}
+
+/// What begins a word holding an expansion, quotes removed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+enum Lead {
+    /// Literal text that does not start with `-` (`"./$f"`), or nothing.
+    #[default]
+    Plain,
+    /// Literal text naming a long option, then its value (`--key="$k"`).
+    Named,
+    /// Literal text starting with `-` whose option the expansion after it completes
+    /// (`-n"$x"`, `--$x`).
+    Dash,
+    /// The value of a variable (`$x`, `"${x}"`).
+    Var(String),
+    /// An arithmetic expansion: a number.
+    Number,
+    /// Anything else only known when it runs (`$(cmd)`, `$1`, `${x:-y}`).
+    Unknown,
+}
+
+impl Lead {
+    /// What literal text `t` begins a word with (`None` when empty: what follows does).
+    fn literal(t: &str) -> Option<Lead> {
+        if t.is_empty() {
+            None
+        } else if t.starts_with("--") && t.contains('=') {
+            Some(Lead::Named)
+        } else if t.starts_with('-') {
+            Some(Lead::Dash)
+        } else {
+            Some(Lead::Plain)
+        }
+    }
+
+    /// What the expansion `n` begins a word with.
+    fn expansion(n: Node, src: &str) -> Lead {
+        let t = text(n, src);
+        let ident = |s: &str| {
+            s.bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        };
+        let name = match n.kind() {
+            "simple_expansion" => t.strip_prefix('$'),
+            "expansion" => t.strip_prefix("${").and_then(|r| r.strip_suffix('}')),
+            "arithmetic_expansion" => return Lead::Number,
+            _ => None,
+        };
+        match name {
+            Some(name) if ident(name) => Lead::Var(name.to_string()),
+            _ => Lead::Unknown,
+        }
+    }
+
+    /// What the double-quoted string `n`, holding expansions, begins a word with.
+    fn string(n: Node, src: &str) -> Option<Lead> {
+        let mut cursor = n.walk();
+        for c in n.children(&mut cursor) {
+            match c.kind() {
+                "\"" => {}
+                "string_content" => {
+                    if let Some(lead) = Lead::literal(&unescape_double(text(c, src))) {
+                        return Some(lead);
+                    }
+                }
+                _ if c.is_named() => return Some(Lead::expansion(c, src)),
+                _ => return Some(Lead::Unknown),
+            }
+        }
+        None
+    }
 }
 
 fn word(node: Node, src: &str) -> Word {
@@ -1676,6 +1965,7 @@ fn word(node: Node, src: &str) -> Word {
         literal: true,
         ..Word::default()
     };
+    let mut lead: Option<Lead> = None;
     let mut unquoted = String::new();
     // an explicit stack keeps deep concatenations off the native stack
     let mut stack = vec![node];
@@ -1686,23 +1976,28 @@ fn word(node: Node, src: &str) -> Word {
                 if n.named_child_count() == 0 =>
             {
                 unquoted.push_str(raw);
-                w.text.push_str(&unescape_unquoted(raw));
+                let t = unescape_unquoted(raw);
+                lead = lead.or_else(|| Lead::literal(&t));
+                w.text.push_str(&t);
             }
             "raw_string" => {
                 w.quoted = true;
-                w.text.push_str(
-                    raw.strip_prefix('\'')
-                        .and_then(|r| r.strip_suffix('\''))
-                        .unwrap_or(raw),
-                );
+                let t = raw
+                    .strip_prefix('\'')
+                    .and_then(|r| r.strip_suffix('\''))
+                    .unwrap_or(raw);
+                lead = lead.or_else(|| Lead::literal(t));
+                w.text.push_str(t);
             }
             "ansi_c_string" => match unescape_ansi_c(raw) {
                 Some(s) => {
                     w.quoted = true;
+                    lead = lead.or_else(|| Lead::literal(&s));
                     w.text.push_str(&s);
                 }
                 None => {
                     w.literal = false;
+                    lead = lead.or(Some(Lead::Unknown));
                     w.text.push_str(raw);
                 }
             },
@@ -1718,6 +2013,7 @@ fn word(node: Node, src: &str) -> Word {
                     ],
                 ) {
                     w.literal = false;
+                    lead = lead.or_else(|| Lead::string(n, src));
                     w.text.push_str(raw);
                 } else {
                     let inner = raw.trim_start_matches('$');
@@ -1725,7 +2021,9 @@ fn word(node: Node, src: &str) -> Word {
                         .strip_prefix('"')
                         .and_then(|r| r.strip_suffix('"'))
                         .unwrap_or(inner);
-                    w.text.push_str(&unescape_double(inner));
+                    let t = unescape_double(inner);
+                    lead = lead.or_else(|| Lead::literal(&t));
+                    w.text.push_str(&t);
                 }
             }
             "concatenation" | "command_name" => {
@@ -1741,10 +2039,12 @@ fn word(node: Node, src: &str) -> Word {
                     n.kind(),
                     "simple_expansion" | "expansion" | "command_substitution"
                 );
+                lead = lead.or_else(|| Some(Lead::expansion(n, src)));
                 w.text.push_str(raw);
             }
         }
     }
+    w.lead = lead.unwrap_or_default();
     w.glob = unquoted.contains(['*', '?', '[']);
     w.brace = unquoted.contains('{')
         && unquoted.contains('}')

@@ -705,7 +705,7 @@ fn a_wrapped_command_named_by_an_expansion_is_uncertain() {
         assert!(!a.certain, "{src} was read as certain: {a:?}");
     }
     for src in [
-        "timeout 5 curl \"$url\"",
+        "timeout 5 cat \"$url\"",
         "find . -name \"$p\" -exec rm {} \\;",
         "sudo -u \"$u\" ls",
         "nice -n \"$n\" make",
@@ -744,10 +744,136 @@ fn unquoted_expansions_in_arguments_of_programs_that_run_commands_are_uncertain(
         "echo $x ${y:-z}",
         "rm -f $f",
         "x=5; head -n $((x)) f",
-        "find \"$d\" -name \"$p\"",
-        "sort \"$x\" a.txt",
-        "git log \"$range\"",
+        "find \"./$d\" -name \"$p\"",
+        "sort -- \"$x\" a.txt",
+        "git log -- \"$range\"",
         "ls $d | wc -l",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
+    }
+}
+
+/// `export x`, `readonly x`, `declare -x x` and `export -n x` without a value keep the value
+/// the variable has: one the line gave a number stays a number for the commands it runs and
+/// for arithmetic after; one from the environment, from text, or from a name only known when
+/// the line runs stays unknown.
+#[test]
+fn a_declaration_without_a_value_keeps_what_the_variable_holds() {
+    for src in [
+        "x=5; export x; ./build.sh",
+        "x=5; export x; echo $((x + 1))",
+        "x=5; readonly x; echo $((x))",
+        "x=5; readonly x; export x; ./build.sh",
+        "x=5; declare -x x; make",
+        "x=5; typeset -x x; make",
+        "x=5; declare -gx x; echo $((x))",
+        "x=5 y=7; export x y; make",
+        "x=5; y=$((x * 2)); export x y; make",
+        "x=5; export x; export -n x; echo $((x))",
+        "export x=5; export -n x; echo $((x))",
+        "n=$((2 * 3)); export n; ./run.sh",
+        "f() { x=5; export x; echo $((x)); }; f",
+    ] {
+        let a = analyze(src);
+        assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
+    }
+    for src in [
+        // from the environment, or a name only known when the line runs
+        "export x; ./build.sh",
+        "export x; echo $((x))",
+        "export \"$y\"; make",
+        "export $(cat names); make",
+        "x=5; export x y; make",
+        "declare -x x; make",
+        // text, an upper-case name, a lower-case name programs read
+        "x=abc; export x; ./build.sh",
+        "X=5; export X; make",
+        "http_proxy=1; export http_proxy; curl x",
+        // the assignment may not have run
+        "a && x=5; export x; make",
+        "(x=5); export x; make",
+        // an assignment after `readonly` fails: the value is the environment's
+        "readonly x; x=5; echo $((x))",
+        "declare -r x; x=5; echo $((x))",
+        // in a function `declare` makes a new local variable, without the value
+        "f() { x=5; declare -x x; echo $((x)); }; f",
+        // an exported variable given text later hands that text to the commands after
+        "export x=5; x=$(cat f); ./build.sh",
+        "x=5; export x; read x < f; ./build.sh",
+        "x=5; export x; for x in a b; do ./run.sh; done",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+        assert!(a.pinned.is_empty(), "{src}: {:?}", a.pinned);
+    }
+}
+
+/// A word only known when the line runs that could start with `-` may be one option, quoted
+/// or not (`sort "$x"` with x='-o/some/file' writes that file): in the arguments of a program
+/// whose options can write files or run code it is uncertain, unless it stands where the
+/// program takes an option's value (`git commit -m "$msg"`, `find . -name "$p"`) or after
+/// `--`. A value the line gives the variable is judged by that value; a word with a literal
+/// start other than `-` (`"./$f"`) or an arithmetic expansion is no option.
+#[test]
+fn a_word_that_may_be_an_option_is_uncertain_where_options_matter() {
+    for src in [
+        "sort \"$x\" a.txt",
+        "sort \"$(cat f)\"",
+        "sort \"${x}\"",
+        "sort -n\"$x\" a.txt",
+        "find \"$d\" -name x",
+        "find . \"$x\"",
+        "tar czf out.tgz \"$dir\"",
+        "git \"$x\" log",
+        "git -c \"$kv\" log",
+        "git log \"$range\"",
+        "git grep \"$p\"",
+        "rsync \"$opts\" a b",
+        "ls | xargs sort \"$x\"",
+        "sed \"$x\" f",
+        "sed -n \"$x\" f",
+        "env \"$x\" ls",
+        "curl \"$url\"",
+        "tree \"$x\"",
+        "printf \"$fmt\" x",
+        "mytool \"$x\"",
+        "timeout 5 sort \"$x\"",
+        "find . -exec sort \"$x\" {} \\;",
+        // the line's own value starts with `-`, or the variable comes from elsewhere too
+        "x=-o/tmp/out; sort \"$x\" a.txt",
+        "x=notes.txt; read x; sort \"$x\"",
+        "x=notes.txt; x=$1; sort \"$x\"",
+        "a && x=notes.txt; sort \"$x\"",
+        "x=; x+=-o; sort \"$x\"",
+    ] {
+        let a = analyze(src);
+        assert!(!a.certain, "{src} was read as certain: {a:?}");
+    }
+    for src in [
+        "grep -r \"$pattern\" src",
+        "cat -- \"$x\"",
+        "cat \"$x\"",
+        "file=notes.txt; sort \"$file\"",
+        "declare file=notes.txt; sort \"$file\" a.txt",
+        "printf '%s\\n' \"$x\" \"${a[@]}\"",
+        "f=a.txt; if [ -n \"$1\" ]; then f=b.txt; fi; sort \"$f\"",
+        "sort -- \"$x\"",
+        "sort \"./$x\"",
+        "sort \"src/$x\"",
+        "n=5; sort -k \"$n\" a.txt",
+        "git commit -m \"$msg\"",
+        "git commit -m \"$(cat <<'EOF'\nfix: x\nEOF\n)\"",
+        "git log -- \"$f\"",
+        "find . -name \"$p\" -type f",
+        "n=3; git log \"$((n))\"",
+        "echo \"$x\"",
+        "rm -f \"$f\"",
+        "wc -l \"$f\" \"$g\"",
+        "head -n \"$n\" \"$f\"",
+        "cp \"$a\" \"$b\"",
+        "sort --key=\"$k\" a.txt",
+        "d=build; mkdir -p \"$d\" && tar czf out.tgz \"$d\"",
     ] {
         let a = analyze(src);
         assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);

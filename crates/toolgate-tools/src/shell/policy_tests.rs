@@ -417,3 +417,87 @@ fn the_sandboxs_pins_win_over_every_rule() {
         Decision::Allow
     );
 }
+
+/// A variable the line gave a number and then exports (`x=5; export x`) is allowed as
+/// `export x=5` is; one from the environment, from text, or named only when the line runs
+/// asks every time.
+#[test]
+fn exporting_a_number_the_line_set_is_allowed_and_anything_else_asks() {
+    let rules = CommandRules::from_pairs([
+        (Decision::Allow, "make"),
+        (Decision::Allow, "export"),
+        (Decision::Allow, "readonly"),
+        (Decision::Allow, "declare"),
+    ])
+    .unwrap();
+    for line in [
+        "x=5; export x; make",
+        "x=5; readonly x; make",
+        "x=5; declare -x x; make",
+        "x=5 y=6; export x y; make",
+        "x=5; export x; export -n x; make",
+    ] {
+        assert_eq!(
+            decided(&rules, line),
+            (Decision::Allow, "shell.allow".to_string()),
+            "{line}"
+        );
+    }
+    for line in [
+        "export x; make",
+        "export \"$y\"; make",
+        "export $(cat names); make",
+        "x=abc; export x; make",
+        "x=5; export x y; make",
+        "export x=5; x=$(cat f); make",
+    ] {
+        assert_eq!(
+            decided(&rules, line),
+            (Decision::Ask, "shell.uncertain".to_string()),
+            "{line}"
+        );
+    }
+}
+
+/// A word only known when the line runs that may be an option of a program whose options
+/// write files or run code asks every time, even under a rule that allows the program; the
+/// same program with a value the line gives, after `--`, or in an option's value, is allowed.
+#[test]
+fn a_word_that_may_be_an_option_is_not_covered_by_a_rule_for_the_program() {
+    let rules = CommandRules::from_pairs([
+        (Decision::Allow, "sort"),
+        (Decision::Allow, "grep"),
+        (Decision::Allow, "cat"),
+        (Decision::Allow, "find"),
+        (Decision::Allow, "git commit"),
+        (Decision::Allow, "git log"),
+    ])
+    .unwrap();
+    for line in [
+        "sort \"$x\" a.txt",
+        "find . \"$x\"",
+        "git log \"$range\"",
+        "x=$(cat f); sort \"$x\"",
+    ] {
+        assert_eq!(
+            decided(&rules, line),
+            (Decision::Ask, "shell.uncertain".to_string()),
+            "{line}"
+        );
+    }
+    for line in [
+        "file=notes.txt; sort \"$file\"",
+        "sort -- \"$x\"",
+        "grep -r \"$pattern\" src",
+        "cat -- \"$x\"",
+        "find . -name \"$p\"",
+        "git commit -m \"$msg\"",
+        "git log -- \"$f\"",
+    ] {
+        assert_eq!(
+            decided(&rules, line),
+            (Decision::Allow, "shell.allow".to_string()),
+            "{line}"
+        );
+    }
+}

@@ -36,12 +36,18 @@
 //!    the output in the message;
 //! 8. the protected paths are looked for again: one the command created is moved aside or
 //!    left, as `created.rs` says, and listed in the result (`protected_created`) or, for a
-//!    failed run, in the error's message.
+//!    failed run, in the error's message;
+//! 9. a write the output shows refused on an entry the run had bound read-only (`git config`
+//!    on `.git/config`, `.vscode/settings.json`), which each stream's reader watched for as
+//!    the bytes arrived (`refused.rs`), is explained in the result (`protected_refused`: the
+//!    entry, why it is read-only, what to do instead) or, for a failed run, in the error's
+//!    message.
 
 use super::binds::{self, PathRules};
 use super::cgroup::RunCgroup;
 use super::output::{Capture, CaptureLimits, Captured};
 use super::parse::analyze;
+use super::refused::{self, RefusedScan, Watched};
 use super::report::{cached_report, sandbox_report, SandboxReport};
 use super::sandbox::{self, BindKind, ChildSetup, UserMaps};
 use super::stop;
@@ -132,6 +138,12 @@ pub struct RunShellOutput {
     /// aside into `.toolgate/quarantine/` or left in place, as its note says.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected_created: Vec<super::created::ProtectedCreated>,
+    /// Writes the output shows the sandbox refused (EBUSY, EROFS, EACCES, EPERM) on entries
+    /// the run had bound read-only (`.git/config` for `git config` or `git submodule add`,
+    /// `.git/hooks`, `.vscode`, ...), each with why and what to do instead: such a command
+    /// cannot succeed in run_shell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_refused: Vec<super::refused::ProtectedRefused>,
     /// The limits of the run the command hit, each in a sentence saying what happened and
     /// what to do instead: more processes at once than a run may have (forks refused), more
     /// memory than a run may use (processes killed).
@@ -188,12 +200,13 @@ write or edit files when write_file or edit_file can. The command runs in a sand
 write only inside the workspace and its own temporary directory ($TMPDIR, also $HOME), cannot \
 change the protected paths write_file refuses (.toolgate, git's config and hooks, .vscode, \
 .cursor, .claude, .husky, .envrc, .mcp.json, shell rc files, ...; one it creates is moved \
-aside and listed in protected_created), has no network, no inherited secrets and no \
+aside and listed in protected_created; a write refused on one is explained in \
+protected_refused), has no network, no inherited secrets and no \
 privileges, and every process it starts is killed at the timeout (`timeout_ms`, default \
 120000, at most 600000) or when it ends. `cwd` is a directory relative to the workspace root. \
 Returns {exit_code, signal, duration_ms, stdout, stderr, stdout_truncated, stderr_truncated, \
 stdout_bytes, stderr_bytes, stdout_handle, stderr_handle, sandboxed, protected_created, \
-limits_exceeded}; a non-zero exit code is a normal result. A run may have a bounded number of \
+protected_refused, limits_exceeded}; a non-zero exit code is a normal result. A run may have a bounded number of \
 processes at once and a bounded amount of memory in all: limits_exceeded says when the command \
 hit one and what to do instead. Long output shows its first third and its last two thirds (the end, where a \
 build's or a test run's verdict is, is always shown) with a marker between them naming the \
@@ -487,6 +500,8 @@ pub(crate) struct Run {
     new_pid: bool,
     missing: Vec<String>,
     cgroup: Option<RunCgroup>,
+    /// The entries bound read-only, whose refused writes the output is read for.
+    watched: Arc<Watched>,
     // removed when the run ends
     _tmp: tempfile::TempDir,
     _cover: Option<tempfile::TempDir>,
@@ -535,6 +550,25 @@ impl Run {
         };
         let new_mount = report.mount_namespace;
         let plan = rules.plan;
+        let read_only: Vec<String> = plan
+            .binds
+            .iter()
+            .filter(|b| b.kind == BindKind::ReadOnly)
+            .map(|b| {
+                b.components
+                    .iter()
+                    .map(|c| String::from_utf8_lossy(c.as_bytes()))
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .collect();
+        let watched = Arc::new(Watched::new(
+            read_only,
+            &root.to_string_lossy(),
+            &cwd.strip_prefix(root)
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        ));
         let cover = if plan.binds.iter().any(|b| b.kind == BindKind::Hide) {
             Some(
                 cover_sources()
@@ -608,6 +642,7 @@ impl Run {
             new_pid,
             missing,
             cgroup,
+            watched,
             _tmp: tmp,
             _cover: cover,
         })
@@ -643,6 +678,7 @@ impl Run {
             new_pid,
             missing,
             cgroup,
+            watched,
             _tmp,
             _cover,
         } = self;
@@ -667,12 +703,14 @@ impl Run {
             config.stdout,
             stop.clone(),
             streamed.clone().map(|p| (p, Stream::Stdout)),
+            RefusedScan::new(watched.clone()),
         ));
         let err = tokio::spawn(read_stream(
             child.stderr.take(),
             config.stderr,
             stop.clone(),
             streamed.clone().map(|p| (p, Stream::Stderr)),
+            RefusedScan::new(watched.clone()),
         ));
         let streaming_done = CancellationToken::new();
         let streaming = streamed
@@ -727,22 +765,37 @@ impl Run {
                 ctx.report_progress(progress, None, Some(message));
             }
         }
-        let (Ok(out), Ok(err)) = (out, err) else {
+        let (Ok((out, out_scan)), Ok((err, err_scan))) = (out, err) else {
             return Err(ToolError::internal(
                 "the output readers of run_shell stopped",
             ));
         };
+        // stderr first: that is where programs say a write failed
+        let protected_refused = refused::notes(
+            &watched,
+            err_scan.finish().into_iter().chain(out_scan.finish()),
+        );
+        let with_refused = |mut e: ToolError| {
+            for r in &protected_refused {
+                e.message.push_str(&format!("\n{}", r.note));
+            }
+            e
+        };
         let status = status.map_err(|e| internal("waiting for the shell", &e))?;
         match ended {
-            Ended::Cancelled => Err(ToolError::new(
-                ErrorKind::Cancelled,
-                format!(
-                    "the call was cancelled and the command was stopped: {stopped}{}",
-                    limits_text(&exceeded)
-                ),
-            )
-            .with_reason("effect_unknown")),
-            Ended::TimedOut => Err(timed_out(ctx, timeout, &stopped, &exceeded, out, err)),
+            Ended::Cancelled => Err(with_refused(
+                ToolError::new(
+                    ErrorKind::Cancelled,
+                    format!(
+                        "the call was cancelled and the command was stopped: {stopped}{}",
+                        limits_text(&exceeded)
+                    ),
+                )
+                .with_reason("effect_unknown"),
+            )),
+            Ended::TimedOut => Err(with_refused(timed_out(
+                ctx, timeout, &stopped, &exceeded, out, err,
+            ))),
             Ended::Exited => {
                 let stdout = stream_result(ctx, out);
                 let stderr = stream_result(ctx, err);
@@ -761,6 +814,7 @@ impl Run {
                     sandboxed: missing.is_empty(),
                     sandbox_missing: missing,
                     protected_created: Vec::new(),
+                    protected_refused,
                     limits_exceeded: exceeded,
                 })
             }
@@ -811,17 +865,18 @@ impl Drop for Group {
     }
 }
 
-/// Reads `stream` to its end (or until `stop`) into a capture, and into `progress` when the
-/// caller listens.
+/// Reads `stream` to its end (or until `stop`) into a capture, into `progress` when the
+/// caller listens, and through `scan` (refused writes on read-only entries): each chunk once.
 async fn read_stream<R: tokio::io::AsyncRead + Unpin>(
     stream: Option<R>,
     limits: CaptureLimits,
     stop: CancellationToken,
     progress: Option<(Arc<Mutex<OutputProgress>>, Stream)>,
-) -> Capture {
+    mut scan: RefusedScan,
+) -> (Capture, RefusedScan) {
     let mut capture = Capture::new(limits);
     let Some(mut stream) = stream else {
-        return capture;
+        return (capture, scan);
     };
     let mut buf = vec![0u8; 64 << 10];
     loop {
@@ -834,13 +889,14 @@ async fn read_stream<R: tokio::io::AsyncRead + Unpin>(
             Ok(0) | Err(_) => break,
             Ok(n) => {
                 capture.push(&buf[..n]);
+                scan.push(&buf[..n]);
                 if let Some((p, which)) = &progress {
                     lock(p).push(*which, &buf[..n]);
                 }
             }
         }
     }
-    capture
+    (capture, scan)
 }
 
 /// Sends the lines waiting in `progress` to the caller every interval, until `done`.

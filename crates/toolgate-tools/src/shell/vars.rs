@@ -108,6 +108,20 @@ pub(crate) fn judge(name: &str, value: Option<&str>) -> Var {
     ))
 }
 
+/// What setting `name` to a number the line gave it means, when which number is not known
+/// here (`x=$((..)); export x`): as [`judge`] with a number. A pinned name is judged by its
+/// exact value, so one given a number not known exactly undoes its pin.
+pub(crate) fn judge_number(name: &str) -> Var {
+    let name = name.split('[').next().unwrap_or(name);
+    if is_pinned(name) {
+        return Var::Pinned(format!(
+            "it sets {name}, which the sandbox pins to keep git from running programs, to a \
+             number only known when the line runs; run the command without it"
+        ));
+    }
+    judge(name, Some("0"))
+}
+
 /// What an assignment without a command means: the shell variable changes for later
 /// commands only when it is exported already (the sandbox's own) or shapes the shell.
 pub(crate) fn judge_shell_variable(name: &str, value: Option<&str>) -> Var {

@@ -31,6 +31,7 @@ mod shell_policy;
 mod shell_process;
 mod shell_progress;
 mod shell_protected;
+mod shell_refused;
 mod shell_sandbox;
 mod shell_stop;
 mod shell_support;

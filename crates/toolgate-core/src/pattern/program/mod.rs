@@ -182,6 +182,26 @@ pub fn read<S: AsRef<str>>(argv: &[S]) -> Reading {
     r
 }
 
+/// Whether an option put in the arguments of the program `name` (see [`program_name`]) when
+/// the line runs can change what it may do: make it write a file it would not write
+/// otherwise, set a shell variable, or run a command or code (`sort -o`, `find -delete`,
+/// `tar --to-command`, `git -c`, `rsync -e`, `curl -o`, `printf -v`). `false` only for the
+/// programs whose every option reads, or changes how the files its operands name are
+/// written (`cat`, `grep`, `ls`, `wc`, `cp`, `rm`, `mkdir`, `tee`, ...); `true` for every
+/// other program, known or not.
+pub fn options_matter(name: &str) -> bool {
+    !tables::options_harmless(name)
+}
+
+/// Whether the option word `option` of the program `name` takes the next word as its value
+/// (`git commit -m MSG`, `find -name PATTERN`, `sort -k KEY`), so that word is no option
+/// whatever it holds. Only options whose value neither names a file the program would not
+/// write otherwise nor code are listed (`sort -o`, `find -fprint`, `git -c` are not): a value
+/// there matters as much as an option would.
+pub fn takes_value(name: &str, option: &str) -> bool {
+    tables::takes_value(name, option)
+}
+
 /// Long-option name parts that say the option takes a program or code.
 static EXEC_PARTS: Lexicon = Lexicon::new(
     "exec execute command commands cmd shell sh eval script scripts pager editor program prog \

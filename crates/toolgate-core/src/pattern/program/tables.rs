@@ -55,6 +55,69 @@ pub(crate) fn inert(name: &str) -> bool {
     INERT.has(name)
 }
 
+/// Programs no option of which writes a file it would not write otherwise, sets a shell
+/// variable or runs anything: [`INERT`] without `curl` (`-o`), `dd` (`of=`), `tree` (`-o`),
+/// `file` (`-C`), `iconv` (`-o`), `shuf` (`-o`), `date` (`-s`), `hostname`, the builtins that
+/// set variables or run callbacks (`printf -v`, `read`, `mapfile -C`, `compgen -C`, `set`,
+/// `shopt`, `declare`, ...) and the rest of the bookkeeping builtins.
+static OPTIONS_HARMLESS: Lexicon = Lexicon::new(
+    "[ basename base32 base64 bc cat cd chgrp chmod chown cksum clear cmp column comm cp \
+     csplit cut df diff diff3 dirname du echo egrep expand expr factor false fgrep fmt fold \
+     free getconf grep groups gunzip gzip bzip2 bunzip2 xz unxz zstd unzstd lz4 zcat bzcat \
+     xzcat head hexdump id jq join kill link ln locale logname ls lsblk lscpu md5sum mkdir \
+     mkfifo mktemp more mv nl nproc numfmt od paste pathchk pgrep pidof pinky pr printenv ps \
+     ptx pwd readlink realpath rev rm rmdir seq sha1sum sha224sum sha256sum sha384sum \
+     sha512sum shasum shred sleep stat strings sum sync tac tail tee test touch tput tr true \
+     truncate tsort tty uname unexpand uniq unlink unzip uptime users wc which who whoami xxd \
+     yes zgrep",
+);
+
+/// Whether no option of `name` changes what it may do (see [`OPTIONS_HARMLESS`]).
+pub(crate) fn options_harmless(name: &str) -> bool {
+    OPTIONS_HARMLESS.has(name)
+}
+
+/// Whether `option` of `name` takes the next word as a value that neither names a file the
+/// program would not write otherwise nor code (see [`super::takes_value`]).
+pub(crate) fn takes_value(name: &str, option: &str) -> bool {
+    let options = match name {
+        "git" => {
+            "-m --message -F --file -C --author --date --grep --since --until --after --before \
+             -n --max-count --skip --format --pretty -b -B --branch -S -G -X \
+             --strategy-option -s --strategy --onto -o --origin --depth --shallow-since -e \
+             --reason --git-dir --work-tree --namespace"
+        }
+        "find" | "gfind" => {
+            "-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname \
+             -type -xtype -size -mtime -mmin -atime -amin -ctime -cmin -newer -anewer -cnewer \
+             -user -group -uid -gid -perm -maxdepth -mindepth -links -inum -samefile -used \
+             -fstype -regextype -printf"
+        }
+        "sort" => "-k --key -t --field-separator -S --buffer-size --parallel --batch-size",
+        "rg" | "ripgrep" => {
+            "-e --regexp -g --glob --iglob -t --type -T --type-not -f --file -m --max-count \
+             -A --after-context -B --before-context -C --context -j --threads -M \
+             --max-columns -d --max-depth"
+        }
+        "tar" | "gtar" | "bsdtar" => {
+            "-f --file -C --directory -T --files-from -X --exclude-from --exclude -b \
+             --blocking-factor -N --newer --owner --group --mode --mtime"
+        }
+        "rsync" => "--exclude --include --exclude-from --include-from --files-from --chmod",
+        "curl" => {
+            "-H --header -d --data --data-raw --data-binary --data-urlencode -X --request -u \
+             --user -A --user-agent -e --referer -b --cookie -m --max-time --connect-timeout \
+             --retry -F --form --url"
+        }
+        "sed" | "gsed" => "-l --line-length",
+        "awk" | "gawk" | "mawk" => "-F --field-separator",
+        "xargs" => "-I -i -n -L -d -P -s -E -a",
+        "make" | "gmake" => "-C --directory -j --jobs",
+        _ => return false,
+    };
+    listed(options, option)
+}
+
 /// Builtins whose arguments name variables: a name with a subscript holding an expansion
 /// (`read 'a[$(id)]'`), or naming a variable whose text is evaluated (`read 'a[y]'`), makes
 /// bash run it.

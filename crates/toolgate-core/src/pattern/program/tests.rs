@@ -627,3 +627,45 @@ fn any_words_read_without_a_panic() {
         let _ = p.matches_argv(&words(line), false);
     }
 }
+
+/// Which programs' options can change what they do, and which options take the next word as
+/// a value that names nothing to write or run.
+#[test]
+fn options_that_matter_and_values_that_do_not() {
+    for name in [
+        "cat", "grep", "ls", "wc", "cp", "rm", "mkdir", "tee", "head", "echo",
+    ] {
+        assert!(!options_matter(name), "{name}");
+    }
+    for name in [
+        "sort", "find", "tar", "git", "rsync", "sed", "awk", "curl", "tree", "dd", "printf",
+        "xargs", "env", "python3", "mytool",
+    ] {
+        assert!(options_matter(name), "{name}");
+    }
+    for (name, option) in [
+        ("git", "-m"),
+        ("git", "--message"),
+        ("find", "-name"),
+        ("find", "-maxdepth"),
+        ("sort", "-k"),
+        ("rg", "-e"),
+        ("tar", "-C"),
+    ] {
+        assert!(takes_value(name, option), "{name} {option}");
+    }
+    for (name, option) in [
+        ("git", "-c"),
+        ("git", "--output"),
+        ("find", "-fprint"),
+        ("find", "-exec"),
+        ("sort", "-o"),
+        ("tar", "--to-command"),
+        ("rsync", "-e"),
+        ("sed", "-e"),
+        ("cat", "-n"),
+        ("mytool", "-m"),
+    ] {
+        assert!(!takes_value(name, option), "{name} {option}");
+    }
+}
