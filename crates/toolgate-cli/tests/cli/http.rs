@@ -172,3 +172,50 @@ fn http_request_acts_once_per_key_across_runs_of_the_binary() {
     assert_eq!(server.count("K1"), 1);
     assert_eq!(server.hits(), 1);
 }
+
+/// A `deny` rule over an address (`host:127.0.0.1`) inside a range `[http] allow_private`
+/// opens covers every spelling of a URL that connects to it: the IPv6 forms that carry it
+/// (compatible, translated, NAT64, 6to4, Teredo), and `localhost`, which is loopback by
+/// definition (RFC 6761) and was reached through the system's resolver.
+#[test]
+fn a_deny_rule_over_an_address_covers_every_spelling_of_it() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let canary = HttpServer::start("127.0.0.1");
+    let open = HttpServer::start("127.0.0.2");
+    std::fs::write(
+        ws.join("toolgate.toml"),
+        "[http]\nallow_private = [\"127.0.0.0/8\", \"::1/128\"]\n\n\
+         [[rules]]\nname = \"no-admin\"\ndecision = \"deny\"\ntool = \"http_*\"\n\
+         resource = \"host:127.0.0.1\"\n",
+    )
+    .unwrap();
+    let ws = ws.to_str().unwrap();
+    let call = |url: &str| {
+        let args = serde_json::json!({ "url": url }).to_string();
+        toolgate_env(&["call", "http_fetch", &args, "-w", ws], t.path(), &[])
+    };
+    let out = call(&open.url("/"));
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let p = canary.port();
+    for host in [
+        "127.0.0.1",
+        "0x7f.1",
+        "[::ffff:127.0.0.1]",
+        "[::127.0.0.1]",
+        "[::ffff:0:7f00:1]",
+        "[64:ff9b::7f00:1]",
+        "[2002:7f00:1::]",
+        "[2001:0:7f00:2::80ff:fffe]",
+        "localhost",
+        "LocalHost.",
+        "admin.localhost",
+    ] {
+        let url = format!("http://{host}:{p}/admin");
+        let out = call(&url);
+        assert_eq!(out.status.code(), Some(4), "{url}: {}", stdout(&out));
+        let v = json(&out);
+        assert_eq!(v["error"]["kind"], "permission_denied", "{url}: {v}");
+    }
+    assert_eq!(canary.hits(), 0, "{:?}", canary.requests());
+}

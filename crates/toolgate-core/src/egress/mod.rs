@@ -42,7 +42,7 @@ pub mod ranges;
 
 use crate::error::ToolError;
 use ipnet::IpNet;
-use ranges::{classify, opened_by, Classification};
+use ranges::{classify_all, opened_by, Classification};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use url::{Host, Url};
@@ -81,9 +81,14 @@ impl EgressPolicy {
     /// # Errors
     /// The blocked range `ip` is in, when no allowed range opens it.
     pub fn check_ip(&self, ip: IpAddr) -> Result<(), Classification> {
-        match classify(ip) {
-            Some(why) if !opened_by(&self.allow, ip, &why) => Err(why),
-            _ => Ok(()),
+        // every reason counts: a Teredo address carries two IPv4 addresses, each opened or not
+        match classify_all(ip)
+            .into_iter()
+            .flatten()
+            .find(|why| !opened_by(&self.allow, ip, why))
+        {
+            Some(why) => Err(why),
+            None => Ok(()),
         }
     }
 
@@ -168,7 +173,7 @@ impl EgressPolicy {
 }
 
 /// Whether `name` (in the URL standard's ASCII form) is `localhost` or below it.
-fn is_localhost(name: &str) -> bool {
+pub(crate) fn is_localhost(name: &str) -> bool {
     let name = name.trim_end_matches('.');
     name.eq_ignore_ascii_case("localhost")
         || name.len() > ".localhost".len()
@@ -246,7 +251,8 @@ pub enum Blocked {
 fn private_message(host: &str, addr: &IpAddr, resolved: bool, why: &Classification) -> String {
     let what = match why.embedded {
         Some((how, v4)) => format!(
-            "{addr}, an {} IPv6 address of {v4}, {}",
+            "{addr}, {} {} IPv6 address of {v4}, {}",
+            how.article(),
             how.describe(),
             why.range.describe()
         ),

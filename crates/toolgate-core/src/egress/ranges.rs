@@ -3,8 +3,8 @@
 //!
 //! The ranges are those of the IANA special-purpose address registries (RFC 6890 and its
 //! updates) that are not globally reachable, plus the cloud providers' instance metadata
-//! addresses. An IPv6 address that carries an IPv4 address (IPv4-mapped and -compatible,
-//! NAT64, 6to4, Teredo) is classified by the IPv4 address it carries, since a connection to it
+//! addresses. An IPv6 address that carries an IPv4 address (IPv4-mapped, -compatible and
+//! -translated, NAT64, 6to4, Teredo) is classified by the IPv4 address it carries, since a connection to it
 //! may reach that IPv4 host.
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
@@ -105,6 +105,8 @@ pub enum Embedding {
     Mapped,
     /// `::a.b.c.d`, deprecated (RFC 4291 §2.5.5.1).
     Compatible,
+    /// `::ffff:0:a.b.c.d`, IPv4-translated (SIIT, RFC 2765 §2.1).
+    Translated,
     /// `64:ff9b::a.b.c.d`, the well-known NAT64 prefix (RFC 6052).
     Nat64,
     /// `2002:aabb:ccdd::/48` (RFC 3056).
@@ -114,11 +116,20 @@ pub enum Embedding {
 }
 
 impl Embedding {
+    /// The indefinite article of [`Embedding::describe`]: `an` IPv4-mapped, `a` NAT64.
+    pub const fn article(self) -> &'static str {
+        match self {
+            Embedding::Mapped | Embedding::Compatible | Embedding::Translated => "an",
+            Embedding::Nat64 | Embedding::SixToFour | Embedding::Teredo => "a",
+        }
+    }
+
     /// The embedding in words, for messages.
     pub const fn describe(self) -> &'static str {
         match self {
             Embedding::Mapped => "IPv4-mapped",
             Embedding::Compatible => "IPv4-compatible",
+            Embedding::Translated => "IPv4-translated",
             Embedding::Nat64 => "NAT64",
             Embedding::SixToFour => "6to4",
             Embedding::Teredo => "Teredo",
@@ -251,6 +262,9 @@ pub fn embedded_v4(ip: Ipv6Addr) -> ([Option<Ipv4Addr>; 2], Option<Embedding>) {
     if s[..5] == [0, 0, 0, 0, 0] && s[5] == 0xffff {
         return ([Some(tail), None], Some(Embedding::Mapped));
     }
+    if s[..4] == [0, 0, 0, 0] && s[4] == 0xffff && s[5] == 0 {
+        return ([Some(tail), None], Some(Embedding::Translated));
+    }
     // `::/96` holds `::` and `::1`, which are their own ranges (checked first by the caller)
     if s[..6] == [0, 0, 0, 0, 0, 0] {
         return ([Some(tail), None], Some(Embedding::Compatible));
@@ -275,30 +289,36 @@ pub fn embedded_v4(ip: Ipv6Addr) -> ([Option<Ipv4Addr>; 2], Option<Embedding>) {
 /// An IPv6 address that carries an IPv4 address is blocked when that IPv4 address is (for
 /// Teredo, when the server's or the client's is), and classified by it.
 pub fn classify(ip: IpAddr) -> Option<Classification> {
+    classify_all(ip).into_iter().flatten().next()
+}
+
+/// Every reason `ip` is blocked: its own range, or for an IPv6 address carrying IPv4
+/// addresses, the range of each carried address that is blocked (a Teredo address carries
+/// two, and opening one leaves the other blocked). Empty for a globally reachable address.
+pub fn classify_all(ip: IpAddr) -> [Option<Classification>; 2] {
+    let own = |range| Classification {
+        range,
+        embedded: None,
+    };
     match ip {
-        IpAddr::V4(v4) => classify_v4(v4).map(|range| Classification {
-            range,
-            embedded: None,
-        }),
+        IpAddr::V4(v4) => [classify_v4(v4).map(own), None],
         IpAddr::V6(v6) => {
             if METADATA_V6.contains(&v6) {
-                return Some(Classification {
-                    range: BlockedRange::CloudMetadata,
-                    embedded: None,
-                });
+                return [Some(own(BlockedRange::CloudMetadata)), None];
             }
             if let Some((_, range)) = V6.iter().find(|(net, _)| net.contains(&v6)) {
-                return Some(Classification {
-                    range: *range,
-                    embedded: None,
-                });
+                return [Some(own(*range)), None];
             }
             let (addrs, how) = embedded_v4(v6);
-            let how = how?;
-            addrs.into_iter().flatten().find_map(|a| {
-                classify_v4(a).map(|range| Classification {
-                    range,
-                    embedded: Some((how, a)),
+            let Some(how) = how else {
+                return [None, None];
+            };
+            addrs.map(|a| {
+                a.and_then(|a| {
+                    classify_v4(a).map(|range| Classification {
+                        range,
+                        embedded: Some((how, a)),
+                    })
                 })
             })
         }

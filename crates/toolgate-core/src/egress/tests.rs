@@ -268,6 +268,43 @@ fn allowed_ranges_open_what_they_name() {
     let loopback = EgressPolicy::new()
         .allow_private(["127.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()]);
     assert_eq!(verdict(&loopback, "http://localhost/"), "ok");
+    // a Teredo address carries two IPv4 addresses: opening one (the server, 127.0.0.2)
+    // leaves the other (the client, 10.0.0.1, stored inverted) blocked
+    assert_eq!(
+        verdict(&policy, "http://[2001:0:7f00:2::f5ff:fffe]/"),
+        "private_address"
+    );
+    let both = EgressPolicy::new().allow_private([
+        "127.0.0.2/32".parse().unwrap(),
+        "10.0.0.1/32".parse().unwrap(),
+    ]);
+    assert_eq!(verdict(&both, "http://[2001:0:7f00:2::f5ff:fffe]/"), "ok");
+}
+
+/// The IPv4-translated form of SIIT (`::ffff:0:a.b.c.d`, RFC 2765 §2.1), beside the mapped
+/// and compatible ones, is the IPv4 address it carries.
+#[test]
+fn translated_addresses_are_the_address_they_carry() {
+    let policy = EgressPolicy::new();
+    for url in [
+        "http://[::ffff:0:7f00:1]/",
+        "http://[::ffff:0:127.0.0.1]/",
+        "http://[0:0:0:0:ffff:0:a9fe:a9fe]/",
+    ] {
+        assert_eq!(verdict(&policy, url), "private_address", "{url}");
+    }
+    let c = classify("::ffff:0:a00:1".parse().unwrap()).unwrap();
+    assert_eq!(
+        (c.range, c.embedded),
+        (
+            BlockedRange::Private,
+            Some((Embedding::Translated, "10.0.0.1".parse().unwrap()))
+        )
+    );
+    let opened = EgressPolicy::new().allow_private(["127.0.0.2/32".parse().unwrap()]);
+    assert_eq!(verdict(&opened, "http://[::ffff:0:7f00:2]/"), "ok");
+    // a public IPv4 address so carried is public
+    assert_eq!(verdict(&policy, "http://[::ffff:0:808:808]/"), "ok");
 }
 
 /// One blocked answer blocks the name; no answer at all is refused too.

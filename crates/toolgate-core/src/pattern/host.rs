@@ -1,8 +1,10 @@
 //! [`HostPattern`]: a pattern over the host of a URL.
 
 use super::PatternError;
+use crate::egress::is_localhost;
+use crate::egress::ranges::embedded_v4;
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// A pattern over the host a URL names:
 /// - `example.com`: that host exactly (names compare case-insensitively, a trailing dot is
@@ -11,11 +13,14 @@ use std::net::IpAddr;
 ///   `a.b.example.com`), not `example.com` itself;
 /// - `*`: every host;
 /// - an IP address (`10.0.0.1`, `::1` or `[::1]`), matched against URLs that name it in any
-///   form the URL parser accepts (`http://0x7f.1/` is `127.0.0.1`);
-/// - a network in CIDR notation (`10.0.0.0/8`, `fd00::/8`).
+///   form the URL parser accepts (`http://0x7f.1/` is `127.0.0.1`), any IPv6 address that
+///   carries it as the egress policy reads them (mapped, compatible, translated, NAT64, 6to4,
+///   Teredo: [`crate::egress::ranges::embedded_v4`]), and, for a loopback address, the names
+///   that are loopback by definition (`localhost` and the names below it, RFC 6761);
+/// - a network in CIDR notation (`10.0.0.0/8`, `fd00::/8`), matched the same way.
 ///
-/// A host name pattern never matches a URL that names an IP address, nor the reverse: the
-/// pattern is over what the call names, before DNS.
+/// A host name pattern never matches a URL that names an IP address, and an address pattern
+/// no other name than `localhost`'s: the pattern is over what the call names, before DNS.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostPattern {
     text: String,
@@ -107,9 +112,16 @@ impl HostPattern {
             (HostKind::Net(net), url::Host::Ipv4(ip)) => net.contains(&IpAddr::V4(*ip)),
             (HostKind::Net(net), url::Host::Ipv6(ip)) => {
                 net.contains(&IpAddr::V6(*ip))
-                    || ip
-                        .to_ipv4_mapped()
-                        .is_some_and(|v4| net.contains(&IpAddr::V4(v4)))
+                    || embedded_v4(*ip)
+                        .0
+                        .into_iter()
+                        .flatten()
+                        .any(|v4| net.contains(&IpAddr::V4(v4)))
+            }
+            (HostKind::Net(net), url::Host::Domain(d)) => {
+                is_localhost(d)
+                    && (net.contains(&IpAddr::V4(Ipv4Addr::LOCALHOST))
+                        || net.contains(&IpAddr::V6(Ipv6Addr::LOCALHOST)))
             }
             _ => false,
         }

@@ -192,6 +192,22 @@ fn hosts_match_names_subdomains_addresses_and_networks() {
         ("[::1]", "http://[::1]/", true),
         ("127.0.0.1", "http://[::ffff:127.0.0.1]/", true),
         ("localhost", "http://127.0.0.1/", false),
+        // an address pattern covers every IPv6 form that carries the address, as the egress
+        // policy reads them (a connection to any of them may reach it)
+        ("127.0.0.1", "http://[::127.0.0.1]/", true),
+        ("127.0.0.1", "http://[::ffff:0:7f00:1]/", true),
+        ("127.0.0.1", "http://[64:ff9b::7f00:1]/", true),
+        ("127.0.0.0/8", "http://[2002:7f00:1::]/", true),
+        ("10.0.0.1", "http://[2001:0:7f00:2::f5ff:fffe]/", true),
+        ("127.0.0.2", "http://[2001:0:7f00:2::f5ff:fffe]/", true),
+        ("127.0.0.1", "http://[64:ff9b::808:808]/", false),
+        ("10.0.0.0/8", "http://[2002:b00:1::]/", false),
+        // and the names that are loopback by definition (RFC 6761), never looked up
+        ("127.0.0.1", "http://localhost:8080/", true),
+        ("127.0.0.0/8", "http://LOCALHOST./", true),
+        ("::1", "http://api.localhost/", true),
+        ("10.0.0.0/8", "http://localhost/", false),
+        ("127.0.0.1", "http://localhost.example.com/", false),
         ("bücher.de", "https://xn--bcher-kva.de/", true),
         ("example.com", "not a url", false),
         ("example.com", "file:///etc/passwd", false),

@@ -20,6 +20,7 @@
 
 use super::config::HttpConfig;
 use super::resolve::{GuardedResolver, ResolveError};
+use super::secrets::Secrets;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
 use std::collections::HashMap;
@@ -87,6 +88,8 @@ pub struct HttpClient {
     client: OnceLock<Result<reqwest::Client, String>>,
     /// Credentials by host key: the header and its value, or the variable that is unset.
     credentials: HashMap<String, Result<(HeaderName, HeaderValue), String>>,
+    /// The credentials' values, replaced in what the model reads.
+    secrets: Secrets,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -117,11 +120,18 @@ impl HttpClient {
                 (host.clone(), entry)
             })
             .collect();
+        let secrets = Secrets::new(
+            config
+                .credentials
+                .iter()
+                .filter_map(|(host, c)| c.value.as_ref().map(|v| (host.as_str(), v.0.as_str()))),
+        );
         HttpClient {
             config,
             egress,
             client: OnceLock::new(),
             credentials,
+            secrets,
         }
     }
 
@@ -133,6 +143,12 @@ impl HttpClient {
     /// The egress policy of its connections.
     pub fn egress(&self) -> &EgressPolicy {
         &self.egress
+    }
+
+    /// The operator's credential values, to be replaced in whatever a server sent back before
+    /// the model reads it.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     fn client(&self) -> Result<&reqwest::Client, ToolError> {

@@ -19,7 +19,9 @@
 //!    counted on the wire and after decompression (gzip, deflate, br) while streaming, cut at
 //!    the cap; binary types refused by their `Content-Type` before reading ([`text`]);
 //! 5. **the result** ([`response`]): status, selected headers, the body as text (HTML as
-//!    Markdown); the pipeline truncates a long result behind a `read_result` handle.
+//!    Markdown), with every form of the operator's credentials replaced by a marker in it and
+//!    in every error ([`secrets`]: a server may send one back); the pipeline truncates a long
+//!    result behind a `read_result` handle.
 //!
 //! Configuration: [`HttpConfig`] (`[http]` in toolgate.toml).
 
@@ -32,6 +34,7 @@ pub mod http_fetch;
 pub mod http_request;
 pub mod resolve;
 pub mod response;
+pub mod secrets;
 pub mod text;
 
 pub use client::HttpClient;

@@ -45,13 +45,34 @@ pub struct HttpResponse {
 }
 
 /// Sends `req` through `client` and makes the result: the body read within `max_bytes` and
-/// turned into text by its type (none for HEAD, 204 and 304).
+/// turned into text by its type (none for HEAD, 204 and 304), every form of the operator's
+/// credentials replaced in it and in its errors ([`super::secrets`]).
 ///
 /// # Errors
 /// The client's errors ([`HttpClient::send`]); `binary_content` for a body that is not text
 /// (refused before it is read when its type says so), `limit_exceeded` for a longer
 /// `Content-Length`, the body reader's errors ([`body::read`]).
 pub async fn exchange(
+    client: &HttpClient,
+    req: Request<'_>,
+    max_bytes: u64,
+    ctx: &ToolContext,
+) -> Result<HttpResponse, Failure> {
+    let secrets = client.secrets();
+    match exchange_raw(client, req, max_bytes, ctx).await {
+        Ok(mut response) => {
+            secrets.scrub_response(&mut response);
+            Ok(response)
+        }
+        Err(mut failure) => {
+            secrets.scrub_error(&mut failure.error);
+            Err(failure)
+        }
+    }
+}
+
+/// [`exchange`] before the credentials are replaced.
+async fn exchange_raw(
     client: &HttpClient,
     req: Request<'_>,
     max_bytes: u64,

@@ -90,6 +90,12 @@ async fn address_encodings_are_the_address_they_name() {
         "[::ffff:7f00:1]",
         "[0:0:0:0:0:ffff:127.0.0.1]",
         "[::127.0.0.1]",
+        "[::ffff:0:7f00:1]",
+        "[::ffff:0:127.0.0.1]",
+        "[64:ff9b::7f00:1]",
+        "[2002:7f00:1::]",
+        // Teredo: the opened server 127.0.0.2 does not open the client 127.0.0.1
+        "[2001:0:7f00:2::80ff:fffe]",
     ] {
         let r = http.fetch(&format!("http://{host}:{p}/")).await;
         assert_eq!(blocked(&r), "private_address", "{host}");

@@ -8,6 +8,7 @@ mod http_fetch;
 mod http_hops;
 mod http_html;
 mod http_request;
+mod http_secrets;
 mod http_security;
 mod http_support;
 mod list_dir;

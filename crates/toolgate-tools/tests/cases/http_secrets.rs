@@ -1,0 +1,157 @@
+//! The operator's credential never reaches the model, not even when a server sends it back:
+//! a body that echoes the request's headers (httpbin's `/headers`, a debugging endpoint, an
+//! error page quoting "invalid key ..."), a redirect whose `Location` carries it (shown as the
+//! final URL, in `redirects`, or in the error naming a blocked hop), a response header quoting
+//! it. Each is replaced by a marker naming the credential's host, in the result and in every
+//! error alike.
+
+use super::http_support::{blocked, ok, opening, Http};
+use serde_json::json;
+use toolgate_test_support::http::{HttpServer, Reply};
+use toolgate_tools::http::{Credential, HttpConfig, Secret};
+
+const TOKEN: &str = "tok-91c2e7-reflected";
+/// The header's value: a scheme and the token, as `Authorization` carries it.
+const VALUE: &str = "Bearer tok-91c2e7-reflected";
+/// `Basic` of `alice:pw-5be0d1-reflected`.
+const BASIC_PASSWORD: &str = "pw-5be0d1-reflected";
+
+fn config() -> HttpConfig {
+    let mut c = opening(&["127.0.0.2", "127.0.0.3"]);
+    c.credentials.insert(
+        "127.0.0.2".into(),
+        Credential {
+            header: "Authorization".into(),
+            value_env: "TEST_TOKEN".into(),
+            value: Some(Secret(VALUE.into())),
+        },
+    );
+    c
+}
+
+/// Asserts no form of a secret is anywhere in `shown`.
+fn assert_clean(shown: &str) {
+    for secret in [TOKEN, BASIC_PASSWORD, "YWxpY2U6cHctNWJlMGQxLXJlZmxlY3RlZA"] {
+        assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+    }
+}
+
+#[tokio::test]
+async fn a_credential_a_server_sends_back_is_not_shown() {
+    let a = HttpServer::start("127.0.0.2");
+    let b = HttpServer::start("127.0.0.3");
+    let http = Http::new(config());
+    a.route("/echo", Reply::Echo);
+    // the token alone, as an error page quotes it
+    a.route(
+        "/quote",
+        Reply::ok("text/html", format!("<p>invalid key <b>{TOKEN}</b></p>")),
+    );
+    a.route(
+        "/header",
+        Reply::Body {
+            status: 200,
+            headers: vec![
+                ("Content-Type".into(), "text/plain".into()),
+                (
+                    "Link".into(),
+                    format!("<https://x.test/?k={TOKEN}>; rel=next"),
+                ),
+                (
+                    "WWW-Authenticate".into(),
+                    format!("Bearer error=\"{VALUE}\""),
+                ),
+            ],
+            body: b"fine".to_vec(),
+        },
+    );
+    a.route(
+        "/away",
+        Reply::redirect(302, b.url(&format!("/landing?k={TOKEN}"))),
+    );
+    a.route(
+        "/encoded",
+        Reply::redirect(302, b.url("/landing?k=Bearer%20tok-91c2e7-reflected")),
+    );
+    a.route(
+        "/blocked",
+        Reply::redirect(302, format!("http://127.0.0.1:9/?k={TOKEN}")),
+    );
+    a.route(
+        "/bad",
+        Reply::Raw(
+            format!(
+                "HTTP/1.1 302 Found\r\nLocation: http://[{TOKEN}/\r\nContent-Length: 0\r\n\r\n"
+            )
+            .into_bytes(),
+        ),
+    );
+
+    let r = http.fetch(&a.url("/echo")).await;
+    let body = ok(&r)["body"].as_str().unwrap().to_string();
+    assert_eq!(a.requests()[0].header("authorization"), Some(VALUE));
+    assert!(
+        body.contains("[toolgate: the credential for 127.0.0.2]"),
+        "{body}"
+    );
+    let quote = http.fetch(&a.url("/quote")).await;
+    assert!(
+        ok(&quote)["body"]
+            .as_str()
+            .unwrap()
+            .contains("[toolgate: the credential for 127.0.0.2]"),
+        "{quote:#?}"
+    );
+    let mut shown = vec![r, quote, http.fetch(&a.url("/header")).await];
+    for path in ["/away", "/encoded"] {
+        let r = http.fetch(&a.url(path)).await;
+        assert_eq!(ok(&r)["status"], 200, "{path}");
+        shown.push(r);
+    }
+    let r = http.fetch(&a.url("/blocked")).await;
+    assert_eq!(blocked(&r), "redirect_to_blocked");
+    shown.push(r);
+    let r = http.fetch(&a.url("/bad")).await;
+    assert!(r.is_error, "{r:#?}");
+    shown.push(r);
+    for r in &shown {
+        assert_clean(&serde_json::to_string(r).unwrap());
+    }
+    for rec in http.audit.records() {
+        assert_clean(&serde_json::to_string(&rec).unwrap());
+    }
+}
+
+/// A `Basic` credential is sent back decoded as often as encoded: its `user:password` and the
+/// password alone are not shown either.
+#[tokio::test]
+async fn a_basic_credential_is_not_shown_in_any_form() {
+    let a = HttpServer::start("127.0.0.2");
+    let mut c = opening(&["127.0.0.2"]);
+    c.credentials.insert(
+        "127.0.0.2".into(),
+        Credential {
+            header: "Authorization".into(),
+            value_env: "TEST_BASIC".into(),
+            value: Some(Secret("Basic YWxpY2U6cHctNWJlMGQxLXJlZmxlY3RlZA==".into())),
+        },
+    );
+    let http = Http::new(c);
+    a.route(
+        "/who",
+        Reply::ok(
+            "application/json",
+            json!({
+                "user": "alice",
+                "password": BASIC_PASSWORD,
+                "pair": format!("alice:{BASIC_PASSWORD}"),
+                "raw": "YWxpY2U6cHctNWJlMGQxLXJlZmxlY3RlZA=="
+            })
+            .to_string(),
+        ),
+    );
+    let r = http.fetch(&a.url("/who")).await;
+    let body = ok(&r)["body"].as_str().unwrap().to_string();
+    assert!(body.contains("\"user\":\"alice\""), "{body}");
+    assert_clean(&serde_json::to_string(&r).unwrap());
+}
