@@ -44,9 +44,16 @@ pub async fn read(mut response: reqwest::Response, max: u64) -> Result<Body, Too
     let mut decoder = Decoder::new(encoding, cap);
     let mut wire_bytes = 0u64;
     let mut truncated = false;
+    let announced = content_length(response.headers());
     while let Some(chunk) = response.chunk().await.map_err(|e| {
+        let got = match announced {
+            Some(length) => format!("after {wire_bytes} of the {length} bytes it announced"),
+            None => format!("after {wire_bytes} bytes"),
+        };
         ToolError::failed(format!(
-            "body_failed: the connection failed while the body was read ({e}); try again"
+            "body_failed: the connection failed while the body was read, {got} ({}); the \
+             server may have failed mid-answer: try again, and nothing of this body is shown",
+            super::client::root_cause(&e)
         ))
         .with_reason("body_failed")
         .transient()

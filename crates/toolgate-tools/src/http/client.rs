@@ -365,6 +365,27 @@ impl HttpClient {
                 },
             };
         }
+        if e.is_builder() {
+            // the URL is one the HTTP stack cannot send (an `http::Uri` holds at most 64 KiB):
+            // nothing left for it
+            let why = root_cause(e);
+            return if hop == 0 {
+                Failure::before(ToolError::invalid_input(format!(
+                    "the URL cannot be requested ({why}); send a shorter, valid http(s) URL"
+                )))
+            } else {
+                Failure::after(
+                    ToolError::failed(format!(
+                        "bad_redirect: redirect {hop} goes to a URL on {:?} that cannot be \
+                         requested ({why}; it is {} bytes long); the page cannot be followed: \
+                         fetch another URL",
+                        url.host_str().unwrap_or_default(),
+                        url.as_str().len()
+                    ))
+                    .with_reason("bad_redirect"),
+                )
+            };
+        }
         let target = format!(
             "{}:{}",
             url.host_str().unwrap_or_default(),
@@ -463,7 +484,7 @@ fn find_source<'a, T: std::error::Error + 'static>(
 }
 
 /// The innermost cause of `e`, for a message (`connection refused`).
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = e;
     while let Some(next) = cur.source() {
         cur = next;

@@ -331,6 +331,23 @@ async fn redirects_are_followed_within_the_limit() {
     // a Location that is not a URL
     s.route("/bad", Reply::redirect(302, "http://[::1"));
     assert_eq!(reason(&http.fetch(&s.url("/bad")).await), "bad_redirect");
+    // a Location too long for the HTTP stack (over 64 KiB): nothing is sent to it, and the
+    // model is told so, without the URL echoed whole (before: "request_failed ... may or may
+    // not have reached the server")
+    let long = s.url(&format!("/{}", "a".repeat(70_000)));
+    s.route("/long", Reply::redirect(302, &long));
+    let r = http.fetch(&s.url("/long")).await;
+    assert_eq!(reason(&r), "bad_redirect");
+    let message = r.error.as_ref().unwrap().message.clone();
+    assert!(
+        message.contains("redirect 1") && message.contains("cannot be requested"),
+        "{message}"
+    );
+    assert!(
+        message.len() < 1000,
+        "the URL is not echoed: {} bytes",
+        message.len()
+    );
 }
 
 /// Bad arguments fail before anything is sent, with what to send instead.
@@ -385,4 +402,28 @@ async fn bad_arguments_fail_before_sending() {
     drop(s);
     let r = http.fetch(&gone).await;
     assert_eq!(reason(&r), "connect_failed");
+}
+
+/// A body shorter than its `Content-Length` (the server closed mid-answer): `body_failed`,
+/// saying how much came of how much, and that the call may be tried again.
+#[tokio::test]
+async fn a_body_cut_short_says_how_much_came() {
+    let (s, http) = server();
+    s.route(
+        "/short",
+        Reply::Raw(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n0123456789"
+                .to_vec(),
+        ),
+    );
+    let r = http.fetch(&s.url("/short")).await;
+    assert_eq!(reason(&r), "body_failed");
+    let e = r.error.as_ref().unwrap();
+    assert!(e.transient, "{e:?}");
+    assert!(
+        e.message.contains("after 10 of the 100 bytes it announced")
+            && e.message.contains("try again"),
+        "{}",
+        e.message
+    );
 }
