@@ -172,8 +172,11 @@ pub(crate) fn build(raw: &HttpSettings) -> HttpConfig {
     }
     for (host, cred) in &raw.credentials {
         if let Some(k) = HttpConfig::host_key(host) {
-            c.credentials
-                .insert(k, Credential::from_env(&cred.header, &cred.value_env));
+            c.credentials.insert(
+                k,
+                Credential::from_env(&cred.header, &cred.value_env)
+                    .with_plain_http(cred.plain_http),
+            );
         }
     }
     c

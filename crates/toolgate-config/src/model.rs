@@ -661,4 +661,9 @@ pub struct CredentialConfig {
     pub header: String,
     /// The environment variable holding the header's value (never the value itself).
     pub value_env: String,
+    /// Also send it over plain `http://` (a service without TLS on this machine or its
+    /// network, where anyone on the path can read it); default false: a call naming
+    /// `http://` on the host is refused (`credential_needs_https`) before anything is sent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plain_http: bool,
 }

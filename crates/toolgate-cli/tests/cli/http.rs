@@ -25,7 +25,7 @@ fn stdout(out: &Output) -> String {
 }
 
 const CREDENTIALS: &str = "[http.credentials.\"127.0.0.2\"]\nheader = \"X-Api-Key\"\n\
-                           value_env = \"TOOLGATE_TEST_CLI_HTTP_KEY\"\n";
+                           value_env = \"TOOLGATE_TEST_CLI_HTTP_KEY\"\nplain_http = true\n";
 
 #[test]
 fn check_reports_a_credential_whose_variable_is_unset() {

@@ -159,6 +159,10 @@ fn good_values_reach_the_http_tools() {
         cred.value.as_ref().map(|s| s.0.as_str()),
         Some("Bearer s3cret")
     );
+    assert!(
+        !cred.plain_http,
+        "https only unless the entry says plain_http"
+    );
     // the value never shows in what is printed about the configuration
     assert!(!format!("{http:?}").contains("s3cret"));
     let tools = super::support::tools();

@@ -86,8 +86,9 @@ pub struct HttpClient {
     config: HttpConfig,
     egress: EgressPolicy,
     client: OnceLock<Result<reqwest::Client, String>>,
-    /// Credentials by host key: the header and its value, or the variable that is unset.
-    credentials: HashMap<String, Result<(HeaderName, HeaderValue), String>>,
+    /// Credentials by host key: whether it may go over plain `http://`, and the header and
+    /// its value, or the variable that is unset.
+    credentials: HashMap<String, (bool, Result<(HeaderName, HeaderValue), String>)>,
     /// The credentials' values, replaced in what the model reads.
     secrets: Secrets,
 }
@@ -117,7 +118,7 @@ impl HttpClient {
                     }
                     _ => Err(c.value_env.clone()),
                 };
-                (host.clone(), entry)
+                (host.clone(), (c.plain_http, entry))
             })
             .collect();
         let secrets = Secrets::new(
@@ -315,6 +316,11 @@ impl HttpClient {
 
     /// Adds the operator's credential for `url`'s host, when there is one and `url` is of the
     /// origin the call named (`first`): the same scheme, host and port.
+    ///
+    /// # Errors
+    /// `credential_missing` when its variable is unset; `invalid_input` /
+    /// `credential_needs_https` when the call names plain `http://` on the host and the
+    /// credential may go only over `https://` (nothing is sent).
     fn add_credential(
         &self,
         first: &Url,
@@ -322,9 +328,23 @@ impl HttpClient {
         headers: &mut HeaderMap,
     ) -> Result<(), ToolError> {
         let host = host_key(url);
-        let Some(entry) = self.credentials.get(&host) else {
+        let Some((plain_http, entry)) = self.credentials.get(&host) else {
             return Ok(());
         };
+        if url == first && url.scheme() == "http" && !plain_http {
+            let mut https = url.clone();
+            let _ = https.set_scheme("https");
+            if url.port().is_some() {
+                // another port may be another server: the operator's https one is the default
+                let _ = https.set_port(None);
+            }
+            return Err(ToolError::invalid_input(format!(
+                "credential_needs_https: the operator's credential for {host} goes only over \
+                 https://, and this URL is plain http:// (anyone on the path could read it); \
+                 nothing was sent: send {https} instead"
+            ))
+            .with_reason("credential_needs_https"));
+        }
         // the origin, not the host alone: another port of the same host is another server
         // (curl's CVE-2022-27776 leaked credentials so), and another scheme is either a
         // downgrade to plain text or another port too

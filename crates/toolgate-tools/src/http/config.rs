@@ -97,6 +97,8 @@ impl HttpConfig {
 /// the environment variable `value_env`, read when the tools are built. The model never sees
 /// it: not in the tools' results, not in the audit record, and never sent to another origin (a
 /// redirect to another host, another port of the host, or another scheme goes without it).
+/// It goes only over `https://` unless `plain_http` (a call naming `http://` on the host is
+/// refused before anything is sent, saying to use `https://`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Credential {
     /// The header's name (`Authorization`, `X-Api-Key`).
@@ -106,6 +108,9 @@ pub struct Credential {
     /// The value, `None` when the variable is unset or empty (requests to the host then
     /// fail with `credential_missing` rather than go without it).
     pub value: Option<Secret>,
+    /// Also send it over plain `http://` (a service without TLS on this machine or its
+    /// network), where anyone on the path can read it; default false.
+    pub plain_http: bool,
 }
 
 impl Credential {
@@ -120,7 +125,15 @@ impl Credential {
             header: header.into(),
             value_env,
             value,
+            plain_http: false,
         }
+    }
+
+    /// The same credential, also sent over plain `http://` when `yes`.
+    #[must_use]
+    pub fn with_plain_http(mut self, yes: bool) -> Self {
+        self.plain_http = yes;
+        self
     }
 }
 
@@ -130,6 +143,7 @@ impl fmt::Debug for Credential {
             .field("header", &self.header)
             .field("value_env", &self.value_env)
             .field("value", &self.value.as_ref().map(|_| "[redacted]"))
+            .field("plain_http", &self.plain_http)
             .finish()
     }
 }

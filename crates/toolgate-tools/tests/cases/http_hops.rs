@@ -18,6 +18,8 @@ fn with_credential(host: &str, addrs: &[&str]) -> HttpConfig {
             header: "X-Api-Key".into(),
             value_env: "TEST_API_KEY".into(),
             value: Some(Secret(SECRET.into())),
+            // the test servers speak plain HTTP on 127.0.0.x
+            plain_http: true,
         },
     );
     c
@@ -75,7 +77,8 @@ async fn a_missing_credential_fails_the_call_rather_than_send_without_it() {
     let mut config = opening(&["127.0.0.2"]);
     config.credentials.insert(
         "127.0.0.2".into(),
-        Credential::from_env("Authorization", "TOOLGATE_TEST_SURELY_UNSET_VAR"),
+        Credential::from_env("Authorization", "TOOLGATE_TEST_SURELY_UNSET_VAR")
+            .with_plain_http(true),
     );
     let r = Http::new(config).fetch(&a.url("/x")).await;
     let e = r.error.unwrap();
@@ -167,4 +170,35 @@ async fn a_hop_to_another_host_is_followed_only_when_the_policy_allows_it() {
         toolgate_core::ErrorKind::PermissionDenied
     );
     assert_eq!(denied.hits(), 0);
+}
+
+/// A credential without `plain_http` goes only over https: a call naming `http://` on its
+/// host is refused before anything is sent, with the https URL to send instead (the
+/// operator's token would otherwise cross the network in plain text, or reach whatever
+/// answers on another port of the host).
+#[tokio::test]
+async fn a_credential_is_not_sent_over_plain_http_unless_the_operator_says_so() {
+    let a = HttpServer::start("127.0.0.2");
+    a.route("/x", Reply::ok("text/plain", "fine"));
+    let mut c = with_credential("127.0.0.2", &["127.0.0.2"]);
+    for cred in c.credentials.values_mut() {
+        cred.plain_http = false;
+    }
+    let http = Http::new(c);
+    let r = http.fetch(&a.url("/x")).await;
+    let e = r.error.as_ref().expect("refused");
+    assert_eq!(e.reason.as_deref(), Some("credential_needs_https"), "{e:?}");
+    assert!(
+        e.message.contains("nothing was sent")
+            && e.message.contains("send https://127.0.0.2/x instead"),
+        "{}",
+        e.message
+    );
+    assert!(!e.message.contains(SECRET));
+    assert_eq!(a.hits(), 0, "nothing reached the server");
+    // a host without a credential is fetched over http as before
+    let b = HttpServer::start("127.0.0.3");
+    b.route("/y", Reply::ok("text/plain", "plain"));
+    let http = Http::new(with_credential("127.0.0.2", &["127.0.0.3"]));
+    assert_eq!(ok(&http.fetch(&b.url("/y")).await)["body"], "plain");
 }

@@ -57,7 +57,8 @@ async fn a_failure_before_sending_frees_the_key_and_one_after_is_its_answer() {
     let mut config = opening(&["127.0.0.2"]);
     config.credentials.insert(
         "127.0.0.2".into(),
-        toolgate_tools::http::Credential::from_env("X-Api-Key", "TOOLGATE_TEST_REQ_UNSET_KEY"),
+        toolgate_tools::http::Credential::from_env("X-Api-Key", "TOOLGATE_TEST_REQ_UNSET_KEY")
+            .with_plain_http(true),
     );
     let http = Http::new(config);
     let args = json!({"url": s.url("/x"), "method": "POST", "json": {"a": 1}});

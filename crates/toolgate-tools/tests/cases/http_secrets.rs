@@ -24,6 +24,8 @@ fn config() -> HttpConfig {
             header: "Authorization".into(),
             value_env: "TEST_TOKEN".into(),
             value: Some(Secret(VALUE.into())),
+            // the test servers speak plain HTTP on 127.0.0.x
+            plain_http: true,
         },
     );
     c
@@ -134,6 +136,8 @@ async fn a_basic_credential_is_not_shown_in_any_form() {
             header: "Authorization".into(),
             value_env: "TEST_BASIC".into(),
             value: Some(Secret("Basic YWxpY2U6cHctNWJlMGQxLXJlZmxlY3RlZA==".into())),
+            // the test servers speak plain HTTP on 127.0.0.x
+            plain_http: true,
         },
     );
     let http = Http::new(c);
