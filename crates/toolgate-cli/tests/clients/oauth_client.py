@@ -13,7 +13,10 @@ oauth_server.py. Prints one JSON object on stdout.
   oauth_client.py probe --url URL --issuer ISSUER --cases JSON
       For each case (a /test/mint spec, or null for no token), an initialize POST with the
       token: {"cases": [{"status", "www_authenticate", "retry_after", "body"}],
-      "metadata": PRM document}.
+      "metadata": PRM document}. A case's "extra" (not sent to /test/mint) changes how the
+      token is sent: "headers" ([[name, value]], "{token}" replaced) are sent after the
+      others (a second Authorization among them), "query" is appended to the URL ("{token}"
+      replaced), "in_query_only" sends no Authorization header.
 
   oauth_client.py session --url URL --issuer ISSUER
       alice opens a session (2025-11-25) with her token, then the same session's tools/list is
@@ -144,10 +147,19 @@ async def probe(args) -> dict:
                     if "control" in spec:
                         await http.post(base + spec["control"][0], json=spec["control"][1])
                         spec = spec["mint"]
-                    token = (await http.post(base + "/test/mint", json=spec)).json()["token"]
+                    mint = {k: v for k, v in spec.items() if k != "extra"}
+                    token = (await http.post(base + "/test/mint", json=mint)).json()["token"]
                 headers["authorization"] = f"Bearer {token}"
             sent.append(token)
-            r = await tg.post(args.url, headers=headers, content=json.dumps(INIT))
+            url = args.url
+            extra = spec.get("extra", {}) if isinstance(spec, dict) else {}
+            if "query" in extra:
+                url += "?" + extra["query"].replace("{token}", token or "")
+            if extra.get("in_query_only"):
+                del headers["authorization"]
+            headers = list(headers.items()) + [(k, v.replace("{token}", token or ""))
+                                               for k, v in extra.get("headers", [])]
+            r = await tg.post(url, headers=headers, content=json.dumps(INIT))
             out["cases"].append({
                 "status": r.status_code,
                 "www_authenticate": r.headers.get("www-authenticate"),

@@ -18,7 +18,10 @@
 //!    [`AuthConfig::required_scopes`].
 //!
 //! Answers (RFC 6750 §3, MCP "Error Handling" and "Scope Challenge Handling"): no token:
-//! `401` with `WWW-Authenticate: Bearer resource_metadata="…", scope="…"`; a token refused:
+//! `401` with `WWW-Authenticate: Bearer resource_metadata="…", scope="…"`; a second
+//! `Authorization` header or an `access_token` in the query: `400` with
+//! `error="invalid_request"` (which of two tokens counts is a question a proxy in front may
+//! answer differently, and a token in a URL is in logs and histories); a token refused:
 //! `401` with `error="invalid_token"` too; too few scopes: `403` with
 //! `error="insufficient_scope"` and the scopes needed; the authorization server's keys or
 //! introspection unreachable: `503` (fail closed). The Protected Resource Metadata (RFC 9728)
@@ -151,6 +154,10 @@ pub struct Identity {
 pub enum Refusal {
     /// No bearer token: `401`.
     Missing,
+    /// The token sent in a way this server does not take (RFC 6750 §3.1 `invalid_request`):
+    /// two `Authorization` headers, or an `access_token` in the query: `400`, the message
+    /// saying what to send instead.
+    Malformed(&'static str),
     /// A token refused (expired, wrong issuer or audience, bad signature, unknown key...):
     /// `401 invalid_token`, the reason logged, not sent.
     Invalid(String),
@@ -264,6 +271,10 @@ impl ResourceServer {
             Refusal::InsufficientScope => v.push_str(
                 ", error=\"insufficient_scope\", error_description=\"the access token lacks a \
                  scope this resource needs\"",
+            ),
+            Refusal::Malformed(_) => v.push_str(
+                ", error=\"invalid_request\", error_description=\"send the access token in one \
+                 Authorization header only\"",
             ),
         }
         if !scope.is_empty() {
