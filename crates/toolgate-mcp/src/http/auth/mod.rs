@@ -172,7 +172,7 @@ pub struct ResourceServer {
     config: AuthConfig,
     resource: String,
     metadata_url: String,
-    keys: jwks::KeySet,
+    keys: std::sync::Arc<jwks::KeySet>,
     verified: verified::Verified,
     client: reqwest::Client,
 }
@@ -208,7 +208,11 @@ impl ResourceServer {
         }
         let client = fetch::client();
         Ok(ResourceServer {
-            keys: jwks::KeySet::new(&config.issuer, config.jwks_uri.as_deref(), client.clone()),
+            keys: std::sync::Arc::new(jwks::KeySet::new(
+                &config.issuer,
+                config.jwks_uri.as_deref(),
+                client.clone(),
+            )),
             config,
             resource,
             metadata_url,
