@@ -5,8 +5,29 @@
 //!
 //! Without `TOOLGATE_TEST_PYTHON` these tests are ignored (failed under CI).
 
-use super::identity::{probe, workspace, AuthServer, Served};
+use super::identity::{probe, script, workspace, AuthServer, Served, ROLES};
 use serde_json::{json, Value};
+use std::time::Duration;
+use toolgate_test_support::clients::{python_script, run_ok};
+
+/// `user` opens a session with a minted token and sends `plan`'s requests in it
+/// (`oauth_client.py requests`).
+fn requests(url: &str, issuer: &str, user: &str, plan: Value) -> Value {
+    let mut cmd = python_script(script("oauth_client.py")).unwrap();
+    cmd.args([
+        "requests",
+        "--url",
+        url,
+        "--issuer",
+        issuer,
+        "--user",
+        user,
+        "--requests",
+    ])
+    .arg(plan.to_string());
+    let out = run_ok(cmd, Duration::from_secs(120));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
 
 /// The status and `WWW-Authenticate` of each case of a probe report.
 fn answers(report: &Value) -> Vec<(u64, String)> {
@@ -62,5 +83,53 @@ fn a_second_authorization_header_or_a_token_in_the_query_is_400_invalid_request(
     let body = |i: usize| report["cases"][i]["body"].as_str().unwrap().to_string();
     assert!(body(0).contains("one Authorization header"), "{}", body(0));
     assert!(body(2).contains("not in the query"), "{}", body(2));
+    served.stop();
+}
+
+#[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON")]
+fn a_rule_on_read_file_holds_for_resources_read_of_the_same_file() {
+    let Some(auth) = AuthServer::start(false) else {
+        return;
+    };
+    // ROLES: only the admins read secret/ (a deny rule naming read_file, unless admin)
+    let ws = workspace(&auth.issuer, "", ROLES);
+    let served = Served::start(ws.path(), &[]);
+    let read = |user: &str| {
+        requests(
+            &served.url,
+            &auth.issuer,
+            user,
+            json!([
+                {"method": "resources/read", "params": {"uri": "file:///secret/x.txt"}},
+                {"method": "tools/call", "params": {"name": "read_resource",
+                                                    "arguments": {"uri": "file:///secret/x.txt"}}},
+                {"method": "resources/read", "params": {"uri": "file:///notes.txt"}},
+            ]),
+        )
+    };
+    let bob = read("bob");
+    let answers = bob["answers"].as_array().unwrap();
+    let error = &answers[0]["message"]["error"];
+    assert_eq!(error["code"], -32602, "{bob}");
+    assert_eq!(
+        error["data"]["toolgate/error"]["kind"], "permission_denied",
+        "{bob}"
+    );
+    let call = &answers[1]["message"];
+    assert!(
+        call["result"]["isError"] == true || call["error"].is_object(),
+        "{bob}"
+    );
+    assert!(!call.to_string().contains("classified"), "{bob}");
+    assert_eq!(
+        answers[2]["message"]["result"]["contents"][0]["text"], "hello\n",
+        "{bob}"
+    );
+    let alice = read("alice");
+    assert_eq!(
+        alice["answers"][0]["message"]["result"]["contents"][0]["text"], "classified\n",
+        "{alice}"
+    );
     served.stop();
 }
