@@ -133,3 +133,39 @@ fn a_rule_on_read_file_holds_for_resources_read_of_the_same_file() {
     );
     served.stop();
 }
+
+#[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON")]
+fn a_session_is_its_principals_whatever_the_scopes_and_no_one_elses() {
+    let Some(auth) = AuthServer::start(false) else {
+        return;
+    };
+    let ws = workspace(&auth.issuer, "", ROLES);
+    let served = Served::start(ws.path(), &[]);
+    let report = requests(
+        &served.url,
+        &auth.issuer,
+        "alice",
+        json!([
+            // bob naming alice's session, with every method
+            {"method": "tools/list", "as": {"sub": "bob"}},
+            {"method": "-", "http": "GET", "as": {"sub": "bob"}},
+            {"method": "-", "http": "DELETE", "as": {"sub": "bob"}},
+            // alice with claims that changed: another caller, as the README says
+            {"method": "tools/list", "as": {"sub": "alice", "set": {"groups": ["staff"]}}},
+            // alice after a step-up (MCP "Scope Challenge Handling"): more scopes, same caller
+            {"method": "tools/list", "as": {"sub": "alice", "scope": "mcp:tools mcp:admin"}},
+            // without the required scope: still 403, whatever the session
+            {"method": "tools/list", "as": {"sub": "alice", "scope": "mcp:admin"}},
+            {"method": "tools/list"},
+        ]),
+    );
+    let statuses: Vec<u64> = report["answers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(statuses, [404, 404, 404, 404, 200, 403, 200]);
+    served.stop();
+}
