@@ -169,3 +169,47 @@ fn a_session_is_its_principals_whatever_the_scopes_and_no_one_elses() {
     assert_eq!(statuses, [404, 404, 404, 404, 200, 403, 200]);
     served.stop();
 }
+
+#[test]
+#[cfg_attr(toolgate_no_python, ignore = "needs TOOLGATE_TEST_PYTHON")]
+fn scopes_as_a_string_or_a_list_and_claims_of_the_wrong_type() {
+    let Some(auth) = AuthServer::start(false) else {
+        return;
+    };
+    let ws = workspace(&auth.issuer, "", "");
+    let served = Served::start(ws.path(), &[]);
+    let aud = served.url.as_str();
+    let report = probe(
+        &served.url,
+        &auth.issuer,
+        json!([
+            // RFC 9068's space-separated string, a list (RFC 8693 allows either in practice),
+            // Entra ID's scp as a string, and Okta's scp as a list
+            {"aud": aud, "scope": "other mcp:tools"},
+            {"aud": aud, "set": {"scope": ["other", "mcp:tools"]}},
+            {"aud": aud, "drop": ["scope"], "set": {"scp": "mcp:tools other"}},
+            {"aud": aud, "drop": ["scope"], "set": {"scp": ["mcp:tools"]}},
+            // neither holds the scope: 403
+            {"aud": aud, "set": {"scope": ["other"], "scp": "other"}},
+            {"aud": aud, "set": {"scope": 7}},
+            // a claim the checks need, of the wrong type: refused, never read as absent-but-ok
+            {"aud": aud, "set": {"sub": 12345}},
+            {"aud": aud, "set": {"exp": "9999999999"}},
+            {"aud": aud, "set": {"exp": 1e300}},
+            {"aud": aud, "set": {"nbf": "later"}},
+            {"aud": aud, "set": {"aud": {"uri": aud}}},
+            {"aud": aud, "set": {"iss": [auth.issuer.as_str()]}},
+            // a JWS header naming other keys is not followed: only the JWKS's keys count
+            {"aud": aud, "key": "embedded"},
+            {"aud": aud, "key": "unknown", "kid": "atk", "header": {"jku": "http://127.0.0.1:1/jwks"}},
+            {"aud": aud, "header": {"x5u": "http://127.0.0.1:1/x", "jku": "http://127.0.0.1:1/j"}},
+        ]),
+    );
+    let statuses: Vec<u64> = answers(&report).into_iter().map(|(s, _)| s).collect();
+    assert_eq!(
+        statuses,
+        [200, 200, 200, 200, 403, 403, 401, 401, 401, 401, 401, 401, 401, 401, 200],
+        "{report}"
+    );
+    served.stop();
+}

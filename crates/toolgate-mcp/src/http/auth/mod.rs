@@ -14,7 +14,7 @@
 //!    signature check (a key rotation or its expiry ends that at once);
 //! 2. **introspection** ([`introspect`], RFC 7662) with an introspection endpoint: `active`,
 //!    then the same `iss`, `aud`, `exp`/`nbf` and `sub` checks on its answer;
-//! 3. the scopes (`scope`, space-separated, or `scp`, a list): every one of
+//! 3. the scopes (`scope` and `scp`, each a space-separated string or a list): every one of
 //!    [`AuthConfig::required_scopes`].
 //!
 //! Answers (RFC 6750 §3, MCP "Error Handling" and "Scope Challenge Handling"): no token:
@@ -367,6 +367,10 @@ impl ResourceServer {
         v.validate_nbf = true;
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &v)
             .map_err(|e| Refusal::Invalid(format!("the token was refused: {e}")))?;
+        // jsonwebtoken takes a list of issuers too; RFC 7519 §4.1.1 says one string
+        if !data.claims.get("iss").is_some_and(Value::is_string) {
+            return Err(Refusal::Invalid("the token's iss is not one string".into()));
+        }
         Ok(data.claims)
     }
 
@@ -376,14 +380,14 @@ impl ResourceServer {
             Some(Value::String(s)) if !s.is_empty() && s.len() <= 1024 => s.clone(),
             _ => return Err(Refusal::Invalid("the token has no subject (sub)".into())),
         };
-        let scopes: Vec<String> = match (claims.get("scope"), claims.get("scp")) {
-            (Some(Value::String(s)), _) => s.split_whitespace().map(str::to_string).collect(),
-            (_, Some(Value::Array(a))) => a
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let mut scopes: Vec<String> = Vec::new();
+        for claim in ["scope", "scp"] {
+            for scope in scope_list(claims.get(claim)) {
+                if !scopes.iter().any(|s| s == scope) {
+                    scopes.push(scope.to_string());
+                }
+            }
+        }
         if !self
             .config
             .required_scopes
@@ -403,6 +407,20 @@ impl ResourceServer {
             claims: kept,
             scopes,
         })
+    }
+}
+
+/// The scopes of a `scope` or `scp` claim: a space-separated string (RFC 9068 §2.2.3, and
+/// Entra ID's `scp`) or a list of strings (Okta's `scp`); nothing else is a scope.
+fn scope_list(claim: Option<&Value>) -> Vec<&str> {
+    match claim {
+        Some(Value::String(s)) => s.split_whitespace().collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .flat_map(str::split_whitespace)
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
