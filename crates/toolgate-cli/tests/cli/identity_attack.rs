@@ -213,3 +213,52 @@ fn scopes_as_a_string_or_a_list_and_claims_of_the_wrong_type() {
     );
     served.stop();
 }
+
+/// What `toolgate serve --http` with `args` on `ws` says on stderr before it serves.
+fn startup_notes(ws: &std::path::Path, args: &[&str]) -> String {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--http", "127.0.0.1:0", "--workspace"])
+        .arg(ws)
+        .args(args)
+        .env_remove("TOOLGATE_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut notes = String::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        notes.push_str(&line);
+        notes.push('\n');
+        if line.starts_with("toolgate: serving MCP at ") {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    notes
+}
+
+#[test]
+fn serving_roles_that_narrow_with_every_tool_for_everyone_else_is_warned_of() {
+    // the README's roles: admins get default, staff explore, anyone else the server's profile
+    let ws = workspace("http://127.0.0.1:1/", "", ROLES);
+    let notes = startup_notes(ws.path(), &[]);
+    assert!(
+        notes.contains("WARNING: [server.auth.roles]") && notes.contains("--profile explore"),
+        "{notes}"
+    );
+    for chosen in [["--profile", "explore"], ["--profile", "default"]] {
+        let notes = startup_notes(ws.path(), &chosen);
+        assert!(notes.contains("serving MCP at"), "{notes}");
+        assert!(!notes.contains("WARNING"), "{chosen:?}: {notes}");
+    }
+    // without roles, every caller is the same to the policy: nothing to warn of
+    let plain = workspace("http://127.0.0.1:1/", "", "");
+    let notes = startup_notes(plain.path(), &[]);
+    assert!(!notes.contains("WARNING"), "{notes}");
+}
