@@ -41,6 +41,8 @@ mod gateway_tls;
 mod http;
 #[path = "cli/identity.rs"]
 mod identity;
+#[path = "cli/identity_attack.rs"]
+mod identity_attack;
 #[path = "cli/ledger.rs"]
 mod ledger;
 #[path = "cli/leftovers.rs"]

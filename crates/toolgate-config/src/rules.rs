@@ -20,11 +20,23 @@ pub(crate) struct CompiledRule {
     pub reason: Cow<'static, str>,
 }
 
+/// Tools that do what another tool does under another name, and so come under its rules too:
+/// `read_resource` (MCP's `resources/read`) reads a workspace file as `read_file` does, by a
+/// `file:///` URI. A rule naming `read_file` (`tool = "read_file"`, `tool = "read_*"`) holds
+/// for it as well, so a deny over `path:secret/**` for `read_file` cannot be escaped through
+/// `resources/read`; a rule naming `read_resource` itself still holds for it alone.
+pub(crate) const RULES_AS: [(&str, &str); 1] = [("read_resource", "read_file")];
+
 impl CompiledRule {
-    /// Whether the rule is about `tool` in a session of `role`.
+    /// Whether the rule is about `tool` (or the tool it reads as, [`RULES_AS`]) in a session
+    /// of `role`.
     pub fn applies_to(&self, tool: &str, role: Option<&str>) -> bool {
-        self.tool.as_ref().is_none_or(|t| t.matches(tool))
-            && (self.roles.is_empty() || role.is_some_and(|r| self.roles.iter().any(|x| x == r)))
+        self.tool.as_ref().is_none_or(|t| {
+            t.matches(tool)
+                || RULES_AS
+                    .iter()
+                    .any(|(alias, of)| *alias == tool && t.matches(of))
+        }) && (self.roles.is_empty() || role.is_some_and(|r| self.roles.iter().any(|x| x == r)))
     }
 
     /// Whether the rule's resource pattern matches `r`; `argv` caches the words of a command

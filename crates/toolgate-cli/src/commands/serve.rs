@@ -46,12 +46,16 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     let workspace = workspace
         .with_hard_link_reads(config.hard_link_reads())
         .context("opening the workspace")?;
+    let profile_chosen = args.serve.profile.is_some() || args.serve.role.is_some();
     let setup = super::session_setup(
         &config,
         args.serve.role.as_deref(),
         args.serve.profile.as_deref(),
         &args.serve.attrs,
     )?;
+    if !profile_chosen {
+        warn_roleless_callers_get(&config, &setup.profile);
+    }
     args.serve.profile = Some(setup.profile);
     args.serve.attributes = setup.attributes;
     args.serve.budgets = config.budgets();
@@ -181,6 +185,22 @@ fn sweep_in_background(workspace: &toolgate_core::Workspace) {
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "cannot start the sweep of stale temporary files");
     }
+}
+
+/// Says loudly when `[server.auth.roles]` narrows what callers get but a caller no role holds
+/// for (a user in no group, a claim of another type) gets `profile`, the server's default
+/// `default` (every tool), because no `--profile` or `--role` was given.
+fn warn_roleless_callers_get(config: &toolgate_config::Config, profile: &str) {
+    let roles = config.auth().map_or(0, |a| a.roles.len());
+    if roles == 0 || profile != "default" {
+        return;
+    }
+    eprintln!(
+        "toolgate: WARNING: [server.auth.roles] gives callers roles by their claims, and a \
+         caller no role holds for gets the profile default (every tool); serve with --profile \
+         explore (or a narrower profile of your own) so that only the roles widen what a caller \
+         gets, or with --profile default to keep this and not be warned"
+    );
 }
 
 /// Says loudly when the configuration names a token variable that is not set: the server

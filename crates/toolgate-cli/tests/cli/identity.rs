@@ -15,22 +15,22 @@ use std::time::Duration;
 use toolgate_test_support::clients::{python_script, run_ok};
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
-const INTROSPECTION_SECRET: &str = "introspection-s3cret";
+pub(crate) const INTROSPECTION_SECRET: &str = "introspection-s3cret";
 
-fn script(name: &str) -> PathBuf {
+pub(crate) fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/clients")
         .join(name)
 }
 
 /// The authorization server, killed when dropped.
-struct AuthServer {
+pub(crate) struct AuthServer {
     child: Child,
-    issuer: String,
+    pub(crate) issuer: String,
 }
 
 impl AuthServer {
-    fn start(opaque: bool) -> Option<AuthServer> {
+    pub(crate) fn start(opaque: bool) -> Option<AuthServer> {
         let mut cmd = python_script(script("oauth_server.py"))?;
         if opaque {
             cmd.arg("--opaque");
@@ -62,14 +62,14 @@ impl Drop for AuthServer {
 }
 
 /// `toolgate serve --http 127.0.0.1:0` on `ws`; its stderr is kept in `log`.
-struct Served {
+pub(crate) struct Served {
     child: Child,
-    url: String,
-    log: Arc<Mutex<String>>,
+    pub(crate) url: String,
+    pub(crate) log: Arc<Mutex<String>>,
 }
 
 impl Served {
-    fn start(ws: &Path, env: &[(&str, &str)]) -> Served {
+    pub(crate) fn start(ws: &Path, env: &[(&str, &str)]) -> Served {
         let mut child = Command::new(TOOLGATE)
             .args(["serve", "--http", "127.0.0.1:0", "--workspace"])
             .arg(ws)
@@ -104,7 +104,7 @@ impl Served {
     }
 
     /// SIGTERM, then waits: the audit records are committed.
-    fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
@@ -122,7 +122,7 @@ impl Drop for Served {
 
 /// A workspace with `toolgate.toml` = `config` (after the `[server.auth]` of `issuer`) and a
 /// few files.
-fn workspace(issuer: &str, auth_extra: &str, config: &str) -> tempfile::TempDir {
+pub(crate) fn workspace(issuer: &str, auth_extra: &str, config: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
     std::fs::create_dir(dir.path().join("secret")).unwrap();
@@ -138,7 +138,7 @@ fn workspace(issuer: &str, auth_extra: &str, config: &str) -> tempfile::TempDir 
     dir
 }
 
-const ROLES: &str = r#"
+pub(crate) const ROLES: &str = r#"
 [server.auth.roles]
 admin = 'context.attributes.groups.contains("toolgate-admins")'
 staff = 'context.attributes.groups.contains("staff")'
@@ -163,7 +163,7 @@ unless = 'context.attributes.groups.contains("toolgate-admins")'
 "#;
 
 /// The SDK's OAuth flow as `user`, then tools/list and `calls`.
-fn flow(url: &str, user: &str, calls: Value, mode: &str) -> Value {
+pub(crate) fn flow(url: &str, user: &str, calls: Value, mode: &str) -> Value {
     let mut cmd = python_script(script("oauth_client.py")).unwrap();
     cmd.args([
         "flow", "--url", url, "--user", user, "--mode", mode, "--calls",
@@ -174,7 +174,7 @@ fn flow(url: &str, user: &str, calls: Value, mode: &str) -> Value {
 }
 
 /// Raw initialize requests with the tokens `cases` mint.
-fn probe(url: &str, issuer: &str, cases: Value) -> Value {
+pub(crate) fn probe(url: &str, issuer: &str, cases: Value) -> Value {
     let mut cmd = python_script(script("oauth_client.py")).unwrap();
     cmd.args(["probe", "--url", url, "--issuer", issuer, "--cases"])
         .arg(cases.to_string());
@@ -182,7 +182,7 @@ fn probe(url: &str, issuer: &str, cases: Value) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn kinds(result: &Value) -> Vec<(String, bool)> {
+pub(crate) fn kinds(result: &Value) -> Vec<(String, bool)> {
     result["calls"]
         .as_array()
         .unwrap()

@@ -13,13 +13,22 @@ oauth_server.py. Prints one JSON object on stdout.
   oauth_client.py probe --url URL --issuer ISSUER --cases JSON
       For each case (a /test/mint spec, or null for no token), an initialize POST with the
       token: {"cases": [{"status", "www_authenticate", "retry_after", "body"}],
-      "metadata": PRM document}.
+      "metadata": PRM document}. A case's "extra" (not sent to /test/mint) changes how the
+      token is sent: "headers" ([[name, value]], "{token}" replaced) are sent after the
+      others (a second Authorization among them), "query" is appended to the URL ("{token}"
+      replaced), "in_query_only" sends no Authorization header.
 
   oauth_client.py session --url URL --issuer ISSUER
       alice opens a session (2025-11-25) with her token, then the same session's tools/list is
       sent with no token, alice's expired token, alice's token without the scope, bob's token,
       and alice's token again: {"token": alice's, "session": id, "statuses": [...],
       "tools": [names of the last answer]}.
+
+  oauth_client.py requests --url URL --issuer ISSUER --user NAME --requests JSON
+      NAME opens a session (2025-11-25) with a minted token, then each request of --requests
+      ([{"method", "params", "as": a /test/mint spec (default: NAME's token), "http": "POST"
+      (default), "GET" or "DELETE"}]) is sent in that session: {"session": id, "answers":
+      [{"status", "message": the JSON-RPC answer of a 200 POST}]}.
 """
 
 from __future__ import annotations
@@ -144,10 +153,19 @@ async def probe(args) -> dict:
                     if "control" in spec:
                         await http.post(base + spec["control"][0], json=spec["control"][1])
                         spec = spec["mint"]
-                    token = (await http.post(base + "/test/mint", json=spec)).json()["token"]
+                    mint = {k: v for k, v in spec.items() if k != "extra"}
+                    token = (await http.post(base + "/test/mint", json=mint)).json()["token"]
                 headers["authorization"] = f"Bearer {token}"
             sent.append(token)
-            r = await tg.post(args.url, headers=headers, content=json.dumps(INIT))
+            url = args.url
+            extra = spec.get("extra", {}) if isinstance(spec, dict) else {}
+            if "query" in extra:
+                url += "?" + extra["query"].replace("{token}", token or "")
+            if extra.get("in_query_only"):
+                del headers["authorization"]
+            headers = list(headers.items()) + [(k, v.replace("{token}", token or ""))
+                                               for k, v in extra.get("headers", [])]
+            r = await tg.post(url, headers=headers, content=json.dumps(INIT))
             out["cases"].append({
                 "status": r.status_code,
                 "www_authenticate": r.headers.get("www-authenticate"),
@@ -201,9 +219,53 @@ async def session(args) -> dict:
     return {"token": alice, "session": sid, "statuses": statuses, "tools": tools}
 
 
+def sse_answer(text: str) -> dict:
+    """The JSON-RPC message of a response: the body, or the last event of an SSE stream."""
+    if text.lstrip().startswith("{"):
+        return json.loads(text)
+    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    return json.loads([d for d in data if d][-1])
+
+
+async def requests(args) -> dict:
+    base = args.issuer.rstrip("/")
+    fresh = httpx2.Limits(max_keepalive_connections=0)
+    plan = json.loads(args.requests)
+    async with httpx2.AsyncClient(timeout=30) as http, \
+            httpx2.AsyncClient(timeout=30, limits=fresh) as tg:
+        async def mint(spec) -> str:
+            spec = {"aud": args.url, **spec}
+            return (await http.post(base + "/test/mint", json=spec)).json()["token"]
+
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        opener = await mint({"sub": args.user})
+        r = await tg.post(args.url, headers={**headers, "authorization": f"Bearer {opener}"},
+                          content=json.dumps(INIT))
+        r.raise_for_status()
+        sid = r.headers["mcp-session-id"]
+        session = {**headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+        r = await tg.post(args.url, headers={**session, "authorization": f"Bearer {opener}"},
+                          content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        r.raise_for_status()
+        answers = []
+        for i, step in enumerate(plan):
+            token = await mint(step["as"]) if "as" in step else opener
+            h = {**session, "authorization": f"Bearer {token}"}
+            body = {"jsonrpc": "2.0", "id": 10 + i, "method": step["method"],
+                    "params": step.get("params", {})}
+            r = await tg.request(step.get("http", "POST"), args.url, headers=h,
+                                 content=json.dumps(body) if step.get("http", "POST") == "POST" else None)
+            answer = {"status": r.status_code}
+            if r.status_code == 200 and step.get("http", "POST") == "POST":
+                answer["message"] = sse_answer(r.text)
+            answers.append(answer)
+    return {"session": sid, "answers": answers}
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["flow", "probe", "session"])
+    p.add_argument("what", choices=["flow", "probe", "session", "requests"])
+    p.add_argument("--requests", default="[]")
     p.add_argument("--url", required=True)
     p.add_argument("--user")
     p.add_argument("--calls", default="[]")
@@ -214,7 +276,8 @@ def main() -> None:
 
     async def go():
         with anyio.fail_after(90):
-            return await {"flow": flow, "probe": probe, "session": session}[args.what](args)
+            return await {"flow": flow, "probe": probe, "session": session,
+                          "requests": requests}[args.what](args)
 
     print(json.dumps(anyio.run(go)), flush=True)
 

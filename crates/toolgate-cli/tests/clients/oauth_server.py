@@ -9,7 +9,11 @@ and issues RS256 JWTs signed with joserfc (Authlib's JOSE library), published at
 
 Test controls (not OAuth): POST /test/mint (a token with chosen claims, algorithm and key),
 POST /test/rotate (a new signing key, the old one dropped), POST /test/jwks (JSON
-{"down": bool}: the JWKS endpoint answers 503 while down).
+{"down": bool, "slow": seconds, "garbage": bool}: the JWKS endpoint answers 503 while down,
+after `slow` seconds, or with a body that is not JSON), POST /test/introspection (JSON
+{"slow": seconds, "status": code}: the introspection endpoint's delay and an error status),
+GET /test/stats (how many times the JWKS and introspection endpoints were asked:
+{"jwks": n, "introspect": n}).
 
 Prints one line, the issuer (as its metadata names it), then serves until killed.
 """
@@ -23,6 +27,7 @@ import socket
 import sys
 import time
 
+import anyio
 import uvicorn
 from joserfc import jwt
 from joserfc.jwk import OctKey, RSAKey
@@ -58,6 +63,11 @@ class State:
         self.key = new_key("k1")
         self.keys = 1
         self.jwks_down = False
+        self.jwks_slow = 0.0
+        self.jwks_garbage = False
+        self.introspection_slow = 0.0
+        self.introspection_status = 200
+        self.stats = {"jwks": 0, "introspect": 0}
         # opaque token -> claims
         self.introspected = {}
 
@@ -157,11 +167,21 @@ def app_for(state):
         return JSONResponse(metadata)
 
     async def jwks(request):
+        state.stats["jwks"] += 1
+        if state.jwks_slow:
+            await anyio.sleep(state.jwks_slow)
         if state.jwks_down:
             return Response("down", status_code=503)
+        if state.jwks_garbage:
+            return Response("{not json", media_type="application/json")
         return JSONResponse({"keys": [state.key.as_dict(private=False)]})
 
     async def introspect(request: Request):
+        state.stats["introspect"] += 1
+        if state.introspection_slow:
+            await anyio.sleep(state.introspection_slow)
+        if state.introspection_status != 200:
+            return JSONResponse({"error": "server_error"}, status_code=state.introspection_status)
         auth = request.headers.get("authorization", "")
         expected = "Basic " + base64.b64encode(
             b"toolgate:" + os.environ.get("TOOLGATE_TEST_INTROSPECTION_SECRET", "").encode()
@@ -175,7 +195,10 @@ def app_for(state):
         return JSONResponse({"active": True, **claims})
 
     async def mint(request: Request):
-        """{"sub", "aud", "scope", "exp_in", "nbf_in", "iss", "alg", "key"} -> {"token"}."""
+        """{"sub", "aud", "scope", "exp_in", "nbf_in", "iss", "alg", "key", "drop", "set",
+        "header"} -> {"token"}: `set` claims replace the usual ones (any JSON), `header` fields
+        are added to the JWS header (jku, x5u...); key "embedded" signs with a key of the
+        client's own, published in the header's `jwk` under the server's key id."""
         spec = await request.json()
         claims = state.claims(spec.get("sub", "alice"), spec["aud"], spec.get("scope", "mcp:tools").split())
         now = int(time.time())
@@ -187,6 +210,8 @@ def app_for(state):
             claims["iss"] = spec["iss"]
         for k in spec.get("drop", []):
             claims.pop(k, None)
+        claims.update(spec.get("set", {}))
+        extra = spec.get("header", {})
         key = spec.get("key", "current")
         alg = spec.get("alg", "RS256")
         if state.opaque:
@@ -200,14 +225,18 @@ def app_for(state):
             secret = OctKey.import_key(state.key.as_dict(private=False)["n"].encode())
             token = jwt.encode({"alg": "HS256", "kid": state.key.kid}, claims, secret, algorithms=["HS256"])
         elif key == "unknown":
-            other = new_key("not-published")
-            token = jwt.encode({"alg": "RS256", "kid": "not-published"}, claims, other)
+            other = new_key(spec.get("kid", "not-published"))
+            token = jwt.encode({"alg": "RS256", "kid": other.kid, **extra}, claims, other)
+        elif key == "embedded":
+            other = new_key(state.key.kid)
+            header = {"alg": "RS256", "kid": state.key.kid, "jwk": other.as_dict(private=False), **extra}
+            token = jwt.encode(header, claims, other)
         elif key == "forged":
             # the published key id, another key's signature
             other = new_key(state.key.kid)
             token = jwt.encode({"alg": "RS256", "kid": state.key.kid}, claims, other)
         else:
-            token = jwt.encode({"alg": "RS256", "kid": state.key.kid}, claims, state.key)
+            token = jwt.encode({"alg": "RS256", "kid": state.key.kid, **extra}, claims, state.key)
         return JSONResponse({"token": token})
 
     async def rotate(request):
@@ -216,8 +245,20 @@ def app_for(state):
         return JSONResponse({"kid": state.key.kid})
 
     async def jwks_switch(request: Request):
-        state.jwks_down = bool((await request.json()).get("down"))
+        spec = await request.json()
+        state.jwks_down = bool(spec.get("down"))
+        state.jwks_slow = float(spec.get("slow", 0))
+        state.jwks_garbage = bool(spec.get("garbage"))
         return JSONResponse({"down": state.jwks_down})
+
+    async def introspection_switch(request: Request):
+        spec = await request.json()
+        state.introspection_slow = float(spec.get("slow", 0))
+        state.introspection_status = int(spec.get("status", 200))
+        return JSONResponse({})
+
+    async def stats(request):
+        return JSONResponse(state.stats)
 
     routes = [
         Route("/.well-known/oauth-authorization-server", well_known, methods=["GET"]),
@@ -226,6 +267,8 @@ def app_for(state):
         Route("/test/mint", mint, methods=["POST"]),
         Route("/test/rotate", rotate, methods=["POST"]),
         Route("/test/jwks", jwks_switch, methods=["POST"]),
+        Route("/test/introspection", introspection_switch, methods=["POST"]),
+        Route("/test/stats", stats, methods=["GET"]),
     ] + create_auth_routes(provider, issuer_url, client_registration_options=registration,
                            revocation_options=revocation)
     return Starlette(routes=routes), metadata["issuer"]

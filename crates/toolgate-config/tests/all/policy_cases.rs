@@ -771,3 +771,74 @@ async fn protected_own_config_45_reading_any_store_is_one_recoverable_refusal() 
     assert!(!r.is_error, "{}", r.text());
     assert!(s.approver.asked().is_empty());
 }
+
+/// A rule naming `read_file` holds for `read_resource` (MCP's `resources/read`), which reads
+/// the same file by its `file:///` URI: a deny over a path, and a deny of the tool itself
+/// (which hides it). A rule naming `read_resource` does not reach `read_file`.
+#[tokio::test]
+async fn a_rule_naming_read_file_holds_for_read_resource() {
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws/secret; echo CANARY > ws/secret/x.txt; echo ok > ws/a.txt");
+    let s = Setup::new(
+        ws,
+        r#"
+[[rules]]
+name = "no-secret"
+decision = "deny"
+tool = "read_file"
+resource = "path:secret/**"
+"#,
+        None,
+        &[],
+    );
+    let r = s
+        .call("read_resource", json!({"uri": "file:///secret/x.txt"}))
+        .await;
+    denied_by(&r, "no-secret");
+    assert!(!r.text().contains("CANARY"));
+    let r = s
+        .call("read_resource", json!({"uri": "file:///a.txt"}))
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    let ws = TempWorkspace::new();
+    ws.sh("echo ok > ws/a.txt");
+    let s = Setup::new(
+        ws,
+        r#"
+[[rules]]
+decision = "deny"
+tool = "read_f*"
+[[rules]]
+decision = "deny"
+tool = "read_resource"
+resource = "path:a.txt"
+"#,
+        None,
+        &[],
+    );
+    let r = s
+        .call("read_resource", json!({"uri": "file:///a.txt"}))
+        .await;
+    assert_eq!(error(&r).0, ErrorKind::UnknownTool, "{}", r.text());
+    let ws = TempWorkspace::new();
+    ws.sh("echo ok > ws/a.txt");
+    let s = Setup::new(
+        ws,
+        r#"
+[[rules]]
+name = "resources-only"
+decision = "deny"
+tool = "read_resource"
+resource = "path:a.txt"
+"#,
+        None,
+        &[],
+    );
+    let r = s.call("read_file", json!({"path": "a.txt"})).await;
+    assert!(!r.is_error, "{}", r.text());
+    denied_by(
+        &s.call("read_resource", json!({"uri": "file:///a.txt"}))
+            .await,
+        "resources-only",
+    );
+}

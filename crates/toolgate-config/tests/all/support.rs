@@ -11,6 +11,7 @@ use toolgate_test_support::{ScriptedApprover, TempWorkspace};
 pub fn tools() -> Vec<Arc<dyn Tool>> {
     let mut t = toolgate_tools::read_only_tools().unwrap();
     t.extend(toolgate_tools::write_tools().unwrap());
+    t.extend(toolgate_tools::resource_tools().unwrap());
     t.push(
         toolgate_tools::shell::RunShell::new(Default::default())
             .into_tool()

@@ -14,8 +14,10 @@ use std::sync::Arc;
 /// server (`[server.auth]`) each verified identity is a caller of its own. Two identities are
 /// the same caller when their principal (issuer and subject) and their kept claims are equal:
 /// a token whose claims changed (a group removed) is a new caller, whose session is built
-/// from the new claims.
-#[derive(Debug, Clone, PartialEq)]
+/// from the new claims. The scopes are not compared: they shape no session (each request's
+/// token is checked for the required ones), and a client that stepped up its scopes after a
+/// `403 insufficient_scope` (MCP "Scope Challenge Handling") goes on in its session.
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Caller {
     /// A request carrying the server's bearer token.
@@ -24,6 +26,18 @@ pub enum Caller {
     Anonymous,
     /// A request carrying an access token the resource server verified.
     Principal(Arc<Identity>),
+}
+
+impl PartialEq for Caller {
+    fn eq(&self, other: &Caller) -> bool {
+        match (self, other) {
+            (Caller::Token, Caller::Token) | (Caller::Anonymous, Caller::Anonymous) => true,
+            (Caller::Principal(a), Caller::Principal(b)) => {
+                a.principal == b.principal && a.claims == b.claims
+            }
+            _ => false,
+        }
+    }
 }
 
 // JSON values compared for equality hold no NaN, so equality is an equivalence

@@ -4,12 +4,16 @@
 //!    request target (or HTTP/2 `:authority`) that names another host than `Host`, is `400`
 //!    (RFC 9112 §3.2: the target's authority wins over `Host`, so two that differ are two
 //!    answers to "which server?", and a guard must not check one while the other is served)
-//! 1. the credential: with an authorization server (`[server.auth]`), an access token checked
-//!    by the resource server ([`super::auth`]: `401`, `403 insufficient_scope` or `503`, with
+//! 1. the credential, sent once, in the header: a second `Authorization` header or an
+//!    `access_token` in the query is `400` with `WWW-Authenticate: Bearer
+//!    error="invalid_request"` (RFC 6750 §3.1: a proxy in front may check one of two tokens
+//!    while this guard checks the other, and a token in a URL is in logs and histories); then
+//!    with an authorization server (`[server.auth]`), an access token checked by the resource
+//!    server ([`super::auth`]: `401`, `403 insufficient_scope` or `503`, with
 //!    `WWW-Authenticate` naming the Protected Resource Metadata); else the bearer token, when
-//!    one is configured: `Authorization: Bearer TOKEN`, compared in constant time; never taken
-//!    from the query string (`401` with `WWW-Authenticate: Bearer`). The Protected Resource
-//!    Metadata itself (`GET` at its well-known paths) needs no credential.
+//!    one is configured: `Authorization: Bearer TOKEN`, compared in constant time (`401` with
+//!    `WWW-Authenticate: Bearer`). The Protected Resource Metadata itself (`GET` at its
+//!    well-known paths) needs no credential.
 //! 2. `Host` (or the HTTP/2 authority): one of the allowed authorities, against DNS rebinding
 //!    (`403`)
 //! 3. `Origin`, when present: one of the allowed origins (`403`); requests without `Origin`
@@ -171,13 +175,17 @@ impl Guard {
         &self,
         auth: &ResourceServer,
         headers: &HeaderMap,
-        authority: Option<&str>,
+        target: &http::Uri,
         metadata: bool,
     ) -> Result<Caller, Response> {
+        let authority = target.authority().map(|a| a.as_str());
         let host = self.check_head(headers, authority).map_err(refuse)?;
         let caller = if metadata {
             Caller::Anonymous
         } else {
+            if let Err(why) = credential_sent_once(headers, target.query()) {
+                return Err(refuse_token(auth, &Refusal::Malformed(why)));
+            }
             let identity = match presented(headers) {
                 None => Err(Refusal::Missing),
                 Some(token) => auth.verify(token).await,
@@ -192,12 +200,38 @@ impl Guard {
     }
 }
 
-/// The bearer token of `Authorization`, if it has one.
+/// Step 1's first check: at most one `Authorization` header, and no `access_token` among the
+/// parameters of the `query`; what to send instead otherwise.
+fn credential_sent_once(headers: &HeaderMap, query: Option<&str>) -> Result<(), &'static str> {
+    if headers
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
+        return Err("bad request: send one Authorization header (Bearer TOKEN), not two\n");
+    }
+    let in_query = query.is_some_and(|q| {
+        url::form_urlencoded::parse(q.as_bytes()).any(|(name, _)| name == "access_token")
+    });
+    if in_query {
+        return Err(
+            "bad request: send the token as Authorization: Bearer TOKEN, not in the query \
+             (access_token=): a URL is kept in logs and histories\n",
+        );
+    }
+    Ok(())
+}
+
+/// The bearer token of `Authorization`, if it has exactly one (two headers are no token:
+/// which one counts is not for the guard to guess).
 fn presented(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(bearer)
+    let mut all = headers.get_all(header::AUTHORIZATION).iter();
+    let value = all.next()?;
+    if all.next().is_some() {
+        return None;
+    }
+    value.to_str().ok().and_then(bearer)
 }
 
 fn bearer(value: &str) -> Option<&str> {
@@ -221,23 +255,34 @@ pub(crate) async fn middleware(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let authority = req.uri().authority().map(|a| a.as_str());
     let caller = match &guard.auth {
         Some(auth) => {
             let metadata = req.method() == http::Method::GET
                 && guard.metadata_paths.iter().any(|p| p == req.uri().path());
             match guard
-                .check_oauth(auth, req.headers(), authority, metadata)
+                .check_oauth(auth, req.headers(), req.uri(), metadata)
                 .await
             {
                 Ok(caller) => caller,
                 Err(response) => return response,
             }
         }
-        None => match guard.check(req.headers(), authority) {
-            Ok(caller) => caller,
-            Err(status) => return refuse(status),
-        },
+        None => {
+            let authority = req.uri().authority().map(|a| a.as_str());
+            if guard.token.is_some() {
+                if let Err(why) = credential_sent_once(req.headers(), req.uri().query()) {
+                    // Host first, as check orders it: a malformed head is told so
+                    if let Err(status) = guard.check_head(req.headers(), authority) {
+                        return refuse(status);
+                    }
+                    return refuse_malformed_token(why);
+                }
+            }
+            match guard.check(req.headers(), authority) {
+                Ok(caller) => caller,
+                Err(status) => return refuse(status),
+            }
+        }
     };
     req.extensions_mut().insert(caller.clone());
     let delete = req.method() == http::Method::DELETE;
@@ -270,6 +315,7 @@ fn refuse_token(auth: &ResourceServer, refusal: &Refusal) -> Response {
                     .to_string(),
             )
         }
+        Refusal::Malformed(why) => (StatusCode::BAD_REQUEST, why.to_string()),
         Refusal::InsufficientScope => (
             StatusCode::FORBIDDEN,
             "forbidden: the access token lacks a scope this resource needs (see the scope of \
@@ -300,6 +346,16 @@ fn refuse_token(auth: &ResourceServer, refusal: &Refusal) -> Response {
         builder = builder.header(header::RETRY_AFTER, "10");
     }
     builder.body(Body::from(text)).expect("a valid response")
+}
+
+/// The answer to a static token sent twice or in the query.
+fn refuse_malformed_token(why: &'static str) -> Response {
+    Response::builder()
+        .status(StatusCode::BAD_REQUEST)
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .header(header::WWW_AUTHENTICATE, "Bearer error=\"invalid_request\"")
+        .body(Body::from(why))
+        .expect("a valid response")
 }
 
 fn refuse(status: StatusCode) -> Response {
@@ -436,6 +492,38 @@ mod tests {
             g.check(&no_host, Some("evil.example:8123")),
             Err(StatusCode::FORBIDDEN)
         );
+    }
+
+    #[test]
+    fn a_token_sent_twice_or_in_the_query_is_no_token() {
+        let g = Guard::new(
+            "127.0.0.1:8123".parse().unwrap(),
+            Some("s3cret".into()),
+            &[],
+            &[],
+        );
+        for second in ["Bearer nope", "Bearer s3cret"] {
+            let mut twice = headers(&[
+                ("host", "127.0.0.1:8123"),
+                ("authorization", "Bearer s3cret"),
+            ]);
+            twice.append("authorization", second.parse().unwrap());
+            assert_eq!(g.check(&twice, None), Err(StatusCode::UNAUTHORIZED));
+            assert!(credential_sent_once(&twice, None).is_err());
+        }
+        let once = headers(&[("authorization", "Bearer s3cret")]);
+        assert_eq!(credential_sent_once(&once, Some("a=1&b")), Ok(()));
+        assert_eq!(
+            credential_sent_once(&once, Some("access_token_x=1")),
+            Ok(())
+        );
+        for query in [
+            "access_token=s3cret",
+            "a=1&access_token=",
+            "access%5Ftoken=x",
+        ] {
+            assert!(credential_sent_once(&once, Some(query)).is_err(), "{query}");
+        }
     }
 
     #[test]

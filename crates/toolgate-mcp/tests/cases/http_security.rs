@@ -302,8 +302,9 @@ fn session_ids_are_random_uuids() {
 
 /// transport_auth beyond transport-auth-65 and session-token-95: the credential is the bearer
 /// token in `Authorization` and nothing else (not a near miss, not a cookie, another header,
-/// the query string or `Proxy-Authorization`); a foreign page's CORS preflight is granted
-/// nothing; a deleted session is gone for its owner too; a GET names no session it may use.
+/// the query string (`access_token` there is `400`) or `Proxy-Authorization`); a foreign
+/// page's CORS preflight is granted nothing; a deleted session is gone for its owner too; a
+/// GET names no session it may use.
 #[test]
 fn transport_auth_the_token_is_the_bearer_header_and_a_deleted_session_is_gone() {
     let t = TestDir::new();
@@ -333,7 +334,11 @@ fn transport_auth_the_token_is_the_bearer_header_and_a_deleted_session_is_gone()
             &format!("POST /mcp?{query}={TOKEN} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"),
             initialize().to_string().as_bytes(),
         );
-        assert_eq!(r.status, 401, "?{query}=: {r:?}");
+        // RFC 6750's access_token parameter is a malformed request here (400
+        // invalid_request, saying to send the header); any other name is no credential (401)
+        let expected = if query == "access_token" { 400 } else { 401 };
+        assert_eq!(r.status, expected, "?{query}=: {r:?}");
+        assert_eq!(r.header("mcp-session-id"), None, "?{query}=");
     }
     // a foreign page's preflight: refused, and nothing lets its browser go on
     let r = super::support::raw_http(

@@ -4,9 +4,12 @@
 //! A token whose key id (`kid`) is not among the kept keys makes one refresh (a key rotation),
 //! at most one every [`MIN_REFRESH`] (5 s) (a flood of made-up key ids cannot turn into a flood of
 //! requests to the authorization server); a key id still unknown after it is refused. The keys
-//! are refreshed too when older than [`MAX_AGE`]; a failed refresh keeps the keys held and is
-//! logged. With no keys at all (the JWKS endpoint down from the start), every token is refused:
-//! fail closed.
+//! are refreshed too when older than [`MAX_AGE`], behind the request that finds them old (it is
+//! verified with the keys held, so a slow authorization server delays no request), and at most
+//! once every [`MIN_REFRESH`] as well: a failed refresh keeps the keys held and is logged, and
+//! the next is tried no sooner (old keys whose refresh fails would otherwise make every request
+//! a request to the authorization server, each waiting out its timeout in turn). With no keys
+//! at all (the JWKS endpoint down from the start), every token is refused: fail closed.
 
 use super::fetch;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
@@ -47,6 +50,10 @@ pub(crate) struct KeySet {
     refreshing: tokio::sync::Mutex<()>,
     /// Bumped each time the keys held are replaced.
     generation: std::sync::atomic::AtomicU64,
+    /// The age after which the keys are fetched again ([`MAX_AGE`]).
+    max_age: Duration,
+    /// The least time between two refreshes ([`MIN_REFRESH`]).
+    min_refresh: Duration,
     client: reqwest::Client,
 }
 
@@ -69,8 +76,19 @@ impl KeySet {
             held: RwLock::new(Held::default()),
             refreshing: tokio::sync::Mutex::new(()),
             generation: std::sync::atomic::AtomicU64::new(0),
+            max_age: MAX_AGE,
+            min_refresh: MIN_REFRESH,
             client,
         }
+    }
+
+    /// The same keys, fetched again once older than `max_age`, at most once every
+    /// `min_refresh` (tests).
+    #[cfg(test)]
+    fn with_timing(mut self, max_age: Duration, min_refresh: Duration) -> Self {
+        self.max_age = max_age;
+        self.min_refresh = min_refresh;
+        self
     }
 
     /// Which key set is held: it changes each time the keys are fetched again (a rotation,
@@ -81,17 +99,19 @@ impl KeySet {
 
     /// The key for `kid` (`None`: the token names none, which is accepted only when the set
     /// holds exactly one key).
-    pub(crate) async fn key(&self, kid: Option<&str>) -> Result<Arc<Key>, KeyError> {
-        let stale = {
+    pub(crate) async fn key(self: &Arc<Self>, kid: Option<&str>) -> Result<Arc<Key>, KeyError> {
+        let (found, old) = {
             let held = self.held.read();
-            if let Some(k) = lookup(&held, kid) {
-                if held.fetched.is_some_and(|t| t.elapsed() < MAX_AGE) {
-                    return Ok(k);
-                }
-            }
-            held.fetched.is_some_and(|t| t.elapsed() >= MAX_AGE)
+            let old = held.fetched.is_some_and(|t| t.elapsed() >= self.max_age);
+            (lookup(&held, kid), old)
         };
-        self.refresh(stale).await;
+        if let Some(k) = found {
+            if old {
+                self.refresh_behind();
+            }
+            return Ok(k);
+        }
+        self.refresh().await;
         let held = self.held.read();
         match lookup(&held, kid) {
             Some(k) => Ok(k),
@@ -105,17 +125,29 @@ impl KeySet {
         }
     }
 
-    /// Fetches the keys again unless another refresh ran within [`MIN_REFRESH`] (`stale`:
-    /// the keys are old, refresh whatever the last try).
-    async fn refresh(&self, stale: bool) {
+    /// Whether a refresh was tried less than [`MIN_REFRESH`] ago.
+    fn tried_lately(&self) -> bool {
+        self.held
+            .read()
+            .tried
+            .is_some_and(|t| t.elapsed() < self.min_refresh)
+    }
+
+    /// Refreshes old keys on a task of its own, unless a refresh runs or was tried within
+    /// [`MIN_REFRESH`]; the request that found them old goes on with them.
+    fn refresh_behind(self: &Arc<Self>) {
+        if self.tried_lately() || self.refreshing.try_lock().is_err() {
+            return;
+        }
+        let keys = Arc::clone(self);
+        tokio::spawn(async move { keys.refresh().await });
+    }
+
+    /// Fetches the keys again unless another refresh was tried within [`MIN_REFRESH`] (one
+    /// at a time: a request arriving during one waits for it and takes its keys).
+    async fn refresh(&self) {
         let _one = self.refreshing.lock().await;
-        if !stale
-            && self
-                .held
-                .read()
-                .tried
-                .is_some_and(|t| t.elapsed() < MIN_REFRESH)
-        {
+        if self.tried_lately() {
             return;
         }
         self.held.write().tried = Some(Instant::now());
@@ -239,6 +271,105 @@ async fn discover(client: &reqwest::Client, issuer: &str) -> Result<String, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    /// An RSA public key's modulus (base64url; the auth benchmark's key).
+    const N: &str = "kzy7R3L2WcrofEhToM36Mx9S51lZhu-RBsPmkPbMrFgfpNBHHXO-jQkACMQ14Im9dSuE449oKU79ZkL_72CW3oV-ka8VtlXJjNNgjqjprNBGk36R0jTG3cerczXecEw7tzY4RYtZ-WqJW2WA2CkilnFejzWXjAgTIUduJw8zDLMSTTgLKTlywx-r6RqL2NJXRl1ABwgmGXcIaF35AoVbEPJPyLNNS0KE55zoUFv2g70BI00kGFxD8YBQk6a9wbmk3jylCXpWxMAjwTzEbqcJe5YBTBfMAuCKRRiEH-86nxU3x0qio7egVV35DtAmaw49VCHH7hZQ05DvCXwBAjwgkQ";
+
+    /// A JWKS endpoint on 127.0.0.1 that counts its requests and, while `broken`, answers
+    /// `503` after [`SLOW`] (an authorization server slow and failing).
+    const SLOW: Duration = Duration::from_millis(1500);
+    const MIN: Duration = Duration::from_secs(3);
+
+    struct Endpoint {
+        url: String,
+        asked: Arc<AtomicUsize>,
+        broken: Arc<AtomicBool>,
+    }
+
+    async fn endpoint() -> Endpoint {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let broken = Arc::new(AtomicBool::new(false));
+        let (a, b) = (asked.clone(), broken.clone());
+        let jwks = serde_json::json!({"keys": [
+            {"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256", "n": N, "e": "AQAB"}
+        ]})
+        .to_string();
+        let app = axum::Router::new().route(
+            "/jwks",
+            axum::routing::get(move || {
+                let (a, b, jwks) = (a.clone(), b.clone(), jwks.clone());
+                async move {
+                    a.fetch_add(1, Ordering::SeqCst);
+                    if b.load(Ordering::SeqCst) {
+                        tokio::time::sleep(SLOW).await;
+                        return (http::StatusCode::SERVICE_UNAVAILABLE, String::new());
+                    }
+                    (http::StatusCode::OK, jwks)
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Endpoint {
+            url: format!("http://{addr}/jwks"),
+            asked,
+            broken,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn old_keys_whose_refresh_fails_serve_at_once_and_ask_once_per_min_refresh() {
+        let e = endpoint().await;
+        let keys = Arc::new(
+            KeySet::new("http://127.0.0.1:1/", Some(&e.url), fetch::client())
+                .with_timing(Duration::from_millis(200), MIN),
+        );
+        assert!(keys.key(Some("k1")).await.is_ok());
+        assert_eq!(e.asked.load(Ordering::SeqCst), 1);
+        // the keys grow old and the authorization server fails, slowly
+        tokio::time::sleep(MIN + Duration::from_millis(100)).await;
+        e.broken.store(true, Ordering::SeqCst);
+        let start = Instant::now();
+        let requests: Vec<_> = (0..20)
+            .map(|_| {
+                let keys = keys.clone();
+                tokio::spawn(async move { keys.key(Some("k1")).await.is_ok() })
+            })
+            .collect();
+        for r in requests {
+            assert!(r.await.unwrap(), "the key held serves");
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "a request waited for the refresh: {:?}",
+            start.elapsed()
+        );
+        // a request now and then, for longer than the slow answer takes (within MIN)
+        for _ in 0..20 {
+            assert!(keys.key(Some("k1")).await.is_ok());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(
+            e.asked.load(Ordering::SeqCst),
+            2,
+            "one refresh tried within the least time between two, not one per request"
+        );
+        // the next refresh comes after that time, and takes the keys
+        e.broken.store(false, Ordering::SeqCst);
+        let generation = keys.generation();
+        tokio::time::sleep(MIN).await;
+        assert!(keys.key(Some("k1")).await.is_ok());
+        for _ in 0..50 {
+            if keys.generation() != generation {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(keys.generation(), generation + 1);
+        assert_eq!(e.asked.load(Ordering::SeqCst), 3);
+    }
 
     #[test]
     fn metadata_urls_insert_the_well_known_prefix() {

@@ -14,11 +14,14 @@
 //!    signature check (a key rotation or its expiry ends that at once);
 //! 2. **introspection** ([`introspect`], RFC 7662) with an introspection endpoint: `active`,
 //!    then the same `iss`, `aud`, `exp`/`nbf` and `sub` checks on its answer;
-//! 3. the scopes (`scope`, space-separated, or `scp`, a list): every one of
+//! 3. the scopes (`scope` and `scp`, each a space-separated string or a list): every one of
 //!    [`AuthConfig::required_scopes`].
 //!
 //! Answers (RFC 6750 §3, MCP "Error Handling" and "Scope Challenge Handling"): no token:
-//! `401` with `WWW-Authenticate: Bearer resource_metadata="…", scope="…"`; a token refused:
+//! `401` with `WWW-Authenticate: Bearer resource_metadata="…", scope="…"`; a second
+//! `Authorization` header or an `access_token` in the query: `400` with
+//! `error="invalid_request"` (which of two tokens counts is a question a proxy in front may
+//! answer differently, and a token in a URL is in logs and histories); a token refused:
 //! `401` with `error="invalid_token"` too; too few scopes: `403` with
 //! `error="insufficient_scope"` and the scopes needed; the authorization server's keys or
 //! introspection unreachable: `503` (fail closed). The Protected Resource Metadata (RFC 9728)
@@ -151,6 +154,10 @@ pub struct Identity {
 pub enum Refusal {
     /// No bearer token: `401`.
     Missing,
+    /// The token sent in a way this server does not take (RFC 6750 §3.1 `invalid_request`):
+    /// two `Authorization` headers, or an `access_token` in the query: `400`, the message
+    /// saying what to send instead.
+    Malformed(&'static str),
     /// A token refused (expired, wrong issuer or audience, bad signature, unknown key...):
     /// `401 invalid_token`, the reason logged, not sent.
     Invalid(String),
@@ -165,7 +172,7 @@ pub struct ResourceServer {
     config: AuthConfig,
     resource: String,
     metadata_url: String,
-    keys: jwks::KeySet,
+    keys: std::sync::Arc<jwks::KeySet>,
     verified: verified::Verified,
     client: reqwest::Client,
 }
@@ -201,7 +208,11 @@ impl ResourceServer {
         }
         let client = fetch::client();
         Ok(ResourceServer {
-            keys: jwks::KeySet::new(&config.issuer, config.jwks_uri.as_deref(), client.clone()),
+            keys: std::sync::Arc::new(jwks::KeySet::new(
+                &config.issuer,
+                config.jwks_uri.as_deref(),
+                client.clone(),
+            )),
             config,
             resource,
             metadata_url,
@@ -264,6 +275,10 @@ impl ResourceServer {
             Refusal::InsufficientScope => v.push_str(
                 ", error=\"insufficient_scope\", error_description=\"the access token lacks a \
                  scope this resource needs\"",
+            ),
+            Refusal::Malformed(_) => v.push_str(
+                ", error=\"invalid_request\", error_description=\"send the access token in one \
+                 Authorization header only\"",
             ),
         }
         if !scope.is_empty() {
@@ -352,6 +367,10 @@ impl ResourceServer {
         v.validate_nbf = true;
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &v)
             .map_err(|e| Refusal::Invalid(format!("the token was refused: {e}")))?;
+        // jsonwebtoken takes a list of issuers too; RFC 7519 §4.1.1 says one string
+        if !data.claims.get("iss").is_some_and(Value::is_string) {
+            return Err(Refusal::Invalid("the token's iss is not one string".into()));
+        }
         Ok(data.claims)
     }
 
@@ -361,14 +380,14 @@ impl ResourceServer {
             Some(Value::String(s)) if !s.is_empty() && s.len() <= 1024 => s.clone(),
             _ => return Err(Refusal::Invalid("the token has no subject (sub)".into())),
         };
-        let scopes: Vec<String> = match (claims.get("scope"), claims.get("scp")) {
-            (Some(Value::String(s)), _) => s.split_whitespace().map(str::to_string).collect(),
-            (_, Some(Value::Array(a))) => a
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let mut scopes: Vec<String> = Vec::new();
+        for claim in ["scope", "scp"] {
+            for scope in scope_list(claims.get(claim)) {
+                if !scopes.iter().any(|s| s == scope) {
+                    scopes.push(scope.to_string());
+                }
+            }
+        }
         if !self
             .config
             .required_scopes
@@ -388,6 +407,20 @@ impl ResourceServer {
             claims: kept,
             scopes,
         })
+    }
+}
+
+/// The scopes of a `scope` or `scp` claim: a space-separated string (RFC 9068 §2.2.3, and
+/// Entra ID's `scp`) or a list of strings (Okta's `scp`); nothing else is a scope.
+fn scope_list(claim: Option<&Value>) -> Vec<&str> {
+    match claim {
+        Some(Value::String(s)) => s.split_whitespace().collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .flat_map(str::split_whitespace)
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
