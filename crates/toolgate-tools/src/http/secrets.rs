@@ -14,7 +14,9 @@
 //!
 //! Parts shorter than [`MIN_PART_CHARS`] are left alone (a one-letter password would otherwise
 //! blank every such letter of a page); the whole value is always replaced. Longer forms are
-//! replaced first, so `Bearer abc` becomes one marker, not `Bearer ` and a marker.
+//! replaced first, so `Bearer abc` becomes one marker, not `Bearer ` and a marker. A body cut
+//! at the call's byte cap may end inside a form: such an end (at least [`MIN_PART_CHARS`] of
+//! a form's first characters) is replaced too.
 
 use base64::Engine;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -100,6 +102,9 @@ impl Secrets {
         }
         self.scrub_in_place(&mut response.url);
         self.scrub_in_place(&mut response.body);
+        if response.truncated {
+            self.scrub_cut_end(&mut response.body);
+        }
         response
             .redirects
             .iter_mut()
@@ -108,6 +113,25 @@ impl Secrets {
             .headers
             .values_mut()
             .for_each(|v| self.scrub_in_place(v));
+    }
+
+    /// Replaces the end of `text`, cut short, when it is the start of a form (at least
+    /// [`MIN_PART_CHARS`] characters of it, a whole form being replaced already).
+    fn scrub_cut_end(&self, text: &mut String) {
+        for (form, marker) in &self.forms {
+            // the longest start of `form` that `text` ends with
+            let cut = form
+                .char_indices()
+                .map(|(i, _)| i)
+                .skip(MIN_PART_CHARS)
+                .filter(|&i| text.ends_with(&form[..i]))
+                .last();
+            if let Some(len) = cut {
+                text.truncate(text.len() - len);
+                text.push_str(marker);
+                return;
+            }
+        }
     }
 
     /// Replaces the forms in `error`'s message and in every string of its details.
@@ -199,5 +223,28 @@ mod tests {
             "[toolgate: the credential for h]"
         );
         assert!(Secrets::new([("h", "  ")]).is_empty());
+    }
+
+    #[test]
+    fn a_text_cut_inside_a_form_has_its_end_replaced() {
+        let s = Secrets::new([("api.test", "Bearer abc-123-xyz")]);
+        let mut cut = "echo: Bearer abc-12".to_string();
+        s.scrub_cut_end(&mut cut);
+        assert_eq!(cut, "echo: [toolgate: the credential for api.test]");
+        // the token alone, cut (six characters of it at least)
+        let mut cut = "k=abc-12".to_string();
+        s.scrub_cut_end(&mut cut);
+        assert_eq!(cut, "k=[toolgate: the credential for api.test]");
+        // fewer than six: left
+        for text in ["k=abc-1", "nothing like it", ""] {
+            let mut t = text.to_string();
+            s.scrub_cut_end(&mut t);
+            assert_eq!(t, text);
+        }
+        // a multi-byte character in a form is cut at its boundary
+        let s = Secrets::new([("h", "Bearer naïve-tøken-99")]);
+        let mut cut = "Bearer naïve-tø".to_string();
+        s.scrub_cut_end(&mut cut);
+        assert_eq!(cut, "[toolgate: the credential for h]");
     }
 }

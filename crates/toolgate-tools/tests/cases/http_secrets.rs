@@ -159,3 +159,33 @@ async fn a_basic_credential_is_not_shown_in_any_form() {
     assert!(body.contains("\"user\":\"alice\""), "{body}");
     assert_clean(&serde_json::to_string(&r).unwrap());
 }
+
+/// A body cut at the call's byte cap inside the credential (an echo past the cap) shows none
+/// of it: the cut end is replaced like a whole form.
+#[tokio::test]
+async fn a_credential_cut_by_the_byte_cap_is_not_shown_in_part() {
+    let a = HttpServer::start("127.0.0.2");
+    let http = Http::new(config());
+    // no Content-Length (read to the connection's end): a length over the cap would be
+    // refused unread
+    let page = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n{}{VALUE} and more",
+        "x".repeat(100)
+    );
+    a.route("/long", Reply::Raw(page.into_bytes()));
+    // the cap falls 12 bytes into the value: "Bearer tok-9"
+    let r = http
+        .call(
+            "http_fetch",
+            json!({"url": a.url("/long"), "max_bytes": 112}),
+        )
+        .await;
+    let v = ok(&r);
+    assert_eq!(v["truncated"], true, "{v}");
+    let body = v["body"].as_str().unwrap();
+    assert!(
+        body.ends_with("[toolgate: the credential for 127.0.0.2]"),
+        "{body}"
+    );
+    assert!(!body.contains("tok-9"), "{body}");
+}
