@@ -80,15 +80,18 @@ pub struct Fetched {
     pub response: reqwest::Response,
 }
 
+/// Whether a host's credential may go over plain `http://`, and its header and value, or the
+/// variable that is unset.
+type HostCredential = (bool, Result<(HeaderName, HeaderValue), String>);
+
 /// The HTTP client of the HTTP tools; see the module docs. The underlying connection pool is
 /// made at the first request (a pooled connection was made to a checked address).
 pub struct HttpClient {
     config: HttpConfig,
     egress: EgressPolicy,
     client: OnceLock<Result<reqwest::Client, String>>,
-    /// Credentials by host key: whether it may go over plain `http://`, and the header and
-    /// its value, or the variable that is unset.
-    credentials: HashMap<String, (bool, Result<(HeaderName, HeaderValue), String>)>,
+    /// Credentials by host key.
+    credentials: HashMap<String, HostCredential>,
     /// The credentials' values, replaced in what the model reads.
     secrets: Secrets,
 }

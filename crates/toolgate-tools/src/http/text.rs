@@ -105,8 +105,10 @@ pub fn binary(media: &str, size: Option<u64>) -> ToolError {
 /// The text of a body of `kind` in `charset`, or the binary error when it is not text.
 ///
 /// # Errors
-/// `tool_failed` / `binary_content` for a body that is not text (an unknown type whose bytes
-/// are not text).
+/// `tool_failed` / `binary_content` for a body that is not text: a binary type, an unknown
+/// type whose bytes are not text, or a text type whose first KiB holds a NUL byte while its
+/// charset is not UTF-16 or UTF-32 (an executable or an archive served as `text/plain`,
+/// which would come back as escapes, four bytes for each NUL).
 pub fn to_text(
     kind: Kind,
     media: &str,
@@ -119,6 +121,12 @@ pub fn to_text(
     let kind = match kind {
         Kind::Binary => return Err(binary(media, Some(bytes.len() as u64))),
         Kind::Unknown => sniff(bytes).ok_or_else(|| binary(media, Some(bytes.len() as u64)))?,
+        _ if nul_in_text(charset, bytes) => {
+            return Err(binary(
+                &format!("{media} by its label, but its bytes are binary (NUL bytes)"),
+                Some(bytes.len() as u64),
+            ))
+        }
         k => k,
     };
     let text = decode(charset, bytes);
@@ -127,6 +135,21 @@ pub fn to_text(
         Kind::Json => (text, Format::Json),
         _ => (text, Format::Text),
     })
+}
+
+/// Whether a body labelled as text has a NUL byte in its first KiB, where neither its
+/// charset nor a byte-order mark says UTF-16 or UTF-32 (whose text has NULs).
+fn nul_in_text(charset: Option<&str>, bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(1024)];
+    if !head.contains(&0) {
+        return false;
+    }
+    let wide_label = charset.is_some_and(|c| {
+        let c = c.trim().to_ascii_lowercase();
+        c.starts_with("utf-16") || c.starts_with("utf-32") || c.starts_with("ucs-")
+    });
+    let wide_bom = head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]);
+    !(wide_label || wide_bom)
 }
 
 /// The kind of a body without a type: HTML, or text when it decodes as UTF-8 without NULs,
@@ -232,6 +255,36 @@ mod tests {
             e.message.contains("image/png (4 bytes)") && e.message.contains("instead"),
             "{}",
             e.message
+        );
+        // a text type whose bytes are binary (an executable served as text/plain) is refused
+        // too, saying both; UTF-16 text (NULs in every other byte) is text
+        let e = to_text(
+            Kind::Text,
+            "text/plain",
+            None,
+            b"\x7fELF\x02\x01\x01\x00\x00",
+        )
+        .unwrap_err();
+        assert_eq!(e.reason.as_deref(), Some("binary_content"));
+        assert!(
+            e.message
+                .contains("text/plain by its label, but its bytes are binary"),
+            "{}",
+            e.message
+        );
+        assert!(to_text(Kind::Json, "application/json", None, b"{\"a\":\"\x00\"}").is_err());
+        let utf16 = b"h\x00i\x00";
+        assert_eq!(
+            to_text(Kind::Text, "text/plain", Some("utf-16le"), utf16)
+                .unwrap()
+                .0,
+            "hi"
+        );
+        assert_eq!(
+            to_text(Kind::Text, "text/plain", None, b"\xff\xfeh\x00i\x00")
+                .unwrap()
+                .0,
+            "hi"
         );
         // without a type, bytes with NULs or invalid UTF-8 are binary; text is text
         assert!(to_text(Kind::Unknown, "", None, b"\x00\x01\x02").is_err());
