@@ -374,10 +374,24 @@ impl ResourceServer {
         Ok(data.claims)
     }
 
-    /// The identity of verified `claims`: a `sub`, then the scopes.
+    /// The identity of verified `claims`: a `sub`, then the scopes. A subject is 1 to 1024
+    /// bytes without control, invisible or bidirectional characters: it names the principal
+    /// in the audit, the logs and an approver's question, where `\u{202e}` could reorder
+    /// what a person reads.
     fn accept(&self, mut claims: Map<String, Value>) -> Result<Identity, Refusal> {
         let subject = match claims.get("sub") {
-            Some(Value::String(s)) if !s.is_empty() && s.len() <= 1024 => s.clone(),
+            Some(Value::String(s)) if !s.is_empty() && s.len() <= 1024 => {
+                if s.chars()
+                    .any(|c| c.is_control() || toolgate_core::sanitize::is_invisible(c))
+                {
+                    return Err(Refusal::Invalid(
+                        "the token's subject (sub) holds control, invisible or bidirectional \
+                         characters"
+                            .into(),
+                    ));
+                }
+                s.clone()
+            }
             _ => return Err(Refusal::Invalid("the token has no subject (sub)".into())),
         };
         let mut scopes: Vec<String> = Vec::new();
@@ -500,5 +514,29 @@ mod tests {
             s.accept(claims(serde_json::json!({"sub": "", "scope": "mcp:tools"}))),
             Err(Refusal::Invalid(_))
         ));
+        // a subject that would reorder or hide text where it is shown (an approver's
+        // question, the audit, a terminal's log) is refused
+        for sub in [
+            "alice\u{202e}nimda",
+            "bob\n2026 INFO admin",
+            "eve\u{1b}[2J",
+            "x\u{200b}y",
+        ] {
+            assert!(
+                matches!(
+                    s.accept(claims(
+                        serde_json::json!({"sub": sub, "scope": "mcp:tools"})
+                    )),
+                    Err(Refusal::Invalid(_))
+                ),
+                "{sub:?}"
+            );
+        }
+        // other scripts are subjects like any
+        assert!(s
+            .accept(claims(
+                serde_json::json!({"sub": "유저-7 ünïcødé", "scope": "mcp:tools"})
+            ))
+            .is_ok());
     }
 }
