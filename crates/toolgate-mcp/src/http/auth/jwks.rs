@@ -118,6 +118,11 @@ impl KeySet {
             None if held.fetched.is_none() => Err(KeyError::Unavailable(
                 "the authorization server's signing keys (JWKS) could not be fetched".into(),
             )),
+            // the authorization server is misconfigured, not the token: 503, as when it is down
+            None if held.keys.is_empty() => Err(KeyError::Unavailable(
+                "the authorization server's JWKS holds no signing key toolgate can verify with"
+                    .into(),
+            )),
             None => Err(KeyError::Unknown(format!(
                 "no signing key {:?} is the authorization server's",
                 kid.unwrap_or("(none named)")
@@ -189,6 +194,9 @@ impl KeySet {
             if let Some(k) = usable(jwk) {
                 keys.insert(jwk.common.key_id.clone().unwrap_or_default(), Arc::new(k));
             }
+        }
+        if keys.is_empty() {
+            tracing::warn!(jwks = %uri, listed = set.keys.len(), "the JWKS holds no usable signing key (RSA, EC or OKP for signatures): every token is refused with 503 until it does");
         }
         Ok(keys)
     }
@@ -388,5 +396,40 @@ mod tests {
                 "https://as.example.com/tenant1/.well-known/openid-configuration"
             ]
         );
+    }
+
+    /// A JWKS that holds no key toolgate can verify with (empty, or encryption keys only) is
+    /// the authorization server's fault: unavailable (503), not an unknown key (401).
+    #[tokio::test]
+    async fn a_jwks_without_a_usable_key_is_unavailable_not_a_bad_token() {
+        for jwks in [
+            serde_json::json!({"keys": []}),
+            serde_json::json!({"keys": [
+                {"kty": "RSA", "kid": "k1", "use": "enc", "n": N, "e": "AQAB"}
+            ]}),
+        ] {
+            let body = jwks.to_string();
+            let app = axum::Router::new().route(
+                "/jwks",
+                axum::routing::get(move || {
+                    let body = body.clone();
+                    async move { body }
+                }),
+            );
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            let keys = Arc::new(KeySet::new(
+                "http://127.0.0.1:1/",
+                Some(&format!("http://{addr}/jwks")),
+                fetch::client(),
+            ));
+            for kid in [Some("k1"), None] {
+                assert!(
+                    matches!(keys.key(kid).await, Err(KeyError::Unavailable(_))),
+                    "{jwks} {kid:?}"
+                );
+            }
+        }
     }
 }
