@@ -41,8 +41,8 @@ const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// The forms of the credential values to replace (as compared: [`normalize`]), each with its
-/// marker; longest first.
+/// The forms of the credential values to replace (as text is compared with them: see the
+/// module docs), each with its marker; longest first.
 #[derive(Clone, Default)]
 pub struct Secrets {
     forms: Vec<(String, String)>,
