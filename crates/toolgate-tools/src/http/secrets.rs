@@ -10,7 +10,11 @@
 //! - the value as sent (`Bearer abc...`), and the part after its scheme word (`abc...`);
 //! - for `Basic`, the decoded `user:password` and the password alone;
 //! - each of those percent-encoded (`Bearer%20abc...`, as a URL carries it) and in
-//!   `application/x-www-form-urlencoded` form (`Bearer+abc...`).
+//!   `application/x-www-form-urlencoded` form (`Bearer+abc...`);
+//! - each of those as a format escapes it: text is compared with the forms after a backslash
+//!   before ASCII punctuation is read as the character (Markdown from HTML writes `sk_live`
+//!   as `sk\_live`, PHP's JSON writes `a/b` as `a\/b`), JSON's `\uXXXX` as the character it
+//!   names, and a percent-encoded byte's hex digits in either case (`%2f` is `%2F`).
 //!
 //! Parts shorter than [`MIN_PART_CHARS`] are left alone (a one-letter password would otherwise
 //! blank every such letter of a page); the whole value is always replaced. Longer forms are
@@ -37,7 +41,8 @@ const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// The forms of the credential values to replace, each with its marker; longest first.
+/// The forms of the credential values to replace (as text is compared with them: see the
+/// module docs), each with its marker; longest first.
 #[derive(Clone, Default)]
 pub struct Secrets {
     forms: Vec<(String, String)>,
@@ -63,6 +68,7 @@ impl Secrets {
                     url::form_urlencoded::byte_serialize(form.as_bytes()).collect(),
                     form,
                 ] {
+                    let shown = normalize(&shown);
                     if !forms.iter().any(|(f, _)| *f == shown) {
                         forms.push((shown, marker.clone()));
                     }
@@ -78,15 +84,43 @@ impl Secrets {
         self.forms.is_empty()
     }
 
-    /// `text` with every form replaced by its marker.
+    /// `text` with every form replaced by its marker: each stretch of `text` where forms were
+    /// found (overlapping ones joined) becomes the marker of the first.
     pub fn scrub<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        let mut out = Cow::Borrowed(text);
-        for (form, marker) in &self.forms {
-            if out.contains(form.as_str()) {
-                out = Cow::Owned(out.replace(form.as_str(), marker));
+        if self.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let compared = normalize(text);
+        let mut found: Vec<(usize, usize, usize)> = Vec::new();
+        for (i, (form, _)) in self.forms.iter().enumerate() {
+            found.extend(
+                compared
+                    .match_indices(form.as_str())
+                    .map(|(at, _)| (at, at + form.len(), i)),
+            );
+        }
+        if found.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        found.sort_unstable();
+        let mut joined: Vec<(usize, usize, usize)> = Vec::new();
+        for (start, end, i) in found {
+            match joined.last_mut() {
+                Some(last) if start < last.1 => last.1 = last.1.max(end),
+                _ => joined.push((start, end, i)),
             }
         }
-        out
+        let bounds: Vec<usize> = joined.iter().flat_map(|&(s, e, _)| [s, e]).collect();
+        let at = offsets_in(text, &bounds);
+        let mut out = String::with_capacity(text.len());
+        let mut copied = 0;
+        for (n, &(_, _, i)) in joined.iter().enumerate() {
+            out.push_str(&text[copied..at[2 * n]]);
+            out.push_str(&self.forms[i].1);
+            copied = at[2 * n + 1];
+        }
+        out.push_str(&text[copied..]);
+        Cow::Owned(out)
     }
 
     fn scrub_in_place(&self, text: &mut String) {
@@ -118,16 +152,18 @@ impl Secrets {
     /// Replaces the end of `text`, cut short, when it is the start of a form (at least
     /// [`MIN_PART_CHARS`] characters of it, a whole form being replaced already).
     fn scrub_cut_end(&self, text: &mut String) {
+        let compared = normalize(text);
         for (form, marker) in &self.forms {
             // the longest start of `form` that `text` ends with
             let cut = form
                 .char_indices()
                 .map(|(i, _)| i)
                 .skip(MIN_PART_CHARS)
-                .filter(|&i| text.ends_with(&form[..i]))
+                .filter(|&i| compared.ends_with(&form[..i]))
                 .last();
             if let Some(len) = cut {
-                text.truncate(text.len() - len);
+                let start = offsets_in(text, &[compared.len() - len])[0];
+                text.truncate(start);
                 text.push_str(marker);
                 return;
             }
@@ -153,6 +189,66 @@ impl Secrets {
             _ => {}
         }
     }
+}
+
+/// Calls `emit(start, c)` for each character `c` of `text` as it is compared with the forms
+/// (see the module docs), `start` being where the text it is read from starts in `text`.
+fn compared_chars(text: &str, mut emit: impl FnMut(usize, char)) {
+    let bytes = text.as_bytes();
+    let hex = |at: usize, n: usize| {
+        bytes
+            .get(at..at + n)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+    };
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let next = bytes.get(at + 1).copied();
+        if c == '\\' && next.is_some_and(|n| n.is_ascii_punctuation()) {
+            emit(at, char::from(bytes[at + 1]));
+            chars.next();
+        } else if let Some(code) = (c == '\\' && next == Some(b'u'))
+            .then(|| hex(at + 2, 4))
+            .flatten()
+            .and_then(|h| u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok())
+            .and_then(char::from_u32)
+        {
+            emit(at, code);
+            (0..5).for_each(|_| {
+                chars.next();
+            });
+        } else if c == '%' && hex(at + 1, 2).is_some() {
+            emit(at, '%');
+            for _ in 0..2 {
+                if let Some((at, h)) = chars.next() {
+                    emit(at, h.to_ascii_uppercase());
+                }
+            }
+        } else {
+            emit(at, c);
+        }
+    }
+}
+
+/// `text` as it is compared with the forms ([`compared_chars`]).
+fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    compared_chars(text, |_, c| out.push(c));
+    out
+}
+
+/// Where each of `positions` (ascending offsets in [`normalize`]`(text)`, each at a character's
+/// start or its end) is in `text`.
+fn offsets_in(text: &str, positions: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(positions.len());
+    let mut compared = 0;
+    compared_chars(text, |at, c| {
+        while positions.get(out.len()) == Some(&compared) {
+            out.push(at);
+        }
+        compared += c.len_utf8();
+    });
+    out.resize(positions.len(), text.len());
+    out
 }
 
 /// The plain forms of one value: itself, the token after a scheme word, and for `Basic` the
@@ -223,6 +319,43 @@ mod tests {
             "[toolgate: the credential for h]"
         );
         assert!(Secrets::new([("h", "  ")]).is_empty());
+    }
+
+    #[test]
+    fn a_form_escaped_by_markdown_or_json_or_in_lower_case_hex_is_replaced() {
+        let s = Secrets::new([("h", "Bearer sk_live_a1b2/c3d4+e5f6*g7h8")]);
+        let m = "[toolgate: the credential for h]";
+        for (shown, scrubbed) in [
+            // an HTML error page quoting the key, as htmd writes it in Markdown
+            (
+                r"invalid key: Bearer sk\_live\_a1b2/c3d4+e5f6\*g7h8",
+                format!("invalid key: {m}"),
+            ),
+            (
+                r"key *sk\_live\_a1b2/c3d4+e5f6\*g7h8*",
+                format!("key *{m}*"),
+            ),
+            // PHP's json_encode escapes slashes; other encoders write \u002b for +
+            (
+                r#"{"auth": "Bearer sk_live_a1b2\/c3d4+e5f6*g7h8"}"#,
+                format!(r#"{{"auth": "{m}"}}"#),
+            ),
+            (
+                r#"{"t": "sk_live_a1b2/c3d4\u002Be5f6*g7h8", "n": 1}"#,
+                format!(r#"{{"t": "{m}", "n": 1}}"#),
+            ),
+            (
+                "q=Bearer%20sk_live_a1b2%2fc3d4%2be5f6%2ag7h8&x=1",
+                format!("q={m}&x=1"),
+            ),
+            // escapes elsewhere are kept as they are
+            (r"a\_b %2f \u0041 \", r"a\_b %2f \u0041 \".to_string()),
+        ] {
+            assert_eq!(s.scrub(shown), scrubbed, "{shown}");
+        }
+        let mut cut = r"echo: sk\_live\_a1".to_string();
+        s.scrub_cut_end(&mut cut);
+        assert_eq!(cut, format!("echo: {m}"));
     }
 
     #[test]
