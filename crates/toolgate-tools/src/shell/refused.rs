@@ -291,7 +291,12 @@ fn note(path: &str, error: &str) -> ProtectedRefused {
         .find_map(|c| protected::protected_name(OsStr::new(c)));
     let in_git = parts.iter().any(|c| protected::is_git_name(OsStr::new(c)));
     let last = parts.last().map(String::as_str).unwrap_or_default();
-    let head = format!("The command could not write `{path}` ({error})");
+    // the output is all that is seen: a line quoting such an error (a log, a file printed)
+    // reads the same as the command's own, so the note says what it knows and no more
+    let head = format!(
+        "The output says writing `{path}` failed ({error}); if this command made that write \
+         (not text it printed), this is why"
+    );
     let note = if in_git && matches!(last, "config" | "config.worktree") {
         format!(
             "{head}: git's configuration, which can make git run programs, is bound read-only \
@@ -530,6 +535,14 @@ mod tests {
         {
             assert!(n.note.contains(said), "{said:?} missing from {:?}", n.note);
             assert!(n.note.contains(&format!("`{}`", n.path)), "{:?}", n.note);
+            // only the output is seen: a quoted error (a log printed) reads the same, so the
+            // note claims no more than the output shows
+            assert!(
+                n.note.starts_with("The output says writing")
+                    && n.note.contains("if this command made that write"),
+                "{:?}",
+                n.note
+            );
         }
         assert_eq!(got[0].protected, "git internals (.git)");
     }
