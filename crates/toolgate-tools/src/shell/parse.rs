@@ -791,6 +791,18 @@ impl Analyzer {
                     if operand && OPTIONS_FIRST.contains(&program) {
                         break;
                     }
+                    // `git add "$f"`: past a subcommand none of whose options matter (the
+                    // word the program's grammar takes for its subcommand, written out, and
+                    // no global option that could make it run another)
+                    if operand
+                        && reading
+                            .subcommand
+                            .as_ref()
+                            .is_some_and(|s| s.at == i && !s.any)
+                        && program::subcommand_options_harmless(program, word)
+                    {
+                        break;
+                    }
                     if shape.option && !program::takes_value(program, &cmd.argv[i - 1]) {
                         self.doubt(format!(
                             "`{word}` in the arguments of `{program}` is only known when it \

@@ -193,6 +193,17 @@ pub fn options_matter(name: &str) -> bool {
     !tables::options_harmless(name)
 }
 
+/// Whether no option of the subcommand `sub` of the program `name` writes a file other than
+/// the operands it names, sets a variable or runs code chosen by the option, so the words
+/// after the subcommand are judged as operands whatever they hold: `git add`, `rm`, `mv`,
+/// `status`, `checkout`, `switch`, `restore`, `blame`, `ls-files` (their options read,
+/// choose what to stage or check out, or name a file to read). Not `git diff`, `log` or
+/// `show` (`--output=FILE`, `--ext-diff`), `grep` (`--open-files-in-pager=PROGRAM`) and every
+/// subcommand not listed.
+pub fn subcommand_options_harmless(name: &str, sub: &str) -> bool {
+    tables::subcommand_options_harmless(name, sub)
+}
+
 /// Whether the option word `option` of the program `name` takes the next word as its value
 /// (`git commit -m MSG`, `find -name PATTERN`, `sort -k KEY`), so that word is no option
 /// whatever it holds. Only options whose value neither names a file the program would not

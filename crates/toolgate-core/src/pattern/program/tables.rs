@@ -72,6 +72,17 @@ static OPTIONS_HARMLESS: Lexicon = Lexicon::new(
      yes zgrep",
 );
 
+/// See [`super::subcommand_options_harmless`].
+pub(crate) fn subcommand_options_harmless(name: &str, sub: &str) -> bool {
+    match name {
+        "git" => listed(
+            "add rm mv status checkout switch restore blame ls-files",
+            sub,
+        ),
+        _ => false,
+    }
+}
+
 /// Whether no option of `name` changes what it may do (see [`OPTIONS_HARMLESS`]).
 pub(crate) fn options_harmless(name: &str) -> bool {
     OPTIONS_HARMLESS.has(name)

@@ -668,4 +668,21 @@ fn options_that_matter_and_values_that_do_not() {
     ] {
         assert!(!takes_value(name, option), "{name} {option}");
     }
+    // subcommands whose options only read or choose what to stage or check out
+    for sub in ["add", "rm", "mv", "status", "checkout", "switch", "restore"] {
+        assert!(subcommand_options_harmless("git", sub), "git {sub}");
+    }
+    // --output, --ext-diff, --open-files-in-pager, or not known
+    for (name, sub) in [
+        ("git", "diff"),
+        ("git", "log"),
+        ("git", "show"),
+        ("git", "grep"),
+        ("git", "config"),
+        ("git", "submodule"),
+        ("tar", "add"),
+        ("mytool", "add"),
+    ] {
+        assert!(!subcommand_options_harmless(name, sub), "{name} {sub}");
+    }
 }
