@@ -6,17 +6,37 @@
 
 use super::{fetch, Introspection, Refusal};
 use serde_json::{Map, Value};
+use tokio::sync::Semaphore;
 
-/// The introspected claims of an active token that is this resource's.
+/// The most introspection requests in flight at once, across the server's callers: a flood
+/// of made-up opaque tokens (each one an introspection request under toolgate's client
+/// credentials) cannot make toolgate flood the authorization server; a request waiting for
+/// a turn longer than [`fetch::TIMEOUT`] is refused as unavailable (`503`), as when the
+/// endpoint is slow.
+pub const MAX_IN_FLIGHT: usize = 16;
+
+/// The introspected claims of an active token that is this resource's, asked with at most
+/// [`MAX_IN_FLIGHT`] requests of `turns` in flight.
 ///
 /// # Errors
 /// [`Refusal::Invalid`] for an inactive token or a claim that does not fit;
-/// [`Refusal::Unavailable`] when the endpoint cannot be asked (fail closed).
+/// [`Refusal::Unavailable`] when the endpoint cannot be asked (fail closed), or no turn came
+/// within [`fetch::TIMEOUT`].
 pub(crate) async fn introspect(
     client: &reqwest::Client,
     endpoint: &Introspection,
+    turns: &Semaphore,
     token: &str,
 ) -> Result<Map<String, Value>, Refusal> {
+    let _turn = match tokio::time::timeout(fetch::TIMEOUT, turns.acquire()).await {
+        Ok(Ok(turn)) => turn,
+        _ => {
+            tracing::warn!(endpoint = %endpoint.endpoint, in_flight = MAX_IN_FLIGHT, "token introspections are at their limit; the request is refused");
+            return Err(Refusal::Unavailable(
+                "too many token introspections in flight; try again shortly".into(),
+            ));
+        }
+    };
     let request = client
         .post(endpoint.endpoint.as_str())
         .basic_auth(&endpoint.client_id, Some(&endpoint.client_secret))
@@ -103,5 +123,51 @@ mod tests {
         ] {
             assert!(check(bad.clone()).is_err(), "{bad}");
         }
+    }
+
+    /// 40 made-up tokens at once against a slow introspection endpoint (a real one on
+    /// 127.0.0.1 that counts the requests it holds): it never holds more than
+    /// [`MAX_IN_FLIGHT`], and every token is answered (refused as inactive).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_flood_of_tokens_holds_at_most_max_in_flight_introspections() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (n, m) = (now.clone(), most.clone());
+        let app = axum::Router::new().route(
+            "/introspect",
+            axum::routing::post(move || {
+                let (n, m) = (n.clone(), m.clone());
+                async move {
+                    let held = n.fetch_add(1, Ordering::SeqCst) + 1;
+                    m.fetch_max(held, Ordering::SeqCst);
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    n.fetch_sub(1, Ordering::SeqCst);
+                    json!({"active": false}).to_string()
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let endpoint = Introspection {
+            endpoint: format!("http://{addr}/introspect"),
+            client_id: "toolgate".into(),
+            client_secret: "s3cret".into(),
+        };
+        let (client, turns) = (fetch::client(), Semaphore::new(MAX_IN_FLIGHT));
+        let calls = (0..40).map(|i| {
+            let (client, endpoint, turns) = (&client, &endpoint, &turns);
+            async move { introspect(client, endpoint, turns, &format!("made-up-{i}")).await }
+        });
+        let answers = futures::future::join_all(calls).await;
+        assert!(
+            answers
+                .iter()
+                .all(|a| matches!(a, Err(Refusal::Invalid(_)))),
+            "{answers:?}"
+        );
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= MAX_IN_FLIGHT && most > 1, "{most} held at once");
     }
 }

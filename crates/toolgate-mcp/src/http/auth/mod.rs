@@ -175,6 +175,8 @@ pub struct ResourceServer {
     keys: std::sync::Arc<jwks::KeySet>,
     verified: verified::Verified,
     client: reqwest::Client,
+    /// Turns for introspection requests ([`introspect::MAX_IN_FLIGHT`]).
+    introspections: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for ResourceServer {
@@ -218,6 +220,7 @@ impl ResourceServer {
             metadata_url,
             verified: verified::Verified::default(),
             client,
+            introspections: tokio::sync::Semaphore::new(introspect::MAX_IN_FLIGHT),
         })
     }
 
@@ -294,7 +297,8 @@ impl ResourceServer {
     pub async fn verify(&self, token: &str) -> Result<Identity, Refusal> {
         let claims = match &self.config.introspection {
             Some(i) => {
-                let claims = introspect::introspect(&self.client, i, token).await?;
+                let claims =
+                    introspect::introspect(&self.client, i, &self.introspections, token).await?;
                 introspect::validate(
                     &claims,
                     &self.config.issuer,
