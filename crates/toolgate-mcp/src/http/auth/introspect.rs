@@ -11,8 +11,8 @@ use tokio::sync::Semaphore;
 /// The most introspection requests in flight at once, across the server's callers: a flood
 /// of made-up opaque tokens (each one an introspection request under toolgate's client
 /// credentials) cannot make toolgate flood the authorization server; a request waiting for
-/// a turn longer than [`fetch::TIMEOUT`] is refused as unavailable (`503`), as when the
-/// endpoint is slow.
+/// a turn longer than the authorization server's fetch timeout (5 s) is refused as
+/// unavailable (`503`), as when the endpoint is slow.
 pub const MAX_IN_FLIGHT: usize = 16;
 
 /// The introspected claims of an active token that is this resource's, asked with at most
