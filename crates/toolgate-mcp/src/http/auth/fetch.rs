@@ -54,3 +54,12 @@ pub(crate) async fn json(request: reqwest::RequestBuilder) -> Result<Value, Stri
         Err(e) => Err(format!("the answer is not JSON: {e}")),
     }
 }
+
+/// An authorization server's endpoint for tests: `app` served on 127.0.0.1, its address.
+#[cfg(test)]
+pub(crate) async fn test_server(app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}

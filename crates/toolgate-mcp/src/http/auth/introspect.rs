@@ -147,9 +147,7 @@ mod tests {
                 }
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let addr = fetch::test_server(app).await;
         let endpoint = Introspection {
             endpoint: format!("http://{addr}/introspect"),
             client_id: "toolgate".into(),

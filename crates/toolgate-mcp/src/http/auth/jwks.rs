@@ -317,9 +317,7 @@ mod tests {
                 }
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let addr = fetch::test_server(app).await;
         Endpoint {
             url: format!("http://{addr}/jwks"),
             asked,
@@ -416,9 +414,7 @@ mod tests {
                     async move { body }
                 }),
             );
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            tokio::spawn(async move { axum::serve(listener, app).await });
+            let addr = fetch::test_server(app).await;
             let keys = Arc::new(KeySet::new(
                 "http://127.0.0.1:1/",
                 Some(&format!("http://{addr}/jwks")),
