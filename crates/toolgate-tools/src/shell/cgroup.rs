@@ -180,19 +180,7 @@ impl RunCgroup {
     fn kill_and_remove(&self) -> bool {
         let mut gone = true;
         for dir in self.dirs() {
-            if !dir.exists() {
-                continue;
-            }
-            if self.version == 2 {
-                // ENOENT before Linux 5.14: the members are killed one by one below
-                let _ = fs::write(dir.join("cgroup.kill"), "1");
-            }
-            kill_members(dir);
-            match fs::remove_dir(dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(_) => gone = false,
-            }
+            gone &= kill_and_remove_dir(dir, self.version).is_ok();
         }
         gone
     }
@@ -232,9 +220,26 @@ impl Drop for RunCgroup {
     }
 }
 
+/// One pass over the cgroup `dir` (of cgroup `version`): `cgroup.kill` (v2) or SIGKILL to
+/// each member, then `rmdir`. `Ok` when it is gone (or was not there).
+///
+/// # Errors
+/// The `rmdir`'s, while a member is still dying (`EBUSY`).
+pub(super) fn kill_and_remove_dir(dir: &Path, version: u8) -> io::Result<()> {
+    if version == 2 {
+        // ENOENT before Linux 5.14: the members are killed one by one below
+        let _ = fs::write(dir.join("cgroup.kill"), "1");
+    }
+    kill_members(dir);
+    match fs::remove_dir(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        r => r,
+    }
+}
+
 /// SIGKILL to every process `dir/cgroup.procs` lists, each through a pidfd opened and then
 /// checked to belong to the cgroup (a pid reused meanwhile by a process elsewhere is spared).
-pub(super) fn kill_members(dir: &Path) {
+fn kill_members(dir: &Path) {
     let Ok(procs) = fs::read_to_string(dir.join("cgroup.procs")) else {
         return;
     };

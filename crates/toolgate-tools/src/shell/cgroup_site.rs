@@ -342,12 +342,7 @@ fn remove_stale(dir: &Path, version: u8) {
         let path = e.path();
         let mut passes = 0;
         let removed = loop {
-            if version == 2 {
-                // ENOENT before Linux 5.14: the members are killed one by one below
-                let _ = fs::write(path.join("cgroup.kill"), "1");
-            }
-            super::cgroup::kill_members(&path);
-            match fs::remove_dir(&path) {
+            match super::cgroup::kill_and_remove_dir(&path, version) {
                 Ok(()) => break Ok(()),
                 Err(err) if passes + 1 >= STALE_PASSES => break Err(err),
                 Err(_) => {}
