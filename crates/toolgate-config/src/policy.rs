@@ -24,9 +24,17 @@
 //! naming that URL, then the risk default. A rule restricted to roles or a condition, which
 //! need the session's call to judge, applies as if it held when it denies or asks, and not at
 //! all when it allows (the safe side again).
+//!
+//! They also ask [`Policy::decide_address`] about each address a host name resolves to when
+//! they connect: a deny or ask rule whose `host:` pattern is an address or network
+//! (`host:203.0.113.7`, `host:10.0.0.0/8`) covers the names that resolve into it, so
+//! `https://a-name-for-it.example/` is refused as `https://203.0.113.7/` would be (an ask
+//! refuses too: the connection is made after the call was approved, with nobody to put it
+//! to). Allow rules over addresses never widen what a name was allowed.
 
 use crate::rules::{CompiledRule, Protected};
 use std::borrow::Cow;
+use std::net::IpAddr;
 use std::path::Path;
 use toolgate_core::pattern::program::Reading;
 use toolgate_core::pattern::{PathPatternSet, ResourcePattern};
@@ -358,6 +366,28 @@ impl Policy for ConfigPolicy {
         self.decide_reached_url(tool, url)
     }
 
+    fn names_addresses(&self, tool: &ToolSpec, _profile: &str) -> bool {
+        self.address_rules(tool).next().is_some()
+    }
+
+    fn decide_address(
+        &self,
+        tool: &ToolSpec,
+        _host: &str,
+        address: IpAddr,
+        _profile: &str,
+    ) -> Option<Verdict> {
+        let mut best = Best(None);
+        for (i, rule) in self.address_rules(tool) {
+            if let Some(ResourcePattern::Host(p)) = &rule.resource {
+                if p.matches_address(address) {
+                    best.offer(rule.decision, i);
+                }
+            }
+        }
+        best.0.map(|(_, i)| self.rules[i].verdict())
+    }
+
     fn decide_path(&self, rel: &Path, access: Access, _profile: &str) -> Decision {
         let Some(set) = &self.paths else {
             return self.decide_path_one_by_one(rel, access);
@@ -413,6 +443,20 @@ impl ConfigPolicy {
         d
     }
 
+    /// The deny and ask rules over address or network `host:` patterns that apply to calls of
+    /// `tool`, with their indexes (rules restricted to roles or a condition included: applied
+    /// as if they held, as for redirects).
+    fn address_rules<'a>(
+        &'a self,
+        tool: &'a ToolSpec,
+    ) -> impl Iterator<Item = (usize, &'a CompiledRule)> + 'a {
+        self.rules.iter().enumerate().filter(move |(_, rule)| {
+            rule.decision != Decision::Allow
+                && matches!(&rule.resource, Some(ResourcePattern::Host(p)) if p.is_address())
+                && rule.tool.as_ref().is_none_or(|t| t.matches(&tool.name))
+        })
+    }
+
     /// [`Policy::decide_url`]: see the module docs.
     fn decide_reached_url(&self, tool: &ToolSpec, url: &str) -> Verdict {
         let resource = ResolvedResource::Url(url.to_string());
@@ -466,6 +510,85 @@ impl ConfigPolicy {
 mod tests {
     use super::*;
     use toolgate_core::{Pipeline, Registry, Workspace};
+
+    /// The addresses a name resolves to are decided by the deny and ask rules whose `host:`
+    /// pattern is an address or network, restricted to the tool as written; allow rules, name
+    /// patterns and `*` never decide an address (they decided the name).
+    #[test]
+    fn the_addresses_of_a_name_are_decided_by_address_rules_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = r#"
+[[rules]]
+name = "no-metadata"
+decision = "deny"
+resource = "host:169.254.0.0/16"
+[[rules]]
+name = "ask-lab"
+decision = "ask"
+tool = "http_request"
+resource = "host:203.0.113.0/24"
+[[rules]]
+decision = "allow"
+resource = "host:198.51.100.7"
+[[rules]]
+decision = "ask"
+resource = "host:*"
+[[rules]]
+decision = "deny"
+resource = "host:*.internal.example"
+[[rules]]
+name = "lab-v6"
+decision = "deny"
+resource = "host:2001:db8::/32"
+"#;
+        let config = crate::load_str(
+            dir.path(),
+            &dir.path().join("toolgate.toml"),
+            text,
+            &["http_fetch", "http_request", "read_file"],
+        )
+        .unwrap();
+        let policy = config.config_policy();
+        let spec = |name: &str| ToolSpec::builder(name).description("d").build().unwrap();
+        let (fetch, request) = (spec("http_fetch"), spec("http_request"));
+        let ip = |s: &str| -> IpAddr { s.parse().unwrap() };
+        assert!(policy.names_addresses(&fetch, "default"));
+        let rule = |tool: &ToolSpec, a: &str| {
+            policy
+                .decide_address(tool, "name.example", ip(a), "default")
+                .map(|v| (v.decision, v.rule.to_string()))
+        };
+        let deny = |r: &str| Some((Decision::Deny, r.to_string()));
+        assert_eq!(rule(&fetch, "169.254.169.254"), deny("no-metadata"));
+        // the IPv6 forms that carry an IPv4 address are that address
+        assert_eq!(rule(&fetch, "::ffff:169.254.169.254"), deny("no-metadata"));
+        assert_eq!(rule(&fetch, "64:ff9b::a9fe:a9fe"), deny("no-metadata"));
+        assert_eq!(rule(&fetch, "2001:db8::1"), deny("lab-v6"));
+        // restricted to http_request
+        assert_eq!(rule(&fetch, "203.0.113.9"), None);
+        assert_eq!(
+            rule(&request, "203.0.113.9"),
+            Some((Decision::Ask, "ask-lab".to_string()))
+        );
+        // an allow over an address, `*` and name patterns decide no address
+        assert_eq!(rule(&fetch, "198.51.100.7"), None);
+        assert_eq!(rule(&fetch, "93.184.216.34"), None);
+
+        // a policy whose only host rules are names or allows names no address
+        let names_only = crate::load_str(
+            dir.path(),
+            &dir.path().join("toolgate.toml"),
+            "[[rules]]\ndecision = \"deny\"\nresource = \"host:*.internal.example\"\n\
+             [[rules]]\ndecision = \"allow\"\nresource = \"host:10.0.0.0/8\"\n\
+             [[rules]]\ndecision = \"deny\"\ntool = \"http_request\"\n\
+             resource = \"host:10.1.0.0/16\"\n",
+            &["http_fetch", "http_request"],
+        )
+        .unwrap()
+        .config_policy();
+        assert!(!names_only.names_addresses(&fetch, "default"));
+        assert!(names_only.names_addresses(&request, "default"));
+    }
 
     /// Without the combined path set (when globset cannot build it) each pattern is matched
     /// alone: both ways decide every call and every walked path alike, protected paths

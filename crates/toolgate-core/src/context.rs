@@ -200,6 +200,39 @@ impl ToolContext {
                 "the context does not name its tool, so the policy cannot decide",
             ),
         };
+        self.reach(&verdict);
+        verdict
+    }
+
+    /// Whether the addresses a host name resolves to must be decided for this call
+    /// ([`crate::Policy::names_addresses`]): `false` without a policy or without a tool.
+    pub fn names_addresses(&self) -> bool {
+        match (&self.policy, &self.tool) {
+            (Some(p), Some(t)) => p.names_addresses(t.spec(), &self.profile),
+            _ => false,
+        }
+    }
+
+    /// The policy's verdict for `address`, an address `host` resolved to when this call
+    /// connects to it ([`crate::Policy::decide_address`]): a deny or ask rule naming the
+    /// address, or `None` (connect). A verdict is kept for the call's audit record as
+    /// [`ToolContext::decide_url`]'s are. `None` without a policy; a context that does not
+    /// know its tool gets `Ask`.
+    pub fn decide_address(&self, host: &str, address: std::net::IpAddr) -> Option<Verdict> {
+        let verdict = match (&self.policy, &self.tool) {
+            (None, _) => return None,
+            (Some(p), Some(t)) => p.decide_address(t.spec(), host, address, &self.profile)?,
+            (Some(_), None) => Verdict::ask(
+                "context.no_tool",
+                "the context does not name its tool, so the policy cannot decide",
+            ),
+        };
+        self.reach(&verdict);
+        Some(verdict)
+    }
+
+    /// Keeps `verdict` for the audit record when it is the strongest this call reached.
+    fn reach(&self, verdict: &Verdict) {
         if let Some(slot) = &self.reached {
             let mut strongest = slot.lock();
             if strongest
@@ -209,7 +242,6 @@ impl ToolContext {
                 *strongest = Some(verdict.clone());
             }
         }
-        verdict
     }
 
     /// The store that keeps full results behind truncation handles.

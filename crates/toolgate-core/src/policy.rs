@@ -152,6 +152,35 @@ pub trait Policy: Send + Sync {
             "the policy does not decide URLs a tool reaches on its own",
         )
     }
+
+    /// Whether a rule of this policy that could deny or ask about a call of `tool` in a
+    /// session of `profile` names an IP address or network (`host:203.0.113.7`,
+    /// `host:10.0.0.0/8`), so that the addresses a host name resolves to must be decided
+    /// too ([`Policy::decide_address`]). A tool that connects by name asks this once per
+    /// call; when it is `false` no address is decided (and an HTTP client may reuse a pooled
+    /// connection another call opened). Must be cheap. Default: `false`.
+    fn names_addresses(&self, tool: &ToolSpec, profile: &str) -> bool {
+        let _ = (tool, profile);
+        false
+    }
+
+    /// The verdict for `address`, one of the addresses the host name `host` resolved to when
+    /// a call of `tool` in a session of `profile` connects to it: the strongest deny or ask
+    /// rule over `host:` patterns that matches the address, as it would for a URL naming the
+    /// address itself, or `None` when none does. Allow rules are not consulted (the call was
+    /// allowed by its name; an allow over an address never widens a name's verdict). The
+    /// tool connects only when every address gives `None`; the connection then goes to
+    /// those addresses only. Default: `None`.
+    fn decide_address(
+        &self,
+        tool: &ToolSpec,
+        host: &str,
+        address: std::net::IpAddr,
+        profile: &str,
+    ) -> Option<Verdict> {
+        let _ = (tool, host, address, profile);
+        None
+    }
 }
 
 /// The default policy: destructive tools ask, dangerous risk asks, everything else (already

@@ -219,3 +219,98 @@ fn a_deny_rule_over_an_address_covers_every_spelling_of_it() {
     }
     assert_eq!(canary.hits(), 0, "{:?}", canary.requests());
 }
+
+/// A deny or ask rule over an address covers the names that resolve to it (the operator's
+/// `[http.hosts]` answers here; a name server's the same way): the call is refused before
+/// anything is sent, a redirect to such a name is not followed, one such answer among others
+/// refuses the name, and the audit record names the rule. A name resolving elsewhere is
+/// fetched as before.
+#[test]
+fn a_deny_rule_over_an_address_covers_the_names_that_resolve_to_it() {
+    let t = tree();
+    let ws = t.path().join("ws");
+    let canary = HttpServer::start("127.0.0.1");
+    let open = HttpServer::start("127.0.0.2");
+    let p = canary.port();
+    open.route("/page", Reply::ok("text/plain", "fine"));
+    open.route(
+        "/hop",
+        Reply::redirect(302, format!("http://alias.test:{p}/admin")),
+    );
+    std::fs::write(
+        ws.join("toolgate.toml"),
+        "[http]\nallow_private = [\"127.0.0.0/8\"]\n\n\
+         [http.hosts]\n\"alias.test\" = [\"127.0.0.1\"]\n\"open.test\" = [\"127.0.0.2\"]\n\
+         \"mixed.test\" = [\"127.0.0.2\", \"127.0.0.1\"]\n\"lab.test\" = [\"127.0.0.3\"]\n\n\
+         [[rules]]\nname = \"no-admin\"\ndecision = \"deny\"\ntool = \"http_*\"\n\
+         resource = \"host:127.0.0.1\"\n\n\
+         [[rules]]\nname = \"ask-lab\"\ndecision = \"ask\"\nresource = \"host:127.0.0.3/32\"\n",
+    )
+    .unwrap();
+    let ws = ws.to_str().unwrap();
+    let call = |url: &str| {
+        let args = serde_json::json!({ "url": url }).to_string();
+        toolgate_env(&["call", "http_fetch", &args, "-w", ws], t.path(), &[])
+    };
+    let out = call(&format!("http://open.test:{}/page", open.port()));
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(json(&out)["structured_content"]["body"], "fine");
+
+    for (url, rule, says) in [
+        (
+            format!("http://alias.test:{p}/admin"),
+            "no-admin",
+            "does not allow",
+        ),
+        (
+            format!("http://ALIAS.test.:{p}/admin"),
+            "no-admin",
+            "does not allow",
+        ),
+        (
+            format!("http://mixed.test:{p}/admin"),
+            "no-admin",
+            "does not allow",
+        ),
+        (
+            format!("http://lab.test:{p}/"),
+            "ask-lab",
+            "asks a person about",
+        ),
+    ] {
+        let out = call(&url);
+        assert_eq!(out.status.code(), Some(3), "{url}: {}", stdout(&out));
+        let v = json(&out);
+        let e = &v["error"];
+        assert_eq!(e["reason"], "url_blocked", "{url}: {v}");
+        assert_eq!(e["details"]["rule"], rule, "{url}: {v}");
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("address_blocked: the host") && message.contains(says),
+            "{url}: {message}"
+        );
+    }
+    let out = call(&open.url("/hop"));
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    let v = json(&out);
+    assert_eq!(
+        v["error"]["details"]["url_blocked"], "redirect_to_blocked",
+        "{v}"
+    );
+    assert_eq!(v["error"]["details"]["rule"], "no-admin", "{v}");
+    assert_eq!(canary.hits(), 0, "{:?}", canary.requests());
+    assert_eq!(canary.connections(), 0);
+
+    let audit = toolgate_env(&["audit", "--json", "-w", ws], t.path(), &[]);
+    let text = stdout(&audit);
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 6, "{text}");
+    let named = records
+        .iter()
+        .filter(|r| r.to_string().contains("no-admin"))
+        .count();
+    assert_eq!(named, 4, "{text}");
+}

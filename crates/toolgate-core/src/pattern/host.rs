@@ -127,6 +127,26 @@ impl HostPattern {
         }
     }
 
+    /// Whether the pattern is an address or a network (`203.0.113.7`, `10.0.0.0/8`, `::1`),
+    /// the patterns [`HostPattern::matches_address`] can match.
+    pub fn is_address(&self) -> bool {
+        matches!(self.kind, HostKind::Net(_))
+    }
+
+    /// Whether `address`, an address a host name resolved to, is one this pattern names: only
+    /// an address or network pattern matches (as it would the address written in a URL, the
+    /// IPv6 forms that carry an IPv4 address included); a name pattern, and `*`, never do
+    /// (they were matched against the name).
+    pub fn matches_address(&self, address: IpAddr) -> bool {
+        if !self.is_address() {
+            return false;
+        }
+        match address {
+            IpAddr::V4(v4) => self.matches_host(&url::Host::Ipv4(v4)),
+            IpAddr::V6(v6) => self.matches_host(&url::Host::Ipv6(v6)),
+        }
+    }
+
     /// The pattern as written.
     pub fn as_str(&self) -> &str {
         &self.text

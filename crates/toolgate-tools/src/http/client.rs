@@ -13,7 +13,10 @@
 //!    same scheme, host and port);
 //! 4. the connection: the name is resolved by the [`GuardedResolver`] only, every answer
 //!    checked, and the connection goes to a checked answer (the `Host` header and TLS SNI keep
-//!    the name); system proxy variables are ignored;
+//!    the name); system proxy variables are ignored. When the call's policy has deny or ask
+//!    rules over addresses ([`ToolContext::names_addresses`]), every answer is decided by them
+//!    too ([`super::resolve::decide_addresses`]), and the connection is a new one made for
+//!    this request (no pooled connection, which another call's policy let through);
 //! 5. a redirect (301, 302, 303, 307, 308 with a `Location`) is followed by the client itself,
 //!    at most `max_redirects` times: 303, and 301/302 after a POST, become a GET without a
 //!    body (RFC 9110 §15.4); 307 and 308 keep the method and body.
@@ -90,6 +93,8 @@ pub struct HttpClient {
     config: HttpConfig,
     egress: EgressPolicy,
     client: OnceLock<Result<reqwest::Client, String>>,
+    /// The same without a connection pool, for calls whose policy decides addresses.
+    unpooled: OnceLock<Result<reqwest::Client, String>>,
     /// Credentials by host key.
     credentials: HashMap<String, HostCredential>,
     /// The credentials' values, replaced in what the model reads.
@@ -134,6 +139,7 @@ impl HttpClient {
             config,
             egress,
             client: OnceLock::new(),
+            unpooled: OnceLock::new(),
             credentials,
             secrets,
         }
@@ -155,9 +161,11 @@ impl HttpClient {
         &self.secrets
     }
 
-    fn client(&self) -> Result<&reqwest::Client, ToolError> {
-        self.client
-            .get_or_init(|| build_client(&self.config, &self.egress))
+    /// The pooled client, or with `pooled` false the client that makes a new connection for
+    /// every request.
+    fn client(&self, pooled: bool) -> Result<&reqwest::Client, ToolError> {
+        let cell = if pooled { &self.client } else { &self.unpooled };
+        cell.get_or_init(|| build_client(&self.config, &self.egress, pooled))
             .as_ref()
             .map_err(|why| {
                 ToolError::failed(format!(
@@ -177,7 +185,10 @@ impl HttpClient {
     /// `dns_failed`, `too_many_redirects`, `bad_redirect`, `credential_missing`,
     /// `request_failed`; each with whether the request may have been delivered.
     pub async fn send(&self, req: Request<'_>, ctx: &ToolContext) -> Result<Fetched, Failure> {
-        let client = self.client().map_err(Failure::before)?;
+        // a policy over addresses decides each connection's answers, so each request makes
+        // its own connection, in this task, under this call's policy
+        let decide_addresses = ctx.names_addresses();
+        let client = self.client(!decide_addresses).map_err(Failure::before)?;
         let Request {
             mut method,
             url: first,
@@ -248,10 +259,13 @@ impl HttpClient {
             if let Some(b) = &body {
                 builder = builder.body(b.clone());
             }
-            let response = builder
-                .send()
-                .await
-                .map_err(|e| self.send_error(&e, &url, &redirects, hop))?;
+            let sending = builder.send();
+            let response = if decide_addresses {
+                super::resolve::decide_addresses(ctx.clone(), sending).await
+            } else {
+                sending.await
+            }
+            .map_err(|e| self.send_error(&e, &url, &redirects, hop))?;
             let status = response.status();
             let location = response
                 .headers()
@@ -377,6 +391,43 @@ impl HttpClient {
                 ResolveError::Blocked(b) if hop == 0 => Failure::before(b.to_tool_error()),
                 ResolveError::Blocked(b) => {
                     Failure::after(redirect_blocked(redirects, hop, b.to_string(), b.details()))
+                }
+                ResolveError::Policy {
+                    host,
+                    address,
+                    verdict,
+                } => {
+                    let why = if verdict.decision == Decision::Deny {
+                        "which the operator's policy does not allow".to_string()
+                    } else {
+                        "which the operator's policy asks a person about; the addresses a name \
+                         resolves to are decided when connecting, after the call was approved, \
+                         so nobody can be asked: tell the user, who can ask the operator"
+                            .to_string()
+                    };
+                    let details = serde_json::json!({
+                        "url_blocked": "policy",
+                        "decision": verdict.decision,
+                        "rule": &*verdict.rule,
+                        "host": host,
+                        "address": address.to_string(),
+                    });
+                    if hop == 0 {
+                        Failure::before(
+                            ToolError::unsafe_input(
+                                "url_blocked",
+                                format!(
+                                    "address_blocked: the host {host:?} resolves to {address}, \
+                                     {why} (rule {}). Nothing was sent; fetch another URL",
+                                    verdict.rule
+                                ),
+                            )
+                            .with_details(details),
+                        )
+                    } else {
+                        let why = format!("its host {host:?} resolves to {address}, {why}");
+                        Failure::after(redirect_blocked(redirects, hop, why, details))
+                    }
                 }
                 ResolveError::Failed { host, why } => Failure {
                     error: ToolError::failed(format!(
@@ -518,7 +569,11 @@ pub(crate) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 /// The reqwest client: no proxy (system proxy variables ignored), no redirects and no
 /// decompression of its own, names resolved only by the guarded resolver, TLS by rustls on
 /// aws-lc-rs with the platform's roots, HTTP/1.1.
-fn build_client(config: &HttpConfig, egress: &EgressPolicy) -> Result<reqwest::Client, String> {
+fn build_client(
+    config: &HttpConfig,
+    egress: &EgressPolicy,
+    pooled: bool,
+) -> Result<reqwest::Client, String> {
     let hosts = config
         .hosts
         .iter()
@@ -541,13 +596,20 @@ fn build_client(config: &HttpConfig, egress: &EgressPolicy) -> Result<reqwest::C
         .with_custom_certificate_verifier(Arc::new(verifier))
         .with_no_client_auth();
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder();
+    // no idle connection kept: hyper-util then connects in the request's own task, where
+    // `decide_addresses` is in scope, and never hands a request another call's connection
+    let builder = if pooled {
+        builder.pool_idle_timeout(std::time::Duration::from_secs(30))
+    } else {
+        builder.pool_max_idle_per_host(0)
+    };
+    builder
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .referer(false)
         .user_agent(USER_AGENT)
         .connect_timeout(config.connect_timeout)
-        .pool_idle_timeout(std::time::Duration::from_secs(30))
         .tcp_nodelay(true)
         .http1_only()
         .dns_resolver(resolver)

@@ -5,7 +5,10 @@
 //! answers differently the next time (DNS rebinding) has no next time. The order: the
 //! operator's static answers (`[http.hosts]`), else the operator's name servers
 //! (`[http] nameservers`, through hickory-resolver), else the system's resolver; then every
-//! answer through [`EgressPolicy::check_answers`], one blocked answer blocking the name.
+//! answer through [`EgressPolicy::check_answers`], one blocked answer blocking the name; then,
+//! when the request is sent within [`decide_addresses`] (a call whose policy names addresses,
+//! [`ToolContext::names_addresses`]), every answer through the call's policy
+//! ([`ToolContext::decide_address`]), one denied or asked-about answer refusing the name.
 
 use hickory_resolver::config::{
     ConnectionConfig, LookupIpStrategy, NameServerConfig, ResolveHosts, ResolverConfig,
@@ -17,6 +20,20 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::egress::{Blocked, EgressPolicy};
+use toolgate_core::{Decision, ToolContext, Verdict};
+
+tokio::task_local! {
+    /// The call whose policy decides the answers of the names resolved in this task.
+    static CALL: ToolContext;
+}
+
+/// Runs `fut` (a request being sent) with every name it resolves decided by `ctx`'s policy
+/// as well ([`ToolContext::decide_address`]): a connection made while `fut` is polled goes
+/// only to addresses that policy lets through. The connection must be made in this task: use
+/// a client without a connection pool, since a pooled connection was made for another call.
+pub async fn decide_addresses<F: std::future::Future>(ctx: ToolContext, fut: F) -> F::Output {
+    CALL.scope(ctx, fut).await
+}
 
 /// Why a name gave no address to connect to.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,6 +42,21 @@ pub enum ResolveError {
     /// An answer is a blocked address, or there was none.
     #[error(transparent)]
     Blocked(#[from] Blocked),
+    /// An answer is an address the call's policy denies or asks about
+    /// ([`ToolContext::decide_address`]).
+    #[error(
+        "the host {host:?} resolves to {address}, which the operator's policy {} (rule {})",
+        if verdict.decision == Decision::Deny { "does not allow" } else { "asks a person about" },
+        verdict.rule
+    )]
+    Policy {
+        /// The name.
+        host: String,
+        /// The answer the policy decided.
+        address: IpAddr,
+        /// Its verdict: deny or ask.
+        verdict: Verdict,
+    },
     /// The resolver failed: the name does not exist, or no server answered.
     #[error("the host {host:?} could not be resolved: {why}")]
     Failed {
@@ -170,8 +202,22 @@ impl GuardedResolver {
 impl reqwest::dns::Resolve for GuardedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let this = self.clone();
+        // read here, synchronously: the connection is being made in the caller's task
+        let call = CALL.try_with(ToolContext::clone).ok();
         Box::pin(async move {
             let addrs = GuardedResolver::resolve(&this, name.as_str()).await?;
+            if let Some(ctx) = call {
+                for &address in &addrs {
+                    if let Some(verdict) = ctx.decide_address(name.as_str(), address) {
+                        return Err(Box::new(ResolveError::Policy {
+                            host: name.as_str().to_string(),
+                            address,
+                            verdict,
+                        })
+                            as Box<dyn std::error::Error + Send + Sync>);
+                    }
+                }
+            }
             let addrs: reqwest::dns::Addrs =
                 Box::new(addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)));
             Ok(addrs)

@@ -320,6 +320,20 @@ impl Policy for ShellPolicy {
     fn decide_url(&self, tool: &toolgate_core::ToolSpec, url: &str, profile: &str) -> Verdict {
         self.inner.decide_url(tool, url, profile)
     }
+
+    fn names_addresses(&self, tool: &toolgate_core::ToolSpec, profile: &str) -> bool {
+        self.inner.names_addresses(tool, profile)
+    }
+
+    fn decide_address(
+        &self,
+        tool: &toolgate_core::ToolSpec,
+        host: &str,
+        address: std::net::IpAddr,
+        profile: &str,
+    ) -> Option<Verdict> {
+        self.inner.decide_address(tool, host, address, profile)
+    }
 }
 
 /// The higher of two verdicts; the first on a tie, unless only the second cannot be granted

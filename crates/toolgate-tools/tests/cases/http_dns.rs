@@ -4,13 +4,15 @@
 //! address first and a blocked one after has no "after"; a name with a blocked answer among
 //! others is refused whole.
 
-use super::http_support::{blocked, ok, opening, Http};
+use super::http_support::{blocked, ok, opening, Http, LoopbackOnly};
 use serde_json::json;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::egress::EgressPolicy;
+use toolgate_core::{Policy, PolicyInput, ToolSpec, Verdict};
 use toolgate_test_support::dns::DnsServer;
-use toolgate_test_support::http::HttpServer;
+use toolgate_test_support::http::{HttpServer, Reply};
 use toolgate_tools::http::resolve::ResolveError;
 use toolgate_tools::http::GuardedResolver;
 
@@ -126,5 +128,91 @@ async fn the_guarded_resolver_checks_every_answer() {
             Err(ResolveError::Blocked(b)) => assert_eq!(b.reason(), cause, "{name}"),
             other => panic!("{name}: {other:?}"),
         }
+    }
+}
+
+/// [`LoopbackOnly`], and for `http_request` only: 127.0.0.1 denied as an address a name
+/// resolves to.
+struct NoLoopbackOneForRequests;
+
+impl Policy for NoLoopbackOneForRequests {
+    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
+        LoopbackOnly.decide(input)
+    }
+    fn decide_url(&self, _tool: &ToolSpec, url: &str, _profile: &str) -> Verdict {
+        LoopbackOnly::verdict(url)
+    }
+    fn names_addresses(&self, tool: &ToolSpec, _profile: &str) -> bool {
+        &*tool.name == "http_request"
+    }
+    fn decide_address(
+        &self,
+        tool: &ToolSpec,
+        _host: &str,
+        address: IpAddr,
+        _profile: &str,
+    ) -> Option<Verdict> {
+        (&*tool.name == "http_request" && address == IpAddr::V4(Ipv4Addr::LOCALHOST))
+            .then(|| Verdict::deny("test.no_one", "not 127.0.0.1"))
+    }
+}
+
+/// A call whose policy decides addresses gets a connection of its own: a pooled connection
+/// that another call (whose policy let the address through) opened to the same name is not
+/// handed to it, and its answers are decided though the name was resolved before.
+#[tokio::test]
+async fn a_call_deciding_addresses_never_reuses_another_calls_connection() {
+    let one = HttpServer::start("127.0.0.1");
+    let two = HttpServer::start("127.0.0.2");
+    let mut config = opening(&["127.0.0.1", "127.0.0.2"]);
+    let ip = |s: &str| -> IpAddr { s.parse().unwrap() };
+    config
+        .hosts
+        .insert("alias.test".into(), vec![ip("127.0.0.1")]);
+    config
+        .hosts
+        .insert("two.test".into(), vec![ip("127.0.0.2")]);
+    let http = Http::with_policy(config, Arc::new(NoLoopbackOneForRequests));
+    let (p1, p2) = (one.port(), two.port());
+    one.route("/", Reply::ok("text/plain", "one"));
+    two.route("/", Reply::ok("text/plain", "two"));
+
+    // http_fetch's policy names no address: fetched, its connection pooled
+    let r = http.fetch(&format!("http://alias.test:{p1}/")).await;
+    assert_eq!(ok(&r)["status"], 200);
+    assert_eq!((one.hits(), one.connections()), (1, 1));
+
+    // http_request's does: refused, though a pooled connection to the name is idle
+    for _ in 0..2 {
+        let r = http
+            .call(
+                "http_request",
+                json!({"url": format!("http://alias.test:{p1}/"), "method": "GET"}),
+            )
+            .await;
+        assert_eq!(blocked(&r), "address_blocked");
+        let e = r.error.unwrap();
+        assert!(
+            e.message
+                .starts_with("address_blocked: the host \"alias.test\" resolves to 127.0.0.1"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.details.unwrap()["rule"], "test.no_one");
+    }
+    assert_eq!((one.hits(), one.connections()), (1, 1));
+
+    // and elsewhere reaches its server, a new connection each time (two URLs: the same
+    // arguments again would be the ledger's replay)
+    two.route("/again", Reply::ok("text/plain", "two"));
+    for (n, path) in [(1, "/"), (2, "/again")] {
+        let r = http
+            .call(
+                "http_request",
+                json!({"url": format!("http://two.test:{p2}{path}"), "method": "GET"}),
+            )
+            .await;
+        assert_eq!(ok(&r)["status"], 200);
+        assert_eq!((two.hits(), two.connections()), (n, n as u64));
     }
 }
