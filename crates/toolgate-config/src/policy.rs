@@ -276,7 +276,7 @@ impl Policy for ConfigPolicy {
         let mut allowed = false;
         let mut argvs: Vec<Option<(Vec<String>, Reading)>> = Vec::new();
         for (i, rule) in self.rules.iter().enumerate() {
-            if !rule.applies_to(&input.tool.name, role) {
+            if !rule.applies_to(input.tool, role) {
                 continue;
             }
             let Some(pattern) = &rule.resource else {
@@ -342,7 +342,7 @@ impl Policy for ConfigPolicy {
             .and_then(|v| v.as_str());
         !self.deny_tool.iter().any(|&i| {
             let rule = &self.rules[i];
-            rule.applies_to(&tool.name, role)
+            rule.applies_to(tool, role)
                 && match &rule.condition {
                     None => true,
                     Some(c) => {
@@ -453,7 +453,7 @@ impl ConfigPolicy {
         self.rules.iter().enumerate().filter(move |(_, rule)| {
             rule.decision != Decision::Allow
                 && matches!(&rule.resource, Some(ResourcePattern::Host(p)) if p.is_address())
-                && rule.tool.as_ref().is_none_or(|t| t.matches(&tool.name))
+                && rule.names_tool(tool)
         })
     }
 
@@ -462,7 +462,7 @@ impl ConfigPolicy {
         let resource = ResolvedResource::Url(url.to_string());
         let mut best = Best(None);
         for (i, rule) in self.rules.iter().enumerate() {
-            if !rule.tool.as_ref().is_none_or(|t| t.matches(&tool.name)) {
+            if !rule.names_tool(tool) {
                 continue;
             }
             let judged_by_session = !rule.roles.is_empty() || rule.condition.is_some();

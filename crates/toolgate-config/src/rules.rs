@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::path::Path;
 use toolgate_core::pattern::program::{self, Reading};
 use toolgate_core::pattern::{split_command, MatchMode, PathPattern, ResourcePattern, ToolPattern};
-use toolgate_core::{Access, Decision, PolicyInput, ResolvedResource, Verdict};
+use toolgate_core::{Access, Decision, PolicyInput, ResolvedResource, ToolSpec, Verdict};
 
 /// A rule of the configuration, compiled once at load.
 #[derive(Debug, Clone)]
@@ -20,23 +20,20 @@ pub(crate) struct CompiledRule {
     pub reason: Cow<'static, str>,
 }
 
-/// Tools that do what another tool does under another name, and so come under its rules too:
-/// `read_resource` (MCP's `resources/read`) reads a workspace file as `read_file` does, by a
-/// `file:///` URI. A rule naming `read_file` (`tool = "read_file"`, `tool = "read_*"`) holds
-/// for it as well, so a deny over `path:secret/**` for `read_file` cannot be escaped through
-/// `resources/read`; a rule naming `read_resource` itself still holds for it alone.
-pub(crate) const RULES_AS: [(&str, &str); 1] = [("read_resource", "read_file")];
-
 impl CompiledRule {
-    /// Whether the rule is about `tool` (or the tool it reads as, [`RULES_AS`]) in a session
-    /// of `role`.
-    pub fn applies_to(&self, tool: &str, role: Option<&str>) -> bool {
+    /// Whether the rule's tool pattern names `tool`, or the tool whose rules it comes under
+    /// ([`ToolSpec::rules_as`]); true for a rule without a tool pattern.
+    pub fn names_tool(&self, tool: &ToolSpec) -> bool {
         self.tool.as_ref().is_none_or(|t| {
-            t.matches(tool)
-                || RULES_AS
-                    .iter()
-                    .any(|(alias, of)| *alias == tool && t.matches(of))
-        }) && (self.roles.is_empty() || role.is_some_and(|r| self.roles.iter().any(|x| x == r)))
+            t.matches(&tool.name) || tool.rules_as.as_deref().is_some_and(|of| t.matches(of))
+        })
+    }
+
+    /// Whether the rule is about `tool` ([`CompiledRule::names_tool`]) in a session of
+    /// `role`.
+    pub fn applies_to(&self, tool: &ToolSpec, role: Option<&str>) -> bool {
+        self.names_tool(tool)
+            && (self.roles.is_empty() || role.is_some_and(|r| self.roles.iter().any(|x| x == r)))
     }
 
     /// Whether the rule's resource pattern matches `r`; `argv` caches the words of a command

@@ -101,18 +101,31 @@ impl RateLimits {
         self.limiters.is_empty()
     }
 
-    /// Takes one call of `tool` by `principal` from every limit that counts it.
+    /// Takes one call of `tool` by `principal` from every limit that counts it. A tool that
+    /// comes under another's rules (`rules_as`, [`crate::ToolSpec::rules_as`]) is counted by
+    /// a limit naming that other tool too, in that tool's bucket where the limit counts per
+    /// tool (so `resources/read` is no way around a limit on `read_file`).
     ///
     /// # Errors
     /// `rate_limited` (recoverable) naming the first limit with no call left, with
     /// `retry_after_ms` in its details. Limits checked before it keep the call taken (a
     /// refused call still counts against the limits it passed, as a client hammering one limit
     /// should not be free to spend the others).
-    pub fn check(&self, principal: Option<&Principal>, tool: &Arc<str>) -> Result<(), ToolError> {
+    pub fn check(
+        &self,
+        principal: Option<&Principal>,
+        tool: &Arc<str>,
+        rules_as: Option<&Arc<str>>,
+    ) -> Result<(), ToolError> {
         for l in &self.limiters {
-            if l.rule.tool.as_ref().is_some_and(|t| !t.matches(tool)) {
-                continue;
-            }
+            let tool = match &l.rule.tool {
+                None => tool,
+                Some(t) if t.matches(tool) => tool,
+                Some(t) => match rules_as {
+                    Some(of) if t.matches(of) => of,
+                    _ => continue,
+                },
+            };
             let key = match l.rule.per {
                 RatePer::Principal => Key::Principal(principal.cloned()),
                 RatePer::Tool => Key::Tool(tool.clone()),
@@ -318,9 +331,9 @@ mod tests {
         let alice = Principal::new("https://as", "alice");
         let bob = Principal::new("https://as", "bob");
         let tool: Arc<str> = "read_file".into();
-        assert!(limits.check(Some(&alice), &tool).is_ok());
-        assert!(limits.check(Some(&alice), &tool).is_ok());
-        let e = limits.check(Some(&alice), &tool).unwrap_err();
+        assert!(limits.check(Some(&alice), &tool, None).is_ok());
+        assert!(limits.check(Some(&alice), &tool, None).is_ok());
+        let e = limits.check(Some(&alice), &tool, None).unwrap_err();
         assert_eq!(e.kind, ErrorKind::RateLimited);
         assert!(e.kind.is_recoverable());
         let wait = e.details.as_ref().unwrap()["retry_after_ms"]
@@ -333,8 +346,8 @@ mod tests {
             e.message
         );
         // bob's bucket is his own, and the local caller's too
-        assert!(limits.check(Some(&bob), &tool).is_ok());
-        assert!(limits.check(None, &tool).is_ok());
+        assert!(limits.check(Some(&bob), &tool, None).is_ok());
+        assert!(limits.check(None, &tool, None).is_ok());
     }
 
     #[test]
@@ -344,13 +357,29 @@ mod tests {
         let limits = RateLimits::new([r]);
         let w: Arc<str> = "write_file".into();
         let read: Arc<str> = "read_file".into();
-        assert!(limits.check(None, &w).is_ok());
+        assert!(limits.check(None, &w, None).is_ok());
         let alice = Principal::new("https://as", "alice");
         // per tool: anyone's call of the tool shares the bucket
-        assert!(limits.check(Some(&alice), &w).is_err());
+        assert!(limits.check(Some(&alice), &w, None).is_err());
         for _ in 0..5 {
-            assert!(limits.check(None, &read).is_ok());
+            assert!(limits.check(None, &read, None).is_ok());
         }
+    }
+
+    /// A tool under another's rules is counted by a limit naming that tool, in its bucket.
+    #[test]
+    fn a_tool_under_another_tools_rules_shares_its_limits() {
+        let mut r = rule(RatePer::Tool, 2, 2);
+        r.tool = Some(ToolPattern::parse("read_file").unwrap());
+        let limits = RateLimits::new([r]);
+        let (file, resource): (Arc<str>, Arc<str>) = ("read_file".into(), "read_resource".into());
+        assert!(limits.check(None, &file, None).is_ok());
+        assert!(limits.check(None, &resource, Some(&file)).is_ok());
+        let e = limits.check(None, &resource, Some(&file)).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::RateLimited);
+        assert!(limits.check(None, &file, None).is_err());
+        // without the link it is another tool
+        assert!(limits.check(None, &resource, None).is_ok());
     }
 
     #[test]
@@ -377,9 +406,9 @@ mod tests {
         let alice = Principal::new("https://as", "alice");
         let a: Arc<str> = "a".into();
         let b: Arc<str> = "b".into();
-        assert!(limits.check(Some(&alice), &a).is_ok());
-        assert!(limits.check(Some(&alice), &b).is_ok());
-        assert!(limits.check(None, &a).is_ok());
-        assert!(limits.check(Some(&alice), &a).is_err());
+        assert!(limits.check(Some(&alice), &a, None).is_ok());
+        assert!(limits.check(Some(&alice), &b, None).is_ok());
+        assert!(limits.check(None, &a, None).is_ok());
+        assert!(limits.check(Some(&alice), &a, None).is_err());
     }
 }

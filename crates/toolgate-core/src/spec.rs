@@ -140,6 +140,16 @@ pub struct ToolSpec {
     /// sends. See [`crate::ledger`].
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub derive_idempotency_key: bool,
+    /// The tool whose policy rules this one comes under as well, for a tool that does what
+    /// another does under another name: `read_resource` (MCP's `resources/read`) reads a
+    /// workspace file as `read_file` does, so a rule naming `read_file` (`tool = "read_file"`,
+    /// `tool = "read_*"`) holds for it too and a deny over `path:secret/**` cannot be
+    /// escaped through `resources/read`; a rule naming the tool itself still holds for it
+    /// alone. Set only by the code that builds the spec ([`ToolSpecBuilder::rules_as`]):
+    /// never read from or written to a serialized spec, since an allow rule of the other tool
+    /// applies too and a definition from elsewhere must not claim one.
+    #[serde(skip)]
+    pub rules_as: Option<Arc<str>>,
 }
 
 fn yes() -> bool {
@@ -183,6 +193,7 @@ impl ToolSpec {
                 version: "1.0.0".into(),
                 verbatim_arguments: Vec::new(),
                 derive_idempotency_key: true,
+                rules_as: None,
             },
         }
     }
@@ -263,6 +274,11 @@ impl ToolSpecBuilder {
     /// [`ToolSpec::derive_idempotency_key`]).
     pub fn no_derived_idempotency_key(mut self) -> Self {
         self.spec.derive_idempotency_key = false;
+        self
+    }
+    /// Puts the tool under the policy rules of `tool` as well (see [`ToolSpec::rules_as`]).
+    pub fn rules_as(mut self, tool: impl Into<Arc<str>>) -> Self {
+        self.spec.rules_as = Some(tool.into());
         self
     }
     /// Marks a top-level argument as verbatim (see [`ToolSpec::verbatim_arguments`]).

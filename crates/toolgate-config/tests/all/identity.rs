@@ -133,8 +133,8 @@ fn limits_on_calls_and_on_requests_are_kept_apart() {
     assert_eq!(&*e.limit, "requests");
     let calls = c.rate_limits();
     let tool: std::sync::Arc<str> = "glob".into();
-    assert!(calls.check(Some(&alice), &tool).is_ok());
-    let e = calls.check(Some(&alice), &tool).unwrap_err();
+    assert!(calls.check(Some(&alice), &tool, None).is_ok());
+    let e = calls.check(Some(&alice), &tool, None).unwrap_err();
     assert!(e.message.contains("rate limit calls"), "{}", e.message);
     // none of either kind: both empty
     let ws = TempWorkspace::new();

@@ -18,7 +18,9 @@ pub(crate) fn limit(
     spec: &ToolSpec,
 ) -> Result<(), ToolError> {
     if !inner.rate.is_empty() {
-        inner.rate.check(session.principal(), &spec.name)?;
+        inner
+            .rate
+            .check(session.principal(), &spec.name, spec.rules_as.as_ref())?;
     }
     if let Some((store, quota)) = &inner.quota {
         crate::rate::take_quota(

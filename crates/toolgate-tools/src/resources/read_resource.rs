@@ -69,6 +69,8 @@ impl ReadResource {
             .tag("fs")
             .tag("resources")
             .tag(UNLISTED_TAG)
+            // it reads a workspace file as read_file does: read_file's rules hold for it
+            .rules_as("read_file")
             .build()?;
         Ok(ReadResource { spec })
     }

@@ -265,3 +265,58 @@ async fn listing_pages_through_every_allowed_file_in_path_order() {
         .await);
     assert!(page.resources.is_empty());
 }
+
+/// `read_resource` comes under `read_file`'s rules (its spec says so): a rate limit on
+/// `read_file` counts its calls too, in `read_file`'s bucket, so `resources/read` is no way
+/// around it.
+#[tokio::test]
+async fn a_rate_limit_on_read_file_counts_read_resource_too() {
+    use std::num::NonZeroU32;
+    use toolgate_core::pattern::ToolPattern;
+    use toolgate_core::rate::{RateLimit, RateLimits, RatePer};
+    let f = Fixture::new();
+    f.write("a.txt", "one\n");
+    let registry = Registry::builder()
+        .tools(toolgate_tools::read_only_tools().unwrap())
+        .tools(toolgate_tools::resource_tools().unwrap())
+        .build()
+        .unwrap();
+    let spec = registry.get("read_resource", None).unwrap().spec().clone();
+    assert_eq!(spec.rules_as.as_deref(), Some("read_file"));
+    let limits = RateLimits::new([RateLimit {
+        name: "files".into(),
+        per: RatePer::Tool,
+        tool: Some(ToolPattern::parse("read_file").unwrap()),
+        calls: NonZeroU32::new(2).unwrap(),
+        period: std::time::Duration::from_secs(60),
+        burst: NonZeroU32::new(2).unwrap(),
+    }]);
+    let pipeline = Pipeline::builder(registry).rate_limits(limits).build();
+    let session = pipeline
+        .session("r")
+        .workspace(Workspace::open(f.ws()).unwrap())
+        .build()
+        .unwrap();
+    let call = |n: u32, tool: &str, args: Value| {
+        pipeline.dispatch(ToolCall::new(format!("c{n}"), tool, args), &session)
+    };
+    let r = call(1, "read_resource", json!({"uri": "file:///a.txt"})).await;
+    assert!(!r.is_error, "{}", r.text());
+    let r = call(2, "read_file", json!({"path": "a.txt"})).await;
+    assert!(!r.is_error, "{}", r.text());
+    for (n, (tool, args)) in [
+        ("read_resource", json!({"uri": "file:///a.txt"})),
+        ("read_file", json!({"path": "a.txt"})),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let r = call(3 + n as u32, tool, args).await;
+        let e = r.error.as_ref().expect("rate limited");
+        assert_eq!(e.kind, ErrorKind::RateLimited, "{tool}: {}", r.text());
+        assert!(e.message.contains("rate limit files"), "{}", e.message);
+    }
+    // a tool outside the limit is not counted
+    let r = call(9, "list_dir", json!({"path": "."})).await;
+    assert!(!r.is_error, "{}", r.text());
+}
