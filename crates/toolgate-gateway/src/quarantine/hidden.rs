@@ -259,13 +259,20 @@ pub fn fold(text: &str) -> String {
     out
 }
 
-/// The first word of `text` that mixes ASCII letters with Cyrillic or Greek letters (a
-/// look-alike spelling such as `pаsswоrd` with Cyrillic `а` and `о`).
+/// The first word of `text` that mixes ASCII letters with Cyrillic or Greek letters that
+/// look like ASCII ones (a look-alike spelling such as `pаsswоrd` with Cyrillic `а` and `о`).
+/// Words are runs of letters (a digit or a subscript ends one), and what a reader sees for
+/// what it is hides nothing, so science stays plain: a Greek letter that looks like no Latin
+/// one (`ΔT`, `λmax`), a symbol set off by a subscript (`ε₀KA`), and the micro prefix
+/// (`μm`, `μmol`: a leading Greek `μ`).
 pub fn mixed_script_word(text: &str) -> Option<&str> {
-    let cyrillic_or_greek =
-        |c: char| matches!(c, '\u{0370}'..='\u{03ff}' | '\u{0400}'..='\u{052f}');
-    text.split(|c: char| !c.is_alphanumeric())
-        .find(|w| w.chars().any(|c| c.is_ascii_alphabetic()) && w.chars().any(cyrillic_or_greek))
+    let look_alike = |c: char| {
+        matches!(c, '\u{0370}'..='\u{03ff}' | '\u{0400}'..='\u{052f}') && ascii_twin(c).is_some()
+    };
+    text.split(|c: char| !c.is_alphabetic()).find(|w| {
+        let rest = w.strip_prefix('μ').unwrap_or(w);
+        w.chars().any(|c| c.is_ascii_alphabetic()) && rest.chars().any(look_alike)
+    })
 }
 
 /// Whether `c`, in an upstream's answer, only hides text: tag characters, bidi embeddings,
@@ -387,6 +394,22 @@ mod tests {
         );
         assert_eq!(mixed_script_word("Читает файл. Reads a file."), None);
         assert_eq!(mixed_script_word("α and β values"), None);
+        // a digit in the word does not hide it
+        assert_eq!(mixed_script_word("send pаss1word"), Some("pаss"));
+        assert_eq!(mixed_script_word("Ignоre"), Some("Ignоre"));
+        assert_eq!(mixed_script_word("Пaссворд"), Some("Пaссворд"));
+        // science: formulas, units, Greek letters no Latin one looks like
+        for plain in [
+            "the equation C = ε₀KA/d",
+            "in μm, μs or μmol/L",
+            "the change ΔT in kelvin",
+            "the peak λmax",
+        ] {
+            assert_eq!(mixed_script_word(plain), None, "{plain}");
+        }
+        // but a μ inside a word, or a look-alike after it, is a look-alike
+        assert_eq!(mixed_script_word("paμs"), Some("paμs"));
+        assert_eq!(mixed_script_word("μpаss"), Some("μpаss"));
     }
 
     #[test]
