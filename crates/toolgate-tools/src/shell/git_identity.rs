@@ -4,8 +4,9 @@
 //! configuration there (see [`super::env`]), so `git commit` would fail with "Please tell me
 //! who you are". By default ([`GitIdentity::Operator`]) toolgate reads the operator's
 //! `user.name` and `user.email`, and nothing else of their git configuration (which could name
-//! programs: `core.fsmonitor`, `core.pager`, aliases, hooks), once per process with `git
-//! config --global --get`, and gives each run `GIT_AUTHOR_NAME`, `GIT_AUTHOR_EMAIL`,
+//! programs: `core.fsmonitor`, `core.pager`, aliases, hooks), once per process with one `git
+//! config --global --get-regexp` (in the background from the tool's construction, so
+//! neither start-up nor a run waits for it unless a run comes first), and gives each run `GIT_AUTHOR_NAME`, `GIT_AUTHOR_EMAIL`,
 //! `GIT_COMMITTER_NAME` and `GIT_COMMITTER_EMAIL`, each unless the run's environment sets it
 //! already (inherited or fixed by [`ShellConfig`](super::ShellConfig)). No git, or no
 //! identity in its configuration, gives none, as before.
@@ -77,15 +78,24 @@ impl Identity {
         &self.email
     }
 
-    /// Reads `user.name` and `user.email` with `git config --global --get` (the `git` on
-    /// `PATH`) in toolgate's environment, with `home` as `HOME` when given (and then no
-    /// `XDG_CONFIG_HOME` or `GIT_CONFIG_GLOBAL`, so only `home`'s `.gitconfig` and
-    /// `.config/git/config` are read). `None` when git is missing, fails, takes longer than
-    /// a few seconds, or either setting is unset or not a valid identity.
+    /// Reads `user.name` and `user.email` with one `git config --global --get-regexp` (the
+    /// `git` on `PATH`) in toolgate's environment, with `home` as `HOME` when given (and then
+    /// no `XDG_CONFIG_HOME` or `GIT_CONFIG_GLOBAL`, so only `home`'s `.gitconfig` and
+    /// `.config/git/config` are read); a setting given more than once counts by its last
+    /// value, as `git config --get` reads it. `None` when git is missing, fails, takes
+    /// longer than a few seconds, or either setting is unset or not a valid identity.
     pub fn from_global_config(home: Option<&OsStr>) -> Option<Identity> {
-        let name = read_setting("user.name", home)?;
-        let email = read_setting("user.email", home)?;
-        Identity::new(&name, &email).ok()
+        let out = read_user_settings(home)?;
+        let (mut name, mut email) = (None, None);
+        // `-z`: each entry is `key\nvalue\0`, the key in git's lower case
+        for entry in out.split('\0') {
+            match entry.split_once('\n') {
+                Some(("user.name", v)) => name = Some(v),
+                Some(("user.email", v)) => email = Some(v),
+                _ => {}
+            }
+        }
+        Identity::new(name?, email?).ok()
     }
 }
 
@@ -93,6 +103,21 @@ impl Identity {
 static OPERATOR: LazyLock<Option<Identity>> = LazyLock::new(|| Identity::from_global_config(None));
 
 impl GitIdentity {
+    /// Starts reading the operator's identity on a thread of its own, for
+    /// [`GitIdentity::Operator`] (a later [`GitIdentity::resolve`] waits for that read if it
+    /// is not done, never starts a second).
+    pub fn read_in_background(&self) {
+        if *self == GitIdentity::Operator && LazyLock::get(&OPERATOR).is_none() {
+            let spawned = std::thread::Builder::new()
+                .name("toolgate-git-identity".into())
+                .spawn(|| {
+                    let _ = &*OPERATOR;
+                });
+            // no thread: the first run reads it
+            drop(spawned);
+        }
+    }
+
     /// The identity a run gets, if any ([`GitIdentity::Operator`] reads it the first time).
     pub fn resolve(&self) -> Option<&Identity> {
         match self {
@@ -119,11 +144,20 @@ pub(crate) fn add_to(env: &mut BTreeMap<OsString, OsString>, identity: Option<&I
     }
 }
 
-/// One setting of the global git configuration, without its line end.
-fn read_setting(key: &str, home: Option<&OsStr>) -> Option<String> {
+/// The `user.name` and `user.email` entries of the global git configuration, as
+/// `git config -z --get-regexp` prints them; `None` when git cannot be run, fails (neither is
+/// set) or does not answer within [`READ_TIMEOUT`].
+fn read_user_settings(home: Option<&OsStr>) -> Option<String> {
     let mut command = Command::new("git");
     command
-        .args(["--no-pager", "config", "--global", "--get", key])
+        .args([
+            "--no-pager",
+            "config",
+            "--global",
+            "-z",
+            "--get-regexp",
+            r"^user\.(name|email)$",
+        ])
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -136,11 +170,14 @@ fn read_setting(key: &str, home: Option<&OsStr>) -> Option<String> {
     }
     let mut child = command.spawn().ok()?;
     let started = Instant::now();
+    // git answers in about a millisecond: look often at first, then less
+    let mut pause = Duration::from_micros(200);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() < READ_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(5))
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
             }
             _ => {
                 let _ = child.kill();
@@ -151,9 +188,7 @@ fn read_setting(key: &str, home: Option<&OsStr>) -> Option<String> {
     };
     let mut out = String::new();
     child.stdout.take()?.read_to_string(&mut out).ok()?;
-    status
-        .success()
-        .then(|| out.trim_end_matches('\n').to_string())
+    status.success().then_some(out)
 }
 
 #[cfg(test)]
@@ -220,6 +255,18 @@ mod tests {
         assert_eq!(
             (id.name(), id.email()),
             ("Ada Operator", "ada@example.invalid")
+        );
+        // the last of a setting given twice, a key in any case, a value with spaces
+        std::fs::write(
+            home.path().join(".gitconfig"),
+            "[user]\n\tname = First\n\tEMAIL = a@example.invalid\n[User]\n\tName = Ada  Q. Operator\n\
+             [username]\n\tx = y\n[user \"sub\"]\n\tname = Sub\n",
+        )
+        .unwrap();
+        let id = Identity::from_global_config(Some(home.path().as_os_str())).unwrap();
+        assert_eq!(
+            (id.name(), id.email()),
+            ("Ada  Q. Operator", "a@example.invalid")
         );
         std::fs::write(home.path().join(".gitconfig"), "[user]\n\tname = Ada\n").unwrap();
         assert_eq!(

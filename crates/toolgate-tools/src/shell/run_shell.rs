@@ -169,8 +169,9 @@ type LastLook = (std::path::PathBuf, Arc<super::protected_scan::Found>);
 impl RunShell {
     /// The tool with `config`.
     pub fn new(config: ShellConfig) -> RunShell {
-        // the operator's git identity is read now, once, not at the first run
-        let _ = config.git_identity.resolve();
+        // the operator's git identity is read now, once, beside start-up rather than in it
+        // or in the first run
+        config.git_identity.read_in_background();
         RunShell {
             config: Arc::new(config),
             report: None,
