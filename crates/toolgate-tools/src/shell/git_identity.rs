@@ -107,14 +107,16 @@ impl GitIdentity {
     /// [`GitIdentity::Operator`] (a later [`GitIdentity::resolve`] waits for that read if it
     /// is not done, never starts a second).
     pub fn read_in_background(&self) {
-        if *self == GitIdentity::Operator && LazyLock::get(&OPERATOR).is_none() {
-            let spawned = std::thread::Builder::new()
-                .name("toolgate-git-identity".into())
-                .spawn(|| {
-                    let _ = &*OPERATOR;
-                });
-            // no thread: the first run reads it
-            drop(spawned);
+        static STARTED: std::sync::Once = std::sync::Once::new();
+        if *self == GitIdentity::Operator {
+            STARTED.call_once(|| {
+                // no thread: the first run reads it
+                let _ = std::thread::Builder::new()
+                    .name("toolgate-git-identity".into())
+                    .spawn(|| {
+                        let _ = &*OPERATOR;
+                    });
+            });
         }
     }
 
