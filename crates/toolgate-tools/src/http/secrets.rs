@@ -14,7 +14,9 @@
 //! - each of those as a format escapes it: text is compared with the forms after a backslash
 //!   before ASCII punctuation is read as the character (Markdown from HTML writes `sk_live`
 //!   as `sk\_live`, PHP's JSON writes `a/b` as `a\/b`), JSON's `\uXXXX` as the character it
-//!   names, and a percent-encoded byte's hex digits in either case (`%2f` is `%2F`).
+//!   names, an HTML or XML character reference as the character (`&#115;`, `&#x73;`,
+//!   `&amp;`: an XML answer quoting the value), and a percent-encoded byte's hex digits in
+//!   either case (`%2f` is `%2F`).
 //!
 //! Parts shorter than [`MIN_PART_CHARS`] are left alone (a one-letter password would otherwise
 //! blank every such letter of a page); the whole value is always replaced. Longer forms are
@@ -216,6 +218,12 @@ fn compared_chars(text: &str, mut emit: impl FnMut(usize, char)) {
             (0..5).for_each(|_| {
                 chars.next();
             });
+        } else if let Some((code, len)) = (c == '&').then(|| char_reference(&bytes[at..])).flatten()
+        {
+            emit(at, code);
+            (1..len).for_each(|_| {
+                chars.next();
+            });
         } else if c == '%' && hex(at + 1, 2).is_some() {
             emit(at, '%');
             for _ in 0..2 {
@@ -227,6 +235,34 @@ fn compared_chars(text: &str, mut emit: impl FnMut(usize, char)) {
             emit(at, c);
         }
     }
+}
+
+/// The character an HTML or XML character reference at the start of `bytes` names, and the
+/// reference's length in bytes: `&#115;`, `&#x73;`, or one of XML's five named ones (`&amp;`,
+/// `&lt;`, `&gt;`, `&quot;`, `&apos;`), as an XML or HTML page served as text carries a value
+/// it quotes. `None` when `bytes` starts with no such reference.
+fn char_reference(bytes: &[u8]) -> Option<(char, usize)> {
+    let end = bytes.iter().take(12).position(|&b| b == b';')?;
+    let body = std::str::from_utf8(&bytes[1..end]).ok()?;
+    let code = match body {
+        "amp" => '&',
+        "lt" => '<',
+        "gt" => '>',
+        "quot" => '"',
+        "apos" => '\'',
+        _ => {
+            let digits = body.strip_prefix('#')?;
+            let (digits, radix) = match digits.strip_prefix(['x', 'X']) {
+                Some(hex) => (hex, 16),
+                None => (digits, 10),
+            };
+            if digits.is_empty() || !digits.chars().all(|d| d.is_digit(radix)) {
+                return None;
+            }
+            char::from_u32(u32::from_str_radix(digits, radix).ok()?)?
+        }
+    };
+    Some((code, end + 1))
 }
 
 /// `text` as it is compared with the forms ([`compared_chars`]).
@@ -348,14 +384,38 @@ mod tests {
                 "q=Bearer%20sk_live_a1b2%2fc3d4%2be5f6%2ag7h8&x=1",
                 format!("q={m}&x=1"),
             ),
+            // an XML answer quoting it, and character references in decimal and hex
+            (
+                "<auth>Bearer sk&#95;live&#x5F;a1b2/c3d4&#43;e5f6*g7h8</auth>",
+                format!("<auth>{m}</auth>"),
+            ),
             // escapes elsewhere are kept as they are
             (r"a\_b %2f \u0041 \", r"a\_b %2f \u0041 \".to_string()),
+            (
+                "a &amp; b &#65; &#x; &#9999999999; &unknown; &",
+                "a &amp; b &#65; &#x; &#9999999999; &unknown; &".to_string(),
+            ),
         ] {
             assert_eq!(s.scrub(shown), scrubbed, "{shown}");
         }
         let mut cut = r"echo: sk\_live\_a1".to_string();
         s.scrub_cut_end(&mut cut);
         assert_eq!(cut, format!("echo: {m}"));
+    }
+
+    /// XML's named references stand for the characters a value holds (`&`, `<`, `"`, ...).
+    #[test]
+    fn a_value_with_markup_characters_is_found_behind_their_references() {
+        let s = Secrets::new([("h", "k3y&<\"'>z9")]);
+        let m = "[toolgate: the credential for h]";
+        assert_eq!(
+            s.scrub("<v a=\"k3y&amp;&lt;&quot;&apos;&gt;z9\"/>"),
+            format!("<v a=\"{m}\"/>")
+        );
+        assert_eq!(
+            s.scrub("<v>k3y&#38;&#x3c;&#34;&#39;&#62;z9</v>"),
+            format!("<v>{m}</v>")
+        );
     }
 
     #[test]
