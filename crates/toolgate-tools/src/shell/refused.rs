@@ -175,6 +175,16 @@ const ERRORS: [(&str, &str); 12] = [
     ("EPERM", "EPERM"),
 ];
 
+/// The automaton that finds the texts of [`ERRORS`] (pattern `i` is `ERRORS[i].0`), built at
+/// its first use.
+fn error_texts() -> &'static aho_corasick::AhoCorasick {
+    static TEXTS: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(|| {
+        aho_corasick::AhoCorasick::new(ERRORS.iter().map(|(text, _)| text))
+            .expect("a dozen short literal patterns build")
+    })
+}
+
 /// Reads one output stream as it arrives, for refused writes on watched entries (see the
 /// module docs): [`RefusedScan::push`] each chunk, [`RefusedScan::finish`] at the end.
 #[derive(Debug)]
@@ -197,23 +207,49 @@ impl RefusedScan {
     }
 
     /// Reads the next bytes of the stream.
-    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
+    ///
+    /// One pass over the chunk for the error texts (an Aho-Corasick automaton built once):
+    /// only the lines holding one, and the line the chunk goes on from the chunk before, are
+    /// looked at further, so an output of millions of short lines costs a search, not a scan
+    /// per line.
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         if self.watched.entries.is_empty() {
             return;
         }
-        while !bytes.is_empty() {
-            let end = memchr::memchr(b'\n', bytes);
-            let part = &bytes[..end.unwrap_or(bytes.len())];
-            let room = MAX_LINE.saturating_sub(self.line.len());
-            self.line.extend_from_slice(&part[..part.len().min(room)]);
-            match end {
-                Some(e) => {
-                    self.scan_line();
-                    bytes = &bytes[e + 1..];
-                }
-                None => break,
+        let Some(first) = memchr::memchr(b'\n', bytes) else {
+            self.extend(bytes);
+            return;
+        };
+        // the line in progress ends here
+        self.extend(&bytes[..first]);
+        self.scan_line();
+        let rest = &bytes[first + 1..];
+        let Some(last) = memchr::memrchr(b'\n', rest) else {
+            self.extend(rest);
+            return;
+        };
+        // the chunk's whole lines: those with an error text in their first MAX_LINE bytes
+        let whole = &rest[..last];
+        let mut next_line = 0;
+        for m in error_texts().find_iter(whole) {
+            if m.start() < next_line {
+                continue;
             }
+            let start = memchr::memrchr(b'\n', &whole[..m.start()]).map_or(0, |p| p + 1);
+            let end =
+                memchr::memchr(b'\n', &whole[m.start()..]).map_or(whole.len(), |p| m.start() + p);
+            self.extend(&whole[start..end]);
+            self.scan_line();
+            next_line = end + 1;
         }
+        // the last line goes on in the next chunk
+        self.extend(&rest[last + 1..]);
+    }
+
+    /// Adds `part` to the current line, up to [`MAX_LINE`] bytes.
+    fn extend(&mut self, part: &[u8]) {
+        let room = MAX_LINE.saturating_sub(self.line.len());
+        self.line.extend_from_slice(&part[..part.len().min(room)]);
     }
 
     /// The entries hit, each with the first error seen for it, in the order found.
@@ -224,10 +260,12 @@ impl RefusedScan {
 
     fn scan_line(&mut self) {
         let line = std::mem::take(&mut self.line);
-        let error = ERRORS
-            .iter()
-            .find(|(text, _)| memchr::memmem::find(&line, text.as_bytes()).is_some())
-            .map(|(_, name)| *name);
+        // the first error of the list that the line holds
+        let error = error_texts()
+            .find_overlapping_iter(&line)
+            .map(|m| m.pattern().as_usize())
+            .min()
+            .map(|i| ERRORS[i].1);
         let Some(error) = error else {
             self.line = line;
             self.line.clear();
@@ -488,6 +526,28 @@ mod tests {
                 (".git/config".to_string(), "EBUSY")
             ]
         );
+    }
+
+    #[test]
+    fn lines_among_many_are_found_however_the_output_is_cut() {
+        let mut out = b"a\n\nEPERM elsewhere\n".repeat(40);
+        out.extend_from_slice(b"cp: x .vscode/a: EPERM, Permission denied\n");
+        out.extend_from_slice(&b"more\n\n".repeat(40));
+        out.extend_from_slice(b"touch .git/hooks/h: Read-only file system");
+        // the first error of the list the line holds, not the first in the line
+        let want = vec![
+            (".vscode".to_string(), "EACCES"),
+            (".git/hooks".to_string(), "EROFS"),
+        ];
+        assert_eq!(scan("", &[&out]), want);
+        for cut in 0..out.len() {
+            let (a, b) = out.split_at(cut);
+            assert_eq!(scan("", &[a, b]), want, "cut at {cut}");
+            let (b, c) = b.split_at(b.len() / 2);
+            assert_eq!(scan("", &[a, b, c]), want, "cuts at {cut} and after");
+        }
+        let bytes: Vec<&[u8]> = out.chunks(7).collect();
+        assert_eq!(scan("", &bytes), want);
     }
 
     #[test]
