@@ -27,8 +27,7 @@ use crate::definition::Definition;
 use crate::gateway::GatewayInner;
 use crate::upstream::Upstream;
 use rmcp::model::{
-    CompleteRequestParams, CompletionInfo, PaginatedRequestParams, Prompt, Reference, Resource,
-    ResourceTemplate,
+    CompleteRequestParams, CompletionInfo, Prompt, Reference, Resource, ResourceTemplate,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -238,13 +237,12 @@ impl UpstreamCatalog {
         while at < n {
             let u = &self.upstreams()[at];
             if declares(u, |c| c.resources.is_some()) {
-                let mut params = PaginatedRequestParams::default();
-                params.cursor = inner.clone();
+                let (name, cursor) = (u.name().to_string(), inner.clone());
                 let page = ask(u, "resources/list", |p| async move {
-                    p.list_resources(Some(params)).await
+                    crate::listing::page::<Resource>(&p, &name, cursor).await
                 })
                 .await?;
-                let items = self.resources_of(u, page.resources);
+                let items = self.resources_of(u, page.items);
                 let next = match page.next_cursor {
                     Some(c) => Some(format!("{at}:{c}")),
                     None if at + 1 < n => Some(format!("{}:", at + 1)),
@@ -286,8 +284,9 @@ impl UpstreamCatalog {
             if !declares(u, |c| c.resources.is_some()) {
                 continue;
             }
+            let name = u.name().to_string();
             let got = ask(u, "resources/templates/list", |p| async move {
-                p.list_all_resource_templates().await
+                crate::listing::all::<ResourceTemplate>(&p, &name).await
             })
             .await;
             let templates = match got {
@@ -366,11 +365,10 @@ impl UpstreamCatalog {
         if !declares(u, |c| c.prompts.is_some()) {
             return Vec::new();
         }
-        let listed_prompts = ask(
-            u,
-            "prompts/list",
-            |p| async move { p.list_all_prompts().await },
-        )
+        let name = u.name().to_string();
+        let listed_prompts = ask(u, "prompts/list", |p| async move {
+            crate::listing::all::<Prompt>(&p, &name).await
+        })
         .await;
         let prompts = match listed_prompts {
             Ok(p) => p,

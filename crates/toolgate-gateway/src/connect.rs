@@ -119,10 +119,13 @@ pub(crate) async fn connect(
     let (service, process) = tokio::time::timeout(timeout, attempt)
         .await
         .map_err(|_| format!("the server did not finish its handshake within {ms} ms"))??;
-    let tools = tokio::time::timeout(timeout, service.peer().list_all_tools())
-        .await
-        .map_err(|_| format!("the server did not list its tools within {ms} ms"))?
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let tools = tokio::time::timeout(
+        timeout,
+        crate::listing::all::<McpTool>(service.peer(), &upstream.name),
+    )
+    .await
+    .map_err(|_| format!("the server did not list its tools within {ms} ms"))?
+    .map_err(|e| format!("tools/list failed: {e}"))?;
     Ok(Connection {
         service,
         tools,

@@ -13,9 +13,17 @@
 //! answers with `-32600` saying why (`relay/unreadable.rs`). Every other byte passes as it
 //! came, in order; a line over [`MAX_LINE`] passes in pieces for rmcp to drop.
 //!
+//! An answer (a line with an `id` and no `method`) that rmcp would drop is not left to make
+//! its call wait for its timeout either: a lone UTF-16 surrogate escape in it (a JavaScript
+//! server cutting a string inside an emoji writes one) is replaced by `\ufffd`, U+FFFD, in
+//! place, as invalid UTF-8 is read elsewhere; an answer nested deeper than serde_json reads
+//! goes on as a JSON-RPC error for its id (`-32603`, saying why), which ends its call with
+//! the upstream's error at once.
+//!
 //! The cost: each line is copied once more (into the pipe rmcp reads), and a line naming a
 //! `method` (requests and notifications of the upstream, rare beside responses) is scanned
-//! once more.
+//! once more; an answer is searched for `\ud` and `\uD` and, only when it has more than
+//! [`DEEP`] opening brackets, for its depth.
 
 use crate::connect::MAX_LINE;
 use rmcp::model::{RequestId, ServerJsonRpcMessage};
@@ -24,6 +32,10 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufRead
 
 /// The method a request rmcp could not read is renamed to.
 pub(crate) const UNREADABLE: &str = "toolgate/unreadable";
+
+/// An answer nested deeper than this is parsed as rmcp would, to see whether it can be read
+/// (serde_json reads at most 127 levels).
+const DEEP: usize = 120;
 
 /// Bytes the pipe to rmcp buffers.
 const PIPE: usize = 64 << 10;
@@ -56,7 +68,7 @@ pub(crate) fn forward<R: AsyncRead + Unpin + Send + 'static>(output: R) -> impl 
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            let sent = match unreadable(&line) {
+            let sent = match unreadable(&line).or_else(|| unreadable_answer(&mut line)) {
                 Some(rewritten) => to_rmcp.write_all(&rewritten).await,
                 None => to_rmcp.write_all(&line).await,
             };
@@ -100,6 +112,125 @@ fn unreadable(line: &[u8]) -> Option<Vec<u8>> {
     .ok()?;
     rewritten.push(b'\n');
     Some(rewritten)
+}
+
+/// For an answer (a line with an `id` and no `method`): its lone surrogate escapes replaced in
+/// place (see [`repair_lone_surrogates`]); and, when rmcp could not read it for its depth,
+/// the JSON-RPC error that answers its id instead.
+fn unreadable_answer(line: &mut [u8]) -> Option<Vec<u8>> {
+    if memchr::memmem::find(line, b"\\ud").is_some()
+        || memchr::memmem::find(line, b"\\uD").is_some()
+    {
+        repair_lone_surrogates(line);
+    }
+    if memchr::memchr2_iter(b'[', b'{', line).nth(DEEP).is_none() || !deeper_than(line, DEEP) {
+        return None;
+    }
+    let Ok(Probe {
+        id: Some(id),
+        method: None,
+    }) = serde_json::from_slice(line)
+    else {
+        return None;
+    };
+    let e = serde_json::from_slice::<ServerJsonRpcMessage>(line).err()?;
+    if !matches!(
+        e.classify(),
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+    ) {
+        return None;
+    }
+    let mut rewritten = serde_json::to_vec(&serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": -32603,
+            "message": format!("the upstream's answer could not be read ({e}): it is nested \
+                                deeper than 127 levels"),
+        },
+    }))
+    .ok()?;
+    rewritten.push(b'\n');
+    Some(rewritten)
+}
+
+/// The four hex digits at `at` as a number.
+fn hex4(line: &[u8], at: usize) -> Option<u16> {
+    let digits = std::str::from_utf8(line.get(at..at + 4)?).ok()?;
+    u16::from_str_radix(digits, 16).ok()
+}
+
+/// Replaces each `\uXXXX` escape of a UTF-16 surrogate that is not half of a pair (a high
+/// one not followed by a low one, a low one not after a high one) by `\ufffd`, the same six
+/// bytes, so the line stays JSON that serde_json reads. Backslashes are taken two bytes at a
+/// time, so `\\ud800` (a backslash, then text) is left alone. Returns whether it changed.
+fn repair_lone_surrogates(line: &mut [u8]) -> bool {
+    const HIGH: std::ops::Range<u16> = 0xD800..0xDC00;
+    const LOW: std::ops::Range<u16> = 0xDC00..0xE000;
+    let mut changed = false;
+    let mut i = 0;
+    while let Some(off) = line.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        let at = i + off;
+        if line.get(at + 1) != Some(&b'u') {
+            i = at + 2;
+            continue;
+        }
+        i = at + 6;
+        let Some(unit) = hex4(line, at + 2) else {
+            continue;
+        };
+        if HIGH.contains(&unit) {
+            let paired = line.get(at + 6..at + 8) == Some(b"\\u")
+                && hex4(line, at + 8).is_some_and(|low| LOW.contains(&low));
+            if paired {
+                i = at + 12;
+                continue;
+            }
+        } else if !LOW.contains(&unit) {
+            continue;
+        }
+        line[at + 2..at + 6].copy_from_slice(b"fffd");
+        changed = true;
+    }
+    changed
+}
+
+/// Whether the JSON text `line` nests arrays and objects more than `limit` deep (strings
+/// skipped, escapes two bytes at a time).
+fn deeper_than(line: &[u8], limit: usize) -> bool {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            b'"' => {
+                i += 1;
+                loop {
+                    let Some(off) = line.get(i..).and_then(|r| memchr::memchr2(b'"', b'\\', r))
+                    else {
+                        return false;
+                    };
+                    let at = i + off;
+                    if line[at] == b'"' {
+                        i = at + 1;
+                        break;
+                    }
+                    // an escape: the byte after the backslash is never the string's end
+                    i = at + 2;
+                }
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -151,6 +282,106 @@ mod tests {
             "not json at all \"method\"",
         ] {
             assert!(rewritten(line).is_none(), "{line}");
+        }
+    }
+
+    fn answered(line: &str) -> (String, Option<Value>) {
+        let mut bytes = line.as_bytes().to_vec();
+        let rewritten = unreadable_answer(&mut bytes).map(|r| serde_json::from_slice(&r).unwrap());
+        (String::from_utf8(bytes).unwrap(), rewritten)
+    }
+
+    #[test]
+    fn a_lone_surrogate_in_an_answer_becomes_the_replacement_character() {
+        for (line, want) in [
+            (
+                r#"{"id":1,"result":{"t":"ab\ud83d"}}"#,
+                r#"{"id":1,"result":{"t":"ab\ufffd"}}"#,
+            ),
+            (
+                r#"{"id":1,"result":{"t":"\uDC00x"}}"#,
+                r#"{"id":1,"result":{"t":"\ufffdx"}}"#,
+            ),
+            (
+                r#"{"id":1,"result":{"t":"\ud800\ud800\udc00"}}"#,
+                r#"{"id":1,"result":{"t":"\ufffd\ud800\udc00"}}"#,
+            ),
+            // a pair, an escaped backslash before text, a short escape at the end: unchanged
+            (
+                r#"{"id":1,"result":{"t":"\ud83d\ude00"}}"#,
+                r#"{"id":1,"result":{"t":"\ud83d\ude00"}}"#,
+            ),
+            (
+                r#"{"id":1,"result":{"t":"\\ud800"}}"#,
+                r#"{"id":1,"result":{"t":"\\ud800"}}"#,
+            ),
+            (
+                r#"{"id":1,"result":{"t":"\ud8"#,
+                r#"{"id":1,"result":{"t":"\ud8"#,
+            ),
+        ] {
+            let (got, rewritten) = answered(line);
+            assert_eq!(got, want);
+            assert!(rewritten.is_none());
+        }
+        let (got, _) = answered(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x\ud800"}]}}"#,
+        );
+        let read: ServerJsonRpcMessage = serde_json::from_str(&got).expect("rmcp reads it now");
+        assert!(serde_json::to_string(&read).unwrap().contains('\u{fffd}'));
+    }
+
+    #[test]
+    fn an_answer_too_deep_to_read_is_an_error_for_its_id() {
+        let deep = |n: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"c-7","result":{{"structuredContent":{{"x":{}1{}}},"content":[]}}}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        let (_, rewritten) = answered(&deep(500));
+        let e = rewritten.expect("answered");
+        assert_eq!(e["id"], "c-7");
+        assert_eq!(e["error"]["code"], -32603);
+        assert!(
+            e["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("127 levels"),
+            "{e}"
+        );
+        // rmcp reads 120 levels: passed as it came
+        assert_eq!(answered(&deep(120)).1, None);
+        // brackets in strings do not count
+        let quoted = format!(
+            r#"{{"id":1,"result":{{"t":"{}\"{}"}}}}"#,
+            "[".repeat(300),
+            "{".repeat(300)
+        );
+        assert_eq!(answered(&quoted).1, None);
+        assert!(!deeper_than(b"\"unterminated [[[[", 1));
+        assert!(!deeper_than(b"\"ends in a backslash \\", 1));
+    }
+
+    #[test]
+    fn no_line_of_these_bytes_makes_the_answer_scan_panic() {
+        // every line of up to 14 bytes over the characters the scans look at, by a fixed
+        // generator: escapes cut anywhere, quotes and brackets in any order
+        const ALPHABET: &[u8] = br#"\ud8cfDC0"[{]}"#;
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 15) as usize;
+            let mut line: Vec<u8> = (0..len)
+                .map(|i| ALPHABET[((x >> (i * 4)) % ALPHABET.len() as u64) as usize])
+                .collect();
+            let before = line.len();
+            let _ = deeper_than(&line, 2);
+            let _ = unreadable_answer(&mut line);
+            assert_eq!(line.len(), before);
         }
     }
 

@@ -361,7 +361,7 @@ impl Upstream {
                     }
                     let listed = tokio::time::timeout(
                         self.config.startup_timeout(),
-                        peer.list_all_tools(),
+                        crate::listing::all::<rmcp::model::Tool>(&peer, self.name()),
                     )
                     .await;
                     match listed {

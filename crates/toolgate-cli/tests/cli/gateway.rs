@@ -679,3 +679,78 @@ fn misbehaving_upstreams_fail_their_calls_and_spare_the_others() {
     );
     assert!(s.finish().success());
 }
+
+/// An upstream whose `tools/list` holds definitions that do not have MCP's shape, and whose
+/// answers rmcp alone would drop (a lone surrogate escape, nesting past serde_json's 127
+/// levels): the other tools are served, the lone surrogate reads as U+FFFD, the deep answer
+/// ends its call at once with the reason (not at the call's timeout), and the next call works.
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn definitions_and_answers_rmcp_cannot_read_spare_the_rest() {
+    let Some(python) = client_program("TOOLGATE_TEST_PYTHON") else {
+        return;
+    };
+    let config = format!(
+        "[[rules]]\ndecision = \"allow\"\ntool = \"up__*\"\n\n{}",
+        entry(&python, "up", "ok", "odd.json", "timeout_ms = 20000\n")
+    );
+    let (_t, ws) = workspace(&config);
+    let object = json!({"type": "object"});
+    let odd = json!([
+        {"name": "add", "description": "Adds two numbers.", "inputSchema": number_schema()},
+        {"name": "noschema", "description": "Has no inputSchema."},
+        {"name": "num", "description": 123, "inputSchema": object},
+        "not a tool",
+        {"name": "say", "description": "Says its text.",
+         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+        {"name": "deep", "description": "Answers deep.", "inputSchema": object}
+    ]);
+    std::fs::write(ws.join("odd.json"), odd.to_string()).unwrap();
+
+    let out = toolgate(&ws, &["tools"]);
+    let listed = text(&out);
+    let log = String::from_utf8_lossy(&out.stderr);
+    for served in ["up__add", "up__say", "up__deep"] {
+        assert!(listed.contains(served), "{served}: {listed}\n{log}");
+    }
+    assert!(
+        !listed.contains("noschema") && !listed.contains("up__num"),
+        "{listed}"
+    );
+    for said in [
+        "name=\"noschema\" why=missing field `inputSchema`",
+        "name=\"num\" why=invalid type: integer `123`",
+        "position=3 name=\"(none)\"",
+    ] {
+        assert!(log.contains(said), "{said}: {log}");
+    }
+
+    let mut s = StdioServe::start(&ws, &[], &[]);
+    s.handshake(json!({}));
+    let ask = |s: &mut StdioServe, id: i64, tool: &str, args: Value| -> (Value, Duration) {
+        let t = Instant::now();
+        s.send(&call(id, tool, args));
+        let r = loop {
+            let m = s.recv();
+            if m.get("id") == Some(&json!(id)) {
+                break m;
+            }
+        };
+        (r["result"].clone(), t.elapsed())
+    };
+    let (r, _) = ask(&mut s, 1, "up__say", json!({"text": "cut <LONE>"}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(r["content"][0]["text"], "cut \u{fffd}", "{r}");
+    let (r, took) = ask(&mut s, 2, "up__deep", json!({}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        r.to_string().contains("nested deeper than 127 levels"),
+        "{r}"
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let (r, _) = ask(&mut s, 3, "up__add", json!({"a": 1, "b": 2}));
+    assert_eq!(r["content"][0]["text"], "3", "{r}");
+}

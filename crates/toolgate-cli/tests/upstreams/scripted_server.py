@@ -6,8 +6,10 @@ hand (no SDK), so it can also misbehave on purpose.
 
 Its tools are the JSON array in FILE (MCP tool definitions), read again whenever the file
 changes; a change is announced with `notifications/tools/list_changed`. Calls: `add` answers
-the sum of `a` and `b` as text, `say` its `text` as the text itself, `fail` answers an error
-result; any other tool echoes its arguments. With --log, every `tools/call` received is
+the sum of `a` and `b` as text, `say` its `text` as the text itself (`<LONE>` in it sent as a
+lone UTF-16 surrogate escape, `\\ud83d`, as a JavaScript server cutting a string inside an
+emoji writes it), `deep` a result whose structured content nests arrays 300 deep, `fail`
+answers an error result; any other tool echoes its arguments. With --log, every `tools/call` received is
 appended to FILE first, one JSON line (`name`, `arguments`, and `key`: the `_meta`
 idempotency key toolgate sends, or null). Modes:
 
@@ -220,6 +222,8 @@ def main() -> None:
                 result = {"content": [{"type": "text", "text": json.dumps(answer, sort_keys=True)}]}
             elif name == "say":
                 result = {"content": [{"type": "text", "text": str(a.get("text", ""))}]}
+            elif name == "deep":
+                result = {"content": [{"type": "text", "text": "deep"}], "structuredContent": {"x": "<DEEP>"}}
             elif name == "fail":
                 result = {"content": [{"type": "text", "text": "the scripted tool failed"}], "isError": True}
             else:
@@ -229,7 +233,11 @@ def main() -> None:
         else:
             write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}})
             continue
-        write({"jsonrpc": "2.0", "id": rid, "result": result})
+        line = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result})
+        if method == "tools/call" and msg["params"]["name"] in ("say", "deep"):
+            # what a hostile or careless server writes that json.dumps would not
+            line = line.replace("<LONE>", "\\ud83d").replace('"<DEEP>"', "[" * 300 + "]" * 300)
+        write(line)
 
 
 if __name__ == "__main__":
