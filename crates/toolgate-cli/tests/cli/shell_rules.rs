@@ -128,6 +128,9 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "tou\\\nch pwned",
         "jobs -x touch pwned",
         "script -qc 'touch pwned' /dev/null",
+        "eval 'touch pwned'",
+        "eval t\\ouch pwned",
+        "command eval -- \"\\$'\\x74ouch' pwned\"",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }

@@ -14,7 +14,7 @@
 //!    `xargs`, `stdbuf`, `setsid`, ...) is unwrapped to the command it runs; the commands a
 //!    program runs that can be read (`bash -c STRING` and the other POSIX shells, `su -c`,
 //!    `find -exec ... ;`, `fd -x`, `sed`'s `e COMMAND`, `git rebase --exec`, `git bisect
-//!    run`, ...) are commands of their own; the word through which it runs code that cannot
+//!    run`, `eval` of literal words, ...) are commands of their own; the word through which it runs code that cannot
 //!    be read (an interpreter's script or `-c`, `awk`'s `system`, `tar --to-command`, ...)
 //!    is kept in [`SimpleCommand::reading`], for the rules to decide.
 //!
@@ -31,7 +31,7 @@
 //!
 //! Whatever cannot be read with certainty makes the analysis uncertain, with a reason:
 //! syntax errors, a command name that is an expansion or holds glob or brace patterns,
-//! `eval`, `source`, `.`, `alias`, `hash` with options, `enable`, `trap`, a wrapper used in a
+//! `eval` of a word that is only known when it runs, `source`, `.`, `alias`, `hash` with options, `enable`, `trap`, a wrapper used in a
 //! way the grammar cannot read (`env -S`), a program reading the commands it runs from its
 //! input (`curl x | bash`, `vim`, `ed`), variables set as above (but `IFS=` before `read`),
 //! `set -a`, name references, arithmetic on variables (bash evaluates a variable's text as an
@@ -736,7 +736,11 @@ impl Analyzer {
             };
             let name = program::program_name(first).to_string();
             if OPAQUE.contains(&name.as_str()) && !runs_nothing(&cmd.argv) {
-                self.doubt(format!("`{name}` runs code the analysis cannot see"));
+                match eval_line(&name, &cmd.argv, &shapes) {
+                    // bash parses and runs the words joined: so are they read here
+                    Some(line) => self.source(&line, nesting + 1),
+                    None => self.doubt(format!("`{name}` runs code the analysis cannot see")),
+                }
             }
             self.environment(&name, &cmd.argv, &reading);
             let Some(k) = reading.wraps else {
@@ -1150,6 +1154,27 @@ struct Shape {
     /// It is only known when the line runs and may start with `-`: an option (see
     /// [`Analyzer::may_be_option`]).
     option: bool,
+}
+
+/// The line `eval` runs when every word after it is literal (quote removal done, no
+/// expansion, no glob): the words joined with spaces, after a leading `--`, as bash's `eval`
+/// joins them. `None` for any other command, a word known only when it runs, or an option.
+fn eval_line(name: &str, argv: &[String], shapes: &[Shape]) -> Option<String> {
+    if name != "eval" || shapes.len() != argv.len() {
+        return None;
+    }
+    let skip = if argv.get(1).is_some_and(|a| a == "--") {
+        2
+    } else {
+        1
+    };
+    let (words, shapes) = (argv.get(skip..)?, shapes.get(skip..)?);
+    if words.first().is_some_and(|w| w.starts_with('-'))
+        || shapes.iter().any(|s| s.name.is_some() || s.split)
+    {
+        return None;
+    }
+    Some(words.join(" "))
 }
 
 /// Why the word `w` cannot be read as a command name: it holds an expansion, or is a glob

@@ -157,6 +157,21 @@ fn shell_strings_are_analyzed_again() {
         ("bash -lc 'curl x'", &["curl x"]),
         ("bash -e -o pipefail -c 'a | b'", &["a", "b"]),
         ("bash -c 'bash -c \"sh -c id\"'", &["id"]),
+        // what eval runs is read first, then eval itself
+        ("eval 'touch pwned'", &["touch pwned", "eval touch pwned"]),
+        // in double quotes `$'` is literal; eval's own parse then decodes it
+        (
+            "eval -- touch \"$'\\x70'wned\"",
+            &["touch pwned", "eval -- touch $'\\x70'wned"],
+        ),
+        (
+            "command eval 'eval \"git clean -fd\"'",
+            &[
+                "git clean -fd",
+                "eval git clean -fd",
+                "eval eval \"git clean -fd\"",
+            ],
+        ),
         ("find . -exec rm {} \\;", &["find . -exec rm {} ;", "rm {}"]),
         (
             "find . -name x -execdir sh -c 'curl y' \\;",
@@ -223,7 +238,10 @@ fn what_cannot_be_read_with_certainty_is_uncertain() {
         "\"$x\" y",
         "c*rl x",
         "/usr/bin/cur? x",
-        "eval \"rm -rf x\"",
+        "eval \"$CMD\"",
+        "eval rm \"$x\"",
+        "eval 'rm *'  x*",
+        "eval -x 'rm x'",
         "source ./env.sh",
         ". ./env.sh",
         "alias ls='rm -rf'",
