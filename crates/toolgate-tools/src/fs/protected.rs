@@ -7,7 +7,7 @@
 //! | toolgate's store | a component named `.toolgate`, at any depth, and everything below it | the audit log, spilled results, grants and the policy live there |
 //! | toolgate's configuration | a file named `toolgate.toml`, at any depth | it sets the policy the agent runs under |
 //! | editor and agent settings | a component named `.vscode`, `.idea`, `.claude`, `.cursor`, `.gemini` or `.codex`, and everything below it; a file named `.mcp.json` | they start commands (VS Code `tasks.json` on folder open, an MCP server a project config declares) or lift the approvals of the next agent run (`chat.tools.autoApprove`, CVE-2025-53773; `.cursor/mcp.json`, CVE-2025-54135) |
-//! | hook and shell start-up files | a component named `.husky`; a file named `.gitconfig`, `.bashrc`, `.bash_profile`, `.zshrc`, `.zprofile` or `.profile` | they run code at the next commit, checkout or shell start (a workspace may be a home directory) |
+//! | hook and shell start-up files | a component named `.husky`; a file named `.gitconfig`, `.pre-commit-config.yaml`, `lefthook.yml` (also `.yaml`, with a leading dot, or `-local`), `.bashrc`, `.bash_profile`, `.zshrc`, `.zprofile` or `.profile` | they run code at the next commit, checkout or shell start (a hook manager's configuration names the commands its installed git hook runs; a workspace may be a home directory) |
 //! | directory environments | a file named `.envrc`; a component named `.devcontainer` | direnv runs `.envrc` when a shell enters the directory; a dev container's `devcontainer.json` runs `postCreateCommand` and the like when an editor opens the folder |
 //!
 //! All of them are protected at every depth, not only at the root: a directory of this
@@ -198,7 +198,17 @@ pub fn protected_name(name: &OsStr) -> Option<&'static str> {
         ".vscode" | ".idea" | ".claude" | ".cursor" | ".gemini" | ".codex" | ".mcp.json" => {
             Some("editor or agent settings, which can run commands or lift approvals")
         }
-        ".husky" | ".gitconfig" => {
+        ".husky"
+        | ".gitconfig"
+        | ".pre-commit-config.yaml"
+        | "lefthook.yml"
+        | "lefthook.yaml"
+        | ".lefthook.yml"
+        | ".lefthook.yaml"
+        | "lefthook-local.yml"
+        | "lefthook-local.yaml"
+        | ".lefthook-local.yml"
+        | ".lefthook-local.yaml" => {
             Some("git hooks and configuration, which run code at the next git command")
         }
         ".bashrc" | ".bash_profile" | ".zshrc" | ".zprofile" | ".profile" => {
@@ -219,19 +229,20 @@ pub fn is_git_name(name: &OsStr) -> bool {
 }
 
 /// Whether `name` can fold to a protected name, from its first byte: every protected name
-/// starts with `.`, `t` (`toolgate.toml`) or `g` (`GIT~1`), in either case, possibly after
+/// starts with `.`, `t` (`toolgate.toml`), `g` (`GIT~1`) or `l` (`lefthook.yml`), in either
+/// case, possibly after
 /// HFS+-ignorable characters (whose UTF-8 starts with `0xE2` or `0xEF`). Run on every entry
 /// of a workspace walk, so most names are passed over without folding.
 fn may_be_protected(name: &OsStr) -> bool {
     use std::os::unix::ffi::OsStrExt;
     matches!(
         name.as_bytes().first(),
-        Some(b'.' | b't' | b'T' | b'g' | b'G' | 0xE2 | 0xEF)
+        Some(b'.' | b't' | b'T' | b'g' | b'G' | b'l' | b'L' | 0xE2 | 0xEF)
     )
 }
 
 /// The longest protected name, in bytes after folding; longer names are not looked at.
-const MAX_PROTECTED_LEN: usize = ".bash_profile".len();
+const MAX_PROTECTED_LEN: usize = ".pre-commit-config.yaml".len();
 
 /// `name` folded for comparison: HFS+-ignorable characters dropped, ASCII lower-cased,
 /// trailing dots and spaces dropped. `None` when it cannot be a protected name (not UTF-8, or
@@ -303,6 +314,11 @@ mod tests {
             ".codex/config.toml",
             ".mcp.json",
             ".husky/pre-commit",
+            ".pre-commit-config.yaml",
+            "lefthook.yml",
+            "svc/.Lefthook.yml",
+            "lefthook-local.yml",
+            ".lefthook-local.yaml",
             ".gitconfig",
             ".bashrc",
             ".Bash_Profile",
@@ -335,6 +351,9 @@ mod tests {
             "bashrc",
             "envrc",
             ".envrc.example",
+            "pre-commit-config.yaml",
+            ".pre-commit-hooks.yaml",
+            "lefthook.yaml.example",
             "devcontainer/devcontainer.json",
             &"x".repeat(255),
         ] {
