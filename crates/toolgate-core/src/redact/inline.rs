@@ -13,7 +13,11 @@
 //!    the value is a quoted string up to its closing quote, or a word (after `=`) or the rest
 //!    of the line (after `:`); a value that is a reference (`$TOKEN`) is kept;
 //! 4. a flag naming a secret followed by its value (`--password hunter2`, `--token "x y"`),
-//!    and curl's `-u`/`--user name:password` (the part after the colon);
+//!    curl's `-u`/`--user name:password` (the part after the colon), the short password
+//!    options of the programs in [`PASSWORD_FLAGS`] (`mysql -phunter2`, `docker login -p
+//!    hunter2`, `redis-cli -a hunter2`, `smbclient -U bob%hunter2`), openssl's `pass:hunter2`,
+//!    and a bare name of a secret followed by a value that looks generated (`aws configure
+//!    set aws_secret_access_key wJalr...`);
 //! 5. URL userinfo: the password of `scheme://user:password@host`, and a user name that
 //!    looks like a key (`https://0123456789abcdef0123@host`);
 //! 6. `Bearer` and `Basic` credentials that look like keys (a digit, mixed case or
@@ -82,6 +86,47 @@ fn pem_blocks(s: &str, found: &mut Vec<Range<usize>>) {
         }
     }
 }
+
+/// Short options whose value is a password, by the programs that read them so: the letter,
+/// whether it may stand alone with its value in the next word (`mysql -p` alone asks for
+/// the password, and its next word is the database), and the programs.
+const PASSWORD_FLAGS: &[(u8, bool, &[&str])] = &[
+    (
+        b'p',
+        false,
+        &[
+            "mysql",
+            "mariadb",
+            "mysqldump",
+            "mariadb-dump",
+            "mysqladmin",
+            "mysqlimport",
+            "mysqlshow",
+            "mysqlcheck",
+        ],
+    ),
+    (
+        b'p',
+        true,
+        &[
+            "docker",
+            "podman",
+            "buildah",
+            "skopeo",
+            "nerdctl",
+            "sshpass",
+            "mongo",
+            "mongosh",
+            "mongodump",
+            "mongorestore",
+            "mongoexport",
+            "mongoimport",
+        ],
+    ),
+    (b'a', true, &["redis-cli", "valkey-cli"]),
+    (b'P', true, &["sqlcmd", "bcp"]),
+    (b'U', true, &["smbclient", "rpcclient", "smbmap"]),
+];
 
 /// Characters of a name or a key (`OPENAI_API_KEY`, `--password`, `sk-proj-abc.def`).
 fn is_word(b: u8) -> bool {
@@ -181,10 +226,51 @@ impl<'a, 'f> Scan<'a, 'f> {
             }
             _ => {}
         }
+        if let Some(attached) = self.short_password_flag(text, w.start, true) {
+            // `mysql -phunter2`, `sshpass -phunter2`, `smbclient -Ubob%hunter2`
+            if text.as_bytes()[1] != b'U' {
+                self.push(w.start + attached..w.end);
+                return w.end;
+            }
+            // `%` ends the word: the password runs from after it to the value's end
+            if b.get(w.end) == Some(&b'%') {
+                let end = word_end(b, w.end + 1);
+                self.push(w.end + 1..end);
+                return end;
+            }
+            return w.end;
+        }
+        if text.eq_ignore_ascii_case("pass") && b.get(w.end) == Some(&b':') {
+            // openssl's `-passin pass:hunter2` (`env:VAR` and `file:PATH` name no secret)
+            let end = word_end(b, w.end + 1);
+            self.push(w.end + 1..end);
+            return end;
+        }
         let space = w.end < b.len() && b[w.end].is_ascii_whitespace() && b[w.end] != b'\n';
         if space {
             let next = skip_blanks(b, w.end);
-            if text.starts_with('-') && name.len() > 1 && is_secret_key(name) {
+            if self.short_password_flag(text, w.start, false).is_some() {
+                // `docker login -p hunter2`, `redis-cli -a hunter2`, `smbclient -U bob%pw`
+                if let Some(v) = self.value(next, false) {
+                    let end = v.end;
+                    match (text, self.s[v.clone()].find('%')) {
+                        ("-U", Some(pct)) => self.push(v.start + pct + 1..end),
+                        ("-U", None) => {}
+                        _ => self.push(v),
+                    }
+                    return end;
+                }
+            } else if !text.starts_with('-') && is_secret_key(text) {
+                // `aws configure set aws_secret_access_key wJalr...`: a name and a value that
+                // looks generated (so prose such as `password is required` keeps its words)
+                if let Some(v) = self.value(next, false) {
+                    if looks_random(&self.s[v.clone()]) {
+                        let end = v.end;
+                        self.push(v);
+                        return end;
+                    }
+                }
+            } else if text.starts_with('-') && name.len() > 1 && is_secret_key(name) {
                 // `--password hunter2`
                 if let Some(v) = self.value(next, false) {
                     let end = v.end;
@@ -202,6 +288,39 @@ impl<'a, 'f> Scan<'a, 'f> {
             }
         }
         w.end
+    }
+
+    /// When `flag` (a word at `at`) is a short option that takes a password in the program
+    /// its command runs (see [`PASSWORD_FLAGS`]): where its value starts within the word
+    /// (`attached`: `-pVALUE`, 2), or 0 for the flag alone (`attached` false: `-p VALUE`).
+    fn short_password_flag(&self, flag: &str, at: usize, attached: bool) -> Option<usize> {
+        let f = flag.as_bytes();
+        if f.len() < 2 || f[0] != b'-' || f[1] == b'-' || (attached == (f.len() == 2)) {
+            return None;
+        }
+        let letter = f[1];
+        let programs = PASSWORD_FLAGS
+            .iter()
+            .filter(|(l, alone, _)| *l == letter && (attached || *alone))
+            .flat_map(|(_, _, programs)| programs.iter());
+        let segment = self.segment_before(at);
+        let mut programs = programs;
+        programs
+            .any(|p| {
+                segment
+                    .split(|c: char| c.is_ascii_whitespace())
+                    .any(|word| word.rsplit('/').next() == Some(*p))
+            })
+            .then_some(if attached { 2 } else { 0 })
+    }
+
+    /// The text of the command `at` is in, from the last command separator before it.
+    fn segment_before(&self, at: usize) -> &'a str {
+        let start = self.b[..at]
+            .iter()
+            .rposition(|c| matches!(c, b';' | b'|' | b'&' | b'\n' | b'(' | b'`'))
+            .map_or(0, |p| p + 1);
+        &self.s[start..at]
     }
 
     /// A value starting at `at` (blanks skipped after a colon): a quoted string's inside, or
@@ -369,6 +488,41 @@ mod tests {
             (
                 "mysql --password hunter2 db",
                 format!("mysql --password {r} db"),
+            ),
+            (
+                "mysql -u root -pCANARYpass456 db; sudo /usr/bin/mariadb-dump -phunter2 x",
+                format!("mysql -u root -p{r} db; sudo /usr/bin/mariadb-dump -p{r} x"),
+            ),
+            // `mysql -p` alone asks; `mkdir -p` and `docker run -p` are not passwords
+            ("mysql -p db && mkdir -pv d", "mysql -p db && mkdir -pv d".into()),
+            (
+                "docker run -p 8080:80 x; docker login -p CANARYdocker88 -u me r",
+                format!("docker run -p {r} x; docker login -p {r} -u me r"),
+            ),
+            (
+                "sshpass -p 'pw 1' ssh h | redis-cli -a hunter2 ping",
+                format!("sshpass -p '{r}' ssh h | redis-cli -a {r} ping"),
+            ),
+            (
+                "smbclient //h/s -U bob%hunter2; smbclient //h/s -Ualice%pw2 -U carol",
+                format!("smbclient //h/s -U bob%{r}; smbclient //h/s -Ualice%{r} -U carol"),
+            ),
+            (
+                "openssl enc -aes256 -pass pass:hunter2 -passout PASS:x2 -passin env:PW",
+                format!("openssl enc -aes256 -pass pass:{r} -passout PASS:{r} -passin env:PW"),
+            ),
+            (
+                "gpg --batch --passphrase hunter2 -c f",
+                format!("gpg --batch --passphrase {r} -c f"),
+            ),
+            (
+                "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYCANARYKEY",
+                format!("aws configure set aws_secret_access_key {r}"),
+            ),
+            // prose keeps its words
+            (
+                "echo the password is required; the token expired",
+                "echo the password is required; the token expired".into(),
             ),
             (
                 "tool --api-key 'k e y' --verbose",

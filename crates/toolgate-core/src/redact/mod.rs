@@ -37,6 +37,7 @@ pub const REDACTED: &str = "[REDACTED]";
 const SECRET_KEY_PARTS: &[&str] = &[
     "password",
     "passwd",
+    "passphrase",
     "secret",
     "token",
     "authorization",
