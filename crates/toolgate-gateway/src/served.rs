@@ -88,8 +88,9 @@ fn failed(upstream: &Upstream, what: &str, e: rmcp::ServiceError) -> ToolError {
         ))
         .with_reason("upstream_error"),
         other => ToolError::failed(format!(
-            "{what} failed: the upstream server {} did not answer ({other})",
-            upstream.name()
+            "{what} failed: the upstream server {} did not answer ({})",
+            upstream.name(),
+            crate::tool::describe(&other)
         ))
         .with_reason("upstream_failed")
         .transient(),

@@ -228,7 +228,7 @@ impl UpstreamTool {
         e: &rmcp::ServiceError,
         ctx: &ToolContext,
     ) -> ToolError {
-        let why = e.to_string();
+        let why = describe(e);
         if peer.is_transport_closed() {
             self.upstream.connection_lost(peer);
         }
@@ -254,6 +254,33 @@ impl UpstreamTool {
                 .with_reason("upstream_failed")
                 .transient(),
         }
+    }
+}
+
+/// The most characters of an rmcp error a message quotes.
+const DESCRIBE_CHARS: usize = 300;
+
+/// An rmcp error as a message quotes it: the transport's Rust type names left out
+/// (`Transport [rmcp::transport::worker::WorkerTransport<...>] error: `), and cut to
+/// [`DESCRIBE_CHARS`] characters, since rmcp's text may end with the upstream's whole
+/// unreadable answer.
+pub(crate) fn describe(e: &rmcp::ServiceError) -> String {
+    described(&e.to_string())
+}
+
+fn described(full: &str) -> String {
+    let mut text = full;
+    if let Some(rest) = text.strip_prefix("Transport send error: ") {
+        text = rest;
+    }
+    if let Some(rest) = text.strip_prefix("Transport [") {
+        if let Some(end) = rest.find("] error: ") {
+            text = &rest[end + "] error: ".len()..];
+        }
+    }
+    match text.char_indices().nth(DESCRIBE_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
     }
 }
 
@@ -481,5 +508,37 @@ impl Tool for BlockedTool {
                 "a blocked upstream tool reached execute",
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transport_errors_lose_their_type_names_and_the_upstreams_whole_answer() {
+        let body = format!(
+            "{{\"jsonrpc\": \"2.0\", \"id\": 2, \"result\": \"{}\"}}",
+            "x".repeat(5000)
+        );
+        let full = format!(
+            "Transport send error: Transport [rmcp::transport::worker::WorkerTransport<rmcp::\
+             transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::\
+             client::Client>>] error: unexpected server response: could not parse JSON response \
+             as ServerJsonRpcMessage: unexpected end of hex escape at line 1 column 85: {body}"
+        );
+        let got = described(&full);
+        assert!(
+            got.starts_with("unexpected server response: could not parse"),
+            "{got}"
+        );
+        assert!(!got.contains("rmcp::"), "{got}");
+        assert_eq!(got.chars().count(), DESCRIBE_CHARS + 1);
+        assert!(got.ends_with('…'));
+        assert_eq!(described("Transport closed"), "Transport closed");
+        assert_eq!(
+            described("Transport [x] no error marker"),
+            "Transport [x] no error marker"
+        );
     }
 }
