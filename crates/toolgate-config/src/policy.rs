@@ -363,7 +363,7 @@ impl Policy for ConfigPolicy {
     }
 
     fn decide_url(&self, tool: &ToolSpec, url: &str, _profile: &str) -> Verdict {
-        self.decide_reached_url(tool, url)
+        self.decide_reached(tool, &ResolvedResource::Url(url.to_string()))
     }
 
     fn names_addresses(&self, tool: &ToolSpec, _profile: &str) -> bool {
@@ -420,29 +420,12 @@ impl Policy for ConfigPolicy {
         d
     }
 
-    fn decide_recipient(&self, address: &str, _profile: &str) -> Decision {
-        self.recipient_decision(address)
+    fn decide_recipient(&self, sender: &ToolSpec, address: &str, _profile: &str) -> Verdict {
+        self.decide_reached(sender, &ResolvedResource::Recipient(address.to_string()))
     }
 }
 
 impl ConfigPolicy {
-    /// [`Policy::decide_recipient`]: the strongest deny or ask rule over `recipient:`
-    /// patterns matching `address` (rules restricted to a tool, a role or a condition are
-    /// applied as if they matched, as for walked paths: warning too much is the safe side).
-    fn recipient_decision(&self, address: &str) -> Decision {
-        let mut d = Decision::Allow;
-        for rule in &self.rules {
-            if rule.decision > d {
-                if let Some(ResourcePattern::Recipient(p)) = &rule.resource {
-                    if p.matches(address) {
-                        d = rule.decision;
-                    }
-                }
-            }
-        }
-        d
-    }
-
     /// The deny and ask rules over address or network `host:` patterns that apply to calls of
     /// `tool`, with their indexes (rules restricted to roles or a condition included: applied
     /// as if they held, as for redirects).
@@ -457,9 +440,11 @@ impl ConfigPolicy {
         })
     }
 
-    /// [`Policy::decide_url`]: see the module docs.
-    fn decide_reached_url(&self, tool: &ToolSpec, url: &str) -> Verdict {
-        let resource = ResolvedResource::Url(url.to_string());
+    /// [`Policy::decide_url`] and [`Policy::decide_recipient`]: the verdict for a call of
+    /// `tool` that touches `resource` alone (a URL it reaches, a recipient it would send to).
+    /// Rules restricted to roles or a condition are taken on the safe side: a deny or ask as
+    /// if it held, an allow not at all.
+    fn decide_reached(&self, tool: &ToolSpec, resource: &ResolvedResource) -> Verdict {
         let mut best = Best(None);
         for (i, rule) in self.rules.iter().enumerate() {
             if !rule.names_tool(tool) {
@@ -469,12 +454,13 @@ impl ConfigPolicy {
             if judged_by_session && rule.decision == Decision::Allow {
                 continue;
             }
-            let applies = match &rule.resource {
-                None => true,
-                Some(p @ ResourcePattern::Host(_)) => {
-                    rule.matches_resource(p, &resource, &mut None)
+            let applies = match (&rule.resource, resource) {
+                (None, _) => true,
+                (Some(p @ ResourcePattern::Host(_)), ResolvedResource::Url(_))
+                | (Some(p @ ResourcePattern::Recipient(_)), ResolvedResource::Recipient(_)) => {
+                    rule.matches_resource(p, resource, &mut None)
                 }
-                Some(_) => false,
+                _ => false,
             };
             if applies {
                 best.offer(rule.decision, i);
@@ -510,6 +496,81 @@ impl ConfigPolicy {
 mod tests {
     use super::*;
     use toolgate_core::{Pipeline, Registry, Workspace};
+
+    /// A send to one recipient is decided as the call would be: the rules over `recipient:`
+    /// and over the sending tool, then its risk (a destructive tool asks); a rule restricted
+    /// to a role or a condition counts when it denies or asks, never when it allows.
+    #[test]
+    fn a_recipient_is_decided_as_a_send_to_it_would_be() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = r#"
+[roles.intern]
+profiles = ["default"]
+[roles.admin]
+profiles = ["default"]
+
+[[rules]]
+name = "no-rival"
+decision = "deny"
+resource = "recipient:*@rival.com"
+[[rules]]
+name = "company"
+decision = "allow"
+tool = "send_email"
+resource = "recipient:*@company.com"
+[[rules]]
+name = "ceo-asks"
+decision = "ask"
+roles = ["intern"]
+resource = "recipient:ceo@company.com"
+[[rules]]
+name = "partners-for-admins"
+decision = "allow"
+roles = ["admin"]
+resource = "recipient:*@partner.com"
+[[rules]]
+name = "other-tool"
+decision = "allow"
+tool = "notify"
+resource = "recipient:*@ops.com"
+"#;
+        let config = crate::load_str(
+            dir.path(),
+            &dir.path().join("toolgate.toml"),
+            text,
+            &["send_email", "notify"],
+        )
+        .unwrap();
+        let policy = config.config_policy();
+        let send = ToolSpec::builder("send_email")
+            .description("d")
+            .effects(toolgate_core::Effects {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: true,
+                concurrency_safe: false,
+            })
+            .build()
+            .unwrap();
+        let decided = |a: &str| {
+            let v = policy.decide_recipient(&send, a, "default");
+            (v.decision, v.rule.to_string())
+        };
+        let d = |d: Decision, r: &str| (d, r.to_string());
+        assert_eq!(decided("boss@company.com"), d(Decision::Allow, "company"));
+        assert_eq!(decided("x@rival.com"), d(Decision::Deny, "no-rival"));
+        assert_eq!(decided("ceo@company.com"), d(Decision::Ask, "ceo-asks"));
+        // no rule covers these: the tool is destructive, so a send asks
+        for a in [
+            "x@sub.rival.com",
+            "x@company.com.rival.com",
+            "x@partner.com",
+            "x@ops.com",
+        ] {
+            assert_eq!(decided(a), d(Decision::Ask, "risk.destructive"), "{a}");
+        }
+    }
 
     /// The addresses a name resolves to are decided by the deny and ask rules whose `host:`
     /// pattern is an address or network, restricted to the tool as written; allow rules, name

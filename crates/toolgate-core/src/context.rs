@@ -174,12 +174,12 @@ impl ToolContext {
         }
     }
 
-    /// The policy's decision for a recipient the tool checks on its own
-    /// ([`crate::Policy::decide_recipient`]); `Allow` without a policy.
-    pub fn recipient_decision(&self, address: &str) -> crate::Decision {
+    /// The decision for a call of `sender` (the sending tool's contract) that sends to
+    /// `address` alone ([`crate::Policy::decide_recipient`]); `Allow` without a policy.
+    pub fn recipient_decision(&self, sender: &crate::ToolSpec, address: &str) -> crate::Decision {
         match &self.policy {
             None => crate::Decision::Allow,
-            Some(p) => p.decide_recipient(address, &self.profile),
+            Some(p) => p.decide_recipient(sender, address, &self.profile).decision,
         }
     }
 

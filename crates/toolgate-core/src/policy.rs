@@ -116,15 +116,16 @@ pub trait Policy: Send + Sync {
         Decision::Allow
     }
 
-    /// The decision for a message's recipient a tool checks on its own, without a call that
-    /// sends to it: an address validator tells the model whether a send to `address` (its
-    /// domain normalized, [`crate::pattern::normalize_address`]) would be denied or asked
-    /// before the model drafts one. The strongest deny or ask over `recipient:` resources
-    /// (allow rules cover a call only with every resource it touches, so they are left to the
-    /// call). Default: allow.
-    fn decide_recipient(&self, address: &str, profile: &str) -> Decision {
+    /// The verdict for a call of `sender` (the sending tool's contract, `send_email`) that
+    /// sends to `address` alone (its domain normalized, [`crate::pattern::normalize_address`]),
+    /// for a tool that checks a recipient without sending: an address validator tells the
+    /// model whether such a send would be allowed, put to a person or refused before it
+    /// drafts one. Decided as the call would be, with rules restricted to roles or a
+    /// condition taken on the safe side (a deny or ask as if it held, an allow not at all).
+    /// Default: the tool's metadata decides, as [`Policy::decide`] does.
+    fn decide_recipient(&self, sender: &ToolSpec, address: &str, profile: &str) -> Verdict {
         let _ = (address, profile);
-        Decision::Allow
+        DefaultPolicy::by_metadata(sender)
     }
 
     /// Whether `session` could be allowed a call of `tool` at all: `false` when a rule denies

@@ -281,7 +281,7 @@ pub fn tools(config: MailConfig) -> Result<Vec<Arc<dyn Tool>>, MailError> {
         SearchContacts::new(state.clone()).into_tool()?,
         SearchFiles::new(state.clone()).into_tool()?,
         GenerateEmailDraft::new(state.clone()).into_tool()?,
-        ValidateEmailAddress::new(state.clone()).into_tool()?,
+        ValidateEmailAddress::new(state.clone())?.into_tool()?,
         SendEmail::new(state).into_tool()?,
     ])
 }

@@ -6,7 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use toolgate_core::{
-    Decision, Effects, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder, TypedTool,
+    Decision, Effects, RegistrationError, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
+    TypedTool,
 };
 
 /// Arguments of `validate_email_address`.
@@ -54,19 +55,24 @@ pub struct ValidateOutput {
 
 /// The `validate_email_address` tool.
 #[derive(Debug)]
-pub struct ValidateEmailAddress(#[allow(dead_code)] Arc<MailState>);
+pub struct ValidateEmailAddress {
+    /// `send_email`'s contract: the policy is asked about a send to the address.
+    sender: ToolSpec,
+}
 
 impl ValidateEmailAddress {
-    pub(crate) fn new(state: Arc<MailState>) -> Self {
-        ValidateEmailAddress(state)
+    pub(crate) fn new(state: Arc<MailState>) -> Result<Self, RegistrationError> {
+        Ok(ValidateEmailAddress {
+            sender: crate::send::SendEmail::new(state).spec().build()?,
+        })
     }
 }
 
 const DESCRIPTION: &str = "Check one email address before sending: its syntax (RFC 5321/5322, \
 internationalized addresses per RFC 6531 such as 张伟@例子.中国) and what the operator's policy \
 says about sending to it. Returns {valid, normalized, domain, policy} for a good address \
-(policy: allowed, ask (a send will be put to a person) or denied (a send will be refused: do \
-not try)), or {valid: false, problem, suggestion} saying what is wrong and what to send \
+(policy, for a send_email to it alone: allowed (sent without asking), ask (a send will be put \
+to a person) or denied (a send will be refused: do not try)), or {valid: false, problem, suggestion} saying what is wrong and what to send \
 instead. It does not contact any server: a valid address may still not exist.";
 
 impl TypedTool for ValidateEmailAddress {
@@ -95,7 +101,10 @@ impl TypedTool for ValidateEmailAddress {
             Ok(address) => {
                 let normalized = address.to_string();
                 let ascii = toolgate_core::pattern::normalize_address(&normalized);
-                let policy = match ascii.as_deref().map(|a| ctx.recipient_decision(a)) {
+                let decided = ascii
+                    .as_deref()
+                    .map(|a| ctx.recipient_decision(&self.sender, a));
+                let policy = match decided {
                     Some(Decision::Deny) => RecipientPolicy::Denied,
                     Some(Decision::Ask) => RecipientPolicy::Ask,
                     _ => RecipientPolicy::Allowed,

@@ -42,7 +42,8 @@ async fn contacts_files_draft_validate_and_send_deliver_one_message_with_the_pdf
             json!({"address": "zhang.wei@example.cn"}),
         )
         .await;
-    assert_eq!(r.structured_content.as_ref().unwrap()["policy"], "allowed");
+    // no rule allows sending to it: a send is put to a person (this flow's approver approves)
+    assert_eq!(r.structured_content.as_ref().unwrap()["policy"], "ask");
     let r = t
         .call(
             &s,

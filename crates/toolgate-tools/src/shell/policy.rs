@@ -36,7 +36,7 @@ use super::parse::{analyze, CommandAnalysis, SimpleCommand};
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
-use toolgate_core::{Decision, Policy, PolicyInput, Verdict};
+use toolgate_core::{Decision, Policy, PolicyInput, ToolSpec, Verdict};
 
 pub use toolgate_core::pattern::{CommandPattern, CommandPatternError as PatternError};
 
@@ -308,8 +308,8 @@ impl Policy for ShellPolicy {
     }
 
     /// The inner policy's: command rules are not about recipients.
-    fn decide_recipient(&self, address: &str, profile: &str) -> Decision {
-        self.inner.decide_recipient(address, profile)
+    fn decide_recipient(&self, sender: &ToolSpec, address: &str, profile: &str) -> Verdict {
+        self.inner.decide_recipient(sender, address, profile)
     }
 
     /// The inner policy's: command rules judge a call's command, never hide a tool.
