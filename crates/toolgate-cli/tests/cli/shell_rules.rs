@@ -131,6 +131,8 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "eval 'touch pwned'",
         "eval t\\ouch pwned",
         "command eval -- \"\\$'\\x74ouch' pwned\"",
+        "git -c alias.x='!touch pwned' x",
+        "git -c filter.f.smudge='touch pwned' checkout .",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }

@@ -204,7 +204,12 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("less '+!touch x' f", &code),
         ("man -P 'sh -c id' ls", &code),
         ("make CC='touch x'", &code),
-        ("git -c alias.st='!touch x' st", &code),
+        // an alias's shell line is read: the rule over what it runs decides
+        (
+            "git -c alias.st='!touch x' st",
+            &(Decision::Deny, "shell.deny:touch".to_string()),
+        ),
+        ("git -c alias.st='!./x' st", &code),
         ("git frobnicate", &code),
         ("git difftool", &code),
         ("git grep -O./x pattern", &code),

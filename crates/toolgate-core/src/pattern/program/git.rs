@@ -92,6 +92,31 @@ pub fn git_setting_is_harmless(setting: &str) -> bool {
             .any(|(k, v)| *k == lower && *v == value)
 }
 
+/// The shell line a `git -c` setting (`key=value`) makes git run, when its value is one:
+/// an alias starting with `!`, a filter's `clean`, `smudge` or `process`, a diff driver's
+/// `textconv` or `command`, a merge driver, a diff or merge tool's `cmd`,
+/// `sendemail.sendmailcmd` (git runs each with `sh -c`). Keys compared without case.
+pub fn git_setting_shell_line(setting: &str) -> Option<&str> {
+    let (key, value) = setting.split_once('=')?;
+    let key = key.to_ascii_lowercase();
+    let (section, name) = key.split_once('.')?;
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let line = match (section, last) {
+        ("alias", _) => value.strip_prefix('!')?,
+        ("filter", "clean" | "smudge" | "process")
+        | ("diff", "textconv" | "command")
+        | ("merge", "driver")
+        | ("difftool" | "mergetool", "cmd")
+            if name.contains('.') =>
+        {
+            value
+        }
+        ("sendemail", "sendmailcmd") => value,
+        _ => return None,
+    };
+    (!line.trim().is_empty()).then_some(line)
+}
+
 pub(super) fn git(words: &[&str], r: &mut Reading) {
     let at = globals("git", words, r, &GIT);
     let Some(&sub) = words.get(at) else {

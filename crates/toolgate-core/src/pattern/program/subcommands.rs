@@ -231,6 +231,13 @@ pub(super) fn globals(name: &str, words: &[&str], r: &mut Reading, spec: &Global
                     format!("`git {opt} {value}` can make git run a program or another subcommand"),
                 );
                 sub.any = true;
+                // a shell line it may run is a command of its own too, for the rules to decide
+                if let Some(line) = (opt == "-c")
+                    .then(|| super::git::git_setting_shell_line(value))
+                    .flatten()
+                {
+                    r.runs.push(Run::Line(line.to_string()));
+                }
             }
             sub.globals
                 .push(global(len.min(words.len() - i), harmless, false));

@@ -372,6 +372,18 @@ fn readable_commands_are_found() {
             "git submodule foreach --recursive 'git clean -fd'",
             &["git clean -fd"],
         ),
+        // git -c settings whose value git runs with sh -c
+        ("git -c alias.x='!touch pwned' x", &["touch pwned"]),
+        ("git -c Alias.Y=!id y", &["id"]),
+        ("git -c filter.lfs.smudge='curl x' checkout .", &["curl x"]),
+        ("git -c diff.pdf.textconv=pdftotext diff", &["pdftotext"]),
+        ("git -c merge.ours.driver=true merge b", &["true"]),
+        (
+            "git -c difftool.v.cmd='vimdiff $LOCAL' difftool",
+            &["vimdiff $LOCAL"],
+        ),
+        ("git -c alias.st=status st", &[]),
+        ("git -c diff.textconv=x diff", &[]),
     ];
     for (line, want) in table {
         assert_eq!(lines(line), *want, "{line}");
