@@ -96,22 +96,31 @@ fn unreadable(line: &[u8]) -> Option<Vec<u8>> {
     else {
         return None;
     };
-    let e = serde_json::from_slice::<ServerJsonRpcMessage>(line).err()?;
-    if !matches!(
-        e.classify(),
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
-    ) {
-        return None;
-    }
-    let mut rewritten = serde_json::to_vec(&serde_json::json!({
+    let e = syntax_error(line)?;
+    line_of(&serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
         "method": UNREADABLE,
         "params": {"method": method, "why": e.to_string()},
     }))
-    .ok()?;
-    rewritten.push(b'\n');
-    Some(rewritten)
+}
+
+/// Why rmcp cannot read `line`, when that is its syntax (serde_json's `Syntax` or `Eof`
+/// category: a lone surrogate escape, nesting past its limit), not its shape.
+fn syntax_error(line: &[u8]) -> Option<serde_json::Error> {
+    let e = serde_json::from_slice::<ServerJsonRpcMessage>(line).err()?;
+    matches!(
+        e.classify(),
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+    )
+    .then_some(e)
+}
+
+/// `message` as one line of newline-delimited JSON.
+fn line_of(message: &serde_json::Value) -> Option<Vec<u8>> {
+    let mut line = serde_json::to_vec(message).ok()?;
+    line.push(b'\n');
+    Some(line)
 }
 
 /// For an answer (a line with an `id` and no `method`): its lone surrogate escapes replaced in
@@ -133,14 +142,8 @@ fn unreadable_answer(line: &mut [u8]) -> Option<Vec<u8>> {
     else {
         return None;
     };
-    let e = serde_json::from_slice::<ServerJsonRpcMessage>(line).err()?;
-    if !matches!(
-        e.classify(),
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
-    ) {
-        return None;
-    }
-    let mut rewritten = serde_json::to_vec(&serde_json::json!({
+    let e = syntax_error(line)?;
+    line_of(&serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
         "error": {
@@ -149,9 +152,6 @@ fn unreadable_answer(line: &mut [u8]) -> Option<Vec<u8>> {
                                 deeper than 127 levels"),
         },
     }))
-    .ok()?;
-    rewritten.push(b'\n');
-    Some(rewritten)
 }
 
 /// The four hex digits at `at` as a number.
