@@ -68,7 +68,9 @@ pub struct UpstreamConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
     /// The endpoint of a streamable HTTP server (`http://` or `https://`; HTTPS by rustls,
-    /// the server's certificate checked against the system's roots and `ca_file`).
+    /// the server's certificate checked against the system's roots and `ca_file`). Without
+    /// credentials (`user:password@` is refused: send them in `headers`, from the
+    /// environment) or a fragment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// A PEM file of CA certificates trusted for an `https://` upstream besides the
@@ -523,12 +525,8 @@ pub(crate) fn check(
                 problem(at("command"), "the command must name a program".into())
             }
             (None, Some(url)) => {
-                let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
-                if !scheme_ok || url.contains(char::is_whitespace) {
-                    problem(
-                        at("url"),
-                        format!("{url:?} is not an http:// or https:// URL"),
-                    );
+                if let Some(why) = url_problem(url) {
+                    problem(at("url"), why);
                 }
             }
             _ => {}
@@ -728,3 +726,33 @@ pub const RESOURCE_TOOL_SUFFIX: &str = "read_resource";
 /// The last part of the name of an upstream's prompt-getting tool,
 /// `toolgate.upstream.<name>.get_prompt`.
 pub const PROMPT_TOOL_SUFFIX: &str = "get_prompt";
+
+/// What is wrong with an upstream's `url`, if anything: not an absolute `http://` or
+/// `https://` URL (RFC 3986, read with the `url` crate), or one holding credentials
+/// (`user:password@`, which would show wherever the URL is shown: logs, `toolgate stats`,
+/// error messages) or a fragment.
+fn url_problem(url: &str) -> Option<String> {
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    if !scheme_ok || url.contains(char::is_whitespace) {
+        return Some(format!("{url:?} is not an http:// or https:// URL"));
+    }
+    let parsed = match url::Url::parse(url) {
+        Ok(u) => u,
+        Err(e) => return Some(format!("{url:?} is not a URL: {e}")),
+    };
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Some(
+            "the URL holds credentials (user:password@), which would be shown wherever the URL \
+             is (logs, `toolgate stats`, error messages); leave them out and send them as a \
+             header from an environment variable: headers = [{ name = \"Authorization\", \
+             value_env = \"UPSTREAM_AUTH\" }]"
+                .into(),
+        );
+    }
+    if parsed.fragment().is_some() {
+        return Some(format!(
+            "{url:?} has a fragment (#...), which no request sends; leave it out"
+        ));
+    }
+    None
+}

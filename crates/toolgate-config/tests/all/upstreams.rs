@@ -116,6 +116,47 @@ name = "none"
     );
 }
 
+/// An upstream URL is read as a URL: one that does not parse, holds credentials (they would
+/// show in logs, `toolgate stats` and error messages) or a fragment is a located problem.
+#[test]
+fn upstream_urls_without_credentials_parse_or_are_refused() {
+    let p = problems(
+        r#"
+[[upstreams]]
+name = "creds"
+url = "https://user:hunter2@mcp.example/mcp"
+
+[[upstreams]]
+name = "user"
+url = "http://token@127.0.0.1:9/mcp"
+
+[[upstreams]]
+name = "broken"
+url = "http://[::1/mcp"
+
+[[upstreams]]
+name = "frag"
+url = "http://127.0.0.1:9/mcp#x"
+
+[[upstreams]]
+name = "good"
+url = "http://127.0.0.1:9/mcp?x=1"
+"#,
+    );
+    let want = [
+        "4:7: upstreams[\"creds\"].url: the URL holds credentials",
+        "8:7: upstreams[\"user\"].url: the URL holds credentials",
+        "12:7: upstreams[\"broken\"].url: \"http://[::1/mcp\" is not a URL",
+        "16:7: upstreams[\"frag\"].url: \"http://127.0.0.1:9/mcp#x\" has a fragment",
+    ];
+    assert_eq!(p.len(), want.len(), "{p:#?}");
+    for (got, want) in p.iter().zip(want) {
+        assert!(got.starts_with(want), "{got}\n  expected {want}");
+    }
+    assert!(!p[0].contains("hunter2"), "{}", p[0]);
+    assert!(p[0].contains("value_env"), "{}", p[0]);
+}
+
 #[test]
 fn an_https_upstream_loads_with_its_ca_file_and_a_bad_ca_file_is_located() {
     let ws = TempWorkspace::new();
