@@ -105,10 +105,12 @@ pub(crate) async fn connect(
                 config = config.custom_headers(headers(upstream)?);
                 let client = http_client(upstream, &start.root)?;
                 let transport = StreamableHttpClientTransport::with_client(client, config);
-                let service = handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?;
+                let service = handler.serve(transport).await.map_err(|e| {
+                    // a key in the query (`?api_key=...`), which reqwest's errors repeat,
+                    // is not shown where this goes: the health, the logs, an error message
+                    let message = format!("the MCP handshake with {url} failed: {e}");
+                    toolgate_core::redact::redact_inline(&message).into_owned()
+                })?;
                 Ok((service, None))
             }
             (None, None) => Err("the entry has neither command nor url".to_string()),

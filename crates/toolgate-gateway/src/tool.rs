@@ -261,7 +261,8 @@ impl UpstreamTool {
 const DESCRIBE_CHARS: usize = 300;
 
 /// An rmcp error as a message quotes it: the transport's Rust type names left out
-/// (`Transport [rmcp::transport::worker::WorkerTransport<...>] error: `), and cut to
+/// (`Transport [rmcp::transport::worker::WorkerTransport<...>] error: `), secrets in it
+/// redacted (a key in an upstream URL's query), and cut to
 /// [`DESCRIBE_CHARS`] characters, since rmcp's text may end with the upstream's whole
 /// unreadable answer.
 pub(crate) fn describe(e: &rmcp::ServiceError) -> String {
@@ -278,9 +279,11 @@ fn described(full: &str) -> String {
             text = &rest[end + "] error: ".len()..];
         }
     }
+    // a key in an HTTP upstream's query (`?api_key=...`), which reqwest's errors repeat
+    let text = toolgate_core::redact::redact_inline(text);
     match text.char_indices().nth(DESCRIBE_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
+        None => text.into_owned(),
     }
 }
 
@@ -539,6 +542,10 @@ mod tests {
         assert_eq!(
             described("Transport [x] no error marker"),
             "Transport [x] no error marker"
+        );
+        assert_eq!(
+            described("error sending request for url (http://h/mcp?api_key=k3y-123&v=1)"),
+            "error sending request for url (http://h/mcp?api_key=[REDACTED]&v=1)"
         );
     }
 }
