@@ -27,54 +27,81 @@ use std::collections::HashSet;
 pub(crate) const MAX_PAGES: usize = 100;
 
 /// What one list method lists.
-pub(crate) trait Listed: DeserializeOwned {
+pub(crate) trait Listed: DeserializeOwned + Sized {
     /// The method, for messages (`tools/list`).
     const METHOD: &'static str;
     /// The member of the answer that holds the items (`tools`).
     const FIELD: &'static str;
     /// What an item is called in messages (`tool`).
     const ITEM: &'static str;
-    /// The request for the page after `cursor`.
+    /// The request for the page `params` name.
     fn request(params: PaginatedRequestParams) -> ClientRequest;
+    /// The page, when rmcp read the answer as this list (every item fit); the answer back
+    /// otherwise (rmcp's `CustomResult`, read item by item).
+    fn typed(answer: ServerResult) -> Result<Page<Self>, Box<ServerResult>>;
 }
 
-impl Listed for McpTool {
-    const METHOD: &'static str = "tools/list";
-    const FIELD: &'static str = "tools";
-    const ITEM: &'static str = "tool";
-    fn request(params: PaginatedRequestParams) -> ClientRequest {
-        ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params))
-    }
+/// [`Listed`] for an item type: its method, answer member, name in messages, request,
+/// and the typed result rmcp reads and its member.
+macro_rules! listed {
+    ($item:ty, $method:literal, $field:literal, $name:literal, $request:ident, $result:ident,
+     $member:ident) => {
+        impl Listed for $item {
+            const METHOD: &'static str = $method;
+            const FIELD: &'static str = $field;
+            const ITEM: &'static str = $name;
+            fn request(params: PaginatedRequestParams) -> ClientRequest {
+                ClientRequest::$request($request::with_param(params))
+            }
+            fn typed(answer: ServerResult) -> Result<Page<Self>, Box<ServerResult>> {
+                match answer {
+                    ServerResult::$result(r) => Ok(Page {
+                        items: r.$member,
+                        next_cursor: r.next_cursor,
+                    }),
+                    other => Err(Box::new(other)),
+                }
+            }
+        }
+    };
 }
 
-impl Listed for Prompt {
-    const METHOD: &'static str = "prompts/list";
-    const FIELD: &'static str = "prompts";
-    const ITEM: &'static str = "prompt";
-    fn request(params: PaginatedRequestParams) -> ClientRequest {
-        ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params))
-    }
-}
-
-impl Listed for Resource {
-    const METHOD: &'static str = "resources/list";
-    const FIELD: &'static str = "resources";
-    const ITEM: &'static str = "resource";
-    fn request(params: PaginatedRequestParams) -> ClientRequest {
-        ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
-    }
-}
-
-impl Listed for ResourceTemplate {
-    const METHOD: &'static str = "resources/templates/list";
-    const FIELD: &'static str = "resourceTemplates";
-    const ITEM: &'static str = "resource template";
-    fn request(params: PaginatedRequestParams) -> ClientRequest {
-        ClientRequest::ListResourceTemplatesRequest(ListResourceTemplatesRequest::with_param(
-            params,
-        ))
-    }
-}
+listed!(
+    McpTool,
+    "tools/list",
+    "tools",
+    "tool",
+    ListToolsRequest,
+    ListToolsResult,
+    tools
+);
+listed!(
+    Prompt,
+    "prompts/list",
+    "prompts",
+    "prompt",
+    ListPromptsRequest,
+    ListPromptsResult,
+    prompts
+);
+listed!(
+    Resource,
+    "resources/list",
+    "resources",
+    "resource",
+    ListResourcesRequest,
+    ListResourcesResult,
+    resources
+);
+listed!(
+    ResourceTemplate,
+    "resources/templates/list",
+    "resourceTemplates",
+    "resource template",
+    ListResourceTemplatesRequest,
+    ListResourceTemplatesResult,
+    resource_templates
+);
 
 /// One page: the items that fit, and the cursor of the next page.
 #[derive(Debug)]
@@ -106,7 +133,12 @@ pub(crate) async fn page<T: Listed>(
     read_page(upstream, answer)
 }
 
+/// `answer` as a page of `T`: as rmcp read it when every item fit, else item by item.
 fn read_page<T: Listed>(upstream: &str, answer: ServerResult) -> Result<Page<T>, ServiceError> {
+    let answer = match T::typed(answer) {
+        Ok(page) => return Ok(page),
+        Err(other) => *other,
+    };
     let mut answer = serde_json::to_value(answer).map_err(|e| malformed(e.to_string()))?;
     let Some(Value::Array(raw)) = answer.get_mut(T::FIELD).map(Value::take) else {
         return Err(malformed(format!(

@@ -13,12 +13,12 @@
 //! answers with `-32600` saying why (`relay/unreadable.rs`). Every other byte passes as it
 //! came, in order; a line over [`MAX_LINE`] passes in pieces for rmcp to drop.
 //!
-//! An answer (a line with an `id` and no `method`) that rmcp would drop is not left to make
-//! its call wait for its timeout either: a lone UTF-16 surrogate escape in it (a JavaScript
-//! server cutting a string inside an emoji writes one) is replaced by `\ufffd`, U+FFFD, in
-//! place, as invalid UTF-8 is read elsewhere; an answer nested deeper than serde_json reads
-//! goes on as a JSON-RPC error for its id (`-32603`, saying why), which ends its call with
-//! the upstream's error at once.
+//! Nor is an answer (a line with an `id` and no `method`) left to make its call wait for its
+//! timeout: a lone UTF-16 surrogate escape in any line not rewritten as above (an answer, a
+//! notification; a JavaScript server cutting a string inside an emoji writes one) is replaced
+//! by `\ufffd`, U+FFFD, in place, as invalid UTF-8 is read elsewhere; an answer nested deeper
+//! than serde_json reads goes on as a JSON-RPC error for its id (`-32603`, saying why), which
+//! ends its call with the upstream's error at once.
 //!
 //! The cost: each line is copied once more (into the pipe rmcp reads), and a line naming a
 //! `method` (requests and notifications of the upstream, rare beside responses) is scanned
@@ -123,9 +123,9 @@ fn line_of(message: &serde_json::Value) -> Option<Vec<u8>> {
     Some(line)
 }
 
-/// For an answer (a line with an `id` and no `method`): its lone surrogate escapes replaced in
-/// place (see [`repair_lone_surrogates`]); and, when rmcp could not read it for its depth,
-/// the JSON-RPC error that answers its id instead.
+/// For a line not rewritten as a request: its lone surrogate escapes replaced in place (see
+/// [`repair_lone_surrogates`]); and, for an answer (an `id`, no `method`) rmcp could not read
+/// for its depth, the JSON-RPC error that answers its id instead.
 fn unreadable_answer(line: &mut [u8]) -> Option<Vec<u8>> {
     if memchr::memmem::find(line, b"\\ud").is_some()
         || memchr::memmem::find(line, b"\\uD").is_some()
@@ -154,20 +154,21 @@ fn unreadable_answer(line: &mut [u8]) -> Option<Vec<u8>> {
     }))
 }
 
-/// The four hex digits at `at` as a number.
+/// The four hex digits at `at` as a number (`None` unless all four are hex digits).
 fn hex4(line: &[u8], at: usize) -> Option<u16> {
-    let digits = std::str::from_utf8(line.get(at..at + 4)?).ok()?;
-    u16::from_str_radix(digits, 16).ok()
+    line.get(at..at + 4)?.iter().try_fold(0u16, |n, &b| {
+        let d = (b as char).to_digit(16)?;
+        Some(n << 4 | d as u16)
+    })
 }
 
 /// Replaces each `\uXXXX` escape of a UTF-16 surrogate that is not half of a pair (a high
 /// one not followed by a low one, a low one not after a high one) by `\ufffd`, the same six
 /// bytes, so the line stays JSON that serde_json reads. Backslashes are taken two bytes at a
-/// time, so `\\ud800` (a backslash, then text) is left alone. Returns whether it changed.
-fn repair_lone_surrogates(line: &mut [u8]) -> bool {
+/// time, so `\\ud800` (a backslash, then text) is left alone.
+fn repair_lone_surrogates(line: &mut [u8]) {
     const HIGH: std::ops::Range<u16> = 0xD800..0xDC00;
     const LOW: std::ops::Range<u16> = 0xDC00..0xE000;
-    let mut changed = false;
     let mut i = 0;
     while let Some(off) = line.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
         let at = i + off;
@@ -190,9 +191,7 @@ fn repair_lone_surrogates(line: &mut [u8]) -> bool {
             continue;
         }
         line[at + 2..at + 6].copy_from_slice(b"fffd");
-        changed = true;
     }
-    changed
 }
 
 /// Whether the JSON text `line` nests arrays and objects more than `limit` deep (strings
@@ -318,6 +317,11 @@ mod tests {
             (
                 r#"{"id":1,"result":{"t":"\ud8"#,
                 r#"{"id":1,"result":{"t":"\ud8"#,
+            ),
+            // not four hex digits: no escape this reads
+            (
+                r#"{"id":1,"result":{"t":"\u+d80"}}"#,
+                r#"{"id":1,"result":{"t":"\u+d80"}}"#,
             ),
         ] {
             let (got, rewritten) = answered(line);
