@@ -72,8 +72,8 @@ const DESCRIPTION: &str = "Check one email address before sending: its syntax (R
 internationalized addresses per RFC 6531 such as 张伟@例子.中国) and what the operator's policy \
 says about sending to it. Returns {valid, normalized, domain, policy} for a good address \
 (policy, for a send_email to it alone: allowed (sent without asking), ask (a send will be put \
-to a person) or denied (a send will be refused: do not try)), or {valid: false, problem, suggestion} saying what is wrong and what to send \
-instead. It does not contact any server: a valid address may still not exist.";
+to a person) or denied (a send will be refused: do not try)), or {valid: false, problem, \
+suggestion} saying what is wrong and what to send instead. It does not contact any server: a valid address may still not exist.";
 
 impl TypedTool for ValidateEmailAddress {
     type Args = ValidateArgs;

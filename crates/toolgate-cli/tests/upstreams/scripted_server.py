@@ -9,8 +9,8 @@ changes; a change is announced with `notifications/tools/list_changed`. Calls: `
 the sum of `a` and `b` as text, `say` its `text` as the text itself (`<LONE>` in it sent as a
 lone UTF-16 surrogate escape, `\\ud83d`, as a JavaScript server cutting a string inside an
 emoji writes it), `deep` a result whose structured content nests arrays 300 deep, `fail`
-answers an error result; any other tool echoes its arguments. With --log, every `tools/call` received is
-appended to FILE first, one JSON line (`name`, `arguments`, and `key`: the `_meta`
+answers an error result; any other tool echoes its arguments. With --log, every `tools/call`
+received is appended to FILE first, one JSON line (`name`, `arguments`, and `key`: the `_meta`
 idempotency key toolgate sends, or null). Modes:
 
 - ok: behaves;

@@ -230,9 +230,8 @@ pub fn is_git_name(name: &OsStr) -> bool {
 
 /// Whether `name` can fold to a protected name, from its first byte: every protected name
 /// starts with `.`, `t` (`toolgate.toml`), `g` (`GIT~1`) or `l` (`lefthook.yml`), in either
-/// case, possibly after
-/// HFS+-ignorable characters (whose UTF-8 starts with `0xE2` or `0xEF`). Run on every entry
-/// of a workspace walk, so most names are passed over without folding.
+/// case, possibly after HFS+-ignorable characters (whose UTF-8 starts with `0xE2` or `0xEF`).
+/// Run on every entry of a workspace walk, so most names are passed over without folding.
 fn may_be_protected(name: &OsStr) -> bool {
     use std::os::unix::ffi::OsStrExt;
     matches!(

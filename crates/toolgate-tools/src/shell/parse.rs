@@ -14,9 +14,9 @@
 //!    `xargs`, `stdbuf`, `setsid`, ...) is unwrapped to the command it runs; the commands a
 //!    program runs that can be read (`bash -c STRING` and the other POSIX shells, `su -c`,
 //!    `find -exec ... ;`, `fd -x`, `sed`'s `e COMMAND`, `git rebase --exec`, `git bisect
-//!    run`, `eval` of literal words, ...) are commands of their own; the word through which it runs code that cannot
-//!    be read (an interpreter's script or `-c`, `awk`'s `system`, `tar --to-command`, ...)
-//!    is kept in [`SimpleCommand::reading`], for the rules to decide.
+//!    run`, `eval` of literal words, ...) are commands of their own; the word through which
+//!    it runs code that cannot be read (an interpreter's script or `-c`, `awk`'s `system`,
+//!    `tar --to-command`, ...) is kept in [`SimpleCommand::reading`], for the rules to decide.
 //!
 //! Redirections become [`Redirect`]s (their targets are paths the call reads or writes);
 //! file-descriptor duplications (`2>&1`) and the standard devices (`/dev/null`, ...) are not
@@ -31,8 +31,8 @@
 //!
 //! Whatever cannot be read with certainty makes the analysis uncertain, with a reason:
 //! syntax errors, a command name that is an expansion or holds glob or brace patterns,
-//! `eval` of a word that is only known when it runs, `source`, `.`, `alias`, `hash` with options, `enable`, `trap`, a wrapper used in a
-//! way the grammar cannot read (`env -S`), a program reading the commands it runs from its
+//! `eval` of a word that is only known when it runs, `source`, `.`, `alias`, `hash` with
+//! options, `enable`, `trap`, a wrapper used in a way the grammar cannot read (`env -S`), a program reading the commands it runs from its
 //! input (`curl x | bash`, `vim`, `ed`), variables set as above (but `IFS=` before `read`),
 //! `set -a`, name references, arithmetic on variables (bash evaluates a variable's text as an
 //! expression, which can run a command substitution) unless each holds a number the line
