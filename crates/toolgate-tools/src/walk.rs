@@ -32,6 +32,7 @@ use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::Override;
 use ignore::{DirEntry, Match, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -44,6 +45,8 @@ const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
 pub(crate) const MAX_IGNORE_FILE_BYTES: u64 = 1 << 20;
 /// At most this many warnings are reported by one walk.
 const MAX_WARNINGS: usize = 20;
+/// A path in a warning is cut to this many characters.
+const MAX_SHOWN_PATH: usize = 160;
 /// At most this many walker threads, whatever the machine has.
 const MAX_THREADS: usize = 8;
 
@@ -80,6 +83,110 @@ impl Warnings {
             list.push(format!("... and {dropped} more warnings"));
         }
         list
+    }
+}
+
+/// What a walk could not read: how many entries, and the first one's path (relative to the
+/// workspace root) with the reason, so the warning a model reads says what to look at.
+#[derive(Debug, Default)]
+pub(crate) struct Unreadable {
+    count: u64,
+    first: Option<String>,
+}
+
+impl Unreadable {
+    /// Counts an entry the walker itself could not read (a directory it could not list, a
+    /// path too long for the system, a loop).
+    pub(crate) fn walk_error(&mut self, walk: &Walk, err: &ignore::Error) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(describe_walk_error(walk, err));
+        }
+    }
+
+    /// Counts a file that was found but could not be opened or read; `rel` is its path
+    /// relative to the workspace root.
+    pub(crate) fn file(&mut self, rel: &Path, err: &std::io::Error) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(format!(
+                "{}: {}",
+                shorten(&rel_display(rel)),
+                os_reason(err)
+            ));
+        }
+    }
+
+    /// Adds another thread's tally; the first kept is the one whose path sorts first, so the
+    /// warning does not depend on the threads' timing.
+    pub(crate) fn merge(&mut self, other: Unreadable) {
+        self.count += other.count;
+        self.first = match (self.first.take(), other.first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// The warning to report, if anything could not be read: `"N files or directories could
+    /// not be read and were skipped (the first: PATH: REASON)"`.
+    pub(crate) fn warning(&self) -> Option<String> {
+        let first = self.first.as_deref()?;
+        Some(format!(
+            "{} files or directories could not be read and were skipped (the first: {first})",
+            self.count
+        ))
+    }
+}
+
+/// `path: reason` of a walk error, the path relative to the workspace root (`?` when the
+/// error names none under it).
+fn describe_walk_error(walk: &Walk, err: &ignore::Error) -> String {
+    let mut path = None;
+    let mut cur = err;
+    let why = loop {
+        match cur {
+            ignore::Error::WithPath { path: p, err } => {
+                path.get_or_insert(p.as_path());
+                cur = err;
+            }
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                cur = err
+            }
+            ignore::Error::Loop { child, .. } => {
+                path.get_or_insert(child.as_path());
+                break "a symbolic link loop".to_string();
+            }
+            ignore::Error::Io(e) => break os_reason(e),
+            other => break other.to_string(),
+        }
+    };
+    let shown = match path.and_then(|p| walk.relative(p)) {
+        Some(rel) if rel.as_os_str().is_empty() => Cow::Borrowed("."),
+        Some(rel) => rel_display(rel),
+        None => Cow::Borrowed("?"),
+    };
+    format!("{}: {why}", shorten(&shown))
+}
+
+/// A path shown in a warning: at most [`MAX_SHOWN_PATH`] characters, its middle replaced by
+/// `...` when longer (a path too long for the system is often the reason itself).
+fn shorten(path: &str) -> Cow<'_, str> {
+    let chars = path.chars().count();
+    if chars <= MAX_SHOWN_PATH {
+        return Cow::Borrowed(path);
+    }
+    let keep = (MAX_SHOWN_PATH - 3) / 2;
+    let head: String = path.chars().take(keep).collect();
+    let tail: String = path.chars().skip(chars - keep).collect();
+    Cow::Owned(format!("{head}...{tail} ({chars} characters)"))
+}
+
+/// An I/O error's text without the `(os error N)` tail a model cannot use.
+fn os_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
     }
 }
 

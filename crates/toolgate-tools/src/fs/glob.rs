@@ -12,7 +12,7 @@ use super::lookup;
 use crate::blocking;
 use crate::text::rel_display;
 use crate::topk::TopK;
-use crate::walk::{Walk, WalkOptions};
+use crate::walk::{Unreadable, Walk, WalkOptions};
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
 use schemars::JsonSchema;
@@ -183,7 +183,7 @@ fn compile(pattern: &str) -> Result<GlobMatcher, ToolError> {
 struct Found {
     first: TopK<String>,
     total: u64,
-    unreadable: u64,
+    unreadable: Unreadable,
 }
 
 fn find(
@@ -217,7 +217,7 @@ fn find(
         || Found {
             first: TopK::new(MAX_RESULTS),
             total: 0,
-            unreadable: 0,
+            unreadable: Unreadable::default(),
         },
         |found, entry| {
             if cancel.is_cancelled() {
@@ -225,8 +225,8 @@ fn find(
             }
             let entry = match entry {
                 Ok(e) => e,
-                Err(_) => {
-                    found.unreadable += 1;
+                Err(e) => {
+                    found.unreadable.walk_error(&walk, &e);
                     return WalkState::Continue;
                 }
             };
@@ -256,18 +256,14 @@ fn find(
         ));
     }
     let mut first = TopK::new(MAX_RESULTS);
-    let (mut total, mut unreadable) = (0u64, 0u64);
+    let (mut total, mut unreadable) = (0u64, Unreadable::default());
     for part in parts {
         first.merge(part.first);
         total += part.total;
-        unreadable += part.unreadable;
+        unreadable.merge(part.unreadable);
     }
     let mut warnings = walk.warnings.take();
-    if unreadable > 0 {
-        warnings.push(format!(
-            "{unreadable} files or directories could not be read and were skipped"
-        ));
-    }
+    warnings.extend(unreadable.warning());
     let mut checked = Checked::default();
     let paths: Vec<String> = first
         .into_sorted_vec()

@@ -9,6 +9,7 @@
 use super::search_code::{CodeMatch, ContextLine};
 use crate::text::{cut, excerpt, trim_eol};
 use crate::topk::TopK;
+use crate::walk::Unreadable;
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{Searcher, Sink, SinkContext, SinkContextKind, SinkMatch};
@@ -73,7 +74,7 @@ pub(crate) struct Found {
     pub files_searched: u64,
     pub files_with_matches: u64,
     pub binary_files: u64,
-    pub unreadable: u64,
+    pub unreadable: Unreadable,
 }
 
 impl Found {
@@ -84,7 +85,7 @@ impl Found {
             files_searched: 0,
             files_with_matches: 0,
             binary_files: 0,
-            unreadable: 0,
+            unreadable: Unreadable::default(),
         }
     }
 

@@ -18,7 +18,7 @@ use crate::blocking;
 use crate::fs::glob::names_hidden;
 use crate::fs::lookup;
 use crate::topk::TopK;
-use crate::walk::{host_path, read_options, Walk, WalkOptions};
+use crate::walk::{host_path, read_options, Unreadable, Walk, WalkOptions};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
@@ -372,8 +372,8 @@ fn search(
             }
             let entry = match entry {
                 Ok(e) => e,
-                Err(_) => {
-                    worker.found.unreadable += 1;
+                Err(e) => {
+                    worker.found.unreadable.walk_error(&walk, &e);
                     return WalkState::Continue;
                 }
             };
@@ -389,8 +389,8 @@ fn search(
             }
             let file = match dir.open_with(rel, &open) {
                 Ok(f) => f.into_std(),
-                Err(_) => {
-                    worker.found.unreadable += 1;
+                Err(e) => {
+                    worker.found.unreadable.file(rel, &e);
                     return WalkState::Continue;
                 }
             };
@@ -405,14 +405,14 @@ fn search(
                     return WalkState::Continue;
                 }
                 Ok(_) => {}
-                Err(_) => {
-                    worker.found.unreadable += 1;
+                Err(e) => {
+                    worker.found.unreadable.file(rel, &e);
                     return WalkState::Continue;
                 }
             }
             worker.found.files_searched += 1;
-            let rel = rel.to_string_lossy();
-            let mut sink = FileSink::new(&mut worker.found, matcher, cancel, &rel);
+            let shown = rel.to_string_lossy();
+            let mut sink = FileSink::new(&mut worker.found, matcher, cancel, &shown);
             // the reader checks the token between reads, so a large file that never matches
             // still stops at the deadline
             let reader = CancellableRead {
@@ -421,8 +421,8 @@ fn search(
             };
             let result = worker.searcher.search_reader(matcher, reader, &mut sink);
             sink.flush();
-            if result.is_err() {
-                worker.found.unreadable += 1;
+            if let Err(e) = result {
+                worker.found.unreadable.file(rel, &e);
             }
             WalkState::Continue
         },
@@ -443,7 +443,7 @@ fn search(
         binary_files_skipped: 0,
         warnings: walk.warnings.take(),
     };
-    let mut unreadable = 0;
+    let mut unreadable = Unreadable::default();
     let mut hard_links = 0;
     for Worker {
         found,
@@ -457,13 +457,9 @@ fn search(
         out.files_searched += found.files_searched;
         out.files_with_matches += found.files_with_matches;
         out.binary_files_skipped += found.binary_files;
-        unreadable += found.unreadable;
+        unreadable.merge(found.unreadable);
     }
-    if unreadable > 0 {
-        out.warnings.push(format!(
-            "{unreadable} files or directories could not be read and were skipped"
-        ));
-    }
+    out.warnings.extend(unreadable.warning());
     if hard_links > 0 {
         out.warnings.push(format!(
             "{hard_links} files with several hard links were skipped: their other names may be \

@@ -174,3 +174,35 @@ async fn special_files_in_a_tree_are_not_searched() {
     let o: SearchCodeOutput = out(&r);
     assert_eq!((o.files_searched, o.total_matches), (1, 1));
 }
+
+/// A directory nested past the system's path length: the walks skip what they cannot read,
+/// keep the rest, and their warning names the first path skipped (shortened) and why, so a
+/// model knows where to look instead of guessing.
+#[tokio::test]
+async fn a_tree_deeper_than_the_system_allows_is_reported_by_path_and_reason() {
+    let f = Fixture::new();
+    f.write("top.txt", "needle\n");
+    // created handle by handle: a single path this long cannot be given to `mkdir`
+    let mut dir = cap_std::fs::Dir::open_ambient_dir(f.ws(), cap_std::ambient_authority()).unwrap();
+    for _ in 0..700 {
+        dir.create_dir("deeper").unwrap();
+        dir = dir.open_dir("deeper").unwrap();
+    }
+    dir.write("bottom.txt", "needle\n").unwrap();
+    let expect = |warnings: &[String]| {
+        let w = warnings
+            .iter()
+            .find(|w| w.contains("could not be read"))
+            .unwrap_or_else(|| panic!("no warning of the skipped directory: {warnings:?}"));
+        assert!(w.contains("(the first: deeper/deeper/"), "{w}");
+        assert!(w.contains("characters): File name too long)"), "{w}");
+        assert!(!w.contains("os error"), "{w}");
+        assert!(w.chars().count() < 300, "{w}");
+    };
+    let o: SearchCodeOutput = out(&f.call("search_code", json!({"pattern": "needle"})).await);
+    assert_eq!(o.matches[0].path, "top.txt");
+    expect(&o.warnings);
+    let o: GlobOutput = out(&f.call("glob", json!({"pattern": "**/*.txt"})).await);
+    assert_eq!(o.paths, ["top.txt"]);
+    expect(&o.warnings);
+}
