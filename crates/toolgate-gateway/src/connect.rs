@@ -6,7 +6,8 @@
 //! An HTTP upstream gets a reqwest client of its own: HTTPS by rustls (the certificate
 //! checked against the system's roots and the entry's `ca_file`), no redirects followed (an
 //! MCP endpoint answers where it is; a redirect elsewhere is refused, not followed with the
-//! entry's headers), the entry's headers on every request.
+//! entry's headers), the entry's headers on every request; its events are mended before rmcp
+//! reads them (`http_client.rs`).
 
 use crate::client::Handler;
 use parking_lot::Mutex;
@@ -104,7 +105,10 @@ pub(crate) async fn connect(
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 config = config.custom_headers(headers(upstream)?);
                 let client = http_client(upstream, &start.root)?;
-                let transport = StreamableHttpClientTransport::with_client(client, config);
+                let transport = StreamableHttpClientTransport::with_client(
+                    crate::http_client::Mending(client),
+                    config,
+                );
                 let service = handler.serve(transport).await.map_err(|e| {
                     // a key in the query (`?api_key=...`), which reqwest's errors repeat,
                     // is not shown where this goes: the health, the logs, an error message

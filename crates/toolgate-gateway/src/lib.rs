@@ -38,6 +38,7 @@ pub mod definition;
 pub mod effects;
 pub mod flood;
 pub mod gateway;
+mod http_client;
 mod listing;
 pub mod logs;
 pub mod naming;

@@ -1,5 +1,6 @@
 //! A stdio upstream's output on its way to rmcp: a request that rmcp would drop unanswered
-//! is turned into one it answers with an error.
+//! is turned into one it answers with an error. An HTTP upstream's events get the same
+//! rewrite ([`rewrite`], from `http_client.rs`).
 //!
 //! rmcp's line reader ignores a line serde_json reports as a syntax error (rust-sdk issue
 //! 938: no id to answer), which includes a well-formed request holding a lone UTF-16
@@ -68,7 +69,7 @@ pub(crate) fn forward<R: AsyncRead + Unpin + Send + 'static>(output: R) -> impl 
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            let sent = match unreadable(&line).or_else(|| unreadable_answer(&mut line)) {
+            let sent = match rewrite(&mut line) {
                 Some(rewritten) => to_rmcp.write_all(&rewritten).await,
                 None => to_rmcp.write_all(&line).await,
             };
@@ -82,6 +83,13 @@ pub(crate) fn forward<R: AsyncRead + Unpin + Send + 'static>(output: R) -> impl 
         let _ = to_rmcp.shutdown().await;
     });
     rmcp_reads
+}
+
+/// One message (a line of a stdio upstream, the data of an HTTP upstream's event) as rmcp can
+/// read it: `None` when it passes as it is (after lone surrogate escapes were replaced in
+/// place), else the message to pass instead, as a line (see the module's documentation).
+pub(crate) fn rewrite(line: &mut [u8]) -> Option<Vec<u8>> {
+    unreadable(line).or_else(|| unreadable_answer(line))
 }
 
 /// `line` rewritten as the `toolgate/unreadable` request, when it is a request rmcp could not

@@ -754,3 +754,115 @@ fn definitions_and_answers_rmcp_cannot_read_spare_the_rest() {
     let (r, _) = ask(&mut s, 3, "up__add", json!({"a": 1, "b": 2}));
     assert_eq!(r["content"][0]["text"], "3", "{r}");
 }
+
+/// The scripted server behind `tests/upstreams/http_bridge.py` (its lines sent as they are,
+/// one server-sent event each, or as JSON bodies with `--json`); killed when dropped.
+struct HttpBridge {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl HttpBridge {
+    fn start(python: &Path, ws: &Path, tools: &str, json_bodies: bool) -> HttpBridge {
+        let bridge = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/upstreams/http_bridge.py");
+        let port_file = ws.join(format!("port-{json_bodies}"));
+        let mut command = Command::new(python);
+        command.arg(bridge).arg("--port-file").arg(&port_file);
+        if json_bodies {
+            command.arg("--json");
+        }
+        let mut child = command
+            .arg("--")
+            .arg(python)
+            .arg(script())
+            .arg("--tools")
+            .arg(ws.join(tools))
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let port = loop {
+            if let Ok(p) = std::fs::read_to_string(&port_file) {
+                break p.trim().parse().unwrap();
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("the HTTP bridge exited: {status}");
+            }
+            assert!(Instant::now() < deadline, "the HTTP bridge did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        HttpBridge { child, port }
+    }
+}
+
+impl Drop for HttpBridge {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The same answers from an HTTP upstream: rmcp parses each event's data itself, and failed
+/// the whole response (`outcome_unknown`, "Transport closed") for a lone surrogate or a
+/// depth it cannot read; the events are mended first now. An upstream answering with a single
+/// JSON body is parsed before toolgate sees it: that call still fails, at once and saying why.
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn http_answers_rmcp_cannot_read_are_mended_too() {
+    let Some(python) = client_program("TOOLGATE_TEST_PYTHON") else {
+        return;
+    };
+    let (_t, ws) = workspace("");
+    let object = json!({"type": "object"});
+    let tools = json!([
+        {"name": "add", "description": "Adds two numbers.", "inputSchema": number_schema()},
+        {"name": "say", "description": "Says its text.",
+         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+        {"name": "deep", "description": "Answers deep.", "inputSchema": object}
+    ]);
+    std::fs::write(ws.join("odd.json"), tools.to_string()).unwrap();
+    let configure = |port: u16| {
+        std::fs::write(
+            ws.join("toolgate.toml"),
+            format!(
+                "[[rules]]\ndecision = \"allow\"\ntool = \"up__*\"\n\n[[upstreams]]\nname = \"up\"\n\
+                 url = \"http://127.0.0.1:{port}/mcp\"\nstartup_timeout_ms = 20000\ntimeout_ms = 20000\n"
+            ),
+        )
+        .unwrap();
+    };
+    let events = HttpBridge::start(&python, &ws, "odd.json", false);
+    configure(events.port);
+    let e = envelope(&toolgate(
+        &ws,
+        &["call", "up__say", r#"{"text": "cut <LONE>"}"#],
+    ));
+    assert_eq!(e["is_error"], false, "{e}");
+    assert_eq!(e["content"][0]["text"], "cut \u{fffd}", "{e}");
+    let t = Instant::now();
+    let e = envelope(&toolgate(&ws, &["call", "up__deep", "{}"]));
+    assert_eq!(e["error"]["reason"], "upstream_error", "{e}");
+    assert!(
+        e.to_string().contains("nested deeper than 127 levels"),
+        "{e}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let e = envelope(&toolgate(&ws, &["call", "up__add", r#"{"a": 1, "b": 2}"#]));
+    assert_eq!(e["content"][0]["text"], "3", "{e}");
+    drop(events);
+
+    let bodies = HttpBridge::start(&python, &ws, "odd.json", true);
+    configure(bodies.port);
+    let t = Instant::now();
+    let e = envelope(&toolgate(
+        &ws,
+        &["call", "up__say", r#"{"text": "cut <LONE>"}"#],
+    ));
+    assert_eq!(e["error"]["kind"], "outcome_unknown", "{e}");
+    assert!(e.to_string().contains("hex escape"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let e = envelope(&toolgate(&ws, &["call", "up__add", r#"{"a": 2, "b": 2}"#]));
+    assert_eq!(e["content"][0]["text"], "4", "{e}");
+}
