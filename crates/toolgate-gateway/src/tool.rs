@@ -394,9 +394,14 @@ impl Tool for UpstreamTool {
         let mut out = Vec::new();
         for r in &self.resources {
             let values: Vec<&str> = match obj.get(&r.name) {
+                None | Some(Value::Null) => continue,
                 Some(Value::String(s)) => vec![s.as_str()],
-                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-                _ => continue,
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| v.as_str().ok_or_else(|| not_a_resource(r, Some(i), v)))
+                    .collect::<Result<_, _>>()?,
+                Some(other) => return Err(not_a_resource(r, None, other)),
             };
             for v in values {
                 out.push(match r.kind {
@@ -420,6 +425,51 @@ impl Tool for UpstreamTool {
                 ))
             }),
         }
+    }
+}
+
+/// The error for a declared path or URL argument whose value toolgate cannot read as one (a
+/// number, an object, an array holding one): passed on, it would reach the upstream with no
+/// rule deciding it.
+fn not_a_resource(r: &ResourceArgument, item: Option<usize>, value: &Value) -> ToolError {
+    let (what, example) = match r.kind {
+        ArgumentKind::Path => ("a workspace path", "\"src/main.rs\""),
+        ArgumentKind::Url => ("a URL", "\"https://example.com/page\""),
+    };
+    let message = match item {
+        None => format!(
+            "`{}` names {what} here, so it must be a string (or an array of strings), not {}; \
+             send for example {example}",
+            r.name,
+            json_type(value)
+        ),
+        Some(i) => format!(
+            "`{}` names {what} in each item here, so its items must be strings, but item {i} is \
+             {}; send for example [{example}]",
+            r.name,
+            json_type(value)
+        ),
+    };
+    ToolError::invalid_arguments(
+        message.clone(),
+        vec![toolgate_core::ArgumentFault {
+            pointer: match item {
+                Some(i) => format!("/{}/{i}", toolgate_core::schema::escape_pointer(&r.name)),
+                None => format!("/{}", toolgate_core::schema::escape_pointer(&r.name)),
+            },
+            message,
+        }],
+    )
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 

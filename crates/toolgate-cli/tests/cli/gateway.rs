@@ -755,6 +755,94 @@ fn definitions_and_answers_rmcp_cannot_read_spare_the_rest() {
     assert_eq!(r["content"][0]["text"], "3", "{r}");
 }
 
+/// A declared path or URL argument is decided by the rules only when toolgate can read it as
+/// one: a value of another type (a number, an object, an array holding one) or a URL that is
+/// not absolute with a host (`evil.com/x`, which an upstream may well read as a host) matched
+/// no rule and went upstream as sent, past a `deny host:` rule. Both are refused now, before
+/// the upstream sees anything, saying what to send.
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn declared_arguments_toolgate_cannot_decide_are_refused_before_the_upstream() {
+    let Some(python) = client_program("TOOLGATE_TEST_PYTHON") else {
+        return;
+    };
+    let config = format!(
+        "[[rules]]\ndecision = \"deny\"\nresource = \"host:evil.com\"\n\n\
+         [[rules]]\ndecision = \"allow\"\ntool = \"up__*\"\n\n{}",
+        entry(
+            &python,
+            "up",
+            "ok",
+            "open.json",
+            "arguments = [{ tool = \"*\", argument = \"path\", kind = \"path\" }, \
+             { tool = \"*\", argument = \"url\", kind = \"url\" }]\n"
+        )
+    );
+    let (_t, ws) = workspace(&config);
+    // no types in the schema: whatever the model sends passes the schema check
+    let tools = json!([{"name": "open", "description": "Opens what it is given.",
+        "inputSchema": {"type": "object", "properties": {"path": {}, "url": {}}}}]);
+    std::fs::write(ws.join("open.json"), tools.to_string()).unwrap();
+    let refused = [
+        (json!({"path": 5}), "invalid_arguments", "not a number"),
+        (
+            json!({"path": {"p": "../outside"}}),
+            "invalid_arguments",
+            "not an object",
+        ),
+        (
+            json!({"path": ["a.txt", {"p": 1}]}),
+            "invalid_arguments",
+            "item 1 is an object",
+        ),
+        (
+            json!({"url": ["https://ok.example", 3]}),
+            "invalid_arguments",
+            "item 1 is a number",
+        ),
+        (
+            json!({"url": "evil.com/x"}),
+            "invalid_input",
+            "not an absolute URL",
+        ),
+        (
+            json!({"url": "//evil.com/x"}),
+            "invalid_input",
+            "not an absolute URL",
+        ),
+        (
+            json!({"url": "mailto:a@evil.com"}),
+            "invalid_input",
+            "not an absolute URL",
+        ),
+        (
+            json!({"url": "HTTP://EVIL.COM./x"}),
+            "permission_denied",
+            "host:evil.com",
+        ),
+    ];
+    for (args, kind, says) in refused {
+        let e = envelope(&toolgate(&ws, &["call", "up__open", &args.to_string()]));
+        assert_eq!(e["error"]["kind"], kind, "{args}: {e}");
+        assert!(
+            e["error"]["message"].as_str().unwrap().contains(says),
+            "{args}: {e}"
+        );
+    }
+    for args in [
+        json!({"path": null, "url": "https://ok.example/x"}),
+        json!({"path": ["a.txt", "b.txt"]}),
+    ] {
+        let e = envelope(&toolgate(&ws, &["call", "up__open", &args.to_string()]));
+        assert_eq!(e["is_error"], false, "{args}: {e}");
+    }
+    let e = envelope(&toolgate(&ws, &["call", "up__open", r#"{"path": [5]}"#]));
+    assert_eq!(e["error"]["faults"][0]["pointer"], "/path/0", "{e}");
+}
+
 /// The scripted server behind `tests/upstreams/http_bridge.py` (its lines sent as they are,
 /// one server-sent event each, or as JSON bodies with `--json`); killed when dropped.
 struct HttpBridge {

@@ -11,7 +11,9 @@ use std::panic::AssertUnwindSafe;
 ///
 /// # Errors
 /// What the tool's guard returns; `unsafe_input` (`path_outside_workspace`, `no_workspace`,
-/// `symlink_loop`) or `invalid_input` for a path; `internal` if the guard panics.
+/// `symlink_loop`) or `invalid_input` for a path; `invalid_input` (`invalid_url`) for a URL
+/// that is not absolute with a host, `invalid_address` for a recipient that is not an
+/// address; `internal` if the guard panics.
 pub fn guard(
     entry: &Entry,
     args: &Args,
@@ -26,7 +28,7 @@ pub fn guard(
                 path: ctx.resolve(&path)?,
                 access,
             },
-            Resource::Url { url } => ResolvedResource::Url(url),
+            Resource::Url { url } => ResolvedResource::Url(absolute_url(url)?),
             Resource::Command { command } => ResolvedResource::Command(command),
             Resource::Recipient { address } => ResolvedResource::Recipient(
                 crate::pattern::normalize_address(&address).ok_or_else(|| {
@@ -40,4 +42,60 @@ pub fn guard(
         });
     }
     Ok(resolved)
+}
+
+/// `url` when it is an absolute URL with a host (`https://example.com/x`), which `host:` rules
+/// can decide; anything else (`example.com/x`, `//example.com/x`, `mailto:a`) would match no
+/// rule, so a deny rule would not hold for a receiver that reads it as a host after all.
+///
+/// # Errors
+/// `invalid_input` (`invalid_url`) saying what to send instead.
+fn absolute_url(url: String) -> Result<String, ToolError> {
+    match url::Url::parse(&url) {
+        Ok(u) if u.host().is_some() => Ok(url),
+        _ => {
+            let shown: String = url.chars().take(200).collect();
+            Err(ToolError::invalid_input(format!(
+                "{shown:?} is not an absolute URL with a host; send one with its scheme and host, \
+                 such as https://example.com/page"
+            ))
+            .with_reason("invalid_url"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::absolute_url;
+
+    #[test]
+    fn only_urls_a_host_rule_can_decide_pass() {
+        for ok in [
+            "https://example.com/page",
+            "http://[::1]:8080/",
+            "HTTP://EVIL.COM./x",
+            "ftp://files.example.org/a",
+            "http:example.com",
+        ] {
+            assert_eq!(absolute_url(ok.to_string()).unwrap(), ok);
+        }
+        for bad in [
+            "example.com/x",
+            "//example.com/x",
+            "mailto:a@example.com",
+            "",
+            "/etc/passwd",
+            "data:text/plain,hi",
+        ] {
+            let e = absolute_url(bad.to_string()).unwrap_err();
+            assert_eq!(e.reason.as_deref(), Some("invalid_url"), "{bad}");
+            assert!(
+                e.message.contains("https://example.com/page"),
+                "{bad}: {}",
+                e.message
+            );
+        }
+        let long = format!("x{}", "y".repeat(5000));
+        assert!(absolute_url(long).unwrap_err().message.len() < 400);
+    }
 }
