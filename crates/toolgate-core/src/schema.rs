@@ -4,6 +4,14 @@
 //! Schemas are JSON Schema 2020-12 unless they name another draft in `$schema` (MCP
 //! specification 2025-11-25, "Tools": the default dialect is 2020-12). Remote `$ref`s are never
 //! fetched.
+//!
+//! `pattern` and `patternProperties` run on the linear-time `regex` engine, never on a
+//! backtracking one: a schema comes from an upstream or an import as often as from toolgate, and
+//! a lookahead with a backreference (`(?=(a+))\1*b`) took 113 s (debug build) to check one
+//! 20,000-character argument with the backtracking engine, on the caller's thread. A `pattern`
+//! that only a backtracking engine runs (lookaround, backreferences: valid ECMA-262) is left
+//! unchecked, with a warning naming the tool and where ([`build`]); the tool checks its own
+//! arguments anyway. A pattern that is no regular expression at all still fails the schema.
 
 use crate::error::{ArgumentFault, RegistrationError};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -49,9 +57,8 @@ impl CompiledSchema {
         schema: &Value,
     ) -> Result<Self, RegistrationError> {
         check_root(tool, which, schema)?;
-        let validator = jsonschema::options()
-            .build(schema)
-            .map_err(|e| invalid(tool, which, e.instance_path().as_str(), e.to_string()))?;
+        let validator = build(tool, which, schema)
+            .map_err(|(pointer, message)| invalid(tool, which, &pointer, message))?;
         Ok(CompiledSchema {
             validator: OnceLock::from(Ok(validator)),
             schema: schema.clone(),
@@ -87,9 +94,8 @@ impl CompiledSchema {
     fn validator(&self) -> Result<&Validator, &str> {
         self.validator
             .get_or_init(|| {
-                jsonschema::options()
-                    .build(&self.schema)
-                    .map_err(|e| format!("at {}: {e}", e.instance_path().as_str()))
+                build("(deferred)", self.which, &self.schema)
+                    .map_err(|(pointer, message)| format!("at {pointer}: {message}"))
             })
             .as_ref()
             .map_err(String::as_str)
@@ -186,6 +192,62 @@ impl CompiledSchema {
 }
 
 /// The fault of `tool`'s `which` schema at `pointer`.
+/// The most `pattern`s of one schema left unchecked for needing a backtracking engine; past
+/// it the schema fails to compile.
+const MAX_UNCHECKED_PATTERNS: usize = 32;
+
+/// `schema` compiled with its patterns on the `regex` engine (see the module's documentation);
+/// each `pattern` only a backtracking engine can run is taken out of the copy compiled, with a
+/// warning. The error: the JSON pointer of the fault inside the schema and what is wrong.
+fn build(tool: &str, which: &str, schema: &Value) -> Result<Validator, (String, String)> {
+    let linear = || jsonschema::options().with_pattern_options(jsonschema::PatternOptions::regex());
+    let mut stripped: Option<Value> = None;
+    let mut unchecked = 0;
+    loop {
+        let current = stripped.as_ref().unwrap_or(schema);
+        let e = match linear().build(current) {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let pointer = e.instance_path().as_str().to_string();
+        let fault = (pointer.clone(), e.to_string());
+        let Some(parent) = pointer.strip_suffix("/pattern") else {
+            return Err(fault);
+        };
+        let Some(pattern) = current
+            .pointer(&pointer)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return Err(fault);
+        };
+        let backtracking = jsonschema::options()
+            .with_pattern_options(jsonschema::PatternOptions::fancy_regex())
+            .build(&serde_json::json!({ "pattern": pattern }))
+            .is_ok();
+        if !backtracking || unchecked == MAX_UNCHECKED_PATTERNS {
+            return Err(fault);
+        }
+        unchecked += 1;
+        tracing::warn!(
+            tool,
+            which,
+            pointer,
+            pattern = %pattern,
+            "a pattern that needs a backtracking regex engine (lookaround, a backreference) is \
+             not checked by toolgate: its cost on a long argument has no bound; the tool checks \
+             its arguments itself"
+        );
+        let copy = stripped.get_or_insert_with(|| schema.clone());
+        match copy.pointer_mut(parent).and_then(Value::as_object_mut) {
+            Some(node) => {
+                node.remove("pattern");
+            }
+            None => return Err(fault),
+        }
+    }
+}
+
 fn invalid(tool: &str, which: &'static str, pointer: &str, message: String) -> RegistrationError {
     RegistrationError::InvalidSchema {
         tool: tool.to_string(),
@@ -540,5 +602,48 @@ mod tests {
     fn pointer_tokens_are_escaped() {
         assert_eq!(escape_pointer("a/b~c"), "a~1b~0c");
         assert_eq!(escape_pointer("plain"), "plain");
+    }
+
+    #[test]
+    fn patterns_run_in_linear_time_and_those_needing_backtracking_are_left_unchecked() {
+        let schema = json!({"type": "object", "properties": {
+            "nested": {"type": "string", "pattern": "^(a+)+$"},
+            "look": {"type": "string", "pattern": "(?=(a+))\\1*b"},
+            "a/b": {"type": "string", "pattern": "^(?!x)"},
+            "digits": {"type": "string", "pattern": "^\\d{3}$"}
+        }});
+        let s = CompiledSchema::compile("t", "inputSchema", &schema).unwrap();
+        // took 113 s (debug) on a backtracking engine: 20,000 characters at each start position
+        let long = "a".repeat(20_000) + "!";
+        assert!(s.is_valid(&json!({"look": long})));
+        assert!(s.is_valid(&json!({"a/b": "x"})), "left unchecked");
+        assert!(
+            !s.is_valid(&json!({"nested": long})),
+            "a plain pattern is still checked"
+        );
+        assert!(s.is_valid(&json!({"digits": "123"})));
+        assert_eq!(s.faults(&json!({"digits": "12"}))[0].pointer, "/digits");
+
+        // not a regular expression at all, a lookaround as a property pattern, and more
+        // unchecked patterns than one schema may have: still faults of the schema
+        let many: serde_json::Map<String, Value> = (0..40)
+            .map(|i| {
+                (
+                    format!("p{i}"),
+                    json!({"type": "string", "pattern": "(?=x)"}),
+                )
+            })
+            .collect();
+        for bad in [
+            json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "("}}}),
+            json!({"type": "object", "patternProperties": {"(?=x)": {"type": "string"}}}),
+            json!({"type": "object", "properties": many}),
+        ] {
+            let err = CompiledSchema::compile("t", "inputSchema", &bad).unwrap_err();
+            assert!(
+                matches!(err, RegistrationError::InvalidSchema { .. }),
+                "{err}"
+            );
+        }
     }
 }
