@@ -10,7 +10,7 @@
 //! a lookahead with a backreference (`(?=(a+))\1*b`) took 113 s (debug build) to check one
 //! 20,000-character argument with the backtracking engine, on the caller's thread. A `pattern`
 //! that only a backtracking engine runs (lookaround, backreferences: valid ECMA-262) is left
-//! unchecked, with a warning naming the tool and where ([`build`]); the tool checks its own
+//! unchecked, with a warning naming the tool and where; the tool checks its own
 //! arguments anyway. A pattern that is no regular expression at all still fails the schema.
 
 use crate::error::{ArgumentFault, RegistrationError};
