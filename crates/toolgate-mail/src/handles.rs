@@ -4,9 +4,15 @@
 //! A handle (`file_` or `draft_` and 16 random hex digits) is bound to the session that got
 //! it: another session's handle is refused as if it were unknown to it, so a model cannot
 //! attach a file it was never shown. A file handle is also bound to the file's identity when
-//! it was given out (device, inode, size, modification time, read without following a link):
-//! a file changed, replaced or swapped for a link since is refused as stale, so what is sent
-//! is what was found. At most [`MAX_HANDLES`] of each kind are kept; the oldest go first.
+//! it was given out (device, inode, size, modification time and status-change time, read
+//! without following a link): a file changed, replaced or swapped for a link since is refused
+//! as stale, so what is sent is what was found. The status-change time (`st_ctime`) is set by
+//! the kernel on every write and cannot be set back by the file's owner, so a change whose
+//! modification time was restored (`touch -d`, `utimes`) is stale too. A file with more than
+//! one hard link has no identity (its other names may be outside the workspace or under a
+//! denied path) unless the operator lets such files be read there (`[files]
+//! read_hard_links`), the rule `read_file` and `search_code` follow. At most [`MAX_HANDLES`]
+//! of each kind are kept; the oldest go first.
 
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
@@ -23,22 +29,37 @@ pub struct Identity {
     ino: u64,
     size: u64,
     mtime_ns: i128,
+    ctime_ns: i128,
 }
 
 impl Identity {
     /// The identity of the regular file at `rel` (relative to the workspace root), read
-    /// without following a link; `None` for a link, a directory, a device, or a missing file.
+    /// without following a link; `None` for a link, a directory, a device, a missing file, or
+    /// a file with more than one hard link where the workspace does not read such files
+    /// ([`Workspace::reads_hard_link`]).
     pub fn of(ws: &Workspace, rel: &Path) -> Option<Identity> {
-        use cap_std::fs::MetadataExt;
         let meta = ws.dir().symlink_metadata(rel).ok()?;
-        if !meta.is_file() {
+        Identity::of_metadata(ws, rel, &meta)
+    }
+
+    /// The identity of `rel` from metadata already read (by `symlink_metadata`, or by `fstat`
+    /// on a handle opened without following a link); `None` as for [`Identity::of`].
+    pub fn of_metadata(
+        ws: &Workspace,
+        rel: &Path,
+        meta: &cap_std::fs::Metadata,
+    ) -> Option<Identity> {
+        use cap_std::fs::MetadataExt;
+        if !meta.is_file() || (meta.nlink() > 1 && !ws.reads_hard_link(rel)) {
             return None;
         }
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
         Some(Identity {
             dev: meta.dev(),
             ino: meta.ino(),
             size: meta.len(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
         })
     }
 

@@ -489,6 +489,14 @@ fn read_files(
             .dir()
             .open(&f.rel)
             .map_err(|e| toolgate_core::workspace::io_error(&f.name, &e))?;
+        // What was opened, not what the name leads to now: a name swapped between the check
+        // above and the open leads to another inode, refused here.
+        let opened = file
+            .metadata()
+            .map_err(|e| toolgate_core::workspace::io_error(&f.name, &e))?;
+        if Identity::of_metadata(ws, &f.rel, &opened) != Some(f.identity) {
+            return Err(stale(f));
+        }
         let mut bytes = Vec::with_capacity(f.identity.size() as usize);
         file.into_std()
             .take(f.identity.size() + 1)

@@ -174,3 +174,69 @@ async fn a_server_refusing_the_credentials_or_a_recipient_sends_nothing_and_free
     assert!(!r.is_error, "{r:?}");
     assert_eq!(t.server.messages().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(toolgate_no_python, ignore = "TOOLGATE_TEST_PYTHON is not set")]
+async fn hard_linked_files_are_neither_found_nor_attached() {
+    let Some(t) = setup(&[], |c| c) else { return };
+    let s = t.session("s1");
+    let root = t.dir.path();
+    // a second name for the denied file, and one for a file the search matches by content
+    std::fs::hard_link(
+        root.join("reports/secret-plan.pdf"),
+        root.join("reports/copy.pdf"),
+    )
+    .unwrap();
+    std::fs::hard_link(root.join("notes.txt"), root.join("reports/copy.txt")).unwrap();
+    for query in ["copy", "analysis is done"] {
+        let r = t
+            .call(&s, query, "search_files", json!({"query": query}))
+            .await;
+        let files = r.structured_content.as_ref().unwrap()["files"].clone();
+        assert_eq!(files, json!([]), "{query}: {files}");
+    }
+    // a handle to a file that has gained a second name since is stale
+    let handle = t.report_handle(&s).await;
+    std::fs::hard_link(
+        root.join("reports/analysis-report.pdf"),
+        root.join("reports/other-name.pdf"),
+    )
+    .unwrap();
+    let ok = ["ann@company.com"];
+    assert_eq!(
+        refused(&t, &s, "x1", args(&ok, vec![handle])).await.1,
+        "stale_handle"
+    );
+    assert_eq!(t.server.messages().len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(toolgate_no_python, ignore = "TOOLGATE_TEST_PYTHON is not set")]
+async fn a_file_changed_in_place_with_its_modification_time_restored_is_stale() {
+    let Some(t) = setup(&[], |c| c) else { return };
+    let s = t.session("s1");
+    let handle = t.report_handle(&s).await;
+    let path = t.dir.path().join("reports/analysis-report.pdf");
+    let before = std::fs::metadata(&path).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[0] ^= 0x20; // same size, same inode
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&path, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(before.modified().unwrap())
+        .unwrap();
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!(
+        (after.len(), after.modified().unwrap()),
+        (before.len(), before.modified().unwrap())
+    );
+    let ok = ["ann@company.com"];
+    assert_eq!(
+        refused(&t, &s, "x1", args(&ok, vec![handle])).await.1,
+        "stale_handle"
+    );
+    assert_eq!(t.server.messages().len(), 0);
+}
