@@ -3,7 +3,8 @@
 //!
 //! The sequence:
 //! 1. **guard** (every call, no network): the subject and the attachment names hold no line
-//!    break (header injection); exactly one of `body` and `draft`; every recipient (`to` and
+//!    break (header injection); the body's line breaks become line feeds, so no lone carriage
+//!    return reaches the server (SMTP smuggling, [`crate::text::line_feeds_only`]); exactly one of `body` and `draft`; every recipient (`to` and
 //!    `cc`, addresses or contact ids) is an address, declared as a `recipient:` resource; every
 //!    attachment is a handle this session got from `search_files` for a file unchanged since,
 //!    declared as a path the call reads; the attachments fit the size cap;
@@ -17,7 +18,7 @@
 
 use crate::handles::{FileHandle, Identity};
 use crate::smtp::{self, Cause, Failure};
-use crate::text::{has_control, has_encoded_word};
+use crate::text::{has_control, has_encoded_word, line_feeds_only};
 use crate::MailState;
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
@@ -126,10 +127,12 @@ impl SendEmail {
     fn check(&self, args: &SendEmailArgs, ctx: &ToolContext) -> Result<Checked, ToolError> {
         let state = &self.0;
         let (text, html, draft_subject, draft_to) = match (&args.body, &args.draft) {
-            (Some(body), None) => (body.clone(), None, None, None),
+            (Some(body), None) => (line_feeds_only(body).into_owned(), None, None, None),
             (None, Some(id)) => {
                 let d = state.handles.draft(id, ctx.session_id())?;
-                (d.text, Some(d.html), Some(d.subject), Some((id, d.to)))
+                let (text, html) = (line_feeds_only(&d.text), line_feeds_only(&d.html));
+                let (text, html) = (text.into_owned(), Some(html.into_owned()));
+                (text, html, Some(d.subject), Some((id, d.to)))
             }
             _ => {
                 return Err(ToolError::invalid_input(

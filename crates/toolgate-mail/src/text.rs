@@ -29,6 +29,18 @@ pub(crate) fn has_control(text: &str) -> bool {
     text.chars().any(char::is_control)
 }
 
+/// `text` with every line break a line feed: `\r\n` and a lone `\r` each become `\n`
+/// (lettre writes each `\n` as `\r\n` on the wire). A lone carriage return must not reach
+/// SMTP (RFC 5321 §2.3.8): a server that takes `\r.\r` for the end of the data would read
+/// what follows as commands of its own (SMTP smuggling), another message to other
+/// recipients. Borrowed when there is no `\r`.
+pub(crate) fn line_feeds_only(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\r') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+}
+
 /// Whether `text` holds what a mail reader would decode as an RFC 2047 encoded word
 /// (`=?charset?q?...?=` or `=?charset?b?...?=`), in a header written as is: it could show as
 /// other text, line breaks included.
@@ -64,6 +76,11 @@ mod tests {
         assert_eq!(fold("Ｍüller"), "muller");
         assert_eq!(fold("张总"), "张总");
         assert!(has_control("a\r\nBcc: x@y"));
+        assert_eq!(line_feeds_only("a\r.\rb\r\nc\n\r"), "a\n.\nb\nc\n\n");
+        assert!(matches!(
+            line_feeds_only("a\nb"),
+            std::borrow::Cow::Borrowed(_)
+        ));
         assert!(!has_control("Quarterly report"));
         assert!(has_encoded_word("=?utf-8?q?Hi=0D=0ABcc:_x@y?="));
         assert!(has_encoded_word("Re: =?UTF-8?B?SGk=?= there"));

@@ -139,3 +139,33 @@ async fn a_sent_message_sent_again_with_its_key_is_a_replay() {
     assert_eq!(again.structured_content, first.structured_content);
     assert_eq!(t.server.messages().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(toolgate_no_python, ignore = "TOOLGATE_TEST_PYTHON is not set")]
+async fn a_lone_carriage_return_in_the_body_never_reaches_the_server() {
+    let Some(t) = setup(&[], |c| c) else { return };
+    let s = t.session("s1");
+    // `\r.\r` ends the data for some servers: what follows would be commands of its own
+    let body = "Hi Ann,\r.\rMAIL FROM:<assistant@example.com>\r\nRCPT TO:<x@rival.com>\r\n\
+                DATA\r\nSubject: smuggled\r\n\r\nsecret\r\n.\r\nRSET";
+    let r = t
+        .call(
+            &s,
+            "1",
+            "send_email",
+            json!({"to": ["ann@company.com"], "subject": "Report", "body": body}),
+        )
+        .await;
+    assert!(!r.is_error, "{r:?}");
+    let messages = t.server.messages();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    let m = &messages[0];
+    assert_eq!(m["lone_cr"], 0, "{m}");
+    assert_eq!(m["rcpt_tos"], json!(["ann@company.com"]));
+    let text = m["text"].as_str().unwrap().replace("\r\n", "\n");
+    assert_eq!(
+        text.trim_end(),
+        "Hi Ann,\n.\nMAIL FROM:<assistant@example.com>\nRCPT TO:<x@rival.com>\nDATA\n\
+         Subject: smuggled\n\nsecret\n.\nRSET"
+    );
+}

@@ -111,6 +111,8 @@ def main() -> None:
                 "tls": server.transport.get_extra_info("ssl_object") is not None,
                 "mail_from": envelope.mail_from,
                 "rcpt_tos": envelope.rcpt_tos,
+                # carriage returns not followed by a line feed, as received
+                "lone_cr": data.count(b"\r") - data.count(b"\r\n"),
                 **parsed(data),
             }
             with open(path + ".tmp", "w", encoding="utf-8") as f:
