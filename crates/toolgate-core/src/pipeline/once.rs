@@ -489,8 +489,13 @@ fn ended(key: &str, what: &str, r: Result<bool, LedgerError>) {
     }
 }
 
-/// The arguments for the operator: secrets redacted (the same predicates as the audit), in
-/// their order, cut to [`ARGUMENTS_PREVIEW_BYTES`] with `…`.
+/// Bytes past the preview's cut that are still searched for secrets, so a secret cut in
+/// half is redacted (a key, a token, a JWT: all shorter).
+const REDACTION_MARGIN_BYTES: usize = 4096;
+
+/// The arguments for the operator: secrets redacted as the audit redacts them (keys naming a
+/// secret, strings that are one, secrets inside a string), in their order, cut to
+/// [`ARGUMENTS_PREVIEW_BYTES`] with `…`.
 pub(crate) fn preview(arguments: &Value) -> String {
     let mut out = String::new();
     write_preview(&mut out, arguments);
@@ -503,12 +508,23 @@ pub(crate) fn preview(arguments: &Value) -> String {
 }
 
 fn write_preview(out: &mut String, v: &Value) {
-    use crate::redact::{is_secret_key, looks_like_secret, REDACTED};
+    use crate::redact::{is_secret_key, redact_str, REDACTED};
     let string = |out: &mut String, s: &str| {
         let room = (ARGUMENTS_PREVIEW_BYTES + 1).saturating_sub(out.len());
         let end = crate::results::floor_char_boundary(s, room);
         if let Ok(quoted) = serde_json::to_string(&s[..end]) {
             out.push_str(&quoted);
+        }
+    };
+    // A string value is redacted as the audit redacts it, the secrets inside it too
+    // (`password=...`, a `ghp_` key in a body): only the part the preview can show, and a
+    // margin past it so a secret that straddles the cut is found whole.
+    let redacted = |out: &mut String, s: &str| {
+        let room = (ARGUMENTS_PREVIEW_BYTES + 1).saturating_sub(out.len());
+        let window = &s[..crate::results::floor_char_boundary(s, room + REDACTION_MARGIN_BYTES)];
+        match redact_str(window) {
+            Some(r) => string(out, &r),
+            None => string(out, window),
         }
     };
     if out.len() > ARGUMENTS_PREVIEW_BYTES {
@@ -547,8 +563,7 @@ fn write_preview(out: &mut String, v: &Value) {
             }
             out.push(']');
         }
-        Value::String(s) if looks_like_secret(s) => string(out, REDACTED),
-        Value::String(s) => string(out, s),
+        Value::String(s) => redacted(out, s),
         other => out.push_str(&other.to_string()),
     }
 }
@@ -600,5 +615,33 @@ mod tests {
         let e = in_progress("K", "c1", 9_400_000, 9_000_000);
         assert!(e.message.contains("at most 1 s from now"), "{}", e.message);
         assert!(e.message.contains("its process stopped"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_preview_redacts_what_the_audit_redacts_inside_strings_too() {
+        let key = "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB";
+        let args = serde_json::json!({
+            "body": format!("Login: password=hunter2xyz, token {key}, OPENAI_API_KEY=sk-zzzzzzzzzzzzzzzzzzzzzzzz"),
+            "api_key": "plain",
+            "to": ["ann@company.com"],
+            "auth": "Bearer abcdef0123456789",
+        });
+        let p = preview(&args);
+        for secret in ["hunter2xyz", "ghp_", "sk-zzz", "plain", "abcdef0123"] {
+            assert!(!p.contains(secret), "{secret} in {p}");
+        }
+        assert!(
+            p.contains("ann@company.com") && p.contains("Login: password="),
+            "{p}"
+        );
+        // a key that straddles the cut is redacted whole: none of it shows
+        let long = format!("{} {key}", "x".repeat(ARGUMENTS_PREVIEW_BYTES - 20));
+        let p = preview(&serde_json::json!({ "body": long }));
+        assert!(p.ends_with('…') && !p.contains("ghp_"), "{p}");
+        assert!(
+            p.len() <= ARGUMENTS_PREVIEW_BYTES + '…'.len_utf8(),
+            "{}",
+            p.len()
+        );
     }
 }
