@@ -536,9 +536,10 @@ pub struct ApprovalsConfig {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LedgerConfig {
-    /// How long an entry is kept after its last change (default `24h`, at least `1s`): a
-    /// side-effecting call sent again with its key within it gets the first call's result;
-    /// later it acts again.
+    /// How long an ended entry is kept after its last change (default `24h`, at least `1s`):
+    /// a side-effecting call sent again with its key within it gets the first call's result;
+    /// later it acts again. An unsettled entry (a call that ended without recording whether
+    /// it acted) is kept until `toolgate ledger resolve` settles it, however old.
     pub retention: Option<String>,
     /// How long after a call without a key ended the same call (same caller, tool and
     /// arguments) is answered from the ledger (default `10m`; `0s` derives no keys; at most

@@ -7,8 +7,9 @@
 //! with [`toolgate_core::ledger::decide`], write), committed before it returns: in WAL mode
 //! with `synchronous=NORMAL` a claim survives a crash of the process (SIGKILL) that follows
 //! it; [`crate::Durability::Full`] makes it survive a power cut too. A row is keyed by
-//! principal (`''` for none) and key. Rows last changed before the claims' retention are
-//! deleted every 256 claims, and by [`toolgate_core::Ledger::prune`].
+//! principal (`''` for none) and key. Ended rows last changed before the claims' retention
+//! are deleted every 256 claims, and by [`toolgate_core::Ledger::prune`]; a row in progress
+//! or unsettled is kept until it is settled.
 
 use crate::error::StoreError;
 use crate::store::{to_i64, Store};
@@ -165,8 +166,10 @@ fn result_of(
         .map_err(store)
 }
 
+/// Ended entries past the retention; an entry in progress or unknown is kept until it is
+/// settled, however old (a new call on its key could do its effect twice).
 const PRUNE: &str = "DELETE FROM idempotency WHERE updated_us < ?1 \
-     AND NOT (state = 'in_progress' AND lease_until_us >= ?2)";
+     AND state IN ('succeeded', 'failed')";
 
 impl Ledger for Store {
     fn claim(&self, claim: &Claim<'_>) -> Result<Claimed, LedgerError> {
@@ -178,7 +181,7 @@ impl Ledger for Store {
             if prune {
                 tx.prepare_cached(PRUNE)
                     .map_err(store)?
-                    .execute([to_i64(claim.expire_before_us), to_i64(claim.now_us)])
+                    .execute([to_i64(claim.expire_before_us)])
                     .map_err(store)?;
             }
             let existing = row(&tx, principal(claim.principal), claim.key)?;
@@ -377,11 +380,8 @@ impl Ledger for Store {
         })
     }
 
-    fn prune(&self, before_us: u64, now_us: u64) -> Result<usize, LedgerError> {
-        self.ledger_conn(|conn| {
-            conn.execute(PRUNE, [to_i64(before_us), to_i64(now_us)])
-                .map_err(store)
-        })
+    fn prune(&self, before_us: u64, _now_us: u64) -> Result<usize, LedgerError> {
+        self.ledger_conn(|conn| conn.execute(PRUNE, [to_i64(before_us)]).map_err(store))
     }
 }
 

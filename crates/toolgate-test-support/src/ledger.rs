@@ -340,13 +340,39 @@ pub fn check(l: &dyn Ledger) {
     d.holder = 2;
     assert_eq!(l.claim(&d).unwrap(), Claimed::Held, "past the window");
 
-    // prune forgets what the retention passed, never a live claim
+    // an unsettled entry never expires: past the retention it still answers unsettled (a new
+    // call on its key could do its effect twice), abandoned or left by a dead process
+    let mut u = claim("lost", &a, 7, 1000);
+    assert_eq!(l.claim(&u).unwrap(), Claimed::Held);
+    assert!(l.abandon(&held("lost", 7), 1001).unwrap());
+    let mut dead = claim("dead", &a, 9, 1000);
+    assert_eq!(l.claim(&dead).unwrap(), Claimed::Held);
+    for (c, key) in [(&mut u, "lost"), (&mut dead, "dead")] {
+        c.now_us = 90_000;
+        c.lease_until_us = 90_100;
+        c.expire_before_us = 50_000;
+        c.holder = 8;
+        assert!(
+            matches!(l.claim(c).unwrap(), Claimed::Unsettled { .. }),
+            "{key} past the retention"
+        );
+        assert_eq!(state_of(l, key, 90_000), Some(LedgerState::Unknown));
+    }
+
+    // prune forgets the ended entries the retention passed, never a live claim nor an
+    // unsettled one
     let before = l.list(&LedgerFilter::default(), 3000).unwrap().len();
     let pruned = l.prune(1_500, 3000).unwrap();
     let after = l.list(&LedgerFilter::default(), 3000).unwrap();
     assert_eq!(before - pruned, after.len());
     assert!(after
         .iter()
-        .all(|e| e.updated_us >= 1_500 || e.key == "live"));
+        .all(|e| e.updated_us >= 1_500 || e.key == "live" || e.state == LedgerState::Unknown));
     assert!(after.iter().any(|e| e.key == "live"), "live until 5000");
+    l.prune(u64::MAX, 90_000).unwrap();
+    let left = l.list(&LedgerFilter::default(), 90_000).unwrap();
+    assert!(left.iter().all(|e| !e.state.is_ended()), "{left:?}");
+    for key in ["live", "lost", "dead"] {
+        assert!(left.iter().any(|e| e.key == key), "{key} kept: {left:?}");
+    }
 }

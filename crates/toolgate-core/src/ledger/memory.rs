@@ -143,9 +143,7 @@ impl Inner {
         let old: Vec<Key> = self
             .entries
             .iter()
-            .filter(|(_, e)| {
-                e.updated_us < before_us && e.stored().state_at(now_us) != LedgerState::InProgress
-            })
+            .filter(|(_, e)| e.updated_us < before_us && e.stored().state_at(now_us).is_ended())
             .map(|(k, _)| k.clone())
             .collect();
         for k in &old {
@@ -162,7 +160,7 @@ impl Inner {
         let mut ended: Vec<(u64, Key)> = self
             .entries
             .iter()
-            .filter(|(_, e)| matches!(e.state, LedgerState::Succeeded | LedgerState::Failed))
+            .filter(|(_, e)| e.state.is_ended())
             .map(|(k, e)| (e.updated_us, k.clone()))
             .collect();
         ended.sort_unstable_by_key(|(t, _)| *t);

@@ -38,8 +38,9 @@
 //! running it, and from then on the entry reads as unsettled.
 //!
 //! Keys are kept per principal ([`Claim::principal`]; `None`, the local caller, for sessions
-//! without one): one principal's key never finds another's call. Entries expire after the
-//! retention ([`LedgerOptions::retention`]); an entry of a derived key is reused by a new
+//! without one): one principal's key never finds another's call. Ended entries expire after
+//! the retention ([`LedgerOptions::retention`]), unsettled ones never (only
+//! [`Ledger::settle`] frees their key); an entry of a derived key is reused by a new
 //! call once it is older than the derived-key window ([`LedgerOptions::derived_key_window`]).
 //!
 //! [`MemoryLedger`] keeps the ledger in memory (a library without a store); `toolgate-store`
@@ -94,6 +95,11 @@ impl LedgerState {
             LedgerState::Succeeded => "succeeded",
             LedgerState::Failed => "failed",
         }
+    }
+
+    /// Whether the call ended with a recorded result (succeeded or failed).
+    pub const fn is_ended(self) -> bool {
+        matches!(self, LedgerState::Succeeded | LedgerState::Failed)
     }
 
     /// Parses a stored name.
@@ -152,8 +158,9 @@ impl LedgerEvent {
 /// How long entries live, and the window of derived keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LedgerOptions {
-    /// An entry is forgotten this long after its last change (default 24 hours): a call sent
-    /// again later acts again. `[ledger] retention` in `toolgate.toml`.
+    /// An ended entry is forgotten this long after its last change (default 24 hours): a call
+    /// sent again later acts again. An unsettled entry is kept until it is settled, however
+    /// long. `[ledger] retention` in `toolgate.toml`.
     pub retention: Duration,
     /// A call without a key gets one derived from its caller, tool and arguments; the same
     /// call sent again within this span after the first ended is answered from the ledger,
@@ -306,13 +313,15 @@ pub enum Verdict {
 }
 
 /// The rule every backend applies to a claim on a key that has an entry, in order:
-/// an entry past the retention (and not live) is taken over; another tool or other arguments
+/// an ended entry past the retention is taken over (an unsettled one never expires: whether
+/// its effect happened is for the operator to settle, and a new call on its key could do it
+/// twice); another tool or other arguments
 /// is a conflict; a live claim is in progress; an unknown one (or one past its lease) is
 /// unsettled; an ended entry of a derived key, ended before the window, is taken over by a
 /// derived claim; any other ended entry is replayed.
 pub fn decide(existing: &Stored<'_>, claim: &Claim<'_>) -> Verdict {
     let state = existing.state_at(claim.now_us);
-    if existing.updated_us < claim.expire_before_us && state != LedgerState::InProgress {
+    if existing.updated_us < claim.expire_before_us && state.is_ended() {
         return Verdict::Take;
     }
     if existing.tool != claim.tool || existing.args_hash != claim.args_hash.as_slice() {
@@ -500,8 +509,9 @@ pub trait Ledger: Send + Sync {
     /// [`LedgerError`] when the backend fails.
     fn list(&self, filter: &LedgerFilter, now_us: u64) -> Result<Vec<LedgerEntry>, LedgerError>;
 
-    /// Forgets entries last changed before `before_us` (a live claim is never forgotten);
-    /// returns how many.
+    /// Forgets ended entries (succeeded, failed) last changed before `before_us`; an entry
+    /// in progress or unsettled at `now_us` is never forgotten, however old. Returns how
+    /// many were forgotten.
     ///
     /// # Errors
     /// [`LedgerError`] when the backend fails.

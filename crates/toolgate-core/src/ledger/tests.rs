@@ -95,7 +95,23 @@ fn expiry_and_the_derived_window_free_keys_but_never_a_live_claim() {
         decide(&stored(LedgerState::Succeeded, 50), &c),
         Verdict::Take
     );
-    assert_eq!(decide(&stored(LedgerState::Unknown, 50), &c), Verdict::Take);
+    // an unsettled entry never expires: it waits for the operator, however old
+    let mut same = claim("k", &HASH, 100);
+    same.expire_before_us = 60;
+    assert!(matches!(
+        decide(&stored(LedgerState::Unknown, 50), &same),
+        Verdict::Refuse(Claimed::Unsettled { .. })
+    ));
+    let mut dead = stored(LedgerState::InProgress, 50);
+    dead.lease_until_us = Some(70);
+    assert!(matches!(
+        decide(&dead, &same),
+        Verdict::Refuse(Claimed::Unsettled { .. })
+    ));
+    assert!(matches!(
+        decide(&stored(LedgerState::Unknown, 50), &c),
+        Verdict::Refuse(Claimed::Conflict { .. })
+    ));
     // a claim still within its lease is never taken
     assert!(matches!(
         decide(&stored(LedgerState::InProgress, 50), &c),
@@ -312,11 +328,19 @@ fn the_memory_ledger_claims_ends_and_settles() {
     let mut p = claim("k", &OTHER, 300);
     p.principal = Some("alice");
     assert_eq!(l.claim(&p).unwrap(), Claimed::Held);
-    // pruning forgets what the retention has passed ("k", "r"), never a live claim ("t"
-    // taken over at 201, alice's)
+    // pruning forgets the ended entries the retention has passed ("k", "r"), never a live
+    // claim ("t" taken over at 201, alice's) nor an unsettled one ("t" once its lease ran
+    // out at 301: kept until it is settled)
     assert_eq!(l.prune(250, 300).unwrap(), 2);
     assert_eq!(l.list(&LedgerFilter::default(), 300).unwrap().len(), 2);
-    assert_eq!(l.prune(250, 302).unwrap(), 1, "t's lease ran out at 301");
+    assert_eq!(l.prune(250, 302).unwrap(), 0, "t is unsettled");
+    assert_eq!(l.prune(u64::MAX, 302).unwrap(), 0, "however old");
+    l.settle(None, "t", Settlement::NotDone, 303).unwrap();
+    assert_eq!(
+        l.prune(u64::MAX, 304).unwrap(),
+        0,
+        "settled not done: removed already"
+    );
 }
 
 #[test]

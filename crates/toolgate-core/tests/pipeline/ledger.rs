@@ -501,6 +501,42 @@ async fn entries_expire_after_the_retention() {
 }
 
 #[tokio::test]
+async fn an_unsettled_entry_outlives_the_retention() {
+    let mut o = options();
+    o.retention = Duration::from_millis(300);
+    let t = setup_with(
+        |s| s.reconciles = false,
+        Arc::new(MemoryLedger::default()),
+        o,
+    );
+    t.faults.push(Fault::SendThenHang);
+    let s = t.p.session("s1").build().unwrap();
+    let r = send(&t, &s, "1", Some("K"), "hi").await;
+    assert_eq!(err(&r).reason.as_deref(), Some("timeout"));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
+    assert_eq!(t.p.ledger().prune(now, now).unwrap(), 0);
+    // past the retention the same call is still unsettled, never sent a second time
+    let r = send(&t, &s, "2", Some("K"), "hi").await;
+    let e = err(&r);
+    assert_eq!(
+        (e.kind, e.reason.as_deref()),
+        (ErrorKind::OutcomeUnknown, Some("unsettled"))
+    );
+    assert_eq!(t.server.count("K"), 1);
+    // settled by the operator, the key is free again
+    let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
+    assert!(matches!(
+        t.p.ledger()
+            .settle(None, "K", Settlement::NotDone, now)
+            .unwrap(),
+        Settled::Settled(_)
+    ));
+    assert!(!send(&t, &s, "3", Some("K"), "hi").await.is_error);
+    assert_eq!(t.server.count("K"), 2);
+}
+
+#[tokio::test]
 async fn keys_are_kept_per_principal() {
     let t = setup();
     let alice =
