@@ -11,9 +11,12 @@ use std::fmt;
 ///
 /// Domains compare case-insensitively and in their ASCII form (IDNA, UTS #46: `*@bücher.de`
 /// and `*@xn--bcher-kva.de` are one pattern), a trailing dot ignored. A local part compares as
-/// written in a pattern that grants ([`MatchMode::Grant`]) and ignoring case in one that
-/// restricts ([`MatchMode::Restrict`]): mail servers commonly treat `Boss` and `boss` as one
-/// mailbox, so a deny must catch both spellings while an allow names only the one written.
+/// written in a pattern that grants ([`MatchMode::Grant`]) and as the mailbox it reaches in
+/// one that restricts ([`MatchMode::Restrict`]): mail servers commonly treat `Boss` and
+/// `boss` as one mailbox and deliver `boss+anything` (a sub-address, RFC 5233) to `boss`, and
+/// a quoted local part (`"boss"`) is the same one (RFC 5321 §4.1.2), so a deny or ask on
+/// `boss@company.com` catches every such spelling while an allow names only the one written.
+/// A restricting pattern whose local part has a `+` of its own names that sub-address only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecipientPattern {
     text: String,
@@ -136,7 +139,7 @@ impl RecipientPattern {
                 Local::Any => !local.is_empty(),
                 Local::Exact(l) => match self.mode {
                     MatchMode::Grant => local == l,
-                    MatchMode::Restrict => local.to_lowercase() == l.to_lowercase(),
+                    MatchMode::Restrict => mailbox(local, !l.contains('+')) == mailbox(l, false),
                 },
             }
     }
@@ -145,6 +148,20 @@ impl RecipientPattern {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+}
+
+/// The mailbox a local part reaches, for a restricting pattern: lower-cased, its quotes
+/// removed (`"boss"`), and with `strip_tag` its sub-address tag cut off (`boss+x` → `boss`).
+fn mailbox(local: &str, strip_tag: bool) -> String {
+    let unquoted = local
+        .strip_prefix('"')
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap_or(local);
+    let base = match unquoted.split_once('+') {
+        Some((base, _)) if strip_tag && !base.is_empty() => base,
+        _ => unquoted,
+    };
+    base.to_lowercase()
 }
 
 impl fmt::Display for RecipientPattern {
@@ -186,6 +203,21 @@ mod tests {
         let deny = RecipientPattern::parse("boss@company.com", MatchMode::Restrict).unwrap();
         assert!(deny.matches("BOSS@company.com"));
         assert!(!deny.matches("boss2@company.com"));
+        // every spelling of the same mailbox: a sub-address, quotes
+        for same in [
+            "boss+x@company.com",
+            "Boss+@company.com",
+            "\"boss\"@company.com",
+        ] {
+            assert!(deny.matches(same), "{same}");
+            assert!(!grant("boss@company.com").matches(same), "{same}");
+        }
+        assert!(!deny.matches("bossy+x@company.com"));
+        assert!(!deny.matches("+boss@company.com"));
+        // a deny on one sub-address names that one
+        let tagged = RecipientPattern::parse("boss+hr@company.com", MatchMode::Restrict).unwrap();
+        assert!(tagged.matches("Boss+HR@company.com"));
+        assert!(!tagged.matches("boss@company.com") && !tagged.matches("boss+x@company.com"));
     }
 
     #[test]
