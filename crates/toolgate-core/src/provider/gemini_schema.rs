@@ -8,9 +8,12 @@
 //! `maxProperties`, `minLength`, `maxLength`, `pattern`, `minimum`, `maximum`, `default` and
 //! `anyOf`. Per schema object:
 //!
-//! 1. a `$ref` to `#/$defs/NAME` is replaced by the definition (inlined up to
-//!    [`MAX_INLINE`] references deep; deeper, the schema is left without a type);
-//! 2. `oneOf` becomes `anyOf`; an `allOf` of one schema is merged, a longer one dropped;
+//! 1. a `$ref` to `#/$defs/NAME` (or draft 7's `#/definitions/NAME`) is replaced by the
+//!    definition (inlined up to [`MAX_INLINE`] references deep; deeper, the schema is left
+//!    without a type), the keywords beside the `$ref` kept and the `properties` and
+//!    `required` of both united;
+//! 2. `oneOf` becomes `anyOf`; an `allOf` of one schema is merged (as a definition is), a
+//!    longer one dropped;
 //! 3. a type list `[T, "null"]` becomes `T` with `nullable: true`; more types become an
 //!    `anyOf` of one branch per type;
 //! 4. `const` becomes a one-value `enum` when it is a string; an `enum` (or `const`) with
@@ -24,6 +27,7 @@
 //! Gemini cannot express "no unknown properties"; toolgate still refuses them when the call
 //! comes back, as it enforces the tool's own schema whatever the model was shown.
 
+use super::conjunct::{definition_name, merge, root_definitions, Definitions};
 use crate::import::Warning;
 use crate::schema::escape_pointer;
 use serde_json::{json, Map, Value};
@@ -79,16 +83,41 @@ const KEPT: [&str; 12] = [
     "default",
 ];
 /// Keywords that constrain nothing, dropped without a warning.
-const SILENT: [&str; 5] = ["$schema", "$id", "$comment", "$defs", "$anchor"];
+const SILENT: [&str; 6] = [
+    "$schema",
+    "$id",
+    "$comment",
+    "$defs",
+    "definitions",
+    "$anchor",
+];
 
 /// `schema` as Gemini's schema; warning pointers are into `schema`.
 pub fn gemini_schema(schema: &Value, warnings: &mut Vec<Warning>) -> Value {
-    let defs = schema.get("$defs").and_then(Value::as_object);
+    let defs = root_definitions(schema).unwrap_or_else(|name| {
+        warnings.push(Warning::new(
+            "/definitions",
+            format!("{name:?} is defined in both $defs and definitions; the $defs one is inlined"),
+        ));
+        // `$defs` first: its entry is the one kept
+        let mut both = Definitions::new();
+        for key in ["definitions", "$defs"] {
+            for (n, d) in schema
+                .get(key)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                both.insert(n.clone(), (d.clone(), String::new()));
+            }
+        }
+        Some(both)
+    });
     Walker { defs, warnings }.node(schema, "", 0)
 }
 
 struct Walker<'a> {
-    defs: Option<&'a Map<String, Value>>,
+    defs: Option<Definitions>,
     warnings: &'a mut Vec<Warning>,
 }
 
@@ -293,15 +322,14 @@ impl Walker<'_> {
         let at = child(at, "$ref");
         let def = target
             .as_str()
-            .and_then(|r| r.strip_prefix("#/$defs/"))
-            .and_then(|name| self.defs.and_then(|d| d.get(name)))
-            .and_then(Value::as_object);
+            .and_then(definition_name)
+            .and_then(|name| self.defs.as_ref()?.get(&name))
+            .and_then(|(def, _)| def.as_object())
+            .cloned();
         match def {
             Some(def) if inlined < MAX_INLINE => {
                 self.warn(at, format!("$ref {target} is not in Gemini's schema; the definition is inlined"));
-                for (k, v) in def {
-                    map.entry(k.clone()).or_insert_with(|| v.clone());
-                }
+                merge(map, &def);
             }
             Some(_) => self.warn(at, format!("$ref {target} nests more than {MAX_INLINE} deep (a recursive definition); sent without a type")),
             None => self.warn(at, format!("$ref {target} names no definition of this schema; dropped")),
@@ -325,9 +353,7 @@ impl Walker<'_> {
                         at,
                         "allOf is not in Gemini's schema; its one schema merged into this one",
                     );
-                    for (k, v) in only {
-                        map.entry(k.clone()).or_insert_with(|| v.clone());
-                    }
+                    merge(map, only);
                 }
                 _ => self.warn(
                     at,
@@ -379,5 +405,37 @@ fn short(value: &Value) -> String {
     match text.char_indices().nth(60) {
         Some((cut, _)) => format!("{}...", &text[..cut]),
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn gemini(schema: Value) -> Value {
+        gemini_schema(&schema, &mut Vec::new())
+    }
+
+    #[test]
+    fn an_object_extended_beside_its_ref_keeps_the_properties_of_both() {
+        for defs in ["$defs", "definitions"] {
+            let out = gemini(json!({"type": "object", "$ref": format!("#/{defs}/Base"),
+                "properties": {"extra": {"type": "string"}},
+                defs: {"Base": {"type": "object", "properties": {"id": {"type": "integer"}},
+                                "required": ["id"]}}}));
+            assert_eq!(
+                out,
+                json!({"type": "OBJECT", "required": ["id"], "properties": {
+                    "extra": {"type": "STRING"}, "id": {"type": "INTEGER"}}}),
+                "{defs}"
+            );
+        }
+        // the same through a one-schema allOf: every required name is a property
+        let out = gemini(json!({"type": "object", "required": ["a"],
+            "properties": {"a": {"type": "string"}},
+            "allOf": [{"properties": {"b": {"type": "boolean"}}, "required": ["b"]}]}));
+        assert_eq!(out["required"], json!(["a", "b"]));
+        assert_eq!(out["properties"]["b"], json!({"type": "BOOLEAN"}));
     }
 }

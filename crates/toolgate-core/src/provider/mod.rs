@@ -46,6 +46,7 @@
 mod anthropic;
 mod calls;
 mod codec;
+mod conjunct;
 mod export;
 mod gemini;
 pub mod gemini_schema;

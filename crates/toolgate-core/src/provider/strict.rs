@@ -4,8 +4,11 @@
 //! Per schema object, in this order:
 //!
 //! 1. `oneOf` becomes `anyOf` (strict mode has no `oneOf`; the pipeline still checks that
-//!    exactly one branch holds); an `allOf` of one schema is merged into its parent, a longer
-//!    one dropped.
+//!    exactly one branch holds); an `allOf` of one schema is merged into its parent (the
+//!    `properties` and `required` of both united), a longer one dropped. A `$ref` beside
+//!    other keywords (after that merge) is replaced by its definition, merged the same way;
+//!    a `$ref` alone is kept when it names a root definition (`#/$defs/NAME`, or draft 7's
+//!    `#/definitions/NAME`, sent as `$defs`) or the root (`#`).
 //! 2. a `type` list with more than one type besides `null` becomes an `anyOf` of one branch
 //!    per type, each with the keywords of its type.
 //! 3. objects: every property is required; one that was optional is made nullable (`"type":
@@ -24,11 +27,14 @@
 //!
 //! What strict mode cannot express without refusing arguments the tool accepts makes the tool
 //! [`Unstrictable`]: a value of any type (`{}`, `true`), an object whose keys are not all
-//! declared (a map: no `properties`, or `additionalProperties` other than `false`), objects
+//! declared (a map: no `properties`, `additionalProperties` other than `false`, or
+//! `patternProperties`), a `$ref` strict mode cannot follow (an anchor, an `$id`, a pointer
+//! elsewhere than a root definition: every reference sent resolves in the schema sent), objects
 //! nested more than [`MAX_DEPTH`] deep, more than [`MAX_PROPERTIES`] properties or
 //! [`MAX_ENUM_VALUES`] enum values in all. The export then sends that tool with
 //! `"strict": false` and its schema as it is, with a warning saying why.
 
+use super::conjunct::{definition_name, merge, root_definitions, Definitions};
 use super::nulls::{NullPaths, NullTree};
 use crate::import::Warning;
 use crate::schema::escape_pointer;
@@ -80,8 +86,9 @@ pub fn strict_schema(
     schema: &Value,
     warnings: &mut Vec<Warning>,
 ) -> Result<StrictSchema, Unstrictable> {
+    let root_defs = definitions(schema)?;
     let mut w = Walker {
-        root_defs: schema.get("$defs").and_then(Value::as_object).cloned(),
+        root_defs: root_defs.clone(),
         inlined: 0,
         warnings: Vec::new(),
         properties: 0,
@@ -89,11 +96,10 @@ pub fn strict_schema(
         defs: Default::default(),
     };
     let (mut out, root) = w.node(schema, "", 0)?;
-    if let Some(defs) = schema.get("$defs").and_then(Value::as_object) {
+    if let Some(defs) = &root_defs {
         let mut converted = Map::new();
-        for (name, def) in defs {
-            let at = format!("/$defs/{}", escape_pointer(name));
-            let (v, tree) = w.node(def, &at, 0)?;
+        for (name, (def, at)) in defs {
+            let (v, tree) = w.node(def, at, 0)?;
             converted.insert(name.clone(), v);
             w.defs.insert(name.clone(), tree);
         }
@@ -126,6 +132,18 @@ pub fn strict_schema(
     })
 }
 
+/// The root's definitions ([`root_definitions`]), a name both define refused.
+fn definitions(schema: &Value) -> Result<Option<Definitions>, Unstrictable> {
+    root_definitions(schema).map_err(|name| {
+        unstrictable(
+            &format!("/definitions/{}", escape_pointer(&name)),
+            format!(
+                "{name:?} is defined in both $defs and definitions; strict mode sends one $defs"
+            ),
+        )
+    })
+}
+
 fn unstrictable(pointer: &str, message: impl Into<String>) -> Unstrictable {
     Unstrictable {
         pointer: pointer.to_string(),
@@ -136,7 +154,7 @@ fn unstrictable(pointer: &str, message: impl Into<String>) -> Unstrictable {
 /// Keywords strict mode keeps on any schema.
 const COMMON: [&str; 6] = ["description", "title", "enum", "const", "anyOf", "$ref"];
 /// Keywords that constrain nothing, removed without a warning.
-const SILENT: [&str; 4] = ["$schema", "$id", "$comment", "$defs"];
+const SILENT: [&str; 5] = ["$schema", "$id", "$comment", "$defs", "definitions"];
 /// Constraints strict mode cannot carry: removed, and told in the description.
 const TOLD: [&str; 19] = [
     "default",
@@ -161,8 +179,8 @@ const TOLD: [&str; 19] = [
 ];
 
 struct Walker {
-    /// The root's `$defs`, for a `$ref` that must be inlined.
-    root_defs: Option<Map<String, Value>>,
+    /// The root's definitions, for a `$ref` that must be inlined or checked.
+    root_defs: Option<Definitions>,
     /// References being inlined, one inside another.
     inlined: usize,
     warnings: Vec<Warning>,
@@ -202,10 +220,11 @@ impl Walker {
             }
         };
         let mut map = map.clone();
+        // first: a one-schema allOf merged here may bring a $ref beside other keywords
+        self.composition(&mut map, at);
         if map.len() > 1 && map.contains_key("$ref") {
             return self.inline(map, at, depth);
         }
-        self.composition(&mut map, at);
         let types = type_names(&map);
         let non_null: Vec<&str> = types.iter().copied().filter(|t| *t != "null").collect();
         if non_null.len() > 1 {
@@ -245,10 +264,24 @@ impl Walker {
                     out.insert(key.clone(), Value::Array(branches));
                 }
                 "$ref" => {
-                    if let Some(name) = value.as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
-                        tree.refs.push(name.to_string());
+                    let target = value.as_str().unwrap_or_default();
+                    if target == "#" {
+                        out.insert(key.clone(), value.clone());
+                        continue;
                     }
-                    out.insert(key.clone(), value.clone());
+                    let name = definition_name(target)
+                        .filter(|n| self.root_defs.as_ref().is_some_and(|d| d.contains_key(n)));
+                    let Some(name) = name else {
+                        return Err(unstrictable(
+                            &kat,
+                            format!("$ref {value} names no definition of this schema's root; strict mode follows only #/$defs/NAME and #"),
+                        ));
+                    };
+                    out.insert(
+                        key.clone(),
+                        Value::String(format!("#/$defs/{}", escape_pointer(&name))),
+                    );
+                    tree.refs.push(name);
                 }
                 k if COMMON.contains(&k) => {
                     out.insert(key.clone(), value.clone());
@@ -319,9 +352,9 @@ impl Walker {
         let target = map.remove("$ref").unwrap_or_default();
         let def = target
             .as_str()
-            .and_then(|r| r.strip_prefix("#/$defs/"))
-            .and_then(|name| self.root_defs.as_ref()?.get(name))
-            .and_then(Value::as_object)
+            .and_then(definition_name)
+            .and_then(|name| self.root_defs.as_ref()?.get(&name))
+            .and_then(|(def, _)| def.as_object())
             .cloned();
         let Some(def) = def else {
             return Err(unstrictable(
@@ -336,9 +369,7 @@ impl Walker {
             ));
         }
         self.warn(child(at, "$ref"), format!("$ref {target} beside other keywords; the definition inlined (strict mode takes a $ref alone)"));
-        for (k, v) in def {
-            map.entry(k).or_insert(v);
-        }
+        merge(&mut map, &def);
         self.inlined += 1;
         let out = self.node(&Value::Object(map), at, depth);
         self.inlined -= 1;
@@ -361,9 +392,7 @@ impl Walker {
             match all_of.as_array().map(Vec::as_slice) {
                 Some([Value::Object(only)]) => {
                     self.warn(at, "allOf is not supported in strict mode; its one schema merged into this one");
-                    for (k, v) in only {
-                        map.entry(k.clone()).or_insert_with(|| v.clone());
-                    }
+                    merge(map, only);
                 }
                 _ => self.warn(
                     at,
@@ -427,6 +456,16 @@ impl Walker {
             ));
         }
         let properties = map.get("properties").and_then(Value::as_object);
+        if map
+            .get("patternProperties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty())
+        {
+            return Err(unstrictable(
+                &child(at, "patternProperties"),
+                "an object that takes keys by pattern (patternProperties); strict mode needs every key declared",
+            ));
+        }
         match map.get("additionalProperties") {
             Some(Value::Bool(false)) => {}
             None if properties.is_some() => {

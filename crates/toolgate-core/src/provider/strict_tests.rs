@@ -143,3 +143,64 @@ fn a_ref_beside_other_keywords_is_inlined() {
         "additionalProperties": false, "required": ["x"], "properties": {"x": {"type": "number"}}})
     );
 }
+
+#[test]
+fn every_reference_sent_in_strict_mode_resolves_in_the_schema_sent() {
+    // draft 7's definitions are sent as $defs, their references too
+    let (schema, _, _) = strict(json!({"type": "object", "required": ["x"],
+        "properties": {"x": {"$ref": "#/definitions/S"}},
+        "definitions": {"S": {"type": "string", "pattern": "^a"}}}));
+    assert_eq!(schema["properties"]["x"], json!({"$ref": "#/$defs/S"}));
+    assert_eq!(
+        schema["$defs"]["S"],
+        json!({"type": "string", "pattern": "^a"})
+    );
+    assert!(schema.get("definitions").is_none(), "{schema}");
+    // a reference by anchor, by $id or to a definition that is not there: not strict
+    for (reference, defs) in [
+        ("#foo", json!({"x": {"$anchor": "foo", "type": "integer"}})),
+        (
+            "https://example.com/root#/$defs/x",
+            json!({"x": {"type": "integer"}}),
+        ),
+        ("#/$defs/missing", json!({"x": {"type": "integer"}})),
+        ("#/properties/a", json!({})),
+    ] {
+        let e = strict_schema(
+            &json!({"type": "object", "required": ["a"],
+                    "properties": {"a": {"$ref": reference}}, "$defs": defs}),
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert_eq!(e.pointer, "/properties/a/$ref", "{reference}");
+        assert!(e.message.contains("#/$defs/NAME"), "{}", e.message);
+    }
+    // a one-schema allOf of a $ref beside a description: the definition inlined, no $ref left
+    // beside other keywords
+    let (schema, _, _) = strict(json!({"type": "object", "required": ["p"],
+        "properties": {"p": {"allOf": [{"$ref": "#/$defs/S"}], "description": "x"}},
+        "$defs": {"S": {"type": "string", "enum": ["a", "b"]}}}));
+    assert_eq!(
+        schema["properties"]["p"],
+        json!({"description": "x", "type": "string", "enum": ["a", "b"]})
+    );
+    // keys by pattern cannot be declared: not strict
+    let e = strict_schema(
+        &json!({"type": "object", "patternProperties": {"^s_": {"type": "string"}},
+                "additionalProperties": false}),
+        &mut Vec::new(),
+    )
+    .unwrap_err();
+    assert_eq!(e.pointer, "/patternProperties");
+}
+
+#[test]
+fn an_object_extended_beside_its_ref_is_strict_with_the_properties_of_both() {
+    let (schema, _, _) = strict(json!({"type": "object", "$ref": "#/$defs/Base",
+        "properties": {"extra": {"type": "string"}}, "required": ["extra"],
+        "$defs": {"Base": {"type": "object", "properties": {"id": {"type": "integer"}},
+                           "required": ["id"], "additionalProperties": false}}}));
+    assert_eq!(schema["required"], json!(["extra", "id"]), "{schema}");
+    assert_eq!(schema["properties"]["id"], json!({"type": "integer"}));
+    assert_eq!(schema["additionalProperties"], json!(false));
+}

@@ -32,7 +32,8 @@ impl Walker<'_> {
                 } else {
                     Place::Other
                 };
-                if let Some(v) = self.schema_map(value, at, depth, child_place)? {
+                let definitions = matches!(key, "$defs" | "definitions");
+                if let Some(v) = self.schema_map(value, at, depth, child_place, definitions)? {
                     out.insert(key.into(), v);
                 }
             }
@@ -125,12 +126,15 @@ impl Walker<'_> {
     }
 
     /// A map of name to subschema (`properties`, `$defs`, ...); `None` when it is not a map.
+    /// With `definitions` (`$defs`, `definitions`), an entry a `$ref` names as a conjunct is
+    /// walked as [`Place::Conjunct`].
     fn schema_map(
         &mut self,
         value: &Value,
         at: &str,
         depth: usize,
         place: Place,
+        definitions: bool,
     ) -> Result<Option<Value>, ImportError> {
         let Some(entries) = value.as_object() else {
             self.warn(
@@ -144,6 +148,11 @@ impl Walker<'_> {
         };
         let mut out = Map::new();
         for (name, sub) in entries {
+            let place = if definitions && self.conjunct_defs.contains(name) {
+                Place::Conjunct
+            } else {
+                place
+            };
             out.insert(
                 name.clone(),
                 self.schema(sub, &child(at, name), depth + 1, place)?,
@@ -175,9 +184,15 @@ impl Walker<'_> {
             self.warn(at, format!("{key} must not be empty; dropped"));
             return Ok(None);
         }
+        // an allOf branch holds together with its siblings and its parent on one value
+        let place = if key == "allOf" {
+            Place::Conjunct
+        } else {
+            Place::Other
+        };
         let mut out = Vec::with_capacity(items.len());
         for (i, sub) in items.iter().enumerate() {
-            out.push(self.schema(sub, &child(at, &i.to_string()), depth + 1, Place::Other)?);
+            out.push(self.schema(sub, &child(at, &i.to_string()), depth + 1, place)?);
         }
         Ok(Some(Value::Array(out)))
     }

@@ -99,16 +99,75 @@ pub fn normalize_schema(
             ))
         }
     }
-    Walker { options, warnings }.schema(schema, pointer, 0, Place::Root)
+    let mut conjunct_defs = std::collections::HashSet::new();
+    conjunct_refs(schema, false, &mut conjunct_defs, 0);
+    Walker {
+        options,
+        warnings,
+        conjunct_defs,
+    }
+    .schema(schema, pointer, 0, Place::Root)
 }
 
 /// Where a schema sits: the root, a property (whose `optional` and boolean `required` its
-/// parent reads), or elsewhere.
+/// parent reads), a conjunct (a schema that holds together with others on the same value: an
+/// `allOf` branch, a definition a `$ref` names beside other keywords; never closed alone, so
+/// properties declared beside it are not refused by it), or elsewhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Place {
     Root,
     Property,
+    Conjunct,
     Other,
+}
+
+/// Keywords beside a `$ref` that say nothing about the value's properties.
+const ANNOTATIONS: [&str; 6] = [
+    "$ref",
+    "description",
+    "title",
+    "$comment",
+    "default",
+    "examples",
+];
+
+/// Collects the names of the definitions (`#/$defs/NAME`, `#/definitions/NAME`) that a
+/// `$ref` names as a conjunct: beside keywords other than annotations, or as an `allOf`
+/// branch. Such a definition is not closed on its own: the object it describes has the
+/// properties declared beside the reference too.
+fn conjunct_refs(
+    schema: &Value,
+    in_all_of: bool,
+    out: &mut std::collections::HashSet<String>,
+    depth: usize,
+) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    match schema {
+        Value::Object(map) => {
+            if let Some(target) = map.get("$ref").and_then(Value::as_str) {
+                let beside = map.keys().any(|k| !ANNOTATIONS.contains(&k.as_str()));
+                if in_all_of || beside {
+                    if let Some(name) = target
+                        .strip_prefix("#/$defs/")
+                        .or_else(|| target.strip_prefix("#/definitions/"))
+                    {
+                        out.insert(name.replace("~1", "/").replace("~0", "~"));
+                    }
+                }
+            }
+            for (k, v) in map {
+                conjunct_refs(v, k == "allOf", out, depth + 1);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                conjunct_refs(item, in_all_of, out, depth + 1);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The `type` keyword after mapping.
@@ -138,6 +197,8 @@ impl Types {
 struct Walker<'w> {
     options: NormalizeOptions,
     warnings: &'w mut Vec<Warning>,
+    /// Definitions a `$ref` names as a conjunct ([`conjunct_refs`]).
+    conjunct_defs: std::collections::HashSet<String>,
 }
 
 impl Walker<'_> {

@@ -11,7 +11,9 @@
 //! properties it lists, or it says something about other properties itself:
 //! `additionalProperties`, `unevaluatedProperties`, or a keyword that can declare properties
 //! elsewhere (`allOf`, `anyOf`, `oneOf`, `$ref`, `$dynamicRef`, `if`, `dependentSchemas`,
-//! `dependencies`). A closed object that requires a name it does not declare could never be
+//! `dependencies`), or it is a conjunct: an `allOf` branch, or a definition a `$ref` names
+//! beside other keywords or in an `allOf` (closed alone, it would refuse the properties
+//! declared beside it, and no call could be valid). A closed object that requires a name it does not declare could never be
 //! satisfied; the name is added as a property with no constraint.
 //!
 //! **BFCL's nested dictionaries.** The root of a definition is always closed: a model must
@@ -52,7 +54,8 @@ impl Walker<'_> {
         self.property_flags(map, pointer, &mut required);
         self.optional_list(map, pointer, place, &mut required);
 
-        let closable = !OPENING.iter().any(|k| map.contains_key(*k))
+        let closable = place != Place::Conjunct
+            && !OPENING.iter().any(|k| map.contains_key(*k))
             && !map.get("dependencies").is_some_and(|d| {
                 d.as_object()
                     .is_some_and(|m| m.values().any(|v| !v.is_array()))

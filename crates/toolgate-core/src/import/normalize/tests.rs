@@ -504,3 +504,42 @@ fn boolean_schemas_are_kept() {
         json!({"properties": {"a": false}, "additionalProperties": false})
     );
 }
+
+#[test]
+fn conjuncts_are_not_closed_alone_so_a_valid_call_stays_valid() {
+    let valid = |schema: &Value, call: Value| {
+        CompiledSchema::compile("t", "inputSchema", schema)
+            .unwrap()
+            .validate(&call)
+            .is_ok()
+    };
+    // the branches of an allOf hold together: closing each would refuse the other's names
+    let (out, _) = norm(json!({"type": "object", "allOf": [
+        {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+        {"properties": {"b": {"type": "integer"}}}
+    ]}));
+    assert!(valid(&out, json!({"a": "x", "b": 1})), "{out}");
+    assert!(valid(&out, json!({"a": "x"})), "{out}");
+    assert!(!valid(&out, json!({"b": 1})), "a is still required: {out}");
+    // a definition extended beside its $ref, in either spelling of definitions
+    for defs in ["$defs", "definitions"] {
+        let (out, _) = norm(json!({"type": "object", "$ref": format!("#/{defs}/Base"),
+            "properties": {"extra": {"type": "string"}},
+            defs: {"Base": {"type": "object", "properties": {"id": {"type": "integer"}},
+                            "required": ["id"]}}}));
+        assert!(valid(&out, json!({"id": 1, "extra": "x"})), "{out}");
+        assert!(!valid(&out, json!({"id": "one"})), "{out}");
+    }
+    // a definition referenced alone is still closed: a model must not invent its keys
+    let (out, _) = norm(
+        json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/P"}},
+        "required": ["x"],
+        "$defs": {"P": {"type": "object", "properties": {"n": {"type": "integer"}}}}}),
+    );
+    assert_eq!(
+        out["$defs"]["P"]["additionalProperties"],
+        json!(false),
+        "{out}"
+    );
+    assert!(!valid(&out, json!({"x": {"n": 1, "invented": 2}})));
+}
