@@ -4,13 +4,13 @@
 //! The sequence: a workspace-confined walk of the root (`src/walk.rs`: ignore files
 //! respected, hidden files and `.git` skipped, links never followed), keeping each file whose
 //! read the policy does not deny outright (a `path:` rule on a directory holds for the files
-//! found below it, as for `glob`) and, with a `prefix`, only paths that start with it; at most
+//! found below it, as for `glob`) and, with a `prefix`, only paths that start with it (a file
+//! whose path is not UTF-8 is left out: no `file://` URI would read it back); at most
 //! [`MAX_WALKED`] files are kept, sorted in byte order; the page is the [`PAGE`] first after
 //! `cursor` (the last path of the previous page), with `next_cursor` when more follow.
 
 use super::uri;
 use crate::blocking;
-use crate::text::rel_display;
 use crate::topk::TopK;
 use crate::walk::{Walk, WalkOptions};
 use ignore::WalkState;
@@ -169,13 +169,17 @@ fn walk(
             let Some(rel) = walk.relative(entry.path()) else {
                 return WalkState::Continue;
             };
-            let name = rel_display(rel);
+            // a name that is not UTF-8 has no URI that reads it back (its lossy form names
+            // another file, or none): left out
+            let Some(name) = rel.to_str() else {
+                return WalkState::Continue;
+            };
             if !name.starts_with(prefix) || !ctx.permits(rel, Access::Read) {
                 return WalkState::Continue;
             }
             *seen += 1;
             let size = entry.metadata().map_or(0, |m| m.len());
-            first.push((name.into_owned(), size));
+            first.push((name.to_owned(), size));
             WalkState::Continue
         },
     );

@@ -227,6 +227,12 @@ async fn listing_pages_through_every_allowed_file_in_path_order() {
     s.f.write(".hidden", "h");
     s.f.write(".gitignore", "ignored.log\n");
     s.f.write("ignored.log", "i");
+    // a name that is not UTF-8: its lossy form (d0/bad\u{FFFD}.txt) would read no file
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(b"bad\xff.txt");
+        std::fs::write(s.f.ws().join("d0").join(name), "x").unwrap();
+    }
     want.push(".gitignore".into());
     want.sort();
     let mut got = Vec::new();
