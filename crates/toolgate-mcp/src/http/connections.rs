@@ -2,9 +2,13 @@
 //! (hyper-util's auto builder), and per connection, in this order:
 //!
 //! 1. admission: past [`Limits::max_connections`] in all or
-//!    [`Limits::max_connections_per_peer`] from its IP address, a connection is closed as
-//!    soon as it is accepted (so it never holds a descriptor for long, and the listener's
-//!    backlog keeps draining)
+//!    [`Limits::max_connections_per_peer`] from its IP address, a connection waits at most
+//!    [`ADMISSION_WAIT`] for a place, then is closed (so it never holds a descriptor for
+//!    long, and the listener's backlog keeps draining). The wait is for the client that
+//!    closes each connection after its answer and opens the next at once: its next
+//!    connection can arrive before the server has read the previous one's end, and would
+//!    otherwise be refused under the cap it keeps. At most [`MAX_WAITING`] connections wait
+//!    at once; past that, one over the cap is closed at once.
 //! 2. HTTP/1.1: hyper's header-read timeout ([`Limits::header_timeout`]), from the
 //!    connection's start and again after each answer (idle keep-alive connections close with
 //!    it); HTTP/2: at most [`MAX_STREAMS_PER_CONNECTION`] streams at once
@@ -45,12 +49,21 @@ use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 use tower::ServiceExt;
 
+/// How long a connection over a cap waits for a place before it is closed.
+pub(crate) const ADMISSION_WAIT: Duration = Duration::from_millis(250);
+/// Connections over a cap that may wait for a place at once.
+pub(crate) const MAX_WAITING: usize = 256;
+
 /// The open connections, in all and per peer address.
 #[derive(Debug)]
 pub(crate) struct Connections {
     open: Mutex<(usize, HashMap<IpAddr, usize>)>,
     max: usize,
     max_per_peer: usize,
+    /// Woken when a place is freed.
+    freed: tokio::sync::Notify,
+    /// Connections waiting for a place now.
+    waiting: AtomicUsize,
 }
 
 /// One admitted connection's place; dropping it frees it.
@@ -66,7 +79,42 @@ impl Connections {
             open: Mutex::new((0, HashMap::new())),
             max: limits.max_connections,
             max_per_peer: limits.max_connections_per_peer,
+            freed: tokio::sync::Notify::new(),
+            waiting: AtomicUsize::new(0),
         })
+    }
+
+    /// A place for a connection from `peer`, waiting up to `wait` for one to be freed when a
+    /// cap is reached; `None` when none was freed in time, or when [`MAX_WAITING`]
+    /// connections wait already.
+    pub(crate) async fn admit_within(
+        self: &Arc<Self>,
+        peer: IpAddr,
+        wait: Duration,
+    ) -> Option<Slot> {
+        if let Some(slot) = self.admit(peer) {
+            return Some(slot);
+        }
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= MAX_WAITING {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        let admitted = tokio::time::timeout(wait, async {
+            loop {
+                let freed = self.freed.notified();
+                tokio::pin!(freed);
+                // registered before the check, so a place freed in between is not missed
+                freed.as_mut().enable();
+                if let Some(slot) = self.admit(peer) {
+                    return slot;
+                }
+                freed.await;
+            }
+        })
+        .await
+        .ok();
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        admitted
     }
 
     /// A place for a connection from `peer`, unless a cap is reached.
@@ -106,6 +154,8 @@ impl Drop for Slot {
                 per_peer.remove(&self.peer);
             }
         }
+        drop(open);
+        self.conns.freed.notify_waiters();
     }
 }
 
@@ -340,10 +390,9 @@ pub(crate) async fn serve(mut listener: GateListener, app: axum::Router, limits:
             // reap finished connections as they end
             Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
         };
-        let Some(slot) = conns.admit(peer.ip()) else {
-            tracing::debug!(%peer, "connection refused: at the connection cap");
-            drop(stream);
-            continue;
+        let slot = match conns.admit(peer.ip()) {
+            Some(slot) => Ok(slot),
+            None => Err(conns.clone()),
         };
         let state = ConnState::new();
         let io = TokioIo::new(Watched {
@@ -386,7 +435,16 @@ pub(crate) async fn serve(mut listener: GateListener, app: axum::Router, limits:
         });
         let builder = builder.clone();
         tasks.spawn(async move {
-            let _slot = slot;
+            let _slot = match slot {
+                Ok(slot) => slot,
+                Err(conns) => match conns.admit_within(peer.ip(), ADMISSION_WAIT).await {
+                    Some(slot) => slot,
+                    None => {
+                        tracing::debug!(%peer, "connection refused: at the connection cap");
+                        return;
+                    }
+                },
+            };
             let conn = builder.serve_connection_with_upgrades(io, service);
             tokio::select! {
                 served = conn => {
@@ -469,5 +527,33 @@ mod tests {
         assert!(conns.admit(a).is_some());
         drop(b1);
         assert_eq!(conns.count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_connection_over_the_cap_waits_a_moment_for_a_place() {
+        let limits = Limits {
+            max_connections: 10,
+            max_connections_per_peer: 1,
+            ..Limits::default()
+        };
+        let conns = Connections::new(&limits);
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let first = conns.admit(a).unwrap();
+        // nothing freed: refused once the wait is over
+        let started = Instant::now();
+        assert!(conns
+            .admit_within(a, Duration::from_millis(50))
+            .await
+            .is_none());
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        // freed during the wait: admitted then
+        let waiting = tokio::spawn({
+            let conns = conns.clone();
+            async move { conns.admit_within(a, Duration::from_secs(5)).await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        drop(first);
+        assert!(waiting.await.unwrap().is_some());
+        assert_eq!(conns.waiting.load(Ordering::Relaxed), 0);
     }
 }

@@ -561,3 +561,43 @@ fn an_answer_before_the_body_is_read_says_connection_close() {
         );
     }
 }
+
+/// A client that closes each connection after its answer and opens the next at once is not
+/// refused under the per-peer cap it keeps: a connection over the cap waits a moment for a
+/// place, and is closed only when none is freed.
+#[test]
+fn a_connection_over_the_cap_is_served_when_a_place_frees_and_closed_when_none_does() {
+    use std::io::{Read, Write};
+    let t = TestDir::new();
+    let s = InProc::start(&t.ws(), |a| {
+        let mut limits = toolgate_mcp::http::Limits::default();
+        limits.max_connections_per_peer = 1;
+        HttpConfig::new(a).token(TOKEN).limits(limits)
+    });
+    let timeout = Some(std::time::Duration::from_secs(20));
+    let body = initialize().to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: \
+         application/json, text/event-stream\r\n{}\r\nContent-Length: {}\r\n\r\n{body}",
+        s.addr,
+        bearer(),
+        body.len()
+    );
+    let first = std::net::TcpStream::connect(&s.addr).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // over the cap, nothing freed: closed without an answer once the wait is over
+    let mut over = std::net::TcpStream::connect(&s.addr).unwrap();
+    over.set_read_timeout(timeout).unwrap();
+    let started = std::time::Instant::now();
+    let mut rest = Vec::new();
+    let _ = over.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200));
+    // over the cap, the first closed meanwhile: served
+    let mut next = std::net::TcpStream::connect(&s.addr).unwrap();
+    next.set_read_timeout(timeout).unwrap();
+    drop(first);
+    next.write_all(request.as_bytes()).unwrap();
+    let (status, headers) = read_response(&mut next);
+    assert_eq!(status, 200, "{headers:?}");
+}
