@@ -63,8 +63,14 @@ pub(crate) async fn middleware(
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
     {
-        if !gate.sessions.owned_by(id, req.extensions().get::<Caller>()) {
-            tracing::warn!("a request named a session another caller opened");
+        // a DELETE of a session that is not (or no longer) there: 404, as the specification
+        // says of a session id the server does not know (2025-11-25, "Session Management";
+        // rmcp would answer it as if it had ended one)
+        let unknown = req.method() == http::Method::DELETE && !gate.sessions.exists(id);
+        if unknown || !gate.sessions.owned_by(id, req.extensions().get::<Caller>()) {
+            if !unknown {
+                tracing::warn!("a request named a session another caller opened");
+            }
             return refuse(
                 StatusCode::NOT_FOUND,
                 &Refusal::new(

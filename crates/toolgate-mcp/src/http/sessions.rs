@@ -122,6 +122,11 @@ impl Sessions {
         }
     }
 
+    /// Whether `id` names a live session.
+    pub(crate) fn exists(&self, id: &str) -> bool {
+        self.table.lock().contains_key(id)
+    }
+
     /// Live sessions now.
     #[cfg(test)]
     pub(crate) fn live(&self) -> usize {

@@ -364,6 +364,21 @@ fn transport_auth_the_token_is_the_bearer_header_and_a_deleted_session_is_gone()
         b"",
     );
     assert!(matches!(r.status, 200 | 204), "{r:?}");
+    // deleting it again, or a session never made: 404, nothing ended
+    for id in [
+        session.clone(),
+        "Mcp-Session-Id: 00000000-0000-4000-8000-000000000000".to_string(),
+    ] {
+        let r = super::support::raw_http(
+            &s.addr,
+            &format!(
+                "DELETE /mcp HTTP/1.1\r\nHost: {host}\r\n{id}\r\n{}\r\n",
+                bearer()
+            ),
+            b"",
+        );
+        assert_eq!(r.status, 404, "{id}: {r:?}");
+    }
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "read_file", "arguments": {"path": "ok.txt"}}});
     let r = post_mcp(&s.addr, &host, &[&bearer(), &session, version], &call);
