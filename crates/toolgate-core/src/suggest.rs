@@ -13,6 +13,9 @@ pub fn nearness(sent: &str, known: &str) -> Option<f64> {
     if a == b {
         return Some(2.0);
     }
+    if other_meaning(&a, &b) || other_meaning(&b, &a) {
+        return None;
+    }
     let jw = strsim::jaro_winkler(&a, &b);
     if b.starts_with(&a) || a.starts_with(&b) {
         return Some(1.0 + jw / 10.0);
@@ -35,6 +38,20 @@ pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Opti
         .map(|(_, k)| k)
 }
 
+/// Prefixes that make a name say something else than the name without them: a negation
+/// (`no_verify`, `unsafe`, `disable_tls`, `skip_checks`), or a blind copy (`bcc`).
+const OTHER_MEANING: [&str; 8] = ["no", "not", "non", "un", "dis", "disable", "skip", "b"];
+
+/// Whether `a` (folded) is `b` (folded) behind a prefix that changes what it means: a model
+/// that sent `bcc` must not be steered to `cc` (its blind copies would go to every
+/// recipient), nor one that sent `no_verify` to `verify`. Only for names of two characters
+/// or more, so a slip of one letter (`rread_file`) is still a slip.
+fn other_meaning(a: &str, b: &str) -> bool {
+    b.len() >= 2
+        && a.strip_suffix(b)
+            .is_some_and(|prefix| OTHER_MEANING.contains(&prefix))
+}
+
 fn fold(s: &str) -> String {
     s.chars()
         .filter(|c| !matches!(c, '_' | '-'))
@@ -55,6 +72,7 @@ mod tests {
             "list_dir",
             "timeout_ms",
             "src",
+            "cc",
         ];
         for (sent, want) in [
             ("readFile", Some("read_file")),
@@ -68,6 +86,11 @@ mod tests {
             ("scr", Some("src")),
             ("SRC", Some("src")),
             ("delete_everything", None),
+            // a prefix that changes the meaning is no slip
+            ("bcc", None),
+            ("no_src", None),
+            ("un-src", None),
+            ("disable_timeout_ms", None),
             ("lib", None),
             ("", None),
         ] {
