@@ -85,6 +85,14 @@ fn read_queries(path: &std::path::Path) -> anyhow::Result<Vec<Query>> {
                 i + 1
             )
         })?;
+        if q.relevant.is_empty() {
+            // no tool can be found for it: it would count as a miss, and as found by all@k
+            anyhow::bail!(
+                "{} line {}: \"relevant\" is empty; list the tools that answer the request",
+                path.display(),
+                i + 1
+            );
+        }
         out.push(q);
     }
     if out.is_empty() {

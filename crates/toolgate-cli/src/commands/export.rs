@@ -58,6 +58,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             let imported =
                 import::import_definitions(&text, args.dialect, &ImportOptions::default())
                     .with_context(|| format!("importing definitions from {}", path.display()))?;
+            if imported.is_empty() {
+                anyhow::bail!(no_definitions(path));
+            }
             export(imported.iter().map(|i| &i.spec), args.format, options)
         }
         None => {
@@ -85,4 +88,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         );
     }
     Ok(Exit::Success)
+}
+
+/// The error of a definitions file that holds none (an empty file, `[]`).
+pub(crate) fn no_definitions(path: &std::path::Path) -> String {
+    format!(
+        "{} holds no definitions; give a file of tool definitions (a JSON array, JSON lines, \
+         or a tools/list result)",
+        path.display()
+    )
 }

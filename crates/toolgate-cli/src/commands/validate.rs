@@ -39,6 +39,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .with_context(|| format!("reading {}", args.definitions.display()))?;
     let imported = import::import_definitions(&text, args.dialect, &ImportOptions::default())
         .with_context(|| format!("importing definitions from {}", args.definitions.display()))?;
+    if imported.is_empty() {
+        anyhow::bail!(super::export::no_definitions(&args.definitions));
+    }
     let warnings: usize = imported.iter().map(|i| i.warnings.len()).sum();
     if args.warnings {
         for i in &imported {

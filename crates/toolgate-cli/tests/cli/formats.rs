@@ -226,6 +226,33 @@ fn exported_definitions_validate_the_recorded_calls_in_their_dialect() {
 }
 
 #[test]
+fn definitions_files_that_hold_none_or_nest_too_deep_are_refused_saying_so() {
+    let t = tree();
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    for (text, says) in [
+        ("", "holds no definitions"),
+        ("[]\n", "holds no definitions"),
+        (deep.as_str(), "nested more than 128 deep"),
+    ] {
+        let file = t.path().join("defs.json");
+        std::fs::write(&file, text).unwrap();
+        let defs = file.to_str().unwrap();
+        for args in [
+            vec!["export", "--format", "openai", "--definitions", defs],
+            vec!["validate", "--definitions", defs, "--calls", defs],
+        ] {
+            let out = toolgate(&args, t.path());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains(says) && out.stdout.is_empty(),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
 fn eval_retrieval_prints_one_object_of_figures() {
     let t = tree();
     let tools = format!("{DATA}/tool-retrieval/tools.jsonl");
@@ -263,6 +290,10 @@ fn eval_retrieval_prints_one_object_of_figures() {
         ),
         ("{\"q\": 1}\n", "line 1"),
         ("", "no request"),
+        (
+            "{\"query\": \"x\", \"relevant\": []}\n",
+            "line 1: \"relevant\" is empty",
+        ),
     ] {
         std::fs::write(&bad, text).unwrap();
         let out = toolgate(

@@ -61,10 +61,16 @@ pub fn parse_definitions(text: &str) -> Result<Vec<ParsedDefinition>, ImportErro
             Some(Err(e)) => {
                 let full = e.to_string();
                 let suffix = format!(" at line {} column {}", e.line(), e.column());
+                let message = match full.strip_suffix(&suffix).unwrap_or(&full) {
+                    "recursion limit exceeded" => {
+                        "arrays and objects nested more than 128 deep".to_string()
+                    }
+                    m => m.to_string(),
+                };
                 return Err(ImportError::Syntax {
                     line: e.line(),
                     column: e.column(),
-                    message: full.strip_suffix(&suffix).unwrap_or(&full).to_string(),
+                    message,
                 });
             }
         };
