@@ -139,6 +139,14 @@ pub fn parse(text: &str) -> Result<lettre::Address, AddressProblem> {
     Ok(address)
 }
 
+/// The mailbox an address names, for telling two spellings apart: the address in lower
+/// case (its domain is lower-case IDNA ASCII already, from [`parse`]; the local part is
+/// case-sensitive by RFC 5321 section 2.4, but no mail server in use treats `Ann@` and `ann@`
+/// as two mailboxes, and the section itself discourages relying on it).
+pub(crate) fn mailbox_key(address: &lettre::Address) -> String {
+    AsRef::<str>::as_ref(address).to_lowercase()
+}
+
 /// Whether a message built to `address` has it, unchanged, as its envelope's recipient
 /// (lettre derives the envelope from the `To:` header it writes).
 fn survives_a_message(address: &lettre::Address) -> bool {

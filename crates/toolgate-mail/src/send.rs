@@ -207,7 +207,11 @@ fn check_draft_recipients(
     to: &[lettre::Address],
 ) -> Result<(), ToolError> {
     let sent: Vec<String> = to.iter().map(ToString::to_string).collect();
-    let same = written_for.len() == sent.len() && sent.iter().all(|a| written_for.contains(a));
+    let same = written_for.len() == sent.len()
+        && to
+            .iter()
+            .map(crate::address::mailbox_key)
+            .all(|a| written_for.iter().any(|w| w.to_lowercase() == a));
     if same {
         return Ok(());
     }
@@ -284,7 +288,8 @@ impl TypedTool for SendEmail {
             )
     }
 
-    /// What is sent, whatever handles name it: the sender, the recipients (each list sorted),
+    /// What is sent, whatever handles name it: the sender, the recipients (each list sorted,
+    /// each address in lower case),
     /// the subject, the bodies, and each attachment's name, type, size and SHA-256 (sorted),
     /// so the flow run again with new handles for the same draft and files is the same call
     /// to the ledger (a replay, never a second message), and another body is another call.
@@ -295,9 +300,12 @@ impl TypedTool for SendEmail {
     ) -> Result<Option<serde_json::Value>, ToolError> {
         let c = self.check(args, ctx)?;
         let ws = ctx.require_workspace()?;
+        // one mailbox, however its local part is cased (the domain is lower case already):
+        // a retry that writes `Ann@` for `ann@` is the same message, never a second one
         let sorted = |v: &[lettre::Address]| {
-            let mut v: Vec<String> = v.iter().map(ToString::to_string).collect();
+            let mut v: Vec<String> = v.iter().map(crate::address::mailbox_key).collect();
             v.sort_unstable();
+            v.dedup();
             v
         };
         let mut attachments = Vec::with_capacity(c.files.len());

@@ -130,7 +130,9 @@ pub(crate) fn recipients(
             ToolError::invalid_input(format!("{field}[{i}] {text:?}: {}; {}", p.what, p.instead))
                 .with_reason("invalid_address")
         })?;
-        if !out.contains(&address) {
+        // `Ann@` and `ann@` are one mailbox to every mail server in use: one copy
+        let key = crate::address::mailbox_key(&address);
+        if !out.iter().any(|a| crate::address::mailbox_key(a) == key) {
             out.push(address);
         }
     }

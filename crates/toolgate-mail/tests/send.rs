@@ -169,3 +169,35 @@ async fn a_lone_carriage_return_in_the_body_never_reaches_the_server() {
          Subject: smuggled\n\nsecret\n.\nRSET"
     );
 }
+
+/// A retry that spells a recipient's local part in other letters (`Ann@` for `ann@`, the
+/// domain in capitals), with no key of its own, is the same message to the ledger: a replay,
+/// never a second copy; and one mailbox written twice in a list is sent to once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(toolgate_no_python, ignore = "TOOLGATE_TEST_PYTHON is not set")]
+async fn a_recipient_cased_otherwise_on_a_retry_is_a_replay_not_a_second_message() {
+    let Some(t) = setup(&[], |c| c) else { return };
+    let s = t.session("s1");
+    let first = t
+        .call(
+            &s,
+            "1",
+            "send_email",
+            json!({"to": ["ann@company.com", "Ann@Company.com"], "subject": "Hello",
+                   "body": "Hi Ann"}),
+        )
+        .await;
+    assert!(!first.is_error, "{first:?}");
+    let again = t
+        .call(
+            &s,
+            "2",
+            "send_email",
+            json!({"to": ["ANN@COMPANY.COM"], "subject": "Hello", "body": "Hi Ann"}),
+        )
+        .await;
+    assert!(again.replayed, "{again:?}");
+    let messages = t.server.messages();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["rcpt_tos"], json!(["ann@company.com"]));
+}
