@@ -6,8 +6,9 @@
 //! | git internals | a component named `.git`, at any depth, and everything below it | `.git/config` (`core.fsmonitor`, `core.pager`), `.git/hooks/*` and a planted `.git` file (`gitdir: ...`) run code the next time anyone runs git |
 //! | toolgate's store | a component named `.toolgate`, at any depth, and everything below it | the audit log, spilled results, grants and the policy live there |
 //! | toolgate's configuration | a file named `toolgate.toml`, at any depth | it sets the policy the agent runs under |
-//! | editor and agent settings | a component named `.vscode`, `.idea`, `.claude`, `.cursor`, `.gemini` or `.codex`, and everything below it; a file named `.mcp.json` | they start commands (VS Code `tasks.json` on folder open, an MCP server a project config declares) or lift the approvals of the next agent run (`chat.tools.autoApprove`, CVE-2025-53773; `.cursor/mcp.json`, CVE-2025-54135) |
-//! | hook and shell start-up files | a component named `.husky`; a file named `.gitconfig`, `.pre-commit-config.yaml`, `lefthook.yml` (also `.yaml`, with a leading dot, or `-local`), `.bashrc`, `.bash_profile`, `.zshrc`, `.zprofile` or `.profile` | they run code at the next commit, checkout or shell start (a hook manager's configuration names the commands its installed git hook runs; a workspace may be a home directory) |
+//! | editor and agent settings | a component named `.vscode`, `.idea`, `.zed`, `.claude`, `.cursor`, `.gemini`, `.codex`, `.windsurf`, `.continue`, `.roo`, `.kiro`, `.amazonq` or `.opencode`, and everything below it; a file named `.mcp.json`, `opencode.json` (or `.jsonc`), `.aider.conf.yml` (or `.yaml`), or ending in `.code-workspace` | they start commands (VS Code `tasks.json` on folder open, an MCP server a project config declares, aider's `test-cmd`) or lift the approvals of the next agent run (`chat.tools.autoApprove`, CVE-2025-53773; `.cursor/mcp.json`, CVE-2025-54135; opencode's `permission`) |
+//! | hook and shell start-up files | a component named `.husky`; a file named `.gitconfig`, `.pre-commit-config.yaml` (or `.yml`), `lefthook.yml` (also `.yaml`, with a leading dot, or `-local`), or a start-up file of bash, zsh, ksh or csh (`.bashrc`, `.bash_profile`, `.bash_login`, `.bash_logout`, `.profile`, `.zshenv`, `.zshrc`, `.zprofile`, `.zlogin`, `.zlogout`, `.kshrc`, `.cshrc`, `.tcshrc`, `.login`, `.logout`) | they run code at the next commit, checkout or shell start (a hook manager's configuration names the commands its installed git hook runs; a workspace may be a home directory, and zsh reads `.zshenv` for every script it runs) |
+//! | ssh's directory | a component named `.ssh` | `config` runs commands at the next ssh (`ProxyCommand`, `LocalCommand`), `authorized_keys` lets a key in (a workspace may be a home directory) |
 //! | directory environments | a file named `.envrc`; a component named `.devcontainer` | direnv runs `.envrc` when a shell enters the directory; a dev container's `devcontainer.json` runs `postCreateCommand` and the like when an editor opens the folder |
 //!
 //! All of them are protected at every depth, not only at the root: a directory of this
@@ -18,8 +19,9 @@
 //! spelling that names the same entry is caught too: ASCII case is ignored (`.GIT/config` on a
 //! case-insensitive volume), characters HFS+ ignores in names (zero-width joiners and
 //! direction marks, U+200C to U+200F, U+202A to U+202E, U+206A to U+206F, U+FEFF) are
-//! dropped, trailing dots and spaces are dropped (NTFS drops them), and the NTFS short name
-//! `GIT~1` counts as `.git`. This is the same set of aliases git itself refuses in paths.
+//! dropped, trailing dots and spaces are dropped (NTFS drops them), what follows a colon is
+//! dropped (`.git::$INDEX_ALLOCATION` is `.git`'s own directory stream on NTFS), and the NTFS
+//! short name `GIT~1` counts as `.git`. This is the same set of aliases git itself refuses in paths.
 //!
 //! The check runs on the canonical resolved path ([`WsPath`], symbolic links already
 //! followed), so a link named `innocent` that points at `.git/config` is caught as
@@ -187,6 +189,9 @@ fn display(names: &[&OsStr]) -> String {
 /// Why one file name is protected, in words for the model, or `None` when it is not
 /// (compared as the module docs say: `.VSCode` and `.git.` are protected names).
 pub fn protected_name(name: &OsStr) -> Option<&'static str> {
+    if is_code_workspace(name) {
+        return Some(AGENT);
+    }
     if !may_be_protected(name) {
         return None;
     }
@@ -195,12 +200,15 @@ pub fn protected_name(name: &OsStr) -> Option<&'static str> {
         ".git" | "git~1" => Some("git internals (.git)"),
         ".toolgate" => Some(STORE),
         "toolgate.toml" => Some("toolgate's configuration (toolgate.toml)"),
-        ".vscode" | ".idea" | ".claude" | ".cursor" | ".gemini" | ".codex" | ".mcp.json" => {
-            Some("editor or agent settings, which can run commands or lift approvals")
+        ".vscode" | ".idea" | ".zed" | ".claude" | ".cursor" | ".gemini" | ".codex"
+        | ".windsurf" | ".continue" | ".roo" | ".kiro" | ".amazonq" | ".opencode" | ".mcp.json"
+        | "opencode.json" | "opencode.jsonc" | ".aider.conf.yml" | ".aider.conf.yaml" => {
+            Some(AGENT)
         }
         ".husky"
         | ".gitconfig"
         | ".pre-commit-config.yaml"
+        | ".pre-commit-config.yml"
         | "lefthook.yml"
         | "lefthook.yaml"
         | ".lefthook.yml"
@@ -211,15 +219,39 @@ pub fn protected_name(name: &OsStr) -> Option<&'static str> {
         | ".lefthook-local.yaml" => {
             Some("git hooks and configuration, which run code at the next git command")
         }
-        ".bashrc" | ".bash_profile" | ".zshrc" | ".zprofile" | ".profile" => {
+        ".bashrc" | ".bash_profile" | ".bash_login" | ".bash_logout" | ".profile" | ".zshenv"
+        | ".zshrc" | ".zprofile" | ".zlogin" | ".zlogout" | ".kshrc" | ".cshrc" | ".tcshrc"
+        | ".login" | ".logout" => {
             Some("a shell start-up file, which runs code at the next shell start")
         }
+        ".ssh" => Some(
+            "ssh's configuration and keys, which run commands at the next ssh \
+             (ProxyCommand) or let a key in (authorized_keys)",
+        ),
         ".envrc" | ".devcontainer" => Some(
             "a directory environment (direnv's .envrc, a dev container), which runs code when \
              a shell or an editor enters the directory",
         ),
         _ => None,
     }
+}
+
+/// Why editor and agent settings are protected, in words for the model.
+const AGENT: &str = "editor or agent settings, which can run commands or lift approvals";
+
+/// Whether `name` ends in `.code-workspace` (ASCII case ignored, trailing dots and spaces
+/// dropped): a VS Code workspace file carries settings and tasks as `.vscode` does.
+fn is_code_workspace(name: &OsStr) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    const SUFFIX: &[u8] = b".code-workspace";
+    let mut b = name.as_bytes();
+    if let Some(colon) = b.iter().position(|&c| c == b':') {
+        b = &b[..colon];
+    }
+    while let [rest @ .., b'.' | b' '] = b {
+        b = rest;
+    }
+    b.len() >= SUFFIX.len() && b[b.len() - SUFFIX.len()..].eq_ignore_ascii_case(SUFFIX)
 }
 
 /// Whether `name` names git's directory (`.git` or an alias of it, compared as the module
@@ -229,22 +261,23 @@ pub fn is_git_name(name: &OsStr) -> bool {
 }
 
 /// Whether `name` can fold to a protected name, from its first byte: every protected name
-/// starts with `.`, `t` (`toolgate.toml`), `g` (`GIT~1`) or `l` (`lefthook.yml`), in either
-/// case, possibly after HFS+-ignorable characters (whose UTF-8 starts with `0xE2` or `0xEF`).
+/// starts with `.`, `t` (`toolgate.toml`), `g` (`GIT~1`), `l` (`lefthook.yml`) or `o`
+/// (`opencode.json`), in either case, possibly after HFS+-ignorable characters (whose UTF-8
+/// starts with `0xE2` or `0xEF`).
 /// Run on every entry of a workspace walk, so most names are passed over without folding.
 fn may_be_protected(name: &OsStr) -> bool {
     use std::os::unix::ffi::OsStrExt;
     matches!(
         name.as_bytes().first(),
-        Some(b'.' | b't' | b'T' | b'g' | b'G' | b'l' | b'L' | 0xE2 | 0xEF)
+        Some(b'.' | b't' | b'T' | b'g' | b'G' | b'l' | b'L' | b'o' | b'O' | 0xE2 | 0xEF)
     )
 }
 
 /// The longest protected name, in bytes after folding; longer names are not looked at.
 const MAX_PROTECTED_LEN: usize = ".pre-commit-config.yaml".len();
 
-/// `name` folded for comparison: HFS+-ignorable characters dropped, ASCII lower-cased,
-/// trailing dots and spaces dropped. `None` when it cannot be a protected name (not UTF-8, or
+/// `name` folded for comparison: HFS+-ignorable characters dropped, ASCII lower-cased, what
+/// follows a colon dropped (an NTFS stream of the entry), trailing dots and spaces dropped. `None` when it cannot be a protected name (not UTF-8, or
 /// longer than any protected name once folded).
 fn fold(name: &OsStr) -> Option<String> {
     let name = name.to_str()?;
@@ -252,6 +285,9 @@ fn fold(name: &OsStr) -> Option<String> {
     for c in name.chars() {
         if is_hfs_ignorable(c) {
             continue;
+        }
+        if c == ':' {
+            break;
         }
         if key.len() >= MAX_PROTECTED_LEN * 4 {
             return None;
@@ -296,6 +332,9 @@ mod tests {
             ".g\u{200c}it/config",
             "\u{feff}.git/hooks/post-checkout",
             "GIT~1/config",
+            ".git::$INDEX_ALLOCATION/config",
+            ".git:stream",
+            ".mcp.json::$DATA",
             ".toolgate",
             ".toolgate/policy.toml",
             ".TOOLGATE/audit.jsonl",
@@ -312,8 +351,21 @@ mod tests {
             ".gemini/settings.json",
             ".codex/config.toml",
             ".mcp.json",
+            ".zed/settings.json",
+            ".windsurf/rules/x.md",
+            ".continue/mcpServers/x.yaml",
+            ".roo/mcp.json",
+            ".kiro/settings/mcp.json",
+            ".amazonq/mcp.json",
+            ".opencode/agent/x.md",
+            "opencode.json",
+            "svc/OpenCode.jsonc",
+            ".aider.conf.yml",
+            "app.code-workspace",
+            "x/App.Code-Workspace.",
             ".husky/pre-commit",
             ".pre-commit-config.yaml",
+            ".pre-commit-config.yml",
             "lefthook.yml",
             "svc/.Lefthook.yml",
             "lefthook-local.yml",
@@ -322,7 +374,18 @@ mod tests {
             ".bashrc",
             ".Bash_Profile",
             ".zshrc",
+            ".zshenv",
+            ".ZLogin",
+            ".zlogout",
+            ".bash_login",
+            ".bash_logout",
+            ".kshrc",
+            ".cshrc",
+            ".tcshrc",
+            ".login",
             ".profile",
+            ".ssh/config",
+            ".ssh/authorized_keys",
             ".envrc",
             "app/.ENVRC",
             ".devcontainer/devcontainer.json",
@@ -347,6 +410,12 @@ mod tests {
             "vscode/settings.json",
             "mcp.json",
             "docs/.mcp.json.md",
+            "code-workspace",
+            "app.code-workspace.bak",
+            "opencode.json.example",
+            "zed/settings.json",
+            "ssh/config",
+            "git:x",
             "bashrc",
             "envrc",
             ".envrc.example",

@@ -6,9 +6,9 @@
 //!
 //! 1. the protected entries are found: every file, directory or link whose name is one of
 //!    the protected names of [`crate::fs::protected`] (the one list the write tools refuse:
-//!    `.git`, `.toolgate`, `toolgate.toml`, `.vscode`, `.idea`, `.claude`, `.cursor`,
-//!    `.gemini`, `.codex`, `.mcp.json`, `.husky`, `.devcontainer`, `.envrc`, `.gitconfig`, the
-//!    shell rc files; any spelling the file systems take for the same name, such as
+//!    `.git`, `.toolgate`, `toolgate.toml`, editors' and agents' settings (`.vscode`,
+//!    `.claude`, `.cursor`, `.mcp.json`, ...), `.husky`, `.devcontainer`, `.envrc`,
+//!    `.gitconfig`, the shells' start-up files, `.ssh`; any spelling the file systems take for the same name, such as
 //!    `.VSCode`), at the root and below it (`protected_scan.rs` says how far it looks and what
 //!    it costs),
 //!    plus [`ShellConfig::protected`] (`.toolgate`, `.git/hooks`, `.git/config` and the

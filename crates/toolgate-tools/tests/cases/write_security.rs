@@ -232,6 +232,26 @@ async fn protected_gitconfig_43_editor_agent_and_hook_files_are_refused() {
         ".bashrc",
         ".zshrc",
         ".profile",
+        // every start-up file of bash, zsh, ksh and csh: zsh reads .zshenv for each script
+        ".zshenv",
+        ".zlogin",
+        ".bash_login",
+        ".bash_logout",
+        ".cshrc",
+        ".ssh/config",
+        ".ssh/authorized_keys",
+        // other agents' and editors' project settings, and VS Code's workspace file
+        ".zed/settings.json",
+        ".amazonq/mcp.json",
+        ".roo/mcp.json",
+        ".kiro/settings/mcp.json",
+        ".continue/mcpServers/x.yaml",
+        "opencode.json",
+        ".aider.conf.yml",
+        "team.code-workspace",
+        // NTFS names .git's own directory stream so; the tools refuse it everywhere
+        ".git::$INDEX_ALLOCATION/config",
+        ".pre-commit-config.yml",
     ] {
         for (tool, args) in [
             (
