@@ -96,32 +96,47 @@ impl UpstreamTool {
         .no_effect()
     }
 
-    /// The arguments with declared path arguments made absolute inside the workspace.
+    /// The arguments as the policy decided them: declared path arguments made absolute inside
+    /// the workspace, declared URL arguments in the WHATWG URL Standard's serialization (the
+    /// parse the `host:` rules were matched on), so an upstream whose URL parser reads the
+    /// text otherwise (RFC 3986 takes `http://a.example\\@b.example/` to be a request to
+    /// `b.example`; WHATWG, `a.example`) is sent what every parser reads alike
+    /// (`http://a.example//@b.example/`).
     fn resolved(&self, mut args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let paths = self
-            .resources
-            .iter()
-            .filter(|r| r.kind == ArgumentKind::Path);
         let Some(obj) = args.as_object_mut() else {
             return Ok(args);
         };
-        for r in paths {
+        for r in &self.resources {
             let Some(v) = obj.get_mut(&r.name) else {
                 continue;
             };
-            let ws = ctx.require_workspace()?;
-            let absolute = |p: &str| -> Result<Value, ToolError> {
-                let rel = ctx.resolve(p)?;
-                Ok(Value::String(
-                    ws.root().join(rel.as_path()).to_string_lossy().into_owned(),
-                ))
+            let one = |s: &str| -> Result<Value, ToolError> {
+                match r.kind {
+                    ArgumentKind::Path => {
+                        let ws = ctx.require_workspace()?;
+                        let rel = ctx.resolve(s)?;
+                        Ok(Value::String(
+                            ws.root().join(rel.as_path()).to_string_lossy().into_owned(),
+                        ))
+                    }
+                    ArgumentKind::Url => url::Url::parse(s)
+                        .map(|u| Value::String(u.into()))
+                        .map_err(|e| {
+                            ToolError::invalid_input(format!(
+                                "`{}` is not a URL ({e}); send one such as \
+                                 https://example.com/page",
+                                r.name
+                            ))
+                            .with_reason("invalid_url")
+                        }),
+                }
             };
             match v {
-                Value::String(s) => *v = absolute(s)?,
+                Value::String(s) => *v = one(s)?,
                 Value::Array(items) => {
                     for item in items.iter_mut() {
                         if let Value::String(s) = item {
-                            *item = absolute(s)?;
+                            *item = one(s)?;
                         }
                     }
                 }

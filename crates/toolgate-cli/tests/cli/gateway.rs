@@ -841,6 +841,24 @@ fn declared_arguments_toolgate_cannot_decide_are_refused_before_the_upstream() {
     }
     let e = envelope(&toolgate(&ws, &["call", "up__open", r#"{"path": [5]}"#]));
     assert_eq!(e["error"]["faults"][0]["pointer"], "/path/0", "{e}");
+    // a URL the rules decided by the WHATWG parse goes upstream in that parse's spelling: an
+    // RFC 3986 parser reads `http://ok.example\\@evil.com/` as a request to evil.com (user
+    // `ok.example\\`), WHATWG, whose parse the `host:` rule matched, as one to ok.example
+    for (sent, received) in [
+        (
+            r"http://ok.example\\@evil.com/x",
+            "http://ok.example//@evil.com/x",
+        ),
+        ("HTTP://OK.example", "http://ok.example/"),
+        ("http:ok.example/a b", "http://ok.example/a%20b"),
+    ] {
+        let args = json!({"url": [sent]});
+        let e = envelope(&toolgate(&ws, &["call", "up__open", &args.to_string()]));
+        assert_eq!(e["is_error"], false, "{sent}: {e}");
+        let echoed: Value =
+            serde_json::from_str(e["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(echoed["url"], json!([received]), "{sent}: {e}");
+    }
 }
 
 /// The scripted server behind `tests/upstreams/http_bridge.py` (its lines sent as they are,
