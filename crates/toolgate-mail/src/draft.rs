@@ -175,6 +175,15 @@ pub(crate) fn check_subject(subject: &str) -> Result<(), ToolError> {
         )
         .with_reason("header_injection"));
     }
+    if let Some(c) = crate::text::bidi_override(subject) {
+        return Err(ToolError::invalid_input(format!(
+            "the subject holds U+{:04X}, a bidirectional override that makes the text after it \
+             read in another order than it is written; send the subject without it (right-to-left \
+             text needs no override)",
+            c as u32
+        ))
+        .with_reason("header_injection"));
+    }
     if crate::text::has_encoded_word(subject) {
         return Err(ToolError::invalid_input(
             "the subject holds an RFC 2047 encoded word (=?charset?q?...?=), which mail readers \

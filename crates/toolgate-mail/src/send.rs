@@ -238,6 +238,16 @@ fn check_file_name(name: &str) -> Result<(), ToolError> {
         ))
         .with_reason("header_injection"));
     }
+    if let Some(c) = crate::text::bidi_override(name) {
+        return Err(ToolError::invalid_input(format!(
+            "the file name {:?} holds U+{:04X}, a bidirectional override that makes the name \
+             read in another order than it is written (`invoice\\u{{202e}}fdp.exe` shows as \
+             `invoiceexe.pdf`); rename the file, or send without it",
+            toolgate_core::sanitize::clean_output(name),
+            c as u32
+        ))
+        .with_reason("header_injection"));
+    }
     if has_encoded_word(name) {
         return Err(ToolError::invalid_input(format!(
             "the file name {name:?} holds an RFC 2047 encoded word (=?...?=), which mail \

@@ -23,10 +23,21 @@ pub(crate) fn fold(text: &str) -> String {
     out
 }
 
-/// Whether `text` holds a carriage return, a line feed or another control character, which
-/// no mail header may carry (header injection).
+/// Whether `text` holds a carriage return, a line feed, another control character or a
+/// Unicode line or paragraph separator (U+2028, U+2029, which readers show as a line break),
+/// none of which a mail header may carry (header injection).
 pub(crate) fn has_control(text: &str) -> bool {
-    text.chars().any(char::is_control)
+    text.chars()
+        .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+}
+
+/// The first bidirectional embedding, override or isolate in `text` (U+202A to U+202E,
+/// U+2066 to U+2069), which makes what follows it read in another order than it is written:
+/// an attachment named `invoice\u{202e}fdp.exe` shows as `invoiceexe.pdf` (the direction marks
+/// U+200E and U+200F, which right-to-left text needs, are not among them).
+pub(crate) fn bidi_override(text: &str) -> Option<char> {
+    text.chars()
+        .find(|c| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'))
 }
 
 /// `text` with every line break a line feed: `\r\n` and a lone `\r` each become `\n`
@@ -82,6 +93,10 @@ mod tests {
             std::borrow::Cow::Borrowed(_)
         ));
         assert!(!has_control("Quarterly report"));
+        assert!(has_control("Hi\u{2028}Bcc: x@y"));
+        assert_eq!(bidi_override("invoice\u{202e}fdp.exe"), Some('\u{202e}'));
+        assert_eq!(bidi_override("\u{2067}x"), Some('\u{2067}'));
+        assert_eq!(bidi_override("\u{200f}שלום report"), None);
         assert!(has_encoded_word("=?utf-8?q?Hi=0D=0ABcc:_x@y?="));
         assert!(has_encoded_word("Re: =?UTF-8?B?SGk=?= there"));
         assert!(!has_encoded_word("is 2+2=? 4?"));

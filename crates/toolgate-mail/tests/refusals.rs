@@ -90,6 +90,62 @@ async fn what_cannot_be_sent_is_refused_saying_what_to_send_instead() {
         .await;
     assert_eq!(kind_reason(&r).1, "header_injection");
 
+    // a Unicode line separator is a line break; a bidirectional override reorders the text
+    for (i, (subject, says)) in [
+        ("Hi\u{2028}Bcc: all@company.com", "line break"),
+        ("Invoice \u{202e}gnimoc", "U+202E"),
+        ("Invoice \u{2067}x", "U+2067"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for (tool, rest) in [
+            ("send_email", json!({"body": "x"})),
+            ("generate_email_draft", json!({"key_points": ["x"]})),
+        ] {
+            let mut args = json!({"to": ["ann@company.com"], "subject": subject});
+            args.as_object_mut()
+                .unwrap()
+                .extend(rest.as_object().unwrap().clone());
+            let r = t.call(&s, &format!("u{i}-{tool}"), tool, args).await;
+            assert_eq!(kind_reason(&r).1, "header_injection", "{subject:?} {r:?}");
+            assert!(message(&r).contains(says), "{r:?}");
+        }
+    }
+    // an attachment whose name an override makes read as a PDF (`invoiceexe.pdf`)
+    std::fs::write(t.dir.path().join("reports/invoice\u{202e}fdp.exe"), "MZ").unwrap();
+    let r = t
+        .call(&s, "rtlo-find", "search_files", json!({"query": "invoice"}))
+        .await;
+    let files = &r.structured_content.as_ref().unwrap()["files"];
+    assert_eq!(files.as_array().unwrap().len(), 1, "{r:?}");
+    let r = t
+        .call(
+            &s,
+            "rtlo-send",
+            "send_email",
+            json!({"to": ["ann@company.com"], "subject": "Invoice", "body": "x",
+                   "attachments": [files[0]["handle"]]}),
+        )
+        .await;
+    assert_eq!(kind_reason(&r).1, "header_injection", "{r:?}");
+    assert!(
+        message(&r).contains("U+202E") && message(&r).contains("rename"),
+        "{r:?}"
+    );
+    assert!(!message(&r).contains('\u{202e}'), "{r:?}");
+    // right-to-left text needs no override and is sent
+    let r = t
+        .call(
+            &s,
+            "rtl",
+            "send_email",
+            json!({"to": ["ann@company.com"], "subject": "\u{200f}שלום report", "body": "x"}),
+        )
+        .await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(t.server.messages().len(), 1);
+
     // a body over the cap by itself says so, and by how much
     let body = "x".repeat(2500);
     let r = t
@@ -164,7 +220,8 @@ async fn what_cannot_be_sent_is_refused_saying_what_to_send_instead() {
         )
         .await;
     assert!(!r.is_error, "{r:?}");
-    assert_eq!(t.server.messages().len(), 1);
+    // with the right-to-left subject above: the only two sent
+    assert_eq!(t.server.messages().len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
