@@ -54,7 +54,10 @@ pub fn error(request: &CustomRequest, stateless: bool) -> ErrorData {
     if !MCP_METHODS.contains(&method) || (stateless && REMOVED_2026_07_28.contains(&method)) {
         return ErrorData::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("method {method} is not served here"),
+            format!(
+                "method {} is not served here",
+                toolgate_core::sanitize::clean_output(method)
+            ),
             None,
         );
     }
@@ -76,7 +79,35 @@ pub fn error(request: &CustomRequest, stateless: bool) -> ErrorData {
 fn reason<T: DeserializeOwned>(params: Value) -> Option<String> {
     serde_json::from_value::<T>(params)
         .err()
-        .map(|e| e.to_string())
+        .map(|e| quoted_cut(&e.to_string()))
+}
+
+/// The most characters of a value serde quotes (`` unknown variant `...` ``) that the error
+/// repeats.
+const QUOTED_CHARS: usize = 64;
+
+/// serde's message with each value it quotes between backticks cut to [`QUOTED_CHARS`]
+/// characters (and its size), its controls and invisible characters escaped: the value is the
+/// client's, as long as it sent it, and the rest of the message (`expected one of `debug`,
+/// `info`, ...`) is what says what to send.
+fn quoted_cut(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(1024));
+    let mut parts = message.split('`');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    for (i, part) in parts.enumerate() {
+        out.push('`');
+        // odd parts (0, 2, ... after the first) are inside backticks
+        match part.char_indices().nth(QUOTED_CHARS) {
+            Some((at, _)) if i % 2 == 0 => {
+                out.push_str(&part[..at]);
+                out.push_str(&format!("... ({} bytes)", part.len()));
+            }
+            _ => out.push_str(part),
+        }
+    }
+    toolgate_core::sanitize::clean_output(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -95,6 +126,19 @@ mod tests {
         assert!(e.message.contains("loud"), "{}", e.message);
         let e = error(&custom("tools/call", json!({"name": 5})), false);
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        // the value the client sent is quoted cut, the values it may send whole
+        let e = error(
+            &custom("logging/setLevel", json!({"level": "k".repeat(100_000)})),
+            false,
+        );
+        assert!(e.message.len() < 600, "{}", e.message);
+        assert!(e.message.contains("(100000 bytes)"), "{}", e.message);
+        assert!(e.message.contains("`debug`"), "{}", e.message);
+        let e = error(
+            &custom("logging/setLevel", json!({"level": "\u{1b}[2J"})),
+            false,
+        );
+        assert!(e.message.contains("\\x1b[2J"), "{}", e.message);
         let e = error(&custom("vendor/thing", json!({})), false);
         assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
         // 2026-07-28 removed these

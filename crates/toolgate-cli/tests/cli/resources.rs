@@ -203,3 +203,70 @@ fn a_profile_without_the_resource_tools_serves_no_resources_and_no_prompts_are_d
         assert!(s.finish().success());
     }
 }
+
+/// A URI, a prompt name or a parameter value the client sends is quoted by the error it gets
+/// cut to a few hundred characters and with its controls escaped: a 100 KB URI was echoed
+/// twice (message and data, 200 KB an answer), and an escape sequence in one reached the
+/// client's terminal as it was sent.
+#[test]
+fn errors_quote_what_the_client_sent_cut_and_escaped() {
+    let (_t, ws) = workspace("");
+    let mut s = super::mcp::StdioServe::start(&ws, &[], &[]);
+    s.send(&super::mcp::initialize(0, serde_json::json!({})));
+    s.recv();
+    s.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let long = "x".repeat(100_000);
+    let cases = [
+        ("resources/read", serde_json::json!({"uri": long})),
+        (
+            "resources/read",
+            serde_json::json!({"uri": format!("file:///{long}")}),
+        ),
+        (
+            "completion/complete",
+            serde_json::json!({"ref": {"type": "ref/prompt", "name": long},
+                               "argument": {"name": "a", "value": "b"}}),
+        ),
+        (
+            "completion/complete",
+            serde_json::json!({"ref": {"type": "ref/resource", "uri": long},
+                               "argument": {"name": "a", "value": "b"}}),
+        ),
+        ("logging/setLevel", serde_json::json!({"level": long})),
+        (
+            "tools/call",
+            serde_json::json!({"name": long, "arguments": {}}),
+        ),
+    ];
+    for (i, (method, params)) in cases.into_iter().enumerate() {
+        let answer = request(&mut s, i as i64 + 1, method, params);
+        assert!(answer["error"].is_object(), "{method}: {answer:.300}");
+        let size = answer.to_string().len();
+        assert!(
+            size < 8_000,
+            "{method}: {size} bytes: {:.300}",
+            answer.to_string()
+        );
+        assert!(
+            answer.to_string().contains("100000 bytes") || [1, 5].contains(&i),
+            "{method}: {:.600}",
+            answer.to_string()
+        );
+    }
+    let answer = request(
+        &mut s,
+        10,
+        "resources/read",
+        serde_json::json!({"uri": "x\u{1b}]0;owned\u{7}\u{202e}"}),
+    );
+    let text = answer["error"].to_string();
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'),
+        "{text}"
+    );
+    assert!(text.contains("\\\\x1b]0;owned"), "{text}");
+    // the session goes on
+    let page = request(&mut s, 11, "resources/list", serde_json::json!({}));
+    assert!(page["result"]["resources"].is_array(), "{page}");
+    assert!(s.finish().success());
+}

@@ -20,6 +20,22 @@ use serde_json::json;
 use toolgate_core::result::render_error;
 use toolgate_core::{Content, ErrorKind, ToolResult};
 
+/// The most characters of a URI or a name from a request that an error quotes.
+const SHOWN_CHARS: usize = 200;
+
+/// `text`, a URI or a name the client sent, as an error's message and data quote it: its
+/// controls, invisible and bidirectional characters escaped as every output's are
+/// ([`toolgate_core::sanitize::clean_output`]), and past [`SHOWN_CHARS`] characters cut, with
+/// its size (`file:///aaaa... (100008 bytes)`), so an error is never larger than a few KiB
+/// whatever was sent.
+pub(crate) fn shown(text: &str) -> String {
+    use toolgate_core::sanitize::clean_output;
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => clean_output(text).into_owned(),
+        Some((at, _)) => format!("{}... ({} bytes)", clean_output(&text[..at]), text.len()),
+    }
+}
+
 /// The `resources/read` result of the call that read `uri`.
 ///
 /// # Errors
@@ -66,8 +82,8 @@ pub fn to_read_result(uri: &str, result: ToolResult) -> Result<ReadResourceResul
     }
     if contents.is_empty() {
         return Err(ErrorData::internal_error(
-            format!("reading {uri} returned no contents"),
-            Some(json!({ "uri": uri })),
+            format!("reading {} returned no contents", shown(uri)),
+            Some(json!({ "uri": shown(uri) })),
         ));
     }
     let mut out = ReadResourceResult::new(contents);
@@ -82,6 +98,7 @@ pub fn to_read_result(uri: &str, result: ToolResult) -> Result<ReadResourceResul
 /// The JSON-RPC error for a read of `uri` that ended with an error result (or did not
 /// resolve: the profile does not include the tool).
 pub fn read_error(uri: &str, result: &ToolResult) -> ErrorData {
+    let uri = shown(uri);
     let mut data = json!({ "uri": uri });
     let Some(e) = &result.error else {
         return ErrorData::internal_error(format!("reading {uri} failed"), Some(data));
@@ -100,6 +117,7 @@ pub fn read_error(uri: &str, result: &ToolResult) -> ErrorData {
 
 /// The JSON-RPC error for a prompt get of `name` that ended with an error result.
 pub fn prompt_error(name: &str, result: &ToolResult) -> ErrorData {
+    let name = shown(name);
     let mut data = json!({ "name": name });
     let Some(e) = &result.error else {
         return ErrorData::internal_error(format!("getting prompt {name} failed"), Some(data));
@@ -146,8 +164,8 @@ pub fn to_prompt_result(name: &str, result: ToolResult) -> Result<GetPromptResul
     }
     let Some(value) = result.structured_content else {
         return Err(ErrorData::internal_error(
-            format!("getting prompt {name} returned no messages"),
-            Some(json!({ "name": name })),
+            format!("getting prompt {} returned no messages", shown(name)),
+            Some(json!({ "name": shown(name) })),
         ));
     };
     #[derive(serde::Deserialize)]
@@ -158,8 +176,11 @@ pub fn to_prompt_result(name: &str, result: ToolResult) -> Result<GetPromptResul
     }
     let got: Got = serde_json::from_value(value).map_err(|e| {
         ErrorData::internal_error(
-            format!("prompt {name} came back in a shape that is not a prompt: {e}"),
-            Some(json!({ "name": name })),
+            format!(
+                "prompt {} came back in a shape that is not a prompt: {e}",
+                shown(name)
+            ),
+            Some(json!({ "name": shown(name) })),
         )
     })?;
     // built, not read: the constructor sets `resultType`, which 2026-07-28 requires

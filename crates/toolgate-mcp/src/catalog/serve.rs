@@ -163,6 +163,7 @@ impl Connection {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         let Some(target) = self.catalogs().0.iter().find_map(|c| c.read(&uri)) else {
+            let uri = super::convert::shown(&uri);
             return Err(ErrorData::invalid_params(
                 format!(
                     "resource {uri} not found: no resource of this server has that URI; list \
@@ -199,6 +200,7 @@ impl Connection {
             }
         }
         let target = found.unwrap_or_else(|| {
+            let name = super::convert::shown(&name);
             Err(ErrorData::invalid_params(
                 format!("prompt {name:?} not found: list the prompts with prompts/list"),
                 Some(json!({ "name": name })),
@@ -234,17 +236,29 @@ impl Connection {
                 return Ok(CompleteResult::new(info));
             }
         }
-        let what = match &request.r#ref {
-            Reference::Prompt(p) => format!("prompt {:?}", p.name),
-            Reference::Resource(r) => format!("resource template {:?}", r.uri),
-            _ => "the reference".to_string(),
+        let (what, reference) = match &request.r#ref {
+            Reference::Prompt(p) => {
+                let name = super::convert::shown(&p.name);
+                (
+                    format!("prompt {name:?}"),
+                    json!({"type": "ref/prompt", "name": name}),
+                )
+            }
+            Reference::Resource(r) => {
+                let uri = super::convert::shown(&r.uri);
+                (
+                    format!("resource template {uri:?}"),
+                    json!({"type": "ref/resource", "uri": uri}),
+                )
+            }
+            _ => ("the reference".to_string(), Value::Null),
         };
         Err(ErrorData::invalid_params(
             format!(
                 "{what} is not served here: complete the arguments of a prompt from \
                  prompts/list or a template from resources/templates/list"
             ),
-            Some(json!({ "ref": serde_json::to_value(&request.r#ref).unwrap_or(Value::Null) })),
+            Some(json!({ "ref": reference })),
         ))
     }
 
@@ -263,6 +277,7 @@ impl Connection {
                 return done.await;
             }
         }
+        let uri = super::convert::shown(uri);
         Err(ErrorData::invalid_params(
             format!(
                 "resource {uri} cannot be subscribed to: no resource of this server with that \
