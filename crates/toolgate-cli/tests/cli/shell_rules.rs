@@ -133,6 +133,17 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "command eval -- \"\\$'\\x74ouch' pwned\"",
         "git -c alias.x='!touch pwned' x",
         "git -c filter.f.smudge='touch pwned' checkout .",
+        // another shell's line, env's split string, a trap, sg, and the runners that take
+        // a program among their words (strace, valgrind, nsenter, unshare)
+        "zsh -c 'touch pwned'",
+        "env -S 'touch pwned'",
+        "env -S'touch pwned'",
+        "trap 'touch pwned' EXIT; true",
+        "sg root -c 'touch pwned'",
+        "strace -o /dev/null touch pwned",
+        "valgrind -q touch pwned",
+        "nsenter -t 1 touch pwned",
+        "unshare --fork -- touch pwned",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }
@@ -360,13 +371,15 @@ fn programs_that_run_programs_do_not_run_them_on_their_own_rule() {
         "tar -cf /dev/null --use-compress-program='touch pwned' f.txt",
         "git -c alias.x='!touch pwned' x",
         "sort --compress-program='touch pwned' f.txt",
+        // read for the rules that restrict (none here), still code no allow rule grants
+        "env -S 'touch pwned'",
     ];
     for command in code {
         refused(&ws, command, false, "approval_rejected", "shell.runs_code");
     }
     for command in [
         "echo 'touch pwned' | bash",
-        "env -S 'touch pwned'",
+        "env -S \"$CMD\"",
         "PYTHONSTARTUP=x python3 -c 1",
     ] {
         refused(&ws, command, false, "approval_rejected", "shell.uncertain");

@@ -171,7 +171,11 @@ impl CommandPattern {
                 }
             }
         }
-        if !reading.known {
+        let scan = !reading.known
+            || argv
+                .first()
+                .is_some_and(|w| program::runs_its_arguments(program::program_name(w.as_ref())));
+        if scan {
             for k in 1..argv.len() {
                 if first_matches(argv[k].as_ref()) {
                     let kept: Vec<usize> = (k..argv.len()).collect();
@@ -285,6 +289,11 @@ mod tests {
             ("echo 'a b'", "echo 'a b'", false, false),
             ("rm -rf", "rm -rf /", true, true),
             ("rm -rf", "rm -r -f /", false, false),
+            // a runner's words are searched for the program, as an unknown program's are
+            ("touch", "strace -f -o /dev/null touch x", false, true),
+            ("touch", "unshare --fork -- /usr/bin/touch x", false, true),
+            ("rm -rf", "valgrind -q rm -rf /", false, true),
+            ("touch", "strace -f ls", false, false),
         ];
         for (pattern, line, grant, restrict) in table {
             assert_eq!(m(pattern, line, false), *grant, "{pattern} / {line}");

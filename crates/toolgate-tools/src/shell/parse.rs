@@ -736,7 +736,9 @@ impl Analyzer {
             };
             let name = program::program_name(first).to_string();
             if OPAQUE.contains(&name.as_str()) && !runs_nothing(&cmd.argv) {
-                match eval_line(&name, &cmd.argv, &shapes) {
+                match eval_line(&name, &cmd.argv, &shapes)
+                    .or_else(|| trap_line(&name, &cmd.argv, &shapes))
+                {
                     // bash parses and runs the words joined: so are they read here
                     Some(line) => self.source(&line, nesting + 1),
                     None => self.doubt(format!("`{name}` runs code the analysis cannot see")),
@@ -1175,6 +1177,30 @@ fn eval_line(name: &str, argv: &[String], shapes: &[Shape]) -> Option<String> {
         return None;
     }
     Some(words.join(" "))
+}
+
+/// The line `trap LINE SIGNAL...` sets to run when a signal comes or the shell exits, when it
+/// is literal (quote removal done, no expansion, no glob): bash parses it then as `eval`
+/// would. `None` for any other command, a line known only when it runs, an option (`-p`,
+/// `-l`), a reset (`-`, or a signal alone) or an empty line (the signal ignored).
+fn trap_line(name: &str, argv: &[String], shapes: &[Shape]) -> Option<String> {
+    if name != "trap" || shapes.len() != argv.len() {
+        return None;
+    }
+    let at = if argv.get(1).is_some_and(|a| a == "--") {
+        2
+    } else {
+        1
+    };
+    let (line, shape) = (argv.get(at)?, shapes.get(at)?);
+    // a line and at least one signal: with one word, bash resets that signal
+    if argv.len() < at + 2 || line.starts_with('-') || line.trim().is_empty() {
+        return None;
+    }
+    if shape.name.is_some() || shape.split {
+        return None;
+    }
+    Some(line.clone())
 }
 
 /// Why the word `w` cannot be read as a command name: it holds an expansion, or is a glob

@@ -182,6 +182,23 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("git bisect run touch x", &deny),
         ("git submodule foreach 'touch x'", &deny),
         ("mytool 10 touch x", &deny),
+        // a line in another shell's language, env's split string, trap's line and sg's
+        // command are read with bash's grammar for the rules that restrict
+        ("zsh -c 'touch x'", &deny),
+        ("ksh -c 'echo ok; touch x'", &deny),
+        ("env -S 'touch x'", &deny),
+        ("env --split-string='touch x'", &deny),
+        ("trap 'touch x' EXIT", &deny),
+        ("trap -- 'echo ok; touch x' INT TERM", &deny),
+        ("sg staff -c 'touch x'", &deny),
+        ("sg staff 'touch x'", &deny),
+        // a runner's words are searched for the program a restricting rule names
+        ("strace -f touch x", &deny),
+        ("strace -o /dev/null -e trace=open touch x", &deny),
+        ("valgrind --tool=memcheck touch x", &deny),
+        ("nsenter -t 1 -m touch x", &deny),
+        ("unshare --fork -- /usr/bin/touch x", &deny),
+        ("parallel touch ::: x", &deny),
         // what they run cannot be read: asks
         ("sed 's/.*/touch pwned2/e' f.txt", &code),
         ("sed -f script.sed f", &code),
@@ -195,7 +212,8 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("ruby -e 'system(\"touch x\")'", &code),
         ("node -e 'require(\"fs\")'", &code),
         ("bash build.sh", &code),
-        ("zsh -c 'touch x'", &code),
+        ("zsh -c 'echo ok'", &code),
+        ("env -S 'echo ok'", &code),
         ("tar --to-command='sh -c id' -xf a.tar", &code),
         ("tar --use-compress-program=./x -xf a.tar", &code),
         ("tar -I ./x -xf a.tar", &code),
@@ -226,7 +244,7 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         // what cannot be read at all
         ("echo 'touch x' | bash", &uncertain),
         ("vim -c '!touch x' f", &uncertain),
-        ("env -S 'touch x'", &uncertain),
+        ("env -S \"$CMD\"", &uncertain),
         // a wrapper no rule allows
         ("sudo ls", &(Decision::Allow, "shell.allow".to_string())),
         ("unknown-runner ls", &unlisted),

@@ -150,6 +150,14 @@ pub fn runs_nothing_else(name: &str) -> bool {
     tables::inert(name)
 }
 
+/// Whether `name` runs the program or code its arguments name in a way the grammar does not
+/// read (`strace`, `valgrind`, `nsenter`, `unshare`, `parallel`, `systemd-run`, ...): as for
+/// a program the grammar does not know, a restricting pattern matches its words from any word
+/// that names the pattern's program (`deny command:touch` matches `strace -f touch x`).
+pub fn runs_its_arguments(name: &str) -> bool {
+    tables::runner(name)
+}
+
 /// The name a command's first word runs: its last path component (`/usr/bin/git`: `git`).
 pub fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)

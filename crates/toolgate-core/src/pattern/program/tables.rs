@@ -26,6 +26,11 @@ static RUNNERS: Lexicon = Lexicon::new(
      sensible-browser x-www-browser run-mailcap crontab pkexec sudoedit let",
 );
 
+/// Whether `name` is one of [`RUNNERS`].
+pub(crate) fn runner(name: &str) -> bool {
+    RUNNERS.has(name)
+}
+
 /// Programs that read commands from their input (keystrokes included, when it is not a
 /// terminal): no rule can name what they run.
 static INTERACTIVE: Lexicon = Lexicon::new(
@@ -232,6 +237,7 @@ pub(super) fn runs_others(name: &str) -> bool {
                 | "flock"
                 | "chroot"
                 | "su"
+                | "sg"
                 | "runuser"
                 | "script"
                 | "watch"
@@ -353,10 +359,15 @@ fn shell(name: &str, words: &[&str], r: &mut Reading, posix: bool) {
     }
     match (words.get(i), line) {
         (Some(string), true) if posix => r.runs.push(Run::Line((*string).to_string())),
-        (Some(_), true) => r.code_at(
-            i,
-            format!("`{name} -c` runs a line in a language toolgate does not read"),
-        ),
+        (Some(string), true) => {
+            // read with bash's grammar all the same, so a deny or ask rule holds for the
+            // commands it names (`zsh -c 'touch x'`); the line stays code no rule grants
+            r.runs.push(Run::Line((*string).to_string()));
+            r.code_at(
+                i,
+                format!("`{name} -c` runs a line in a language toolgate does not read"),
+            );
+        }
         (None, true) => r.code_at(i, format!("`{name} -c` without its command line")),
         (Some(script), false) => {
             r.code_at(i, format!("`{name}` runs the script `{script}`"));

@@ -31,11 +31,14 @@ fn spec(name: &str) -> Option<Spec> {
         bare_shell,
     };
     Some(match name {
+        // `-S STRING` splits STRING into the command and its arguments (with quotes and
+        // escapes of its own, and `${VAR}`): read as a shell line for the rules that restrict,
+        // and code no rule grants
         "env" => s(
             &["-u", "--unset", "-C", "--chdir"],
             0,
             NONE,
-            NONE,
+            &["-S", "--split-string"],
             &["-S", "--split-string"],
             false,
         ),
@@ -195,6 +198,10 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
         }
         "su" | "runuser" => {
             su(name, words, r);
+            return true;
+        }
+        "sg" => {
+            sg(words, r);
             return true;
         }
         _ => {}
@@ -362,6 +369,27 @@ fn watch(words: &[&str], r: &mut Reading) {
         r.wraps = Some(i);
     } else {
         r.runs.push(Run::Line(words[i..].join(" ")));
+    }
+}
+
+/// `sg [-] [GROUP [-c] COMMAND]`: COMMAND is a line `/bin/sh -c` runs; without one, sg runs
+/// the user's shell, which reads what cannot be seen here.
+fn sg(words: &[&str], r: &mut Reading) {
+    let mut i = 1;
+    if words.get(i) == Some(&"-") {
+        i += 1;
+    }
+    // the group
+    i += 1;
+    if words.get(i) == Some(&"-c") {
+        i += 1;
+    }
+    match words.get(i) {
+        Some(line) => r.runs.push(Run::Line((*line).to_string())),
+        None => r.code_at(
+            words.len(),
+            "`sg` without a command runs a shell whose commands cannot be read here",
+        ),
     }
 }
 
