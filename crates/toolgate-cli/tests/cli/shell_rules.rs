@@ -144,6 +144,12 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "valgrind -q touch pwned",
         "nsenter -t 1 touch pwned",
         "unshare --fork -- touch pwned",
+        // a shell fed a literal line, and a variable whose line a program runs
+        "bash <<< 'touch pwned'",
+        "echo 'touch pwned' | sh",
+        "cat <<'EOF' | bash\ntouch pwned\nEOF",
+        ". /dev/stdin <<< 'touch pwned'",
+        "PROMPT_COMMAND='touch pwned' bash -i < /dev/null",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }
@@ -378,7 +384,7 @@ fn programs_that_run_programs_do_not_run_them_on_their_own_rule() {
         refused(&ws, command, false, "approval_rejected", "shell.runs_code");
     }
     for command in [
-        "echo 'touch pwned' | bash",
+        "echo \"$CMD\" | bash",
         "env -S \"$CMD\"",
         "PYTHONSTARTUP=x python3 -c 1",
     ] {

@@ -307,6 +307,21 @@ impl Analyzer {
         }
     }
 
+    /// Reads the command line a program runs from the variable `name` set to the literal
+    /// `value` ([`vars::line_of`]: `GIT_EXTERNAL_DIFF`, `PROMPT_COMMAND`, ...) as a line of
+    /// its own, so the rules that restrict hold for it; the assignment itself keeps the line
+    /// uncertain ([`vars::judge`]).
+    fn var_line(&mut self, name: &str, value: Option<&str>, nesting: usize) {
+        // a value the sandbox gives the variable already (`GIT_PAGER=cat`) changes nothing,
+        // and a pinned one is refused whatever it runs
+        if !matches!(vars::judge(name, value), Var::Changes(_)) {
+            return;
+        }
+        if let Some(line) = value.and_then(|v| vars::line_of(name, v)) {
+            self.source(&line, nesting + 1);
+        }
+    }
+
     /// Records what assigning the shell variable `name` means: for later commands, as an
     /// exported variable when a declaration of the line exports it (`export x=5; x=abc`
     /// hands `abc` on), else as [`vars::judge_shell_variable`] says. `number`: the value is
@@ -663,6 +678,7 @@ impl Analyzer {
                 continue;
             }
             self.var(vars::judge(name, value.as_deref()));
+            self.var_line(name, value.as_deref(), nesting);
         }
         if let Some(why) = unknown_as_name(name) {
             self.doubt(format!("the command name `{}` {why}", name.text));
@@ -675,6 +691,13 @@ impl Analyzer {
         }
         if words.iter().any(|w| w.brace) {
             self.doubt("brace expansion, which can add words");
+        }
+        let fed = stdin_text(node, src).or_else(|| piped_text(node, src));
+        if let Some(feed) = fed.filter(|_| reads_commands_from_input(&words)) {
+            // a shell reading its commands from a here-string or here-document: what it reads
+            // is read here too, so the rules that restrict hold for it (the line stays
+            // uncertain: the shell's input is code no rule grants)
+            self.source(&feed, nesting + 1);
         }
         let shapes = words
             .iter()
@@ -744,7 +767,7 @@ impl Analyzer {
                     None => self.doubt(format!("`{name}` runs code the analysis cannot see")),
                 }
             }
-            self.environment(&name, &cmd.argv, &reading);
+            self.environment(&name, &cmd.argv, &reading, nesting);
             let Some(k) = reading.wraps else {
                 break;
             };
@@ -866,7 +889,7 @@ impl Analyzer {
 
     /// What the command `name` with words `argv` does to the environment of the commands
     /// after it (or the one it wraps): see [`super::vars`].
-    fn environment(&mut self, name: &str, argv: &[String], reading: &Reading) {
+    fn environment(&mut self, name: &str, argv: &[String], reading: &Reading, nesting: usize) {
         match name {
             "env" => {
                 let end = reading.wraps.unwrap_or(argv.len());
@@ -893,6 +916,7 @@ impl Analyzer {
                             } else if !a.starts_with('-') {
                                 if let Some((n, v)) = a.split_once('=') {
                                     self.var(vars::judge(n, Some(v)));
+                                    self.var_line(n, Some(v), nesting);
                                 }
                             } else if a.starts_with("-") && !a.starts_with("--") && a.contains('i')
                             {
@@ -1607,6 +1631,131 @@ fn function_of(node: Node) -> Option<usize> {
         up = p.parent();
     }
     None
+}
+
+/// The text the last here-string (`<<< WORD`) or here-document (`<<EOF`) of the command
+/// `node` feeds its standard input: the word as bash passes it (quotes removed), or the
+/// document's body as written. `None` when it has neither.
+fn stdin_text(node: Node, src: &str) -> Option<String> {
+    let feeds = |n: Node| matches!(n.kind(), "herestring_redirect" | "heredoc_redirect");
+    let mut redirects: Vec<Node> = Vec::new();
+    let mut cursor = node.walk();
+    redirects.extend(node.children(&mut cursor).filter(|n| feeds(*n)));
+    if let Some(parent) = node.parent().filter(|p| p.kind() == "redirected_statement") {
+        let mut cursor = parent.walk();
+        redirects.extend(parent.children(&mut cursor).filter(|n| feeds(*n)));
+    }
+    let last = redirects.into_iter().max_by_key(Node::start_byte)?;
+    if last.kind() == "herestring_redirect" {
+        let n = last.named_child(last.named_child_count().checked_sub(1)?)?;
+        return Some(word(n, src).text);
+    }
+    let mut stack = vec![last];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "heredoc_body" {
+            return Some(text(n, src).to_string());
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    None
+}
+
+/// The text the command before `node` in a pipeline writes, when it is literal: `echo`'s
+/// words joined (without options), `cat`'s here-string or here-document (`echo 'touch x' |
+/// bash`, `cat <<EOF | sh`). `None` for anything else.
+fn piped_text(node: Node, src: &str) -> Option<String> {
+    let mut at = node;
+    if at
+        .parent()
+        .is_some_and(|p| p.kind() == "redirected_statement")
+    {
+        at = at.parent()?;
+    }
+    let pipeline = at.parent()?;
+    if pipeline.kind() != "pipeline" {
+        return None;
+    }
+    // `cat <<EOF | bash`: the grammar puts the rest of the pipeline inside the here-document's
+    // redirect, whose statement's body is the command before it
+    let nested = pipeline
+        .parent()
+        .filter(|p| p.kind() == "heredoc_redirect" && pipeline.named_child(0) == Some(at))
+        .and_then(|r| r.parent())
+        .and_then(|stmt| stmt.child_by_field_name("body"));
+    let mut before = match nested {
+        Some(body) => body,
+        None => at.prev_named_sibling()?,
+    };
+    if before.kind() == "redirected_statement" {
+        before = before.named_child(0)?;
+    }
+    if before.kind() != "command" {
+        return None;
+    }
+    let mut cursor = before.walk();
+    let words: Vec<Word> = before
+        .children(&mut cursor)
+        .filter_map(|c| match c.kind() {
+            "command_name" => Some(word(c.named_child(0).unwrap_or(c), src)),
+            "variable_assignment"
+            | "file_redirect"
+            | "heredoc_redirect"
+            | "herestring_redirect" => None,
+            _ if c.is_named() => Some(word(c, src)),
+            _ => None,
+        })
+        .collect();
+    match words.first().map(|w| w.text.as_str()) {
+        Some("echo") if words.iter().all(|w| w.literal) => {
+            let args: Vec<&str> = words[1..].iter().map(|w| w.text.as_str()).collect();
+            let start = args.iter().take_while(|a| a.starts_with('-')).count();
+            Some(args[start..].join(" "))
+        }
+        Some("cat") if words.len() == 1 => stdin_text(before, src),
+        _ => None,
+    }
+}
+
+/// Whether the command `words` reads the commands it runs from its standard input: a shell
+/// with neither `-c` nor a script operand (or with `-s`), or `source` / `.` of the standard
+/// input (`/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`).
+fn reads_commands_from_input(words: &[Word]) -> bool {
+    let Some(first) = words.first() else {
+        return false;
+    };
+    let name = program::program_name(&first.text);
+    if matches!(name, "source" | ".") {
+        return words.get(1).is_some_and(|w| {
+            matches!(
+                w.text.as_str(),
+                "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
+            )
+        });
+    }
+    let shells = "bash sh dash rbash ash posh zsh ksh ksh93 mksh yash";
+    if !shells.split(' ').any(|s| s == name) {
+        return false;
+    }
+    let mut stdin = false;
+    for w in &words[1..] {
+        let t = w.text.as_str();
+        if t == "--" || t == "-" {
+            break;
+        }
+        match t.strip_prefix('-').or_else(|| t.strip_prefix('+')) {
+            Some(flags) if !t.starts_with("--") => {
+                if t.starts_with('-') && flags.contains('c') {
+                    return false;
+                }
+                stdin |= t.starts_with('-') && flags.contains('s');
+            }
+            Some(_) => {}
+            // a script operand, unless `-s` makes the operands arguments
+            None => return stdin,
+        }
+    }
+    true
 }
 
 /// Where bash evaluates `node`, which starts at or holds byte `at`: a here-document's body

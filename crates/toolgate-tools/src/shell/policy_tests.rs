@@ -199,6 +199,17 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("nsenter -t 1 -m touch x", &deny),
         ("unshare --fork -- /usr/bin/touch x", &deny),
         ("parallel touch ::: x", &deny),
+        // what a shell reads from a literal here-string, here-document or echo, and the line
+        // a variable hands a program to run
+        ("echo 'touch x' | bash", &deny),
+        ("bash <<< 'touch x'", &deny),
+        ("bash -s a b <<< 'echo ok; touch x'", &deny),
+        ("sh <<'EOF'\ntouch x\nEOF", &deny),
+        ("cat <<EOF | bash\ntouch x\nEOF", &deny),
+        (". /dev/stdin <<< 'touch x'", &deny),
+        ("GIT_EXTERNAL_DIFF='touch x' git diff", &deny),
+        ("env GIT_SSH_COMMAND='touch x' git fetch", &deny),
+        ("PROMPT_COMMAND='touch x' bash -i", &deny),
         // what they run cannot be read: asks
         ("sed 's/.*/touch pwned2/e' f.txt", &code),
         ("sed -f script.sed f", &code),
@@ -242,7 +253,7 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("mytool --exec 'touch x'", &code),
         ("mytool 'a; touch x'", &code),
         // what cannot be read at all
-        ("echo 'touch x' | bash", &uncertain),
+        ("echo \"$X\" | bash", &uncertain),
         ("vim -c '!touch x' f", &uncertain),
         ("env -S \"$CMD\"", &uncertain),
         // a wrapper no rule allows

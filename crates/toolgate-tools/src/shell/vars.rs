@@ -60,6 +60,28 @@ fn lower_case_number(name: &str, value: Option<&str>) -> bool {
 const SHELL_VARS: &str = "PATH BASH_ENV ENV IFS PROMPT_COMMAND SHELLOPTS BASHOPTS PS4 CDPATH \
      GLOBIGNORE BASH_CMDS BASH_ALIASES EXECIGNORE";
 
+/// Variables whose value a program runs as a shell command line (git through `sh -c`, bash
+/// before each prompt, less for its input filter, man for its pager): besides making the line
+/// uncertain as every such variable does, a literal value is read with the shell's grammar
+/// so the rules that restrict hold for what it runs (`GIT_EXTERNAL_DIFF='touch x' git diff`
+/// for `deny command:touch`).
+const LINE_VARS: &str = "GIT_EXTERNAL_DIFF GIT_SSH_COMMAND GIT_SSH GIT_PROXY_COMMAND \
+     GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_PAGER GIT_ASKPASS EDITOR VISUAL PAGER MANPAGER \
+     SYSTEMD_PAGER PSQL_PAGER LESSOPEN LESSCLOSE PROMPT_COMMAND BROWSER SUDO_ASKPASS \
+     SSH_ASKPASS FCEDIT RSYNC_RSH CVS_RSH SVN_SSH FZF_DEFAULT_COMMAND";
+
+/// The command line a program runs from the variable `name` set to `value` (see
+/// [`LINE_VARS`]; less's `|` or `||` before its filter is not part of it), `None` for any other
+/// variable or an empty value.
+pub(crate) fn line_of(name: &str, value: &str) -> Option<String> {
+    let name = name.split('[').next().unwrap_or(name);
+    if !listed(LINE_VARS, name) {
+        return None;
+    }
+    let line = value.trim_start_matches('|').trim();
+    (!line.is_empty()).then(|| line.to_string())
+}
+
 /// Variables the sandbox sets besides its git pins (an assignment without a command changes
 /// them for every later command, since they are exported).
 const EXPORTED: &str = "PATH LANG LC_ALL TERM TZ USER HOME TMPDIR RUSTUP_HOME CARGO_HOME";
@@ -257,6 +279,21 @@ mod tests {
                 "{name}={value:?}"
             );
         }
+    }
+
+    #[test]
+    fn variables_that_hold_a_command_line_give_it() {
+        assert_eq!(
+            line_of("GIT_EXTERNAL_DIFF", "touch x").as_deref(),
+            Some("touch x")
+        );
+        assert_eq!(
+            line_of("LESSOPEN", "|| lesspipe %s").as_deref(),
+            Some("lesspipe %s")
+        );
+        assert_eq!(line_of("PROMPT_COMMAND", " ").as_deref(), None);
+        assert_eq!(line_of("LANG", "C").as_deref(), None);
+        assert_eq!(line_of("FOO", "touch x").as_deref(), None);
     }
 
     #[test]
