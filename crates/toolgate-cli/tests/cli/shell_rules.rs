@@ -150,6 +150,8 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "cat <<'EOF' | bash\ntouch pwned\nEOF",
         ". /dev/stdin <<< 'touch pwned'",
         "PROMPT_COMMAND='touch pwned' bash -i < /dev/null",
+        "shopt -s expand_aliases; alias t=touch\nt pwned",
+        "hash -p /usr/bin/touch ls; ls pwned",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }

@@ -764,7 +764,14 @@ impl Analyzer {
                 {
                     // bash parses and runs the words joined: so are they read here
                     Some(line) => self.source(&line, nesting + 1),
-                    None => self.doubt(format!("`{name}` runs code the analysis cannot see")),
+                    None => {
+                        // what it will run when a later word names it, read now for the rules
+                        // that restrict (`alias t=touch`, `hash -p /usr/bin/touch ls`)
+                        for line in later_lines(&name, &cmd.argv, &shapes) {
+                            self.source(&line, nesting + 1);
+                        }
+                        self.doubt(format!("`{name}` runs code the analysis cannot see"))
+                    }
                 }
             }
             self.environment(&name, &cmd.argv, &reading, nesting);
@@ -1201,6 +1208,35 @@ fn eval_line(name: &str, argv: &[String], shapes: &[Shape]) -> Option<String> {
         return None;
     }
     Some(words.join(" "))
+}
+
+/// What `alias NAME=VALUE...` and `hash -p PATH NAME` make a later word run, when literal:
+/// each alias's value (a line's start) and the program hashed (run for NAME). Empty for any
+/// other command.
+fn later_lines(name: &str, argv: &[String], shapes: &[Shape]) -> Vec<String> {
+    let literal = |i: usize| shapes.get(i).is_some_and(|s| s.name.is_none() && !s.split);
+    match name {
+        "alias" => argv
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(i, a)| literal(*i) && !a.starts_with('-'))
+            .filter_map(|(_, a)| a.split_once('=').map(|(_, v)| v.to_string()))
+            .filter(|v| !v.trim().is_empty())
+            .collect(),
+        "hash" => argv
+            .windows(2)
+            .enumerate()
+            .filter(|(i, w)| w[0] == "-p" && literal(i + 1))
+            .map(|(_, w)| shell_quote(&w[1]))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `word` single-quoted for the shell (a program path read as a line of its own).
+fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 /// The line `trap LINE SIGNAL...` sets to run when a signal comes or the shell exits, when it

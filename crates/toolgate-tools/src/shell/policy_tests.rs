@@ -210,6 +210,9 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("GIT_EXTERNAL_DIFF='touch x' git diff", &deny),
         ("env GIT_SSH_COMMAND='touch x' git fetch", &deny),
         ("PROMPT_COMMAND='touch x' bash -i", &deny),
+        // what an alias or a hashed path makes a later word run
+        ("shopt -s expand_aliases; alias t='touch'\nt x", &deny),
+        ("hash -p /usr/bin/touch ls; ls x", &deny),
         // what they run cannot be read: asks
         ("sed 's/.*/touch pwned2/e' f.txt", &code),
         ("sed -f script.sed f", &code),
