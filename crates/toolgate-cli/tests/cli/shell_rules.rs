@@ -152,6 +152,10 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "PROMPT_COMMAND='touch pwned' bash -i < /dev/null",
         "shopt -s expand_aliases; alias t=touch\nt pwned",
         "hash -p /usr/bin/touch ls; ls pwned",
+        // brace expansion makes the words bash runs
+        "{touch,pwned}",
+        "tou{ch,} pwned",
+        "ls; /usr/bin/{touch,pwned}",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }

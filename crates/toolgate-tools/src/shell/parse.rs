@@ -552,7 +552,17 @@ impl Analyzer {
                 );
             }
             "brace_expression" => self.doubt("brace expansion"),
-            "ERROR" => self.doubt("the command has a syntax error"),
+            "ERROR" => {
+                self.doubt("the command has a syntax error");
+                // `{touch,x}` at the start of a line: the grammar reads a broken group where
+                // bash reads a brace expansion; its words are read for the rules that restrict
+                let raw = text(node, src);
+                if raw.contains('{') && raw.len() <= MAX_BRACE_SOURCE {
+                    if let Some(line) = braces_in_text(raw).filter(|l| l != raw) {
+                        self.source(&line, nesting + 1);
+                    }
+                }
+            }
             _ if node.is_missing() => self.doubt("the command is incomplete"),
             _ => {}
         }
@@ -691,6 +701,11 @@ impl Analyzer {
         }
         if words.iter().any(|w| w.brace) {
             self.doubt("brace expansion, which can add words");
+            // the words it makes, read as a line for the rules that restrict:
+            // `{touch,x}` runs `touch x`
+            if let Some(line) = brace_expanded(&words) {
+                self.source(&line, nesting + 1);
+            }
         }
         let fed = stdin_text(node, src).or_else(|| piped_text(node, src));
         if let Some(feed) = fed.filter(|_| reads_commands_from_input(&words)) {
@@ -1232,6 +1247,148 @@ fn later_lines(name: &str, argv: &[String], shapes: &[Shape]) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// The most words a brace expansion is read into; a larger one is only uncertain.
+const MAX_BRACE_WORDS: usize = 256;
+
+/// The command `words` after bash's brace expansion (`{a,b}` alternatives, `{1..3}` and
+/// `{a..c}` sequences, nested), each word quoted, as one line; `None` when a word is not
+/// literal, holds more than 64 braces, or the expansion passes [`MAX_BRACE_WORDS`]. A brace a
+/// quote kept from expanding may be expanded here too: the line is read only for the rules
+/// that restrict, where a word too many is on the safe side.
+fn brace_expanded(words: &[Word]) -> Option<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut budget = MAX_BRACE_WORDS;
+    for w in words {
+        if !w.literal {
+            return None;
+        }
+        if !w.brace {
+            out.push(shell_quote(&w.text));
+            continue;
+        }
+        if w.text.matches('{').count() > 64 {
+            return None;
+        }
+        let mut expanded = Vec::new();
+        if !expand_braces(&w.text, &mut expanded, &mut budget) {
+            return None;
+        }
+        out.extend(expanded.iter().map(|e| shell_quote(e)));
+    }
+    Some(out.join(" "))
+}
+
+/// The longest text [`braces_in_text`] reads.
+const MAX_BRACE_SOURCE: usize = 4096;
+
+/// `raw` with each of its blank-separated words brace-expanded ([`expand_braces`]), joined by
+/// spaces; `None` past [`MAX_BRACE_WORDS`]. A reading for the rules that restrict only: line
+/// breaks become spaces and a quoted word split at its blanks is left as it is.
+fn braces_in_text(raw: &str) -> Option<String> {
+    let mut budget = MAX_BRACE_WORDS;
+    let mut out: Vec<String> = Vec::new();
+    for token in raw.split_whitespace() {
+        if token.matches('{').count() > 64 {
+            return None;
+        }
+        if !expand_braces(token, &mut out, &mut budget) {
+            return None;
+        }
+    }
+    Some(out.join(" "))
+}
+
+/// Appends the brace expansion of `text` to `out`, spending one of `budget` per word made;
+/// `false` when the budget runs out.
+fn expand_braces(text: &str, out: &mut Vec<String>, budget: &mut usize) -> bool {
+    let b = text.as_bytes();
+    for (open, _) in b.iter().enumerate().filter(|(_, c)| **c == b'{') {
+        let (mut depth, mut commas, mut close) = (0usize, Vec::new(), None);
+        for (j, c) in b.iter().enumerate().skip(open) {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(j);
+                        break;
+                    }
+                }
+                b',' if depth == 1 => commas.push(j),
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            continue;
+        };
+        let alternatives: Vec<String> = if commas.is_empty() {
+            match sequence(&text[open + 1..close]) {
+                Some(seq) => seq,
+                None => continue,
+            }
+        } else {
+            let mut parts = Vec::with_capacity(commas.len() + 1);
+            let mut from = open + 1;
+            for c in commas.iter().copied().chain(std::iter::once(close)) {
+                parts.push(text[from..c].to_string());
+                from = c + 1;
+            }
+            parts
+        };
+        let (before, after) = (&text[..open], &text[close + 1..]);
+        return alternatives
+            .iter()
+            .all(|a| expand_braces(&format!("{before}{a}{after}"), out, budget));
+    }
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    out.push(text.to_string());
+    true
+}
+
+/// The words of a brace sequence's inside (`1..3`, `a..c`, `10..1..2`), at most
+/// [`MAX_BRACE_WORDS`] of them; `None` when it is not one.
+fn sequence(inside: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = inside.split("..").collect();
+    if !(2..=3).contains(&parts.len()) {
+        return None;
+    }
+    let step: i64 = match parts.get(2) {
+        Some(s) => s.parse::<i64>().ok()?.checked_abs()?.max(1),
+        None => 1,
+    };
+    if let (Ok(a), Ok(z)) = (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
+        let count = a.abs_diff(z) / step.unsigned_abs() + 1;
+        if count > MAX_BRACE_WORDS as u64 {
+            return None;
+        }
+        let dir = i128::from(if z >= a { step } else { -step });
+        return Some(
+            (0..i128::from(count))
+                .map(|k| (i128::from(a) + k * dir).to_string())
+                .collect(),
+        );
+    }
+    let (mut a, mut z) = (parts[0].chars(), parts[1].chars());
+    let (Some(a), None, Some(z), None) = (a.next(), a.next(), z.next(), z.next()) else {
+        return None;
+    };
+    if !a.is_ascii_alphabetic() || !z.is_ascii_alphabetic() {
+        return None;
+    }
+    let (lo, hi) = (a.min(z) as u8, a.max(z) as u8);
+    let mut seq: Vec<String> = (lo..=hi)
+        .step_by(step as usize)
+        .map(|c| (c as char).to_string())
+        .collect();
+    if z < a {
+        seq.reverse();
+    }
+    Some(seq)
 }
 
 /// `word` single-quoted for the shell (a program path read as a line of its own).

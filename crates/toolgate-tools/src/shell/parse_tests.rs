@@ -912,3 +912,34 @@ fn a_word_that_may_be_an_option_is_uncertain_where_options_matter() {
         assert!(a.certain, "{src} was read as uncertain: {:?}", a.uncertain);
     }
 }
+
+/// Brace expansion is bash's, word for word, within its bounds: alternatives, nesting,
+/// numeric and letter sequences with a step; what is not a brace pattern stays as it is.
+#[test]
+fn brace_expansion_makes_the_words_bash_makes() {
+    let expand = |t: &str| {
+        let (mut out, mut budget) = (Vec::new(), MAX_BRACE_WORDS);
+        assert!(expand_braces(t, &mut out, &mut budget), "{t}");
+        out
+    };
+    assert_eq!(expand("{touch,x}"), ["touch", "x"]);
+    assert_eq!(expand("tou{ch,}"), ["touch", "tou"]);
+    assert_eq!(expand("a{b,c{d,e}}f"), ["abf", "acdf", "acef"]);
+    assert_eq!(expand("{1..3}"), ["1", "2", "3"]);
+    assert_eq!(expand("{3..1}"), ["3", "2", "1"]);
+    assert_eq!(expand("{1..10..4}"), ["1", "5", "9"]);
+    assert_eq!(expand("{a..c}"), ["a", "b", "c"]);
+    assert_eq!(expand("{x}"), ["{x}"]);
+    assert_eq!(expand("{a,b"), ["{a,b"]);
+    assert_eq!(
+        expand("{-9223372036854775808..9223372036854775807..9223372036854775807}"),
+        ["-9223372036854775808", "-1", "9223372036854775806"]
+    );
+    // past the bound: not expanded (the line stays uncertain)
+    let (mut out, mut budget) = (Vec::new(), MAX_BRACE_WORDS);
+    assert!(!expand_braces(&"{a,b}".repeat(10), &mut out, &mut budget));
+    assert_eq!(sequence("1..100000"), None);
+    // the command a brace expansion makes is read
+    assert!(lines("{touch,x}").contains(&"touch x".to_string()));
+    assert!(!certain("{touch,x}"));
+}
