@@ -156,6 +156,8 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "{touch,pwned}",
         "tou{ch,} pwned",
         "ls; /usr/bin/{touch,pwned}",
+        // a backquoted command inside `${...}`, which the grammar reads as text
+        "echo ${x:-`touch pwned`}",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }
@@ -167,6 +169,24 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "approval_rejected",
         "shell.uncertain",
     );
+}
+
+/// `allow command:echo` does not cover a command in backquotes inside `${...}`, which the
+/// grammar reads as text and bash runs (it ran without a question, and deleted `.git` as
+/// `rm -rf .git`): the line is uncertain, and asks.
+#[test]
+fn a_backquoted_command_inside_a_parameter_expansion_is_not_allowed_by_the_outer_rule() {
+    let (_t, ws) = workspace(&[("allow", "command:echo")]);
+    for command in [
+        "echo ${x:-`touch pwned`}",
+        "echo \"${x:-`touch pwned`}\"",
+        "echo ${x=`touch pwned`}",
+        "echo ${x:-${y:-`touch pwned`}}",
+    ] {
+        refused(&ws, command, false, "approval_rejected", "shell.uncertain");
+    }
+    let v = json(&shell(&ws, "echo ${x:-ok}", false));
+    assert_eq!(v["is_error"], false, "{v}");
 }
 
 /// shell-find-exec-73: `allow command:find` does not cover what `-exec` runs.

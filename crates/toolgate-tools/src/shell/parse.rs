@@ -521,6 +521,15 @@ impl Analyzer {
                 if let Some(why) = expansion_evaluates(text(node, src)) {
                     self.doubt(why);
                 }
+                // `${x:-`cmd`}`: the grammar reads a backquoted command inside `${...}` as
+                // text, where bash runs it; its lines are read for the rules too
+                if backquote_in_text(node, src) {
+                    self.doubt("a command in backquotes inside `${...}`, which bash runs");
+                    let t = text(node, src);
+                    for inner in t.split('`').skip(1).step_by(2) {
+                        self.source(inner, nesting + 1);
+                    }
+                }
             }
             _ if node.child_count() == 0
                 && !matches!(node.kind(), "raw_string" | "ansi_c_string" | "comment")
@@ -1278,6 +1287,23 @@ fn brace_expanded(words: &[Word]) -> Option<String> {
         out.extend(expanded.iter().map(|e| shell_quote(e)));
     }
     Some(out.join(" "))
+}
+
+/// Whether a backquote stands in the text of `node` outside the parts the grammar read
+/// itself (single-quoted strings, command substitutions it parsed).
+fn backquote_in_text(node: Node, src: &str) -> bool {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if matches!(n.kind(), "raw_string" | "command_substitution") {
+            continue;
+        }
+        if n.child_count() == 0 && text(n, src).contains('`') {
+            return true;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor));
+    }
+    false
 }
 
 /// The longest text [`braces_in_text`] reads.

@@ -213,6 +213,9 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         // what an alias or a hashed path makes a later word run
         ("shopt -s expand_aliases; alias t='touch'\nt x", &deny),
         ("hash -p /usr/bin/touch ls; ls x", &deny),
+        // a backquoted command inside `${...}`
+        ("echo ${x:-`touch x`}", &deny),
+        ("echo \"${x:-${y:-`touch x`}}\"", &deny),
         // brace expansion's words
         ("{touch,x}", &deny),
         ("tou{ch,} x", &deny),
