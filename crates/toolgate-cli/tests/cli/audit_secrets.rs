@@ -72,7 +72,7 @@ fn credentials_inside_arguments_reach_neither_the_audit_nor_the_store() {
             "write_file",
             json!({"path": ".env", "content": "AWS_SECRET_ACCESS_KEY=CANARYFIVEwJalrXUtnFEMI/K7MDENG\nSTRIPE_KEY=sk_live_CANARYSIX0123456789\nDEBUG=1\n"}),
             "CANARYFIVE",
-            "AWS_SECRET_ACCESS_KEY=[REDACTED]\nSTRIPE_KEY=[REDACTED]\nDEBUG=1",
+            "AWS_SECRET_ACCESS_KEY=[REDACTED]\nSTRIPE_KEY=[REDACTED]\nDEBUG=[REDACTED]",
         ),
     ];
     for (tool, args, _, _) in &cases {
@@ -103,6 +103,31 @@ fn credentials_inside_arguments_reach_neither_the_audit_nor_the_store() {
             .unwrap();
         assert!(value.contains(kept), "{kept:?} in {shown}");
     }
+    // an edit of a secrets file: its text is the secret, whatever the line's key is named
+    let edit = json!({"path": ".env", "old_string": "DEBUG=1", "new_string": "DEBUG=CANARYNINE"});
+    let out = toolgate(
+        &["call", "edit_file", &edit.to_string(), "-w", dir, "--yes"],
+        &ws,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let audit = toolgate(&["audit", "--json", "-w", dir], &ws);
+    let text = String::from_utf8_lossy(&audit.stdout).into_owned();
+    assert!(!text.contains("CANARYNINE"), "{text}");
+    let record: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(record["tool"], "edit_file");
+    assert_eq!(
+        (
+            &record["arguments"]["old_string"],
+            &record["arguments"]["new_string"]
+        ),
+        (&json!("DEBUG=[REDACTED]"), &json!("DEBUG=[REDACTED]")),
+        "{record}"
+    );
     let verify = toolgate(&["audit", "verify", "-w", dir], &ws);
     assert_eq!(verify.status.code(), Some(0));
 }

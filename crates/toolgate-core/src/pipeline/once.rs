@@ -497,8 +497,9 @@ const REDACTION_MARGIN_BYTES: usize = 4096;
 /// secret, strings that are one, secrets inside a string), in their order, cut to
 /// [`ARGUMENTS_PREVIEW_BYTES`] with `…`.
 pub(crate) fn preview(arguments: &Value) -> String {
+    let secrets = crate::redact::secrets_file_arguments(arguments);
     let mut out = String::new();
-    write_preview(&mut out, arguments);
+    write_preview(&mut out, secrets.as_ref().unwrap_or(arguments));
     if out.len() > ARGUMENTS_PREVIEW_BYTES {
         let end = crate::results::floor_char_boundary(&out, ARGUMENTS_PREVIEW_BYTES);
         out.truncate(end);

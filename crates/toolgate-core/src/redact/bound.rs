@@ -28,6 +28,8 @@ pub const MAX_ARGUMENTS_BYTES: usize = 256 * 1024;
 /// string and each argument bounded (see the module docs). `arguments` itself is not changed:
 /// the copy shares nothing with it, and a string past the bound is only copied in part.
 pub fn for_audit(arguments: &Value) -> Value {
+    let secrets = super::secrets_file_arguments(arguments);
+    let arguments = secrets.as_ref().unwrap_or(arguments);
     let out = match arguments {
         Value::Object(map) => Value::Object(
             map.iter()
@@ -176,12 +178,29 @@ mod tests {
             kept.starts_with(&format!("OPENAI_API_KEY={REDACTED}\n")),
             "{kept:.80}"
         );
+        assert!(!kept.contains("sk-proj") && !kept.contains("sk_live"));
+        // a secrets file's text is redacted line by line, past 64 KiB only its size is kept
+        assert!(
+            kept.ends_with(&format!(
+                "[toolgate: {} bytes of a secrets file's text, {} left out]",
+                content.len(),
+                content.len() - 64 * 1024 + 1
+            )) || kept.contains(&format!(
+                "[toolgate: {} bytes of a secrets file",
+                content.len()
+            )),
+            "{}",
+            &kept[kept.len().saturating_sub(120)..]
+        );
+        assert_eq!(out["path"], ".env");
+        // another file's long text keeps its head, tail, size and SHA-256
+        let v = json!({"path": "notes.txt", "content": content});
+        let kept = for_audit(&v)["content"].as_str().unwrap().to_string();
         assert!(
             kept.ends_with(&format!("\n{REDACTED}")),
             "{}",
             &kept[kept.len() - 40..]
         );
-        assert!(!kept.contains("sk-proj") && !kept.contains("sk_live"));
         let marker = format!(
             "[toolgate: {} bytes, sha256 {}, ",
             content.len(),
@@ -192,7 +211,6 @@ mod tests {
             "{}",
             &kept[HEAD_BYTES - 10..HEAD_BYTES + 150]
         );
-        assert_eq!(out["path"], ".env");
         // a string just at the bound is kept whole
         let edge = "x".repeat(MAX_STRING_BYTES);
         assert_eq!(for_audit(&json!({"s": edge.clone()}))["s"], json!(edge));

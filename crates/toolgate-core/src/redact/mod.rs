@@ -131,6 +131,89 @@ pub fn looks_like_secret(s: &str) -> bool {
             && SECRET_PREFIXES.iter().any(|p| t.starts_with(p))
 }
 
+/// Whether `path` names a file that holds secrets by its name: a dotenv file (`.env`,
+/// `.env.local`, ...), a private key or keystore (`*.pem`, `*.key`, `*.p12`, `*.pfx`,
+/// `*.keystore`, `id_rsa`, `id_ed25519`, `id_ecdsa`, `id_dsa`), or a credentials file
+/// (`.npmrc`, `.pypirc`, `.netrc`, `.git-credentials`, `.htpasswd`, `credentials`,
+/// `credentials.json`). ASCII case is ignored; the last path component is compared.
+pub fn is_secrets_file(path: &str) -> bool {
+    let name = path
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(path)
+        .to_ascii_lowercase();
+    let name = name.trim_end_matches(['.', ' ']);
+    name == ".env"
+        || name.starts_with(".env.")
+        || [".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"]
+            .iter()
+            .any(|e| name.ends_with(e))
+        || matches!(
+            name,
+            "id_rsa"
+                | "id_ed25519"
+                | "id_ecdsa"
+                | "id_dsa"
+                | ".npmrc"
+                | ".pypirc"
+                | ".netrc"
+                | ".git-credentials"
+                | ".htpasswd"
+                | "credentials"
+                | "credentials.json"
+        )
+}
+
+/// The arguments of a call whose `path` names a secrets file ([`is_secrets_file`]) with every
+/// other top-level string redacted line by line: a `KEY=value` or `key: value` line keeps its
+/// key (`DB_PASSWORD=[REDACTED]`), any other non-blank line becomes [`REDACTED`]: the text
+/// written to or replaced in such a file (`write_file`'s `content`, `edit_file`'s
+/// `old_string` and `new_string`) is its secrets, whatever their names. `None` for any other
+/// call.
+pub fn secrets_file_arguments(arguments: &Value) -> Option<Value> {
+    let map = arguments.as_object()?;
+    let path = map.get("path")?.as_str()?;
+    if !is_secrets_file(path) {
+        return None;
+    }
+    let mut out = map.clone();
+    for (k, v) in out.iter_mut() {
+        if k == "path" {
+            continue;
+        }
+        if let Value::String(s) = v {
+            // its size kept, its text beyond the first 64 KiB left out (all of it would be
+            // redacted): the redaction costs the same whatever was sent
+            let len = s.len();
+            let shown = &s[..crate::results::floor_char_boundary(s, SECRETS_FILE_TEXT_BYTES)];
+            let mut redacted = shown
+                .split('\n')
+                .map(|line| {
+                    if line.trim().is_empty() {
+                        return line.to_string();
+                    }
+                    match line.find(['=', ':']) {
+                        Some(at) if at > 0 => format!("{}{REDACTED}", &line[..=at]),
+                        _ => REDACTED.to_string(),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            if len > shown.len() {
+                redacted.push_str(&format!(
+                    "\n[{MARKER_PREFIX}{len} bytes of a secrets file's text, {} left out]",
+                    len - shown.len()
+                ));
+            }
+            *s = redacted;
+        }
+    }
+    Some(Value::Object(out))
+}
+
+/// The most bytes of a secrets file's text [`secrets_file_arguments`] reads.
+const SECRETS_FILE_TEXT_BYTES: usize = 64 * 1024;
+
 /// Redacts secrets in place, at every depth (see the module docs).
 pub fn redact(value: &mut Value) {
     match value {
@@ -197,6 +280,40 @@ mod tests {
             })
         );
     }
+    #[test]
+    fn a_secrets_files_text_is_redacted_whatever_its_keys_are_named() {
+        for p in [
+            ".env",
+            "config/.env.local",
+            "certs/server.PEM",
+            "id_rsa",
+            "a/.npmrc",
+        ] {
+            assert!(is_secrets_file(p), "{p}");
+        }
+        for p in [
+            "src/env.rs",
+            ".envrc",
+            "id_rsa.pub",
+            "README.md",
+            "environment.yml",
+        ] {
+            assert!(!is_secrets_file(p), "{p}");
+        }
+        let edit = json!({"path": "config/.env", "old_string": "CanaryDbPass!42",
+                          "new_string": "NewPass!43\nSTRIPE=sk_live_x\n", "replace_all": true});
+        assert_eq!(
+            secrets_file_arguments(&edit).unwrap(),
+            json!({"path": "config/.env", "old_string": REDACTED,
+                   "new_string": "NewPass!43\nSTRIPE=[REDACTED]\n".replace("NewPass!43", REDACTED),
+                   "replace_all": true})
+        );
+        assert_eq!(
+            secrets_file_arguments(&json!({"path": "src/a.rs", "content": "x"})),
+            None
+        );
+    }
+
     /// The predicates as first written, with lowercase copies: the copy-free ones must agree.
     fn is_secret_key_by_copy(key: &str) -> bool {
         let lower = key.to_ascii_lowercase();
