@@ -1881,8 +1881,9 @@ fn stdin_text(node: Node, src: &str) -> Option<String> {
 }
 
 /// The text the command before `node` in a pipeline writes, when it is literal: `echo`'s
-/// words joined (without options), `cat`'s here-string or here-document (`echo 'touch x' |
-/// bash`, `cat <<EOF | sh`). `None` for anything else.
+/// words joined (without options), `cat`'s here-string or here-document, `printf`'s format
+/// when it has no conversion (`echo 'touch x' | bash`, `cat <<EOF | sh`, `printf 'touch
+/// x\n' | sh`). `None` for anything else.
 fn piped_text(node: Node, src: &str) -> Option<String> {
     let mut at = node;
     if at
@@ -1932,6 +1933,15 @@ fn piped_text(node: Node, src: &str) -> Option<String> {
             Some(args[start..].join(" "))
         }
         Some("cat") if words.len() == 1 => stdin_text(before, src),
+        // `printf 'touch x\n' | sh`: a format without conversions, its escapes read
+        Some("printf")
+            if words.iter().all(|w| w.literal)
+                && words.get(1).is_some_and(|f| !f.text.starts_with('-'))
+                && words.len() == 2
+                && !words[1].text.contains('%') =>
+        {
+            Some(words[1].text.replace("\\n", "\n").replace("\\t", "\t"))
+        }
         _ => None,
     }
 }

@@ -202,6 +202,7 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         // what a shell reads from a literal here-string, here-document or echo, and the line
         // a variable hands a program to run
         ("echo 'touch x' | bash", &deny),
+        ("printf 'echo ok\\ntouch x\\n' | sh", &deny),
         ("bash <<< 'touch x'", &deny),
         ("bash -s a b <<< 'echo ok; touch x'", &deny),
         ("sh <<'EOF'\ntouch x\nEOF", &deny),
