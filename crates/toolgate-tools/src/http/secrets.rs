@@ -65,11 +65,13 @@ impl Secrets {
         for (host, value) in values {
             let marker = format!("[toolgate: the credential for {host}]");
             for form in forms_of(value) {
-                for shown in [
+                let mut spellings = whatwg_forms(&form);
+                spellings.extend([
                     utf8_percent_encode(&form, UNRESERVED).to_string(),
                     url::form_urlencoded::byte_serialize(form.as_bytes()).collect(),
                     form,
-                ] {
+                ]);
+                for shown in spellings {
                     let shown = normalize(&shown);
                     if !forms.iter().any(|(f, _)| *f == shown) {
                         forms.push((shown, marker.clone()));
@@ -287,6 +289,32 @@ fn offsets_in(text: &str, positions: &[usize]) -> Vec<usize> {
     out
 }
 
+/// `form` as the WHATWG URL Standard writes it in a URL's path, query and fragment (the
+/// url crate's serialization, which toolgate gives a redirect's `Location` and the final
+/// URL): those encode fewer characters than [`UNRESERVED`] does (`correct horse!` is
+/// `correct%20horse!` in a query), so a credential a server echoes in a `Location` is found
+/// in that spelling too. A form holding `/`, `?` or `#` is left to the other spellings.
+fn whatwg_forms(form: &str) -> Vec<String> {
+    if form.contains(['/', '?', '#', '\\']) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (prefix, part) in [("http://h/", 0u8), ("http://h/?", 1), ("http://h/#", 2)] {
+        let Ok(u) = url::Url::parse(&format!("{prefix}{form}")) else {
+            continue;
+        };
+        let shown = match part {
+            0 => Some(u.path().trim_start_matches('/').to_string()),
+            1 => u.query().map(str::to_string),
+            _ => u.fragment().map(str::to_string),
+        };
+        if let Some(shown) = shown.filter(|s| !s.is_empty() && s != form) {
+            out.push(shown);
+        }
+    }
+    out
+}
+
 /// The plain forms of one value: itself, the token after a scheme word, and for `Basic` the
 /// decoded `user:password` and password (see the module docs).
 fn forms_of(value: &str) -> Vec<String> {
@@ -337,6 +365,24 @@ mod tests {
              credential for api.test]"
         );
         assert!(matches!(s.scrub("nothing here"), Cow::Borrowed(_)));
+    }
+
+    /// A password a server puts in a redirect's `Location` reaches the result in the WHATWG
+    /// spelling toolgate writes the URL in (a space encoded, `!` and `@` not), which neither the
+    /// raw nor the fully encoded form matches.
+    #[test]
+    fn the_spelling_a_url_gives_a_value_is_replaced() {
+        let basic = base64::engine::general_purpose::STANDARD.encode("alice:correct horse!");
+        let s = Secrets::new([("h", format!("Basic {basic}").as_str())]);
+        let m = "[toolgate: the credential for h]";
+        for (text, want) in [
+            ("http://h/q?x=correct%20horse!", format!("http://h/q?x={m}")),
+            ("http://h/p/correct%20horse!", format!("http://h/p/{m}")),
+            ("http://h/#correct%20horse!", format!("http://h/#{m}")),
+        ] {
+            assert_eq!(s.scrub(text), want, "{text}");
+        }
+        assert_eq!(whatwg_forms("a/b"), Vec::<String>::new());
     }
 
     #[test]
