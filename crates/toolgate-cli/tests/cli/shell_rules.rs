@@ -158,6 +158,9 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "ls; /usr/bin/{touch,pwned}",
         // a backquoted command inside `${...}`, which the grammar reads as text
         "echo ${x:-`touch pwned`}",
+        // a script a process substitution writes
+        "bash <(echo touch pwned)",
+        "source <(echo touch pwned)",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }

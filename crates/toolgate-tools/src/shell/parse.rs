@@ -716,6 +716,28 @@ impl Analyzer {
                 self.source(&line, nesting + 1);
             }
         }
+        if let Some(script) = substituted_script(node, src).filter(|_| {
+            words.first().is_some_and(|w| {
+                matches!(
+                    program::program_name(&w.text),
+                    "bash"
+                        | "sh"
+                        | "dash"
+                        | "rbash"
+                        | "ash"
+                        | "posh"
+                        | "zsh"
+                        | "ksh"
+                        | "mksh"
+                        | "source"
+                        | "."
+                )
+            })
+        }) {
+            // `bash <(echo 'touch x')`, `source <(printf ...)`: the script is the literal
+            // output of the substituted command, read for the rules that restrict
+            self.source(&script, nesting + 1);
+        }
         let fed = stdin_text(node, src).or_else(|| piped_text(node, src));
         if let Some(feed) = fed.filter(|_| reads_commands_from_input(&words)) {
             // a shell reading its commands from a here-string or here-document: what it reads
@@ -1910,6 +1932,11 @@ fn piped_text(node: Node, src: &str) -> Option<String> {
     if before.kind() == "redirected_statement" {
         before = before.named_child(0)?;
     }
+    literal_output(before, src)
+}
+
+/// The text the command `before` writes when it is literal (see [`piped_text`]).
+fn literal_output(before: Node, src: &str) -> Option<String> {
     if before.kind() != "command" {
         return None;
     }
@@ -1944,6 +1971,21 @@ fn piped_text(node: Node, src: &str) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// The literal output ([`literal_output`]) of the command in the first process substitution
+/// `<(...)` among the words of the command `node`, which a shell or `source` given it as its
+/// script reads.
+fn substituted_script(node: Node, src: &str) -> Option<String> {
+    let mut cursor = node.walk();
+    let sub = node
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "process_substitution" && text(*c, src).starts_with("<("))?;
+    let mut inner = sub.named_child(0)?;
+    if inner.kind() == "redirected_statement" {
+        inner = inner.named_child(0)?;
+    }
+    literal_output(inner, src)
 }
 
 /// Whether the command `words` reads the commands it runs from its standard input: a shell

@@ -203,6 +203,8 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         // a variable hands a program to run
         ("echo 'touch x' | bash", &deny),
         ("printf 'echo ok\\ntouch x\\n' | sh", &deny),
+        ("bash <(echo touch x)", &deny),
+        ("source <(printf 'touch x')", &deny),
         ("bash <<< 'touch x'", &deny),
         ("bash -s a b <<< 'echo ok; touch x'", &deny),
         ("sh <<'EOF'\ntouch x\nEOF", &deny),
