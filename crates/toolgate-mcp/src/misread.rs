@@ -98,13 +98,11 @@ fn quoted_cut(message: &str) -> String {
     }
     for (i, part) in parts.enumerate() {
         out.push('`');
-        // odd parts (0, 2, ... after the first) are inside backticks
-        match part.char_indices().nth(QUOTED_CHARS) {
-            Some((at, _)) if i % 2 == 0 => {
-                out.push_str(&part[..at]);
-                out.push_str(&format!("... ({} bytes)", part.len()));
-            }
-            _ => out.push_str(part),
+        // the parts 0, 2, ... after the first are inside backticks
+        if i % 2 == 0 {
+            out.push_str(&crate::catalog::convert::cut(part, QUOTED_CHARS));
+        } else {
+            out.push_str(part);
         }
     }
     toolgate_core::sanitize::clean_output(&out).into_owned()

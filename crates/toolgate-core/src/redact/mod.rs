@@ -137,31 +137,35 @@ pub fn looks_like_secret(s: &str) -> bool {
 /// (`.npmrc`, `.pypirc`, `.netrc`, `.git-credentials`, `.htpasswd`, `credentials`,
 /// `credentials.json`). ASCII case is ignored; the last path component is compared.
 pub fn is_secrets_file(path: &str) -> bool {
-    let name = path
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(path)
-        .to_ascii_lowercase();
+    // compared without allocating: it runs for every side-effecting call's ledger preview
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
     let name = name.trim_end_matches(['.', ' ']);
-    name == ".env"
-        || name.starts_with(".env.")
+    let is = |n: &str| name.eq_ignore_ascii_case(n);
+    let ends = |e: &str| {
+        name.len() >= e.len()
+            && name.is_char_boundary(name.len() - e.len())
+            && name[name.len() - e.len()..].eq_ignore_ascii_case(e)
+    };
+    is(".env")
+        || (name.len() > 5 && name.is_char_boundary(5) && name[..5].eq_ignore_ascii_case(".env."))
         || [".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"]
             .iter()
-            .any(|e| name.ends_with(e))
-        || matches!(
-            name,
-            "id_rsa"
-                | "id_ed25519"
-                | "id_ecdsa"
-                | "id_dsa"
-                | ".npmrc"
-                | ".pypirc"
-                | ".netrc"
-                | ".git-credentials"
-                | ".htpasswd"
-                | "credentials"
-                | "credentials.json"
-        )
+            .any(|e| ends(e))
+        || [
+            "id_rsa",
+            "id_ed25519",
+            "id_ecdsa",
+            "id_dsa",
+            ".npmrc",
+            ".pypirc",
+            ".netrc",
+            ".git-credentials",
+            ".htpasswd",
+            "credentials",
+            "credentials.json",
+        ]
+        .iter()
+        .any(|n| is(n))
 }
 
 /// The arguments of a call whose `path` names a secrets file ([`is_secrets_file`]) with every
@@ -298,6 +302,11 @@ mod tests {
             "README.md",
             "environment.yml",
         ] {
+            assert!(!is_secrets_file(p), "{p}");
+        }
+        // names in other scripts are compared without a panic on a character boundary
+        assert!(is_secrets_file("clés/naïve.PEM"));
+        for p in ["é", "éé.pe", ".envé", "", "/", "日本語.ke"] {
             assert!(!is_secrets_file(p), "{p}");
         }
         let edit = json!({"path": "config/.env", "old_string": "CanaryDbPass!42",

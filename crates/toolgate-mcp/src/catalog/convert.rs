@@ -29,10 +29,15 @@ const SHOWN_CHARS: usize = 200;
 /// its size (`file:///aaaa... (100008 bytes)`), so an error is never larger than a few KiB
 /// whatever was sent.
 pub(crate) fn shown(text: &str) -> String {
-    use toolgate_core::sanitize::clean_output;
-    match text.char_indices().nth(SHOWN_CHARS) {
-        None => clean_output(text).into_owned(),
-        Some((at, _)) => format!("{}... ({} bytes)", clean_output(&text[..at]), text.len()),
+    toolgate_core::sanitize::clean_output(&cut(text, SHOWN_CHARS)).into_owned()
+}
+
+/// `text` cut to `max_chars` characters, followed by `... (N bytes)` with its size when it was
+/// longer; borrowed when it was not.
+pub(crate) fn cut(text: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((at, _)) => format!("{}... ({} bytes)", &text[..at], text.len()).into(),
     }
 }
 

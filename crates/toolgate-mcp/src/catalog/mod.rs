@@ -26,7 +26,7 @@
 //! [`Catalog::list_changes`], and every session is sent the list's `list_changed`.
 
 mod calls;
-mod convert;
+pub(crate) mod convert;
 mod serve;
 mod subscriber;
 mod workspace;

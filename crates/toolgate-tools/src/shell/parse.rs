@@ -307,17 +307,20 @@ impl Analyzer {
         }
     }
 
-    /// Reads the command line a program runs from the variable `name` set to the literal
-    /// `value` ([`vars::line_of`]: `GIT_EXTERNAL_DIFF`, `PROMPT_COMMAND`, ...) as a line of
-    /// its own, so the rules that restrict hold for it; the assignment itself keeps the line
-    /// uncertain ([`vars::judge`]).
-    fn var_line(&mut self, name: &str, value: Option<&str>, nesting: usize) {
-        // a value the sandbox gives the variable already (`GIT_PAGER=cat`) changes nothing,
-        // and a pinned one is refused whatever it runs
-        if !matches!(vars::judge(name, value), Var::Changes(_)) {
-            return;
-        }
-        if let Some(line) = value.and_then(|v| vars::line_of(name, v)) {
+    /// Records what setting `name` to `value` for a command means ([`vars::judge`]), and reads
+    /// the command line a program runs from such a variable set to a literal value
+    /// ([`vars::line_of`]: `GIT_EXTERNAL_DIFF`, `PROMPT_COMMAND`, ...) as a line of its own,
+    /// so the rules that restrict hold for it; the assignment itself keeps the line uncertain.
+    /// A value the sandbox gives the variable already (`GIT_PAGER=cat`) changes nothing, and a
+    /// pinned one is refused whatever it runs: neither is read.
+    fn assign(&mut self, name: &str, value: Option<&str>, nesting: usize) {
+        let v = vars::judge(name, value);
+        let changes = matches!(v, Var::Changes(_));
+        self.var(v);
+        if let Some(line) = value
+            .filter(|_| changes)
+            .and_then(|v| vars::line_of(name, v))
+        {
             self.source(&line, nesting + 1);
         }
     }
@@ -696,8 +699,7 @@ impl Analyzer {
                 // literal, for that `read` only
                 continue;
             }
-            self.var(vars::judge(name, value.as_deref()));
-            self.var_line(name, value.as_deref(), nesting);
+            self.assign(name, value.as_deref(), nesting);
         }
         if let Some(why) = unknown_as_name(name) {
             self.doubt(format!("the command name `{}` {why}", name.text));
@@ -716,34 +718,21 @@ impl Analyzer {
                 self.source(&line, nesting + 1);
             }
         }
-        if let Some(script) = substituted_script(node, src).filter(|_| {
-            words.first().is_some_and(|w| {
-                matches!(
-                    program::program_name(&w.text),
-                    "bash"
-                        | "sh"
-                        | "dash"
-                        | "rbash"
-                        | "ash"
-                        | "posh"
-                        | "zsh"
-                        | "ksh"
-                        | "mksh"
-                        | "source"
-                        | "."
-                )
-            })
-        }) {
+        let name_text = words.first().map(|w| program::program_name(&w.text));
+        if name_text.is_some_and(|n| program::is_shell(n) || matches!(n, "source" | ".")) {
             // `bash <(echo 'touch x')`, `source <(printf ...)`: the script is the literal
             // output of the substituted command, read for the rules that restrict
-            self.source(&script, nesting + 1);
-        }
-        let fed = stdin_text(node, src).or_else(|| piped_text(node, src));
-        if let Some(feed) = fed.filter(|_| reads_commands_from_input(&words)) {
-            // a shell reading its commands from a here-string or here-document: what it reads
-            // is read here too, so the rules that restrict hold for it (the line stays
-            // uncertain: the shell's input is code no rule grants)
-            self.source(&feed, nesting + 1);
+            if let Some(script) = substituted_script(node, src) {
+                self.source(&script, nesting + 1);
+            }
+            // a shell reading its commands from a here-string, here-document or pipe: what it
+            // reads is read here too (the line stays uncertain: its input is code no rule
+            // grants)
+            if reads_commands_from_input(&words) {
+                if let Some(feed) = stdin_text(node, src).or_else(|| piped_text(node, src)) {
+                    self.source(&feed, nesting + 1);
+                }
+            }
         }
         let shapes = words
             .iter()
@@ -968,8 +957,7 @@ impl Analyzer {
                                 self.var(vars::judge_unset(n));
                             } else if !a.starts_with('-') {
                                 if let Some((n, v)) = a.split_once('=') {
-                                    self.var(vars::judge(n, Some(v)));
-                                    self.var_line(n, Some(v), nesting);
+                                    self.assign(n, Some(v), nesting);
                                 }
                             } else if a.starts_with("-") && !a.starts_with("--") && a.contains('i')
                             {
@@ -1285,7 +1273,8 @@ const MAX_BRACE_WORDS: usize = 256;
 
 /// The command `words` after bash's brace expansion (`{a,b}` alternatives, `{1..3}` and
 /// `{a..c}` sequences, nested), each word quoted, as one line; `None` when a word is not
-/// literal, holds more than 64 braces, or the expansion passes [`MAX_BRACE_WORDS`]. A brace a
+/// literal, holds more than 64 braces ([`expand_word`]), or the expansion passes
+/// [`MAX_BRACE_WORDS`]. A brace a
 /// quote kept from expanding may be expanded here too: the line is read only for the rules
 /// that restrict, where a word too many is on the safe side.
 fn brace_expanded(words: &[Word]) -> Option<String> {
@@ -1299,11 +1288,8 @@ fn brace_expanded(words: &[Word]) -> Option<String> {
             out.push(shell_quote(&w.text));
             continue;
         }
-        if w.text.matches('{').count() > 64 {
-            return None;
-        }
         let mut expanded = Vec::new();
-        if !expand_braces(&w.text, &mut expanded, &mut budget) {
+        if !expand_word(&w.text, &mut expanded, &mut budget) {
             return None;
         }
         out.extend(expanded.iter().map(|e| shell_quote(e)));
@@ -1338,14 +1324,17 @@ fn braces_in_text(raw: &str) -> Option<String> {
     let mut budget = MAX_BRACE_WORDS;
     let mut out: Vec<String> = Vec::new();
     for token in raw.split_whitespace() {
-        if token.matches('{').count() > 64 {
-            return None;
-        }
-        if !expand_braces(token, &mut out, &mut budget) {
+        if !expand_word(token, &mut out, &mut budget) {
             return None;
         }
     }
     Some(out.join(" "))
+}
+
+/// [`expand_braces`] of one word, refused (`false`) past 64 braces, which bounds the
+/// recursion's depth.
+fn expand_word(word: &str, out: &mut Vec<String>, budget: &mut usize) -> bool {
+    word.matches('{').count() <= 64 && expand_braces(word, out, budget)
 }
 
 /// Appends the brace expansion of `text` to `out`, spending one of `budget` per word made;
@@ -2004,8 +1993,7 @@ fn reads_commands_from_input(words: &[Word]) -> bool {
             )
         });
     }
-    let shells = "bash sh dash rbash ash posh zsh ksh ksh93 mksh yash";
-    if !shells.split(' ').any(|s| s == name) {
+    if !program::is_shell(name) {
         return false;
     }
     let mut stdin = false;

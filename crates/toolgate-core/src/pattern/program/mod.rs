@@ -91,7 +91,9 @@ pub enum Run {
         /// Whether more arguments are added when it runs (`find -exec ... +`, `fd -x`).
         open: bool,
     },
-    /// A command line run by a POSIX shell (`sh -c LINE`, `sed` `e LINE`).
+    /// A command line run by a shell (`sh -c LINE`, `sed` `e LINE`); one in another shell's
+    /// language (`zsh -c LINE`, `env -S STRING`) is read with bash's grammar as well, for the
+    /// patterns that restrict, beside the [`Code`] that keeps any pattern from granting it.
     Line(String),
 }
 
@@ -156,6 +158,12 @@ pub fn runs_nothing_else(name: &str) -> bool {
 /// that names the pattern's program (`deny command:touch` matches `strace -f touch x`).
 pub fn runs_its_arguments(name: &str) -> bool {
     tables::runner(name)
+}
+
+/// Whether `name` is a shell: a POSIX one (`bash`, `sh`, `dash`, ...) or one whose language
+/// differs (`zsh`, `ksh`, `fish`, ...).
+pub fn is_shell(name: &str) -> bool {
+    tables::shell_name(name)
 }
 
 /// The name a command's first word runs: its last path component (`/usr/bin/git`: `git`).

@@ -26,6 +26,11 @@ static RUNNERS: Lexicon = Lexicon::new(
      sensible-browser x-www-browser run-mailcap crontab pkexec sudoedit let",
 );
 
+/// Whether `name` is one of [`POSIX_SHELLS`] or [`OTHER_SHELLS`].
+pub(crate) fn shell_name(name: &str) -> bool {
+    listed(POSIX_SHELLS, name) || listed(OTHER_SHELLS, name)
+}
+
 /// Whether `name` is one of [`RUNNERS`].
 pub(crate) fn runner(name: &str) -> bool {
     RUNNERS.has(name)
