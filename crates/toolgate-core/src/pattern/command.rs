@@ -1,6 +1,7 @@
 //! [`CommandPattern`]: a word-prefix pattern over the argv of one simple command.
 
 use super::program::{self, Reading, Subcommand};
+use super::shell_glob;
 use std::fmt;
 
 /// A command pattern: words matched against the leading words of a simple command's argv.
@@ -22,7 +23,10 @@ use std::fmt;
 ///   removed (`git tag` matches `git -C . tag v6`), every command of a program whose global
 ///   options can change the subcommand (`git tag` matches `git -c alias.t=tag t`), the
 ///   command a wrapper runs, and, for a program the grammar does not know, its arguments
-///   from any word naming the pattern's program;
+///   from any word naming the pattern's program; a word holding `*`, `?` or `[` is taken
+///   for every word it matches as a glob, since bash replaces it by the names of files that
+///   may exist when the line runs (`/usr/bin/t[o]uch x` runs `/usr/bin/touch x`; a quoted
+///   word with such characters is taken so too, which only restricts more);
 /// - a granting pattern matches the command as written or with the global options that
 ///   change nothing of what runs removed (`git status` covers `git -C sub status`), and
 ///   only when it reaches the first word through which the command runs code the grammar
@@ -143,11 +147,8 @@ impl CommandPattern {
         let first_matches = |w: &str| {
             let w = program::program_name(w);
             match self.words.first() {
-                Some(p) => w == p,
-                None => self
-                    .prefix
-                    .as_ref()
-                    .is_none_or(|p| w.starts_with(p.as_str())),
+                Some(p) => may_be(w, p),
+                None => self.prefix.as_ref().is_none_or(|p| may_start_with(w, p)),
             }
         };
         if let Some(sub) = &reading.subcommand {
@@ -210,11 +211,23 @@ impl CommandPattern {
                 w
             }
         };
-        let matches = self.words.iter().enumerate().all(|(i, w)| word_at(i) == w)
-            && self
-                .prefix
-                .as_ref()
-                .is_none_or(|p| word_at(self.words.len()).starts_with(p.as_str()));
+        // restricting: a glob pattern may become any word it matches
+        let matches = if by_name {
+            self.words
+                .iter()
+                .enumerate()
+                .all(|(i, w)| may_be(word_at(i), w))
+                && self
+                    .prefix
+                    .as_ref()
+                    .is_none_or(|p| may_start_with(word_at(self.words.len()), p))
+        } else {
+            self.words.iter().enumerate().all(|(i, w)| word_at(i) == w)
+                && self
+                    .prefix
+                    .as_ref()
+                    .is_none_or(|p| word_at(self.words.len()).starts_with(p.as_str()))
+        };
         matches.then(|| if fixed == 0 { 0 } else { orig(fixed - 1) + 1 })
     }
 
@@ -229,6 +242,19 @@ impl fmt::Display for CommandPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
     }
+}
+
+/// Whether the command's word `word` is, or as a glob pattern may become, the pattern's word
+/// `want` (bash expands `t[o]uch` to `touch` where such a file exists: see [`shell_glob`]).
+fn may_be(word: &str, want: &str) -> bool {
+    word == want || shell_glob::is_glob(word) && shell_glob::could_match(word, want, false)
+}
+
+/// Whether the command's word `word` starts with `prefix`, or as a glob pattern may become a
+/// word that does.
+fn may_start_with(word: &str, prefix: &str) -> bool {
+    word.starts_with(prefix)
+        || shell_glob::is_glob(word) && shell_glob::could_match(word, prefix, true)
 }
 
 /// The indices of the words of a command of `len` words outside the global options `drop`
@@ -294,6 +320,21 @@ mod tests {
             ("touch", "unshare --fork -- /usr/bin/touch x", false, true),
             ("rm -rf", "valgrind -q rm -rf /", false, true),
             ("touch", "strace -f ls", false, false),
+            // a glob may become the word bash finds a file for: restricted, never granted
+            ("touch", "/usr/bin/t[o]uch x", false, true),
+            ("touch", "'/usr/bin/tou?h' x", false, true),
+            ("touch", "/usr/bin/*ouch x", false, true),
+            ("touch", "t[!t]uch x", false, true),
+            ("touch", "[!t]ouch x", false, false),
+            ("touch", "timeout 5 /usr/bin/t?uch x", false, true),
+            ("touch", "e?v touch x", false, true),
+            ("git push", "git p?sh origin", false, true),
+            ("git push", "g[i]t push", false, true),
+            ("git push", "git p?ll", false, false),
+            ("curl*", "/usr/bin/c?r*", false, true),
+            ("curl*", "/usr/bin/c?r", false, false),
+            ("curl*", "/usr/bin/c?x", false, false),
+            ("t[o]uch", "t[o]uch", true, true),
         ];
         for (pattern, line, grant, restrict) in table {
             assert_eq!(m(pattern, line, false), *grant, "{pattern} / {line}");

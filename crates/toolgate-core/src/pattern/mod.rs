@@ -39,6 +39,7 @@ mod host;
 mod path;
 pub mod program;
 mod recipient;
+mod shell_glob;
 mod tool;
 
 pub use command::{split_command, CommandPattern, CommandPatternError};
