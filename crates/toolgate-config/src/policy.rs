@@ -273,6 +273,10 @@ impl Policy for ConfigPolicy {
             covered_heap.resize(n, false);
             &mut covered_heap
         };
+        // a command the call may run needs no allow
+        for (c, r) in covered.iter_mut().zip(input.resources) {
+            *c = r.only_restricted();
+        }
         let mut allowed = false;
         let mut argvs: Vec<Option<(Vec<String>, Reading)>> = Vec::new();
         for (i, rule) in self.rules.iter().enumerate() {
@@ -287,7 +291,11 @@ impl Policy for ConfigPolicy {
             };
             let mut first = None;
             for (j, r) in input.resources.iter().enumerate() {
-                if matches!(r, ResolvedResource::Command(_)) && argvs.len() < n {
+                if matches!(
+                    r,
+                    ResolvedResource::Command(_) | ResolvedResource::PossibleCommand(_)
+                ) && argvs.len() < n
+                {
                     argvs.resize(n, None);
                 }
                 let argv = argvs.get_mut(j);

@@ -56,6 +56,18 @@ impl CompiledRule {
                 });
                 c.matches_read(words, reading, *mode == MatchMode::Restrict)
             }
+            // a command the call may run: deny and ask rules only
+            (
+                ResourcePattern::Command(c, MatchMode::Restrict),
+                ResolvedResource::PossibleCommand(line),
+            ) => {
+                let (words, reading) = argv.get_or_insert_with(|| {
+                    let words = split_command(line);
+                    let reading = program::read(&words);
+                    (words, reading)
+                });
+                c.matches_read(words, reading, true)
+            }
             _ => pattern.matches(r),
         }
     }

@@ -81,6 +81,15 @@ pub enum Resource {
         /// The command as sent.
         command: String,
     },
+    /// A command line the call may run, though it cannot be known to: text a command of the
+    /// call hands to a program the rules cannot read, which may run it as a command line
+    /// (`./mysh -c 'touch x'`: `mysh` may be a shell). Deny and ask rules over commands match
+    /// it as they match a [`Resource::Command`]; it needs no allow rule or grant, and none
+    /// covers it.
+    PossibleCommand {
+        /// The command line.
+        command: String,
+    },
     /// A recipient of a message the call will send (`recipient:` rules and grants).
     Recipient {
         /// The email address as sent (`local@domain`, without a display name).
@@ -121,9 +130,20 @@ pub enum ResolvedResource {
     Url(String),
     /// A command line.
     Command(String),
+    /// A command line the call may run ([`Resource::PossibleCommand`]): only the rules that
+    /// restrict match it.
+    PossibleCommand(String),
     /// A recipient's email address, its domain in lower-case ASCII
     /// ([`crate::pattern::normalize_address`]).
     Recipient(String),
+}
+
+impl ResolvedResource {
+    /// Whether only the rules that restrict (deny, ask) match the resource, so no allow rule
+    /// or grant is needed for it: a [`ResolvedResource::PossibleCommand`].
+    pub fn only_restricted(&self) -> bool {
+        matches!(self, ResolvedResource::PossibleCommand(_))
+    }
 }
 
 /// A registered tool: its contract and its handler, type-erased.

@@ -161,6 +161,16 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         // a script a process substitution writes
         "bash <(echo touch pwned)",
         "source <(echo touch pwned)",
+        // a glob bash expands to the program's path, or to a file the line made
+        "/usr/bin/t[o]uch pwned",
+        "/usr/bin/tou?h pwned",
+        "/usr/bin/*ouch pwned",
+        "timeout 5 /usr/bin/t[[:alpha:]]uch pwned",
+        ": > touch; t[o]uch pwned",
+        // a program the rules cannot read, which is a shell, given the line
+        "cp /bin/bash ./mysh; ./mysh -c 'touch pwned'",
+        "/bin/ba?h -c 'touch pwned'",
+        "strace -f -o /dev/null bash -c 'touch pwned'",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }

@@ -608,6 +608,72 @@ resource = "command:rm"
     }
 }
 
+/// What a program the rules cannot read may run (an argument that reads as a command line:
+/// `./tool` may be a shell) is denied and asked about by the configuration's rules, and needs
+/// no allow rule of its own: `allow command:./tool` still covers `./tool --note 'fix it'`.
+#[tokio::test]
+async fn what_a_program_may_run_is_restricted_but_needs_no_allow() {
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws");
+    let s = Setup::new(
+        ws,
+        r#"
+[[rules]]
+decision = "allow"
+resource = "command:./tool"
+
+[[rules]]
+decision = "deny"
+resource = "command:touch"
+
+[[rules]]
+decision = "ask"
+resource = "command:git push"
+"#,
+        None,
+        &[],
+    );
+    for command in [
+        "./tool --note 'touch x'",
+        "./tool --note 'a; /usr/bin/touch x'",
+        "/usr/bin/t[o]uch x",
+    ] {
+        let r = s.call("run_shell", json!({ "command": command })).await;
+        assert_eq!(
+            error(&r).0,
+            ErrorKind::PermissionDenied,
+            "{command}: {}",
+            r.text()
+        );
+    }
+    assert!(s.approver.asked().is_empty(), "denies never ask");
+    let r = s
+        .call(
+            "run_shell",
+            json!({"command": "./tool --note 'git push origin'"}),
+        )
+        .await;
+    assert_eq!(error(&r).0, ErrorKind::ApprovalRejected, "{}", r.text());
+    assert_eq!(s.approver.asked().len(), 1);
+    let r = s
+        .call(
+            "run_shell",
+            json!({"command": "./tool --note 'fix the bug'"}),
+        )
+        .await;
+    assert_eq!(s.approver.asked().len(), 1, "allowed: {}", r.text());
+    if let Some(e) = &r.error {
+        assert!(
+            !matches!(
+                e.kind,
+                ErrorKind::PermissionDenied | ErrorKind::ApprovalRejected
+            ),
+            "{}",
+            r.text()
+        );
+    }
+}
+
 /// Deny rules on a subcommand match it after the program's global options, also when the rule
 /// is for a role (matched by the configuration's policy, not the shell's command rules), and a
 /// standing grant for the whole program does not beat them: grants answer only `ask`.

@@ -232,6 +232,7 @@ pub fn line(r: &ResolvedResource) -> String {
         ),
         ResolvedResource::Url(u) => format!("url {u}"),
         ResolvedResource::Command(c) => format!("command {c}"),
+        ResolvedResource::PossibleCommand(c) => format!("may run command {c}"),
         ResolvedResource::Recipient(a) => format!("recipient {a}"),
     }
 }
@@ -239,7 +240,8 @@ pub fn line(r: &ResolvedResource) -> String {
 /// The patterns naming exactly `resources`, deduplicated, or why they cannot be named.
 fn patterns(resources: &[ResolvedResource]) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
-    for r in resources {
+    // a command the call may run needs no grant (and none covers it)
+    for r in resources.iter().filter(|r| !r.only_restricted()) {
         let p = pattern(r)?;
         if !out.contains(&p) {
             out.push(p);
@@ -293,6 +295,9 @@ fn pattern(r: &ResolvedResource) -> Result<String, String> {
             Some(host) if !host.is_empty() => Ok(format!("host:{host}")),
             _ => Err(format!("the URL {u:?} has no host a grant can name")),
         },
+        ResolvedResource::PossibleCommand(_) => {
+            Err("a command the call may run is not named in a grant".into())
+        }
         ResolvedResource::Recipient(a) => {
             if a.contains(['*', '\n', '\r']) || a.chars().any(char::is_whitespace) {
                 Err(format!("the recipient {a:?} cannot be named in a grant"))
@@ -367,6 +372,14 @@ mod tests {
             |resources: &[ResolvedResource]| covers("run_shell", &patterns, "run_shell", resources);
         assert!(covered(&asked));
         assert!(covered(&[cmd("python3 -m unittest -v")]));
+        // a command the call may run is shown, and neither named nor needed by a grant
+        let may = [
+            cmd("./tool -q"),
+            ResolvedResource::PossibleCommand("a b".into()),
+        ];
+        let a = Asked::of(&may);
+        assert_eq!(a.lines[1], "may run command a b");
+        assert_eq!(a.scopable().unwrap(), ["command:./tool -q"].as_slice());
         assert!(covered(&[cmd("echo ok"), path("src/a.rs", Access::Read)]));
         for other in [
             vec![cmd("rm -rf x")],

@@ -50,11 +50,10 @@ impl Compiled {
         if !tp.matches(tool) {
             return false;
         }
+        // a command the call may run needs no grant
+        let mut needed = resources.iter().filter(|r| !r.only_restricted()).peekable();
         rps.is_empty()
-            || (!resources.is_empty()
-                && resources
-                    .iter()
-                    .all(|res| rps.iter().any(|rp| rp.matches(res))))
+            || (needed.peek().is_some() && needed.all(|res| rps.iter().any(|rp| rp.matches(res))))
     }
 }
 

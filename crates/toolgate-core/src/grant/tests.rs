@@ -222,6 +222,18 @@ fn patterns_cover_what_they_say_and_no_more() {
         "run_shell",
         &[ResolvedResource::Command("cargo test; rm -rf /".into())]
     ));
+    // a command the call may run needs no grant, and none covers it alone
+    assert!(cmd.covers(
+        "run_shell",
+        &[
+            ResolvedResource::Command("cargo test --note 'a b'".into()),
+            ResolvedResource::PossibleCommand("a b".into())
+        ]
+    ));
+    assert!(!cmd.covers(
+        "run_shell",
+        &[ResolvedResource::PossibleCommand("cargo test".into())]
+    ));
     let host = g("http_fetch", Some("host:*.example.com"));
     assert!(host.covers(
         "http_fetch",

@@ -191,7 +191,8 @@ impl ResourcePattern {
     }
 
     /// Whether the resolved resource matches: a path pattern a path (whatever its access), a
-    /// host pattern a URL, a command pattern a command, a recipient pattern a recipient. Resources of another kind never match.
+    /// host pattern a URL, a command pattern a command (and, restricting, a command the call
+    /// may run), a recipient pattern a recipient. Resources of another kind never match.
     pub fn matches(&self, resource: &ResolvedResource) -> bool {
         match (self, resource) {
             (ResourcePattern::Path(p), ResolvedResource::Path { path, .. }) => {
@@ -201,6 +202,11 @@ impl ResourcePattern {
             (ResourcePattern::Command(c, mode), ResolvedResource::Command(line)) => {
                 c.matches_line(line, *mode == MatchMode::Restrict)
             }
+            // a command the call may run: restricted, never granted
+            (
+                ResourcePattern::Command(c, MatchMode::Restrict),
+                ResolvedResource::PossibleCommand(line),
+            ) => c.matches_line(line, true),
             (ResourcePattern::Recipient(p), ResolvedResource::Recipient(address)) => {
                 p.matches(address)
             }

@@ -30,6 +30,7 @@ pub fn guard(
             },
             Resource::Url { url } => ResolvedResource::Url(absolute_url(url)?),
             Resource::Command { command } => ResolvedResource::Command(command),
+            Resource::PossibleCommand { command } => ResolvedResource::PossibleCommand(command),
             Resource::Recipient { address } => ResolvedResource::Recipient(
                 crate::pattern::normalize_address(&address).ok_or_else(|| {
                     ToolError::invalid_input(format!(

@@ -74,6 +74,12 @@ pub struct CommandAnalysis {
     /// How the line would undo settings the sandbox pins (git's hooks, fsmonitor, pagers,
     /// ...: see [`super::vars`]); a line with any is refused.
     pub pinned: Vec<String>,
+    /// Commands the line may run, read from the arguments of a program the command grammar
+    /// does not know or that runs its arguments ([`program::runs_its_arguments`]), or whose
+    /// name is a glob or an expansion: an argument that reads as a command line, which such a
+    /// program may run (`./mysh -c 'touch x'`, `strace -f bash -c 'touch x'`). Deny and ask
+    /// rules match them; they need no allow rule (the program itself does).
+    pub possible: Vec<SimpleCommand>,
 }
 
 /// One command bash would run.
@@ -138,6 +144,7 @@ pub fn analyze(command: &str) -> CommandAnalysis {
         certain: a.uncertain.is_empty(),
         uncertain: a.uncertain,
         pinned: a.pinned,
+        possible: a.possible,
     };
     out.pinned.dedup();
     out.uncertain.dedup();
@@ -150,6 +157,11 @@ struct Analyzer {
     redirects: Vec<Redirect>,
     uncertain: Vec<String>,
     pinned: Vec<String>,
+    /// See [`CommandAnalysis::possible`].
+    possible: Vec<SimpleCommand>,
+    /// How many lines were parsed as possible commands, in this analysis and the ones it was
+    /// made for (at most [`MAX_POSSIBLE_LINES`]).
+    possible_reads: usize,
     /// What each line being read (the innermost last) sets its variables to: see [`Known`].
     known: Vec<Known>,
 }
@@ -266,6 +278,15 @@ const OPTIONS_FIRST: [&str; 11] = [
     "export",
     "readonly",
 ];
+/// The program named for the words of a line the grammar could not parse (see
+/// [`Analyzer::possible_words`]): no program the command grammar knows.
+const UNPARSED: &str = "(unparsed)";
+/// Characters that make an argument a command line rather than one word, where a program may
+/// run it as one (white space, operators, redirections, expansions).
+const LINE_CHARS: [char; 12] = [' ', '\t', '\n', ';', '&', '|', '<', '>', '(', '`', '$', '{'];
+/// The most arguments parsed as lines a command may run ([`CommandAnalysis::possible`]) in
+/// one analysis; past it they are split into words.
+const MAX_POSSIBLE_LINES: usize = 32;
 /// Builtins that run code the analysis cannot see.
 const OPAQUE: [&str; 8] = [
     "eval", "source", ".", "alias", "hash", "enable", "trap", "coproc",
@@ -341,6 +362,48 @@ impl Analyzer {
         }
     }
 
+    /// Reads `line`, which a command of the line may run (see [`CommandAnalysis::possible`]),
+    /// and keeps what it runs as possible commands: whatever it holds that cannot be read,
+    /// or would undo the sandbox's settings, is the possible program's business, not the
+    /// line's.
+    /// Past [`MAX_POSSIBLE_LINES`] parses the line is not parsed: its words, split at white
+    /// space, quotes and operators, are kept as the words of `program` (one the grammar
+    /// cannot read), which a rule that restricts reads from any word naming its program.
+    fn possible_line(&mut self, program: &str, line: &str, nesting: usize) {
+        if self.possible_reads >= MAX_POSSIBLE_LINES || nesting >= MAX_SHELL_NESTING {
+            self.possible_words(program, line);
+            return;
+        }
+        self.possible_reads += 1;
+        let mut inner = Analyzer {
+            possible_reads: self.possible_reads,
+            ..Analyzer::default()
+        };
+        inner.source(line, nesting + 1);
+        self.possible_reads = inner.possible_reads;
+        self.possible.append(&mut inner.commands);
+        self.possible.append(&mut inner.possible);
+    }
+
+    /// Keeps the words of `line`, split at white space, quotes and operators, as a possible
+    /// command of `program`, a program the command grammar does not know: a rule that
+    /// restricts reads its words from any word naming the rule's program.
+    fn possible_words(&mut self, program: &str, line: &str) {
+        let argv: Vec<String> = std::iter::once(program)
+            .chain(
+                line.split(|c: char| c.is_whitespace() || "'\";&|()<>`${}".contains(c))
+                    .filter(|w| !w.is_empty()),
+            )
+            .map(str::to_string)
+            .collect();
+        let reading = program::read(&argv);
+        self.possible.push(SimpleCommand {
+            argv,
+            reading,
+            ..SimpleCommand::default()
+        });
+    }
+
     /// Parses `src` and visits its tree; `nesting` counts enclosing `bash -c` strings.
     fn source(&mut self, src: &str, nesting: usize) {
         if src.len() > MAX_INPUT {
@@ -376,6 +439,9 @@ impl Analyzer {
         self.known.push(known(root, src));
         if root.has_error() {
             self.doubt("the command has a syntax error or a construct the parser does not know");
+            // what the grammar misread (`t[o]uch x` read as an array element) may still run:
+            // its words are read for the rules that restrict
+            self.possible_words(UNPARSED, src);
         }
         let mut stack: Vec<(Node, usize)> = vec![(root, 0)];
         while let Some((node, depth)) = stack.pop() {
@@ -885,6 +951,25 @@ impl Analyzer {
                         ));
                         break;
                     }
+                }
+            }
+        }
+        if let Some(first) = cmd.argv.first() {
+            let program = program::program_name(first);
+            let opaque = !reading.known
+                || program::runs_its_arguments(program)
+                || shapes.first().is_some_and(|s| s.name.is_some());
+            if opaque {
+                // `./mysh -c 'touch x'`: a program the grammar cannot read may be a shell, and
+                // run a literal argument as a line; read for the rules that restrict only
+                let lines = cmd
+                    .argv
+                    .iter()
+                    .zip(&shapes)
+                    .skip(1)
+                    .filter(|(w, s)| s.name.is_none() && !s.split && w.contains(LINE_CHARS));
+                for (line, _) in lines {
+                    self.possible_line(first, line, nesting);
                 }
             }
         }

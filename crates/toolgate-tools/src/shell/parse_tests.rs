@@ -947,3 +947,67 @@ fn brace_expansion_makes_the_words_bash_makes() {
     assert!(lines("{touch,x}").contains(&"touch x".to_string()));
     assert!(!certain("{touch,x}"));
 }
+
+/// The words of each possible command of `src` ([`CommandAnalysis::possible`]), as lines.
+fn possible(src: &str) -> Vec<String> {
+    analyze(src)
+        .possible
+        .iter()
+        .map(|c| c.argv.join(" "))
+        .collect()
+}
+
+/// A program the grammar cannot read (an unknown one, a runner, a name that is a glob or an
+/// expansion) may be a shell: its literal arguments that read as lines are read as what it
+/// may run, for the rules that restrict; the line's certainty is what it was.
+#[test]
+fn what_a_program_not_known_may_run_is_read_as_possible_commands() {
+    let table: &[(&str, &[&str])] = &[
+        ("./mysh -c 'touch x'", &["touch x"]),
+        ("./mysh -c 'a; b | c'", &["a", "b", "c"]),
+        ("strace -f -o /dev/null bash -c 'touch x'", &["touch x"]),
+        (
+            "./mysh -c \"./mysh -c 'touch x'\"",
+            &["./mysh -c touch x", "touch x"],
+        ),
+        ("timeout 5 ./mysh -c 'touch x'", &["touch x"]),
+        // a known program's arguments are its grammar's business, a word is no line
+        ("echo 'touch x'", &[]),
+        ("grep -e 'touch x' f", &[]),
+        ("./mysh touch", &[]),
+        // a word known only when it runs is not read
+        ("./mysh -c \"$x y\"", &[]),
+    ];
+    for (src, want) in table {
+        assert_eq!(possible(src), *want, "{src}");
+    }
+    assert!(certain("./mysh -c 'touch x'"));
+    assert!(lines("./mysh -c 'touch x'") == ["./mysh -c touch x"]);
+    // a name that is a glob: uncertain, and its arguments read
+    let a = analyze("/bin/ba?h -c 'touch x'");
+    assert!(!a.certain);
+    assert_eq!(a.possible[0].argv, ["touch", "x"]);
+}
+
+/// Past the budget of parsed lines, and in a line the grammar misreads, the words are kept
+/// split, under a program the grammar does not know, so a restricting rule still reads them.
+#[test]
+fn lines_past_the_budget_and_misread_lines_keep_their_words() {
+    let many: String = (0..40)
+        .map(|i| format!("'echo {i}'"))
+        .chain(["'touch x'".to_string()])
+        .collect::<Vec<_>>()
+        .join(" ");
+    let a = analyze(&format!("./mysh {many}"));
+    assert_eq!(a.possible.len(), 41);
+    assert_eq!(a.possible[40].argv, ["./mysh", "touch", "x"]);
+    assert_eq!(a.possible[0].argv, ["echo", "0"]);
+    // `t[o]uch x` at the start of a statement reads as an array element to the grammar
+    let a = analyze(": > touch; t[o]uch x");
+    assert!(!a.certain);
+    assert_eq!(
+        a.possible[0].argv,
+        ["(unparsed)", ":", "touch", "t[o]uch", "x"]
+    );
+    assert!(!a.possible[0].reading.known);
+}

@@ -146,6 +146,26 @@ impl CommandRules {
                 },
             }
         }
+        // what a program the rules cannot read may run: the rules that restrict hold for it
+        for command in &analysis.possible {
+            match self.decide(command) {
+                Some(rule) if rule.decision == Decision::Deny => {
+                    return Verdict::deny(
+                        format!("shell.deny:{}", rule.pattern),
+                        format!(
+                            "the command `{}`, which the line may run, is denied by the rule \
+                             `{}`",
+                            command.display(),
+                            rule.pattern
+                        ),
+                    );
+                }
+                Some(rule) if rule.decision == Decision::Ask => {
+                    asked.push((command.display(), rule));
+                }
+                _ => {}
+            }
+        }
         if !analysis.certain {
             // what it runs cannot be named, so no grant may answer it
             return Verdict::ask_each_time(

@@ -263,8 +263,11 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("rg --pre ./x pattern", &code),
         ("sort --compress-program=./x f", &code),
         ("strace -f ls", &code),
-        ("mytool --exec 'touch x'", &code),
-        ("mytool 'a; touch x'", &code),
+        // an unknown program's argument that reads as a line may be run as one: the
+        // denied command in it is denied (`mytool` may be a shell)
+        ("mytool --exec 'touch x'", &deny),
+        ("mytool 'a; touch x'", &deny),
+        ("mytool --exec 'ls x'", &code),
         // what cannot be read at all
         ("echo \"$X\" | bash", &uncertain),
         ("vim -c '!touch x' f", &uncertain),
@@ -544,6 +547,58 @@ fn a_word_that_may_be_an_option_is_not_covered_by_a_rule_for_the_program() {
         assert_eq!(
             decided(&rules, line),
             (Decision::Allow, "shell.allow".to_string()),
+            "{line}"
+        );
+    }
+}
+
+/// What a program the rules cannot read may run (its arguments that read as command lines,
+/// the words of a line the grammar misreads, a glob that may name the program) is denied and
+/// asked about by the rules that restrict, and needs no allow rule: the program's own rule
+/// still allows it.
+#[test]
+fn what_a_program_may_run_is_restricted_and_needs_no_allow() {
+    let rules = CommandRules::from_pairs([
+        (Decision::Allow, "./tool"),
+        (Decision::Deny, "touch"),
+        (Decision::Ask, "git push"),
+    ])
+    .unwrap();
+    let table: &[(&str, Decision, &str)] = &[
+        (
+            "./tool --note 'touch x'",
+            Decision::Deny,
+            "shell.deny:touch",
+        ),
+        (
+            "./tool --note 'echo a; git push origin'",
+            Decision::Ask,
+            "shell.ask:git push",
+        ),
+        (
+            "./tool --note 'fix the bug'",
+            Decision::Allow,
+            "shell.allow",
+        ),
+        (
+            "./tool --note 'a b' 'touch x'",
+            Decision::Deny,
+            "shell.deny:touch",
+        ),
+        (
+            "strace -f bash -c 'touch x'",
+            Decision::Deny,
+            "shell.deny:touch",
+        ),
+        ("/usr/bin/t[o]uch x", Decision::Deny, "shell.deny:touch"),
+        ("/usr/bin/tou?h x", Decision::Deny, "shell.deny:touch"),
+        (": > touch; t[o]uch x", Decision::Deny, "shell.deny:touch"),
+        ("/usr/bin/[!t]ouch x", Decision::Ask, "shell.uncertain"),
+    ];
+    for (line, decision, rule) in table {
+        assert_eq!(
+            decided(&rules, line),
+            (*decision, rule.to_string()),
             "{line}"
         );
     }

@@ -281,6 +281,11 @@ impl TypedTool for RunShell {
                 command: command.display(),
             });
         }
+        for command in &analysis.possible {
+            resources.push(Resource::PossibleCommand {
+                command: command.display(),
+            });
+        }
         for r in &analysis.redirects {
             if r.path.starts_with('~') || r.path.is_empty() {
                 continue;
