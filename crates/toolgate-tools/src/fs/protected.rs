@@ -10,6 +10,7 @@
 //! | hook and shell start-up files | a component named `.husky`; a file named `.gitconfig`, `.pre-commit-config.yaml` (or `.yml`), `lefthook.yml` (also `.yaml`, with a leading dot, or `-local`), or a start-up file of bash, zsh, ksh or csh (`.bashrc`, `.bash_profile`, `.bash_login`, `.bash_logout`, `.profile`, `.zshenv`, `.zshrc`, `.zprofile`, `.zlogin`, `.zlogout`, `.kshrc`, `.cshrc`, `.tcshrc`, `.login`, `.logout`) | they run code at the next commit, checkout or shell start (a hook manager's configuration names the commands its installed git hook runs; a workspace may be a home directory, and zsh reads `.zshenv` for every script it runs) |
 //! | ssh's directory | a component named `.ssh` | `config` runs commands at the next ssh (`ProxyCommand`, `LocalCommand`), `authorized_keys` lets a key in (a workspace may be a home directory) |
 //! | directory environments | a file named `.envrc`; a component named `.devcontainer` | direnv runs `.envrc` when a shell enters the directory; a dev container's `devcontainer.json` runs `postCreateCommand` and the like when an editor opens the folder |
+//! | user configuration under `.config` | a component named `git`, `fish` or `direnv` directly under one named `.config` | in a home directory, `.config/git/config` is git's global configuration (`core.fsmonitor`, `core.pager`, filters run code, as `.gitconfig`'s do), `.config/fish/config.fish` fish's start-up file, `.config/direnv/direnvrc` runs for every `.envrc` |
 //!
 //! All of them are protected at every depth, not only at the root: a directory of this
 //! workspace may be the root of another session's workspace, or of a project an editor
@@ -49,15 +50,36 @@ const STORE: &str = "toolgate's own store and configuration (.toolgate)";
 /// Why `path` is protected, in words for the model (for example `"git internals (.git)"`),
 /// or `None` when it is not. See the module docs for the list and the name comparison.
 pub fn is_protected(path: &WsPath) -> Option<&'static str> {
+    let mut parent = None;
     for component in path.as_path().components() {
         let Component::Normal(name) = component else {
+            parent = None;
             continue;
         };
-        if let Some(why) = protected_name(name) {
+        if let Some(why) = protected_entry(parent, name) {
             return Some(why);
         }
+        parent = Some(name);
     }
     None
+}
+
+/// Why the entry `name` in a directory named `parent` (`None` at the root, or when the
+/// directory's name is not known) is protected: [`protected_name`], or a user configuration
+/// directory under `.config` (see the module docs).
+pub fn protected_entry(parent: Option<&OsStr>, name: &OsStr) -> Option<&'static str> {
+    if let Some(why) = protected_name(name) {
+        return Some(why);
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let parent = parent.filter(|p| p.as_bytes().first() == Some(&b'.'))?;
+    if fold(parent).as_deref() != Some(".config") {
+        return None;
+    }
+    matches!(fold(name).as_deref(), Some("git" | "fish" | "direnv")).then_some(
+        "a program's user configuration under .config (git's global configuration, fish's \
+         start-up file, direnv's rc), which runs code at the next git command or shell start",
+    )
 }
 
 /// The error for a write to a protected path: `unsafe_input` with reason `protected_path`.
@@ -390,6 +412,13 @@ mod tests {
             "app/.ENVRC",
             ".devcontainer/devcontainer.json",
             "svc/.DevContainer/Dockerfile",
+            ".config/git",
+            ".config/git/config",
+            ".config/git/attributes",
+            ".CONFIG/Git/config",
+            ".config./git/config",
+            "home/.config/fish/config.fish",
+            ".config/direnv/direnvrc",
         ] {
             assert!(is_protected(&ws_path(&ws, p)).is_some(), "{p}");
         }
@@ -423,6 +452,11 @@ mod tests {
             ".pre-commit-hooks.yaml",
             "lefthook.yaml.example",
             "devcontainer/devcontainer.json",
+            ".config/nextest.toml",
+            ".config/nvim/git",
+            "config/git/config",
+            ".config",
+            "git/.config",
             &"x".repeat(255),
         ] {
             assert_eq!(is_protected(&ws_path(&ws, p)), None, "{p}");

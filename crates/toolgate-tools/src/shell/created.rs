@@ -106,7 +106,8 @@ pub(crate) fn created(root: &Path, before: &Found) -> (Vec<ProtectedCreated>, Fo
             // the walk before the run did not look there: it may have been there all along
             continue;
         }
-        let why = protected::protected_name(name).unwrap_or("a protected path");
+        let why =
+            protected::protected_entry(parent.file_name(), name).unwrap_or("a protected path");
         let shown = rel.display().to_string();
         let entry = if in_existing_dir {
             let dest = quarantine

@@ -193,7 +193,7 @@ pub(crate) fn find_protected_within(
                 }
             }
             let name = entry.file_name();
-            if protected::protected_name(&name).is_some() {
+            if protected::protected_entry(rel.file_name(), &name).is_some() {
                 let path = rel.join(&name);
                 let Ok(kind) = entry.file_type() else {
                     continue;
@@ -253,6 +253,9 @@ mod tests {
             "src/main.rs",
             "1/2/3/4/5/6/7/.idea/x",
             "1/2/3/4/5/6/7/8/.idea/x",
+            ".config/git/config",
+            ".config/nextest.toml",
+            "x/git/config",
         ] {
             touch(root, f);
         }
@@ -260,7 +263,13 @@ mod tests {
         let paths: Vec<&Path> = found.entries.keys().map(PathBuf::as_path).collect();
         assert_eq!(
             paths,
-            [".vscode", "1/2/3/4/5/6/7/.idea", "a/b/.ENVRC"].map(Path::new)
+            [
+                ".config/git",
+                ".vscode",
+                "1/2/3/4/5/6/7/.idea",
+                "a/b/.ENVRC"
+            ]
+            .map(Path::new)
         );
         assert!(!found.cut);
         assert!(

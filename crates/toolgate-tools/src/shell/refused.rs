@@ -117,9 +117,10 @@ impl Watched {
             for k in (1..=e.len().min(words.len())).rev() {
                 let end = &e[e.len() - k..];
                 let same = end.iter().zip(&words).all(|(a, b)| a == b);
-                let named = end
-                    .iter()
-                    .any(|c| protected::protected_name(OsStr::new(c)).is_some());
+                let named = (e.len() - k..e.len()).any(|j| {
+                    let parent = j.checked_sub(1).map(|p| OsStr::new(&e[p]));
+                    protected::protected_entry(parent, OsStr::new(&e[j])).is_some()
+                });
                 if same && named {
                     if best.is_none_or(|(_, bk)| k > bk) {
                         best = Some((i, k));
@@ -324,9 +325,10 @@ pub(crate) fn notes(
 /// The note for a write refused with `error` on the entry `path`.
 fn note(path: &str, error: &str) -> ProtectedRefused {
     let parts = components(path);
-    let named = parts
-        .iter()
-        .find_map(|c| protected::protected_name(OsStr::new(c)));
+    let named = (0..parts.len()).find_map(|j| {
+        let parent = j.checked_sub(1).map(|p| OsStr::new(&parts[p]));
+        protected::protected_entry(parent, OsStr::new(&parts[j]))
+    });
     let in_git = parts.iter().any(|c| protected::is_git_name(OsStr::new(c)));
     let last = parts.last().map(String::as_str).unwrap_or_default();
     // the output is all that is seen: a line quoting such an error (a log, a file printed)
