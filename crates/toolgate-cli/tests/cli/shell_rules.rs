@@ -171,6 +171,14 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "cp /bin/bash ./mysh; ./mysh -c 'touch pwned'",
         "/bin/ba?h -c 'touch pwned'",
         "strace -f -o /dev/null bash -c 'touch pwned'",
+        // a name known only when it runs, made of text the line holds
+        "$(echo touch) pwned",
+        "c=touch; $c pwned",
+        "a=(touch pwned); \"${a[@]}\"",
+        "printf -v c touch; $c pwned",
+        "${PWD:0:0}touch pwned",
+        "eval \"$(echo touch pwned)\"",
+        "IFS=,; c=touch,pwned; $c",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }

@@ -162,6 +162,9 @@ struct Analyzer {
     /// How many lines were parsed as possible commands, in this analysis and the ones it was
     /// made for (at most [`MAX_POSSIBLE_LINES`]).
     possible_reads: usize,
+    /// Whether the line being read runs a command whose name is only known when it runs (see
+    /// [`Analyzer::source`]).
+    dynamic: bool,
     /// What each line being read (the innermost last) sets its variables to: see [`Known`].
     known: Vec<Known>,
 }
@@ -385,13 +388,19 @@ impl Analyzer {
         self.possible.append(&mut inner.possible);
     }
 
-    /// Keeps the words of `line`, split at white space, quotes and operators, as a possible
-    /// command of `program`, a program the command grammar does not know: a rule that
-    /// restricts reads its words from any word naming the rule's program.
+    /// Keeps the words of `line` as a possible command of `program`, a program the command
+    /// grammar does not know: a rule that restricts reads its words from any word naming the
+    /// rule's program. The words are the line's text with quotes and backslashes taken out
+    /// (`"tou"ch` is `touch`), split at white space, operators, expansions and the
+    /// separators of assignments and parameter expansions (`c=touch`, `${PWD:0:0}touch`).
     fn possible_words(&mut self, program: &str, line: &str) {
+        let text: String = line
+            .chars()
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .collect();
         let argv: Vec<String> = std::iter::once(program)
             .chain(
-                line.split(|c: char| c.is_whitespace() || "'\";&|()<>`${}".contains(c))
+                text.split(|c: char| c.is_whitespace() || ";&|()<>`${}=,:".contains(c))
                     .filter(|w| !w.is_empty()),
             )
             .map(str::to_string)
@@ -405,13 +414,21 @@ impl Analyzer {
     }
 
     /// Parses `src` and visits its tree; `nesting` counts enclosing `bash -c` strings.
+    ///
+    /// Where the line cannot be read whole (too long, nested too deeply, too slow to parse,
+    /// a syntax error) or runs a command whose name is only known when it runs (`$c x`,
+    /// `$(echo touch) x`, `eval "$x"`), its words are also kept as a possible command
+    /// ([`Analyzer::possible_words`]): such a name is made of text the line holds
+    /// (`c=touch; $c x`), so a rule that restricts reads every word of it.
     fn source(&mut self, src: &str, nesting: usize) {
         if src.len() > MAX_INPUT {
             self.doubt(format!("the command is longer than {MAX_INPUT} bytes"));
+            self.possible_words(UNPARSED, src);
             return;
         }
         if nesting > MAX_SHELL_NESTING {
             self.doubt("`bash -c` strings are nested too deeply");
+            self.possible_words(UNPARSED, src);
             return;
         }
         let mut parser = Parser::new();
@@ -420,6 +437,7 @@ impl Analyzer {
             .is_err()
         {
             self.doubt("the bash grammar could not be loaded");
+            self.possible_words(UNPARSED, src);
             return;
         }
         let started = Instant::now();
@@ -433,6 +451,7 @@ impl Analyzer {
         );
         let Some(tree) = tree else {
             self.doubt("the command took too long to parse");
+            self.possible_words(UNPARSED, src);
             return;
         };
         let root = tree.root_node();
@@ -443,10 +462,14 @@ impl Analyzer {
             // its words are read for the rules that restrict
             self.possible_words(UNPARSED, src);
         }
+        // whether this line (not one it runs, which sees to its own) has a command whose
+        // name is only known when it runs, or nests too deeply to be read whole
+        let outer_dynamic = std::mem::take(&mut self.dynamic);
         let mut stack: Vec<(Node, usize)> = vec![(root, 0)];
         while let Some((node, depth)) = stack.pop() {
             if depth > MAX_DEPTH {
                 self.doubt(format!("the command nests deeper than {MAX_DEPTH} levels"));
+                self.dynamic = true;
                 continue;
             }
             self.visit(node, src, nesting);
@@ -455,6 +478,9 @@ impl Analyzer {
             for child in children.into_iter().rev() {
                 stack.push((child, depth + 1));
             }
+        }
+        if std::mem::replace(&mut self.dynamic, outer_dynamic) && !root.has_error() {
+            self.possible_words(UNPARSED, src);
         }
         self.known.pop();
     }
@@ -871,7 +897,8 @@ impl Analyzer {
                         for line in later_lines(&name, &cmd.argv, &shapes) {
                             self.source(&line, nesting + 1);
                         }
-                        self.doubt(format!("`{name}` runs code the analysis cannot see"))
+                        self.doubt(format!("`{name}` runs code the analysis cannot see"));
+                        self.dynamic = true;
                     }
                 }
             }
@@ -900,6 +927,7 @@ impl Analyzer {
         if let (Some(name), Some(Some(why))) = (cmd.argv.first(), shapes.first().map(|s| s.name)) {
             // the same words as for the first word of a line, so the reason is given once
             self.doubt(format!("the command name `{name}` {why}"));
+            self.dynamic |= why == RUNTIME_NAME;
         }
         if let Some(first) = cmd.argv.first() {
             let program = program::program_name(first);
@@ -1542,11 +1570,14 @@ fn trap_line(name: &str, argv: &[String], shapes: &[Shape]) -> Option<String> {
     Some(line.clone())
 }
 
+/// Why a command name holding an expansion cannot be read (see [`unknown_as_name`]).
+const RUNTIME_NAME: &str = "is only known when it runs";
+
 /// Why the word `w` cannot be read as a command name: it holds an expansion, or is a glob
 /// pattern (`None` when it is a literal word).
 fn unknown_as_name(w: &Word) -> Option<&'static str> {
     if !w.literal {
-        Some("is only known when it runs")
+        Some(RUNTIME_NAME)
     } else if w.glob {
         Some("is a glob pattern")
     } else {

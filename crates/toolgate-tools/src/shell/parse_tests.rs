@@ -1005,9 +1005,38 @@ fn lines_past_the_budget_and_misread_lines_keep_their_words() {
     // `t[o]uch x` at the start of a statement reads as an array element to the grammar
     let a = analyze(": > touch; t[o]uch x");
     assert!(!a.certain);
-    assert_eq!(
-        a.possible[0].argv,
-        ["(unparsed)", ":", "touch", "t[o]uch", "x"]
-    );
+    assert_eq!(a.possible[0].argv, ["(unparsed)", "touch", "t[o]uch", "x"]);
     assert!(!a.possible[0].reading.known);
+}
+
+/// A command whose name is only known when it runs is made of text the line holds: the
+/// line's words (quotes and backslashes out, split at assignments and expansions too) are
+/// kept as a possible command, as they are for a line too deep or too long to read.
+#[test]
+fn a_name_known_only_when_it_runs_keeps_the_lines_words() {
+    let table: &[(&str, &[&str])] = &[
+        ("c=touch; $c x", &["(unparsed) c touch c x"]),
+        ("$(echo touch) x", &["(unparsed) echo touch x"]),
+        ("c=\"tou\"ch; $c x", &["(unparsed) c touch c x"]),
+        ("${PWD:0:0}touch x", &["(unparsed) PWD 0 0 touch x"]),
+        ("eval \"$x\"", &["(unparsed) eval x"]),
+        // a literal name keeps nothing more
+        ("c=touch; echo $c", &[]),
+    ];
+    for (src, want) in table {
+        assert_eq!(possible(src), *want, "{src}");
+    }
+    // only the line that runs it: `bash -c '$c x'` keeps its own line's words, not the outer
+    assert_eq!(possible("echo a; bash -c '$c x'"), ["(unparsed) c x"]);
+    // nested deeper than the grammar is read
+    let deep = format!("{}touch x{}", "(".repeat(600), ")".repeat(600));
+    let a = analyze(&deep);
+    assert!(!a.certain);
+    assert!(
+        a.possible
+            .iter()
+            .any(|c| c.argv == ["(unparsed)", "touch", "x"]),
+        "{:?}",
+        a.possible
+    );
 }
