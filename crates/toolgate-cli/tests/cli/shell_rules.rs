@@ -179,6 +179,11 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "${PWD:0:0}touch pwned",
         "eval \"$(echo touch pwned)\"",
         "IFS=,; c=touch,pwned; $c",
+        // an interpreter's code that spells the command out
+        "python3 -c 'import os; os.system(\"touch pwned\")'",
+        "awk 'BEGIN{system(\"touch pwned\")}'",
+        "perl -e 'system q(touch pwned)'",
+        "echo x | awk '{ print | \"touch pwned\" }'",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }
@@ -246,14 +251,13 @@ fn shell_sed_e_74_sed_scripts_that_run_commands_are_not_allowed_by_sed() {
         "sed --expression='1e touch pwned' f.txt",
         "sed -ne'0~1 e touch pwned' f.txt",
         "sed -s -n '$!{$!e touch pwned\n}' f.txt",
+        // the `e` flag runs the pattern space, here spelled out in the replacement
+        "sed 's/.*/touch pwned2/e' f.txt",
+        "sed -n 's/line/touch pwned3/ep' f.txt",
     ] {
         refused(&ws, command, false, "permission_denied", "rules[1]");
     }
-    for command in [
-        "sed 's/.*/touch pwned2/e' f.txt",
-        "sed -n 's/line/touch pwned3/ep' f.txt",
-        "sed '1e' f.txt",
-    ] {
+    for command in ["sed 's/.*/echo/e' f.txt", "sed '1e' f.txt"] {
         refused(&ws, command, false, "approval_rejected", "shell.runs_code");
     }
     let v = ran(&ws, "sed -n 1p f.txt");

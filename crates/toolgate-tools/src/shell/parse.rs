@@ -284,6 +284,8 @@ const OPTIONS_FIRST: [&str; 11] = [
 /// The program named for the words of a line the grammar could not parse (see
 /// [`Analyzer::possible_words`]): no program the command grammar knows.
 const UNPARSED: &str = "(unparsed)";
+/// The program named for the words of an interpreter's code ([`Analyzer::possible_code`]).
+const CODE: &str = "(code)";
 /// Characters that make an argument a command line rather than one word, where a program may
 /// run it as one (white space, operators, redirections, expansions).
 const LINE_CHARS: [char; 12] = [' ', '\t', '\n', ';', '&', '|', '<', '>', '(', '`', '$', '{'];
@@ -398,13 +400,28 @@ impl Analyzer {
             .chars()
             .filter(|c| !matches!(c, '\'' | '"' | '\\'))
             .collect();
-        let argv: Vec<String> = std::iter::once(program)
-            .chain(
-                text.split(|c: char| c.is_whitespace() || ";&|()<>`${}=,:".contains(c))
-                    .filter(|w| !w.is_empty()),
-            )
-            .map(str::to_string)
-            .collect();
+        let words = text
+            .split(|c: char| c.is_whitespace() || ";&|()<>`${}=,:".contains(c))
+            .filter(|w| !w.is_empty());
+        self.possible_argv(std::iter::once(program).chain(words));
+    }
+
+    /// Keeps the words of the code an interpreter runs (`python3 -c 'os.system("touch
+    /// x")'`, `awk 'BEGIN{system("touch x")}'`, `perl -e 'system q(touch x)'`) as a possible
+    /// command of a program no grammar knows: the code's text split at every character that
+    /// cannot be part of a program's name, path or option, so a command it spells out in a
+    /// string is read by the rules that restrict.
+    fn possible_code(&mut self, code: &[String]) {
+        let words = code.iter().flat_map(|w| {
+            w.split(|c: char| !(c.is_alphanumeric() || "-._/+~@%".contains(c)))
+                .filter(|w| !w.is_empty())
+        });
+        self.possible_argv(std::iter::once(CODE).chain(words));
+    }
+
+    /// Keeps `words` as a possible command.
+    fn possible_argv<'w>(&mut self, words: impl Iterator<Item = &'w str>) {
+        let argv: Vec<String> = words.map(str::to_string).collect();
         let reading = program::read(&argv);
         self.possible.push(SimpleCommand {
             argv,
@@ -982,12 +999,13 @@ impl Analyzer {
                 }
             }
         }
-        if let Some(first) = cmd.argv.first() {
-            let program = program::program_name(first);
-            let opaque = !reading.known
-                || program::runs_its_arguments(program)
-                || shapes.first().is_some_and(|s| s.name.is_some());
-            if opaque {
+        let opaque = cmd.argv.first().is_some_and(|first| {
+            !reading.known
+                || program::runs_its_arguments(program::program_name(first))
+                || shapes.first().is_some_and(|s| s.name.is_some())
+        });
+        if let Some(first) = cmd.argv.first().filter(|_| opaque) {
+            {
                 // `./mysh -c 'touch x'`: a program the grammar cannot read may be a shell, and
                 // run a literal argument as a line; read for the rules that restrict only
                 let lines = cmd
@@ -1000,6 +1018,12 @@ impl Analyzer {
                     self.possible_line(first, line, nesting);
                 }
             }
+        }
+        let code = reading.code.as_ref().filter(|c| c.at < cmd.argv.len());
+        if let Some(code) = code.filter(|_| !opaque) {
+            // the code an interpreter runs may spell out a command in a string (what a
+            // program the grammar does not know runs is read above)
+            self.possible_code(&cmd.argv[code.at..]);
         }
         let runs = std::mem::take(&mut reading.runs);
         let (argv, shapes) = if runs.is_empty() {

@@ -1040,3 +1040,26 @@ fn a_name_known_only_when_it_runs_keeps_the_lines_words() {
         a.possible
     );
 }
+
+/// The code an interpreter the grammar knows runs is kept as words (split at whatever cannot
+/// be part of a name, path or option), so a command it spells out in a string is read by the
+/// rules that restrict; a program already read as opaque keeps its arguments' lines instead.
+#[test]
+fn an_interpreters_code_keeps_its_words() {
+    let table: &[(&str, &[&str])] = &[
+        (
+            "python3 -c 'import os; os.system(\"touch x\")'",
+            &["(code) -c import os os.system touch x"],
+        ),
+        (
+            "awk 'BEGIN{system(\"touch x\")}'",
+            &["(code) BEGIN system touch x"],
+        ),
+        ("perl -e 'system q(touch x)'", &["(code) -e system q touch x"]),
+        ("python3 x.py a", &["(code) x.py a"]),
+        ("cat f", &[]),
+    ];
+    for (src, want) in table {
+        assert_eq!(possible(src), *want, "{src}");
+    }
+}
