@@ -184,6 +184,14 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "awk 'BEGIN{system(\"touch pwned\")}'",
         "perl -e 'system q(touch pwned)'",
         "echo x | awk '{ print | \"touch pwned\" }'",
+        // text bash evaluates later: a prompt, a subscript, a transformation, a hash table
+        "PS4='$(touch pwned)'; set -x; :",
+        "x='$(touch pwned)'; echo \"${x@P}\"",
+        "declare 'a[$(touch pwned)]=1'",
+        "a=(); unset 'a[$(touch pwned)]'",
+        "x='a[$(touch pwned)]'; echo $((x))",
+        "BASH_CMDS[ls]=/usr/bin/touch; ls pwned",
+        "printf 'touch pwned' > f; bash f",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }

@@ -138,6 +138,7 @@ fn quote(word: &str) -> String {
 pub fn analyze(command: &str) -> CommandAnalysis {
     let mut a = Analyzer::default();
     a.source(command, 0);
+    a.words_if_unread(command);
     let mut out = CommandAnalysis {
         commands: a.commands,
         redirects: a.redirects,
@@ -162,9 +163,6 @@ struct Analyzer {
     /// How many lines were parsed as possible commands, in this analysis and the ones it was
     /// made for (at most [`MAX_POSSIBLE_LINES`]).
     possible_reads: usize,
-    /// Whether the line being read runs a command whose name is only known when it runs (see
-    /// [`Analyzer::source`]).
-    dynamic: bool,
     /// What each line being read (the innermost last) sets its variables to: see [`Known`].
     known: Vec<Known>,
 }
@@ -292,6 +290,26 @@ const LINE_CHARS: [char; 12] = [' ', '\t', '\n', ';', '&', '|', '<', '>', '(', '
 /// The most arguments parsed as lines a command may run ([`CommandAnalysis::possible`]) in
 /// one analysis; past it they are split into words.
 const MAX_POSSIBLE_LINES: usize = 32;
+/// Builtins that take variable names (with subscripts, evaluated as arithmetic) in their
+/// arguments, or evaluate them as expressions.
+const EVALUATES_NAMES: [&str; 16] = [
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "unset",
+    "test",
+    "[",
+    "let",
+    "read",
+    "printf",
+    "mapfile",
+    "readarray",
+    "wait",
+    "getopts",
+    "shift",
+];
 /// Builtins that run code the analysis cannot see.
 const OPAQUE: [&str; 8] = [
     "eval", "source", ".", "alias", "hash", "enable", "trap", "coproc",
@@ -385,9 +403,24 @@ impl Analyzer {
             ..Analyzer::default()
         };
         inner.source(line, nesting + 1);
+        inner.words_if_unread(line);
         self.possible_reads = inner.possible_reads;
         self.possible.append(&mut inner.commands);
         self.possible.append(&mut inner.possible);
+    }
+
+    /// Where the line `src` just read cannot be read with certainty, or runs code the
+    /// analysis cannot read (a script, an interpreter's code), keeps its words as a possible
+    /// command ([`Analyzer::possible_words`]): what such a line runs is made of text it
+    /// holds (`c=touch; $c x`, `$(echo touch) x`, `PS4='$(touch x)'; set -x`, `printf
+    /// 'touch x' > f; bash f`), so a rule that restricts reads every word of it. The line
+    /// asks in any case: no allow rule or grant covers it.
+    fn words_if_unread(&mut self, src: &str) {
+        let unread =
+            !self.uncertain.is_empty() || self.commands.iter().any(|c| c.reading.code.is_some());
+        if unread {
+            self.possible_words(UNPARSED, src);
+        }
     }
 
     /// Keeps the words of `line` as a possible command of `program`, a program the command
@@ -431,21 +464,13 @@ impl Analyzer {
     }
 
     /// Parses `src` and visits its tree; `nesting` counts enclosing `bash -c` strings.
-    ///
-    /// Where the line cannot be read whole (too long, nested too deeply, too slow to parse,
-    /// a syntax error) or runs a command whose name is only known when it runs (`$c x`,
-    /// `$(echo touch) x`, `eval "$x"`), its words are also kept as a possible command
-    /// ([`Analyzer::possible_words`]): such a name is made of text the line holds
-    /// (`c=touch; $c x`), so a rule that restricts reads every word of it.
     fn source(&mut self, src: &str, nesting: usize) {
         if src.len() > MAX_INPUT {
             self.doubt(format!("the command is longer than {MAX_INPUT} bytes"));
-            self.possible_words(UNPARSED, src);
             return;
         }
         if nesting > MAX_SHELL_NESTING {
             self.doubt("`bash -c` strings are nested too deeply");
-            self.possible_words(UNPARSED, src);
             return;
         }
         let mut parser = Parser::new();
@@ -454,7 +479,6 @@ impl Analyzer {
             .is_err()
         {
             self.doubt("the bash grammar could not be loaded");
-            self.possible_words(UNPARSED, src);
             return;
         }
         let started = Instant::now();
@@ -468,25 +492,17 @@ impl Analyzer {
         );
         let Some(tree) = tree else {
             self.doubt("the command took too long to parse");
-            self.possible_words(UNPARSED, src);
             return;
         };
         let root = tree.root_node();
         self.known.push(known(root, src));
         if root.has_error() {
             self.doubt("the command has a syntax error or a construct the parser does not know");
-            // what the grammar misread (`t[o]uch x` read as an array element) may still run:
-            // its words are read for the rules that restrict
-            self.possible_words(UNPARSED, src);
         }
-        // whether this line (not one it runs, which sees to its own) has a command whose
-        // name is only known when it runs, or nests too deeply to be read whole
-        let outer_dynamic = std::mem::take(&mut self.dynamic);
         let mut stack: Vec<(Node, usize)> = vec![(root, 0)];
         while let Some((node, depth)) = stack.pop() {
             if depth > MAX_DEPTH {
                 self.doubt(format!("the command nests deeper than {MAX_DEPTH} levels"));
-                self.dynamic = true;
                 continue;
             }
             self.visit(node, src, nesting);
@@ -495,9 +511,6 @@ impl Analyzer {
             for child in children.into_iter().rev() {
                 stack.push((child, depth + 1));
             }
-        }
-        if std::mem::replace(&mut self.dynamic, outer_dynamic) && !root.has_error() {
-            self.possible_words(UNPARSED, src);
         }
         self.known.pop();
     }
@@ -914,8 +927,7 @@ impl Analyzer {
                         for line in later_lines(&name, &cmd.argv, &shapes) {
                             self.source(&line, nesting + 1);
                         }
-                        self.doubt(format!("`{name}` runs code the analysis cannot see"));
-                        self.dynamic = true;
+                        self.doubt(format!("`{name}` runs code the analysis cannot see"))
                     }
                 }
             }
@@ -944,7 +956,6 @@ impl Analyzer {
         if let (Some(name), Some(Some(why))) = (cmd.argv.first(), shapes.first().map(|s| s.name)) {
             // the same words as for the first word of a line, so the reason is given once
             self.doubt(format!("the command name `{name}` {why}"));
-            self.dynamic |= why == RUNTIME_NAME;
         }
         if let Some(first) = cmd.argv.first() {
             let program = program::program_name(first);
@@ -1017,6 +1028,22 @@ impl Analyzer {
                 for (line, _) in lines {
                     self.possible_line(first, line, nesting);
                 }
+            }
+        }
+        if let Some(first) = cmd.argv.first() {
+            let program = program::program_name(first);
+            let evaluated = cmd
+                .argv
+                .iter()
+                .skip(1)
+                .find(|w| w.contains("$(") || w.contains('`'));
+            if let (true, Some(word)) = (EVALUATES_NAMES.contains(&program), evaluated) {
+                // `declare 'a[$(touch x)]=1'`, `unset 'a[$(cmd)]'`, `[ -v 'a[$(cmd)]' ]`:
+                // bash evaluates a subscript in the text as arithmetic, running what it holds
+                self.doubt(format!(
+                    "`{program}` may evaluate `{word}` as a variable name with a subscript, \
+                     which runs the command in it"
+                ));
             }
         }
         let code = reading.code.as_ref().filter(|c| c.at < cmd.argv.len());
@@ -1594,14 +1621,11 @@ fn trap_line(name: &str, argv: &[String], shapes: &[Shape]) -> Option<String> {
     Some(line.clone())
 }
 
-/// Why a command name holding an expansion cannot be read (see [`unknown_as_name`]).
-const RUNTIME_NAME: &str = "is only known when it runs";
-
 /// Why the word `w` cannot be read as a command name: it holds an expansion, or is a glob
 /// pattern (`None` when it is a literal word).
 fn unknown_as_name(w: &Word) -> Option<&'static str> {
     if !w.literal {
-        Some(RUNTIME_NAME)
+        Some("is only known when it runs")
     } else if w.glob {
         Some("is a glob pattern")
     } else {

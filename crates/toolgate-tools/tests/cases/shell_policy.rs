@@ -651,8 +651,16 @@ async fn a_wrapped_command_named_by_a_variable_asks() {
         r.error.as_ref().map(|e| e.kind),
         Some(ErrorKind::PermissionDenied)
     );
+    // the name is text the line holds: the deny reads it
+    let r = s
+        .call(json!({ "command": "x=rm; timeout 5 $x -rf victim" }))
+        .await;
+    assert_eq!(
+        r.error.as_ref().map(|e| e.kind),
+        Some(ErrorKind::PermissionDenied)
+    );
+    assert!(exists(s.ws().join("victim/keep")));
     let commands = [
-        "x=rm; timeout 5 $x -rf victim",
         "x=$(cat f); timeout 5 $x -rf victim",
         "x=$(cat f); sudo $x -rf victim",
         "read -r x < f; find victim -maxdepth 0 -exec $x -rf {} \\;",
