@@ -608,6 +608,79 @@ resource = "command:rm"
     }
 }
 
+/// What a file the policy keeps from the call holds is not told before the policy decides:
+/// edit_file's guard (which runs first) does not say whether `old_string` is in a denied file
+/// (it answered `no_match` or went on to the deny, which spelled the file out character by
+/// character), a missing path's near names leave denied ones out, and an edit of a file whose
+/// reading is denied is denied (its diff showed the lines around the change).
+#[tokio::test]
+async fn a_denied_files_content_and_name_are_not_told_by_errors() {
+    let ws = TempWorkspace::new();
+    ws.sh("mkdir -p ws/secrets; printf 'PASSWORD=CANARY\\nX=1\\n' > ws/.env; echo K=1 > ws/secrets/key.txt");
+    let s = Setup::new(
+        ws,
+        r#"
+[[rules]]
+decision = "deny"
+resource = "path:.env"
+
+[[rules]]
+decision = "deny"
+resource = "path:secrets/*.txt"
+"#,
+        None,
+        &[],
+    );
+    for old in ["PASSWORD=Z", "PASSWORD=C"] {
+        let r = s
+            .call(
+                "edit_file",
+                json!({"path": ".env", "old_string": old, "new_string": "y"}),
+            )
+            .await;
+        assert_eq!(
+            error(&r).0,
+            ErrorKind::PermissionDenied,
+            "{old}: {}",
+            r.text()
+        );
+    }
+    for (path, denied) in [(".envx", "\".env\""), ("secrets/key.tx", "key.txt\"")] {
+        let r = s.call("read_file", json!({ "path": path })).await;
+        assert_eq!(error(&r).1.as_deref(), Some("not_found"), "{}", r.text());
+        assert!(!r.text().contains(denied), "{path}: {}", r.text());
+    }
+    let s2 = Setup::new(
+        TempWorkspace::new(),
+        r#"
+[[rules]]
+decision = "deny"
+resource = "path:.env"
+access = "read"
+
+[[rules]]
+decision = "allow"
+tool = "edit_file"
+"#,
+        None,
+        &[],
+    );
+    s2.ws
+        .sh("mkdir -p ws; printf 'PASSWORD=CANARY\\nX=1\\n' > ws/.env");
+    let r = s2
+        .call(
+            "edit_file",
+            json!({"path": ".env", "old_string": "X=1", "new_string": "X=2"}),
+        )
+        .await;
+    assert_eq!(error(&r).0, ErrorKind::PermissionDenied, "{}", r.text());
+    assert!(!r.text().contains("CANARY"), "{}", r.text());
+    assert_eq!(
+        std::fs::read_to_string(s2.ws.root().join(".env")).unwrap(),
+        "PASSWORD=CANARY\nX=1\n"
+    );
+}
+
 /// What a program the rules cannot read may run (an argument that reads as a command line:
 /// `./tool` may be a shell) is denied and asked about by the configuration's rules, and needs
 /// no allow rule of its own: `allow command:./tool` still covers `./tool --note 'fix it'`.

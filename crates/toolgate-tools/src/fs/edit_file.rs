@@ -10,10 +10,15 @@
 //!    `path_outside_workspace`), is not the root and is not protected
 //!    ([`super::protected`]); and steps 3 and 4 run without writing, so a call that would
 //!    fail (`not_found`, `no_match`, `ambiguous_match`, `not_utf8`, `hard_link`, a file over
-//!    the limit) fails here, before anyone is asked to approve it; the call declares the path
-//!    as a write resource;
+//!    the limit) fails here, before anyone is asked to approve it, where the policy lets the
+//!    call read and write the file outright (elsewhere what the file holds is not told
+//!    before the policy decides: the guard runs first); the call declares the path as a
+//!    write resource, and as a read resource too where the policy does not let it read the
+//!    file outright (an edit reads the file: `deny path:.env access="read"` denies editing
+//!    it);
 //! 2. when the call is put to an approver, steps 3 to 5 run without writing and the diff is
-//!    the question's preview ([`toolgate_core::Tool::preview`]);
+//!    the question's preview ([`toolgate_core::Tool::preview`]), where the policy lets the
+//!    call read the file outright (a failed preview goes back to the model);
 //! 3. the handler checks everything again (the file may have changed while a person
 //!    thought; a direct call is held to the checks too): [`super::atomic`] opens the parent
 //!    by a no-follow walk from the workspace root (it must exist) and reads the file: a
@@ -36,8 +41,8 @@ use serde::{Deserialize, Serialize};
 use std::ops::Range;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ArgumentFault, Effects, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
-    TypedTool, Workspace, WsPath,
+    Access, ArgumentFault, Effects, Resource, Risk, ToolContext, ToolError, ToolSpec,
+    ToolSpecBuilder, TypedTool, Workspace, WsPath,
 };
 
 /// Files larger than this, before or after the edit, are refused with `unsafe_input` /
@@ -165,13 +170,37 @@ impl TypedTool for EditFile {
     fn guard(&self, args: &EditFileArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         check_strings(args)?;
         let path = resolve_for_write(ctx, &args.path, self.allow_protected)?;
-        // what would fail the call fails now, before anyone is asked; nothing is written
-        with_edit(ctx.require_workspace()?, &path, args, |_| Ok(()))?;
-        Ok(vec![Resource::write(&args.path)])
+        // what would fail the call fails now, before anyone is asked; nothing is written.
+        // Only where the policy lets the call read and write the file outright: whether
+        // `old_string` is in a file the policy keeps from the call (or asks about) is its
+        // content, and the guard runs before the policy is asked
+        let rel = path.as_path();
+        let readable = ctx.permits(rel, Access::Read);
+        if readable && ctx.permits(rel, Access::Write) {
+            with_edit(ctx.require_workspace()?, &path, args, |_| Ok(()))?;
+        }
+        if readable {
+            Ok(vec![Resource::write(&args.path)])
+        } else {
+            // an edit reads the file (it finds `old_string` and shows the lines around it):
+            // what the policy says of reading it holds for the edit too
+            Ok(vec![
+                Resource::read(&args.path),
+                Resource::write(&args.path),
+            ])
+        }
     }
 
     fn preview(&self, args: &EditFileArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
         let path = resolve_for_write(ctx, &args.path, self.allow_protected)?;
+        if !ctx.permits(path.as_path(), Access::Read) {
+            // the question goes to a person, but a preview that fails goes back to the model
+            return Ok(Some(format!(
+                "{}: the change is not shown: the policy asks before this call may read the \
+                 file",
+                path.display()
+            )));
+        }
         with_edit(ctx.require_workspace()?, &path, args, |e| {
             Ok(Some(e.diff().text))
         })

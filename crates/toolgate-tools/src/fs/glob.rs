@@ -107,7 +107,7 @@ impl TypedTool for Glob {
         compile(&args.pattern)?;
         let base =
             crate::fs::protected::resolve_for_read(ctx, args.path.as_deref().unwrap_or("."))?;
-        lookup::expect(ctx.require_workspace()?, &base, lookup::Kind::Dir).map(|()| None)
+        lookup::expect(ctx, &base, lookup::Kind::Dir).map(|()| None)
     }
 
     async fn call(&self, args: GlobArgs, ctx: ToolContext) -> Result<GlobOutput, ToolError> {

@@ -111,7 +111,7 @@ impl TypedTool for ListDir {
     fn preview(&self, args: &ListDirArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
         let path =
             crate::fs::protected::resolve_for_read(ctx, args.path.as_deref().unwrap_or("."))?;
-        lookup::expect(ctx.require_workspace()?, &path, lookup::Kind::Dir).map(|()| None)
+        lookup::expect(ctx, &path, lookup::Kind::Dir).map(|()| None)
     }
 
     async fn call(&self, args: ListDirArgs, ctx: ToolContext) -> Result<ListDirOutput, ToolError> {

@@ -11,7 +11,7 @@
 use std::path::{Component, Path, PathBuf};
 use toolgate_core::suggest::nearness;
 use toolgate_core::workspace::{display_rel, io_error};
-use toolgate_core::{ToolError, Workspace, WsPath};
+use toolgate_core::{Access, ToolContext, ToolError, Workspace, WsPath};
 
 /// Directory entries compared with a missing name, at most.
 pub const MAX_SCANNED: usize = 4096;
@@ -33,16 +33,21 @@ pub(crate) enum Kind {
 /// workspace's directory handle).
 ///
 /// # Errors
-/// `tool_failed` / `not_found` with near names ([`not_found`]), `is_a_directory` (with a
-/// `list_dir` hint) or `not_a_directory`; another I/O reason.
-pub(crate) fn expect(ws: &Workspace, path: &WsPath, kind: Kind) -> Result<(), ToolError> {
+/// `tool_failed` / `not_found` with near names the policy lets the call read
+/// ([`not_found`]), `is_a_directory` (with a `list_dir` hint) or `not_a_directory`; another
+/// I/O reason; what [`ToolContext::require_workspace`] returns.
+pub(crate) fn expect(ctx: &ToolContext, path: &WsPath, kind: Kind) -> Result<(), ToolError> {
+    let ws = ctx.require_workspace()?;
+    let visible = |rel: &Path| ctx.permits(rel, Access::Read);
     let shown = path.display();
     let is_dir = if path.is_root() {
         true
     } else {
         match ws.dir().metadata(path.as_path()) {
             Ok(m) => m.is_dir(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(ws, path)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(not_found(ws, path, &visible))
+            }
             Err(e) => return Err(io_error(&shown, &e)),
         }
     };
@@ -61,11 +66,17 @@ pub(crate) fn expect(ws: &Workspace, path: &WsPath, kind: Kind) -> Result<(), To
 }
 
 /// `tool_failed` / `not_found` for `path`, which does not exist: the message names up to
-/// [`MAX_SUGGESTED`] existing paths close to it (`did you mean "src/lib.rs"?`) and a `glob`
-/// pattern for its file name, and the details list the suggestions (`near`).
-pub(crate) fn not_found(ws: &Workspace, path: &WsPath) -> ToolError {
+/// [`MAX_SUGGESTED`] existing paths close to it (`did you mean "src/lib.rs"?`) among those
+/// `visible` says the call may see (relative to the root: a path the policy does not let it
+/// read is not named, as list_dir and glob do not show it), and a `glob` pattern for its file
+/// name; the details list the suggestions (`near`).
+pub(crate) fn not_found(
+    ws: &Workspace,
+    path: &WsPath,
+    visible: &dyn Fn(&Path) -> bool,
+) -> ToolError {
     let shown = path.display();
-    let near = near_names(ws, path.as_path());
+    let near = near_names(ws, path.as_path(), visible);
     let name = path
         .as_path()
         .file_name()
@@ -92,7 +103,7 @@ pub(crate) fn not_found(ws: &Workspace, path: &WsPath) -> ToolError {
 /// Existing paths close to `rel` (relative to the root, which does not exist): the first
 /// missing component replaced by the closest names of its directory, with the rest of the
 /// path kept when that exists.
-fn near_names(ws: &Workspace, rel: &Path) -> Vec<String> {
+fn near_names(ws: &Workspace, rel: &Path, visible: &dyn Fn(&Path) -> bool) -> Vec<String> {
     let dir = ws.dir();
     let mut existing = PathBuf::new();
     let mut components = rel
@@ -126,6 +137,7 @@ fn near_names(ws: &Workspace, rel: &Path) -> Vec<String> {
             let name = e.file_name();
             nearness(&wanted, &name.to_string_lossy()).map(|n| (n, name))
         })
+        .filter(|(_, name)| visible(&existing.join(name)))
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     scored
@@ -134,7 +146,10 @@ fn near_names(ws: &Workspace, rel: &Path) -> Vec<String> {
         .map(|(_, name)| {
             let candidate = existing.join(&name);
             let whole = candidate.join(&rest);
-            let shown = if !rest.as_os_str().is_empty() && dir.symlink_metadata(&whole).is_ok() {
+            let shown = if !rest.as_os_str().is_empty()
+                && visible(&whole)
+                && dir.symlink_metadata(&whole).is_ok()
+            {
                 whole
             } else {
                 candidate
@@ -161,7 +176,7 @@ mod tests {
     #[test]
     fn near_names_replace_the_first_missing_component() {
         let (_t, ws) = ws();
-        let near = |p: &str| near_names(&ws, ws.resolve(p).unwrap().as_path());
+        let near = |p: &str| near_names(&ws, ws.resolve(p).unwrap().as_path(), &|_| true);
         assert_eq!(near("src/lib.rss"), ["src/lib.rs"]);
         assert_eq!(near("srcc/lib.rs"), ["src/lib.rs"]);
         assert_eq!(near("readme.md"), ["README.md"]);
@@ -173,7 +188,7 @@ mod tests {
     #[test]
     fn the_error_names_near_paths_and_a_glob() {
         let (_t, ws) = ws();
-        let e = not_found(&ws, &ws.resolve("src/lib.rss").unwrap());
+        let e = not_found(&ws, &ws.resolve("src/lib.rss").unwrap(), &|_| true);
         assert_eq!(e.reason.as_deref(), Some("not_found"));
         assert!(
             e.message.contains("did you mean \"src/lib.rs\"?"),
@@ -181,7 +196,7 @@ mod tests {
             e.message
         );
         assert!(e.message.contains("\"**/lib.rss\""), "{}", e.message);
-        let e = not_found(&ws, &ws.resolve("nothing/like/it").unwrap());
+        let e = not_found(&ws, &ws.resolve("nothing/like/it").unwrap(), &|_| true);
         assert!(!e.message.contains("did you mean"), "{}", e.message);
         assert!(e.message.contains("glob"), "{}", e.message);
     }
@@ -190,10 +205,11 @@ mod tests {
     fn expect_says_what_the_path_is() {
         let (_t, ws) = ws();
         let at = |p: &str| ws.resolve(p).unwrap();
-        assert!(expect(&ws, &at("src/lib.rs"), Kind::File).is_ok());
-        assert!(expect(&ws, &at("src"), Kind::Dir).is_ok());
-        assert!(expect(&ws, &at("."), Kind::Dir).is_ok());
-        let reason = |p: &str, k| expect(&ws, &at(p), k).unwrap_err().reason.unwrap();
+        let ctx = ToolContext::builder().workspace(ws.clone()).build();
+        assert!(expect(&ctx, &at("src/lib.rs"), Kind::File).is_ok());
+        assert!(expect(&ctx, &at("src"), Kind::Dir).is_ok());
+        assert!(expect(&ctx, &at("."), Kind::Dir).is_ok());
+        let reason = |p: &str, k| expect(&ctx, &at(p), k).unwrap_err().reason.unwrap();
         assert_eq!(reason("src", Kind::File), "is_a_directory");
         assert_eq!(reason(".", Kind::File), "is_a_directory");
         assert_eq!(reason("src/lib.rs", Kind::Dir), "not_a_directory");

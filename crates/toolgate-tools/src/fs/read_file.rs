@@ -152,7 +152,7 @@ impl TypedTool for ReadFile {
     /// is asked (the guard does no I/O: reads are the hot path and rarely asked about).
     fn preview(&self, args: &ReadFileArgs, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
         let path = crate::fs::protected::resolve_for_read(ctx, &args.path)?;
-        lookup::expect(ctx.require_workspace()?, &path, lookup::Kind::File).map(|()| None)
+        lookup::expect(ctx, &path, lookup::Kind::File).map(|()| None)
     }
 
     /// The numbered lines as `content` holds them, then, when lines follow, one row saying
@@ -172,7 +172,8 @@ impl TypedTool for ReadFile {
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
         blocking::run(move || {
-            let (reader, size) = open_text(&ws, &path)?;
+            let visible = |rel: &std::path::Path| ctx.permits(rel, toolgate_core::Access::Read);
+            let (reader, size) = open_text(&ws, &path, &visible)?;
             let mut window = Window::new(offset, limit, size);
             window.read(reader, &cancel, &path.display())?;
             window.finish(&path.display())
@@ -183,7 +184,11 @@ impl TypedTool for ReadFile {
 
 /// The file as a reader of its bytes (as many as it had when opened) and their number,
 /// refused unless it is a regular file whose first [`BINARY_SNIFF_BYTES`] hold no NUL byte.
-fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolError> {
+fn open_text(
+    ws: &Workspace,
+    path: &WsPath,
+    visible: &dyn Fn(&std::path::Path) -> bool,
+) -> Result<(impl BufRead, u64), ToolError> {
     let shown = path.display();
     if path.is_root() {
         return Err(is_a_directory(&shown));
@@ -192,7 +197,7 @@ fn open_text(ws: &Workspace, path: &WsPath) -> Result<(impl BufRead, u64), ToolE
         .dir()
         .open_with(path.as_path(), &read_options())
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => lookup::not_found(ws, path),
+            std::io::ErrorKind::NotFound => lookup::not_found(ws, path, visible),
             _ => io_error(&shown, &e),
         })?;
     let meta = file.metadata().map_err(|e| io_error(&shown, &e))?;

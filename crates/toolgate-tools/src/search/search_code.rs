@@ -203,7 +203,7 @@ impl TypedTool for SearchCode {
     ) -> Result<Option<String>, ToolError> {
         let base =
             crate::fs::protected::resolve_for_read(ctx, args.path.as_deref().unwrap_or("."))?;
-        lookup::expect(ctx.require_workspace()?, &base, lookup::Kind::Any).map(|()| None)
+        lookup::expect(ctx, &base, lookup::Kind::Any).map(|()| None)
     }
 
     async fn call(
