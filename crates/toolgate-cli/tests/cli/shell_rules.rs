@@ -192,6 +192,14 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "x='a[$(touch pwned)]'; echo $((x))",
         "BASH_CMDS[ls]=/usr/bin/touch; ls pwned",
         "printf 'touch pwned' > f; bash f",
+        // backquotes inside backquotes, extended and case-blind globs, braces past the bound,
+        // a copy, link or descriptor of the program
+        "echo `echo \\`touch pwned\\``",
+        "shopt -s extglob\n/usr/bin/@(tou)ch pwned",
+        "shopt -s nocaseglob\n/usr/bin/TOU[C]H pwned",
+        "tou{c,c}{h,h}{,}{,}{,}{,}{,}{,}{,} pwned",
+        "ln -s /usr/bin/touch ./t; ./t pwned",
+        "exec 3</usr/bin/touch; /proc/self/fd/3 pwned",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }
@@ -203,6 +211,21 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "approval_rejected",
         "shell.uncertain",
     );
+}
+
+/// `allow command:echo` does not cover a command in backquotes inside backquotes, which bash
+/// runs and the grammar reads as an escaped word: it ran with no question.
+#[test]
+fn a_command_in_nested_backquotes_is_not_allowed_by_the_outer_rule() {
+    let (_t, ws) = workspace(&[("allow", "command:echo")]);
+    for command in [
+        "echo `echo \\`touch pwned\\``",
+        "echo \"`echo \\`touch pwned\\``\"",
+    ] {
+        refused(&ws, command, false, "approval_rejected", "shell.unlisted");
+    }
+    let v = json(&shell(&ws, "echo `echo ok`", false));
+    assert_eq!(v["is_error"], false, "{v}");
 }
 
 /// `allow command:echo` does not cover a command in backquotes inside `${...}`, which the

@@ -9,11 +9,17 @@
 //! The match is bash's (3.5.8.1 "Pattern Matching") over one word: `*` any text, `?` one
 //! character, `[...]` one character of a set, with `!` or `^` negating it, ranges and the
 //! POSIX classes; a class the matcher does not know (`[[=a=]]`, `[[.a.]]`, an unknown
-//! `[[:x:]]`) matches any character, so the answer errs towards "can".
+//! `[[:x:]]`) matches any character, so the answer errs towards "can". A line may turn on
+//! `extglob` and `nocaseglob` first: an extended group (`@(..)`, `+(..)`, `!(..)`, `?(..)`,
+//! `*(..)`) is taken as any text, and letters match in either case.
 
-/// Whether `word` holds a character bash's filename expansion reads (`*`, `?`, `[`).
+/// Whether `word` holds a character bash's filename expansion reads (`*`, `?`, `[`), or an
+/// extended glob group (`@(`, `+(`, `!(`).
 pub(crate) fn is_glob(word: &str) -> bool {
     word.contains(['*', '?', '['])
+        || word.contains("@(")
+        || word.contains("+(")
+        || word.contains("!(")
 }
 
 /// Whether the glob `pattern` matches `text` (`prefix == false`), or matches some text that
@@ -75,20 +81,42 @@ enum Item {
 }
 
 impl Elem {
+    /// Whether the element matches `c`, letters in either case (`nocaseglob`).
     fn matches(&self, c: char) -> bool {
+        let cases = [c, lower(c), upper(c)];
         match self {
             Elem::Star => true,
             Elem::Any => true,
-            Elem::Char(x) => *x == c,
+            Elem::Char(x) => cases.contains(x) || lower(*x) == lower(c),
             Elem::Set(items, negated) => {
-                let hit = items.iter().any(|i| match i {
-                    Item::Char(x) => *x == c,
-                    Item::Range(a, b) => (*a..=*b).contains(&c),
-                    Item::Class(test) => test(c),
+                let hit = cases.iter().any(|&c| {
+                    items.iter().any(|i| match i {
+                        Item::Char(x) => *x == c,
+                        Item::Range(a, b) => (*a..=*b).contains(&c),
+                        Item::Class(test) => test(c),
+                    })
                 });
                 hit != *negated
             }
         }
+    }
+}
+
+/// `c` in lower case when that is one character.
+fn lower(c: char) -> char {
+    let mut l = c.to_lowercase();
+    match (l.next(), l.next()) {
+        (Some(x), None) => x,
+        _ => c,
+    }
+}
+
+/// `c` in upper case when that is one character.
+fn upper(c: char) -> char {
+    let mut u = c.to_uppercase();
+    match (u.next(), u.next()) {
+        (Some(x), None) => x,
+        _ => c,
     }
 }
 
@@ -99,6 +127,25 @@ fn compile(pattern: &str) -> Vec<Elem> {
     let mut out = Vec::with_capacity(chars.len());
     let mut i = 0;
     while i < chars.len() {
+        if matches!(chars[i], '@' | '+' | '!' | '?' | '*') && chars.get(i + 1) == Some(&'(') {
+            // an extended glob group, up to its matching `)`: any text
+            let mut depth = 0usize;
+            let close = (i + 1..chars.len()).find(|&j| {
+                match chars[j] {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            });
+            if let Some(j) = close {
+                if !matches!(out.last(), Some(Elem::Star)) {
+                    out.push(Elem::Star);
+                }
+                i = j + 1;
+                continue;
+            }
+        }
         match chars[i] {
             '*' => {
                 if !matches!(out.last(), Some(Elem::Star)) {
@@ -207,7 +254,20 @@ mod tests {
             ("[^t]ouch", "touch", false),
             ("[!x]ouch", "touch", true),
             ("[a-z]ouch", "touch", true),
-            ("[A-Z]ouch", "touch", false),
+            // letters match in either case (`shopt -s nocaseglob`)
+            ("[A-Z]ouch", "touch", true),
+            ("Touc[h]", "touch", true),
+            ("TOU[C]H", "touch", true),
+            ("[!T]ouch", "touch", false),
+            ("[0-9]ouch", "touch", false),
+            // extended groups (`shopt -s extglob`) are any text
+            ("@(tou)ch", "touch", true),
+            ("tou!(x)ch", "touch", true),
+            ("+(t)ouch", "touch", true),
+            ("@(t|x)ouch", "touch", true),
+            ("@(to|xx)@(uc|yy)h", "touch", true),
+            ("@(a)b", "touch", false),
+            ("@(unclosed", "touch", false),
             ("t[[:alpha:]]uch", "touch", true),
             ("t[[:digit:]]uch", "touch", false),
             ("t[[=o=]]uch", "touch", true),

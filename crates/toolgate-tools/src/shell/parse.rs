@@ -139,6 +139,17 @@ pub fn analyze(command: &str) -> CommandAnalysis {
     let mut a = Analyzer::default();
     a.source(command, 0);
     a.words_if_unread(command);
+    // `exec 3</usr/bin/touch; /proc/self/fd/3 x`: a program opened for reading may be run
+    // through its descriptor
+    let opened: Vec<String> = a
+        .redirects
+        .iter()
+        .filter(|r| r.access == Access::Read && r.path.contains('/'))
+        .map(|r| r.path.clone())
+        .collect();
+    for path in &opened {
+        a.possible_argv(std::iter::once(path.as_str()));
+    }
     let mut out = CommandAnalysis {
         commands: a.commands,
         redirects: a.redirects,
@@ -290,6 +301,9 @@ const LINE_CHARS: [char; 12] = [' ', '\t', '\n', ';', '&', '|', '<', '>', '(', '
 /// The most arguments parsed as lines a command may run ([`CommandAnalysis::possible`]) in
 /// one analysis; past it they are split into words.
 const MAX_POSSIBLE_LINES: usize = 32;
+/// Programs that copy, move or link files: a program's path among their operands makes a
+/// copy of the program under another name.
+const COPIES_FILES: [&str; 6] = ["cp", "ln", "install", "mv", "rsync", "link"];
 /// Builtins that take variable names (with subscripts, evaluated as arithmetic) in their
 /// arguments, or evaluate them as expressions.
 const EVALUATES_NAMES: [&str; 16] = [
@@ -427,7 +441,8 @@ impl Analyzer {
     /// grammar does not know: a rule that restricts reads its words from any word naming the
     /// rule's program. The words are the line's text with quotes and backslashes taken out
     /// (`"tou"ch` is `touch`), split at white space, operators, expansions and the
-    /// separators of assignments and parameter expansions (`c=touch`, `${PWD:0:0}touch`).
+    /// separators of assignments and parameter expansions (`c=touch`, `${PWD:0:0}touch`),
+    /// then the words holding those split only at white space and operators.
     fn possible_words(&mut self, program: &str, line: &str) {
         let text: String = line
             .chars()
@@ -436,7 +451,12 @@ impl Analyzer {
         let words = text
             .split(|c: char| c.is_whitespace() || ";&|()<>`${}=,:".contains(c))
             .filter(|w| !w.is_empty());
-        self.possible_argv(std::iter::once(program).chain(words));
+        // and the words split at white space and operators only, whole: a glob the grammar
+        // broke (`/usr/bin/@(tou)ch` with extglob) is matched as one
+        let whole = text
+            .split(|c: char| c.is_whitespace() || ";&|<>`".contains(c))
+            .filter(|w| !w.is_empty() && w.contains(['(', '{', '$', '=', ',', ':']));
+        self.possible_argv(std::iter::once(program).chain(words).chain(whole));
     }
 
     /// Keeps the words of the code an interpreter runs (`python3 -c 'os.system("touch
@@ -590,6 +610,16 @@ impl Analyzer {
                 // evaluates it as arithmetic (and its commands are analyzed as well); `$((a)
                 // )` is a command substitution
                 self.arithmetic(text(node, src), node, node.start_byte(), "the arithmetic");
+            }
+            "command_substitution"
+                if text(node, src).starts_with('`') && text(node, src).contains("\\`") =>
+            {
+                // inside backquotes bash takes `\`` for a backquote and `\\` for a backslash,
+                // then parses the text: ``echo `echo \`touch x\`` `` runs touch, which the
+                // grammar reads as an escaped word. The text is read again as bash reads it
+                let t = text(node, src);
+                let inner = &t[1..t.len().saturating_sub(1).max(1)];
+                self.source(&unescape_backquoted(inner), nesting + 1);
             }
             "compound_statement" if text(node, src).starts_with("((") => {
                 self.arithmetic(text(node, src), node, node.start_byte(), "the arithmetic");
@@ -1046,6 +1076,18 @@ impl Analyzer {
                 ));
             }
         }
+        if let Some(first) = cmd.argv.first() {
+            let program = program::program_name(first);
+            if COPIES_FILES.contains(&program) {
+                // `ln -s /usr/bin/touch t; ./t x`: a copy or link of a program runs as it
+                // does, so the program's path given to them is read as a command of its own
+                for (word, shape) in cmd.argv.iter().zip(&shapes).skip(1) {
+                    if shape.name.is_none() && !word.starts_with('-') && word.contains('/') {
+                        self.possible_argv(std::iter::once(word.as_str()));
+                    }
+                }
+            }
+        }
         let code = reading.code.as_ref().filter(|c| c.at < cmd.argv.len());
         if let Some(code) = code.filter(|_| !opaque) {
             // the code an interpreter runs may spell out a command in a string (what a
@@ -1432,13 +1474,14 @@ fn later_lines(name: &str, argv: &[String], shapes: &[Shape]) -> Vec<String> {
     }
 }
 
-/// The most words a brace expansion is read into; a larger one is only uncertain.
+/// The most words a brace expansion is read into; past it a word is read as a glob
+/// ([`brace_glob`]).
 const MAX_BRACE_WORDS: usize = 256;
 
 /// The command `words` after bash's brace expansion (`{a,b}` alternatives, `{1..3}` and
 /// `{a..c}` sequences, nested), each word quoted, as one line; `None` when a word is not
-/// literal, holds more than 64 braces ([`expand_word`]), or the expansion passes
-/// [`MAX_BRACE_WORDS`]. A brace a
+/// literal. A word holding more than 64 braces ([`expand_word`]), or past
+/// [`MAX_BRACE_WORDS`], is taken as its [`brace_glob`]. A brace a
 /// quote kept from expanding may be expanded here too: the line is read only for the rules
 /// that restrict, where a word too many is on the safe side.
 fn brace_expanded(words: &[Word]) -> Option<String> {
@@ -1454,7 +1497,9 @@ fn brace_expanded(words: &[Word]) -> Option<String> {
         }
         let mut expanded = Vec::new();
         if !expand_word(&w.text, &mut expanded, &mut budget) {
-            return None;
+            // past the bound: a glob that matches every word it makes
+            out.push(shell_quote(&brace_glob(&w.text)));
+            continue;
         }
         out.extend(expanded.iter().map(|e| shell_quote(e)));
     }
@@ -1482,17 +1527,43 @@ fn backquote_in_text(node: Node, src: &str) -> bool {
 const MAX_BRACE_SOURCE: usize = 4096;
 
 /// `raw` with each of its blank-separated words brace-expanded ([`expand_braces`]), joined by
-/// spaces; `None` past [`MAX_BRACE_WORDS`]. A reading for the rules that restrict only: line
-/// breaks become spaces and a quoted word split at its blanks is left as it is.
+/// spaces (a word past [`MAX_BRACE_WORDS`] as its [`brace_glob`]). A reading for the rules
+/// that restrict only: line breaks become spaces and a quoted word split at its blanks is
+/// left as it is.
 fn braces_in_text(raw: &str) -> Option<String> {
     let mut budget = MAX_BRACE_WORDS;
     let mut out: Vec<String> = Vec::new();
     for token in raw.split_whitespace() {
-        if !expand_word(token, &mut out, &mut budget) {
-            return None;
+        let mut expanded = Vec::new();
+        if expand_word(token, &mut expanded, &mut budget) {
+            out.append(&mut expanded);
+        } else {
+            out.push(brace_glob(token));
         }
     }
     Some(out.join(" "))
+}
+
+/// `word` with each brace group (`{a,b}`, `{1..9}`, nested ones whole) replaced by `*`: a
+/// glob matching every word its brace expansion makes, for a word that makes more than
+/// [`MAX_BRACE_WORDS`] (a restricting rule takes a glob for every word it matches).
+fn brace_glob(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    let mut depth = 0usize;
+    for c in word.chars() {
+        match c {
+            '{' => {
+                if depth == 0 {
+                    out.push('*');
+                }
+                depth += 1;
+            }
+            '}' if depth > 0 => depth -= 1,
+            _ if depth > 0 => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// [`expand_braces`] of one word, refused (`false`) past 64 braces, which bounds the
@@ -1619,6 +1690,27 @@ fn trap_line(name: &str, argv: &[String], shapes: &[Shape]) -> Option<String> {
         return None;
     }
     Some(line.clone())
+}
+
+/// The text of a backquoted command substitution as bash parses it: a backslash before
+/// `` ` ``, `$` or `\\` is removed (bash manual, 3.5.4 "Command Substitution"), any other
+/// is kept.
+fn unescape_backquoted(inner: &str) -> String {
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(&next) = chars.peek() {
+                if matches!(next, '`' | '$' | '\\') {
+                    out.push(next);
+                    chars.next();
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Why the word `w` cannot be read as a command name: it holds an expansion, or is a glob
