@@ -124,6 +124,11 @@ const PASSWORD_FLAGS: &[(u8, bool, &[&str])] = &[
         ],
     ),
     (b'a', true, &["redis-cli", "valkey-cli"]),
+    // `zip -P pw`, `unzip -P pw`, `ssh-keygen -N pw` / `-P pw`, `openssl enc -k pw`, `7z -ppw`
+    (b'P', true, &["zip", "unzip", "zipcloak", "ssh-keygen"]),
+    (b'N', true, &["ssh-keygen"]),
+    (b'k', true, &["openssl"]),
+    (b'p', false, &["7z", "7za", "7zr"]),
     (b'P', true, &["sqlcmd", "bcp"]),
     (b'U', true, &["smbclient", "rpcclient", "smbmap"]),
 ];
@@ -211,7 +216,12 @@ impl<'a, 'f> Scan<'a, 'f> {
             Some(b':') if b[sep + 1..].starts_with(b"//") => {
                 return self.url(sep + 3);
             }
-            Some(b'=' | b':') if is_secret_key(name) => {
+            // `pass:` right after a word is openssl's way to give a password (below), not a
+            // name and the rest of the line
+            Some(b'=' | b':')
+                if is_secret_key(name)
+                    && !(b[sep] == b':' && sep == w.end && name.eq_ignore_ascii_case("pass")) =>
+            {
                 let colon = b[sep] == b':';
                 if let Some(v) = self.value(sep + 1, colon) {
                     let v = if colon { self.keep_scheme(v) } else { v };
@@ -540,8 +550,38 @@ mod tests {
                 format!("smbclient //h/s -U bob%{r}; smbclient //h/s -Ualice%{r} -U carol"),
             ),
             (
+                // `-pass` names a password: its value goes whole
                 "openssl enc -aes256 -pass pass:hunter2 -passout PASS:x2 -passin env:PW",
-                format!("openssl enc -aes256 -pass pass:{r} -passout PASS:{r} -passin env:PW"),
+                format!("openssl enc -aes256 -pass {r} -passout PASS:{r} -passin env:PW"),
+            ),
+            (
+                "curl -u alice --pass hunter2 --oauth2-bearer tok123 -b 'sid=abc' https://h",
+                format!("curl -u alice --pass {r} --oauth2-bearer {r} -b 'sid=abc' https://h"),
+            ),
+            (
+                "keytool -list -storepass hunter2 -keypass hunter3",
+                format!("keytool -list -storepass {r} -keypass {r}"),
+            ),
+            (
+                "zip -P hunter2 a.zip f; unzip -P hunter2 a.zip; 7z a -phunter2 a.7z f",
+                format!("zip -P {r} a.zip f; unzip -P {r} a.zip; 7z a -p{r} a.7z f"),
+            ),
+            (
+                "ssh-keygen -t ed25519 -N hunter2 -f k; openssl enc -k hunter2 -in f",
+                format!("ssh-keygen -t ed25519 -N {r} -f k; openssl enc -k {r} -in f"),
+            ),
+            (
+                "https://h/x?X-Amz-Signature=abc123&sig=def&jwt=ghi&sessionid=jkl&page=2",
+                format!("https://h/x?X-Amz-Signature={r}&sig={r}&jwt={r}&sessionid={r}&page=2"),
+            ),
+            (
+                "Ocp-Apim-Subscription-Key: abc123\nX-Session-Id: s1\nX-Signature: v",
+                format!("Ocp-Apim-Subscription-Key: {r}\nX-Session-Id: {r}\nX-Signature: {r}"),
+            ),
+            // short names only as a whole: `compass`, `design`, `spin` keep their values
+            (
+                "pass=hunter2 pwd=hunter3 compass=north design=flat",
+                format!("pass={r} pwd={r} compass=north design=flat"),
             ),
             (
                 "gpg --batch --passphrase hunter2 -c f",

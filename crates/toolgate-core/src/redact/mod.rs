@@ -50,7 +50,27 @@ const SECRET_KEY_PARTS: &[&str] = &[
     "privatekey",
     "session_key",
     "access_key",
+    "sessionid",
+    "session_id",
+    "session-id",
+    "signature",
+    "signing_key",
+    "signingkey",
+    "subscription-key",
+    "subscription_key",
+    "bearer",
+    "storepass",
+    "keypass",
+    "card_number",
+    "cardnumber",
+    "mfa_code",
+    "otp_code",
+    "jwt",
 ];
+
+/// Names of a secret as a whole (ASCII case ignored, leading dashes dropped): too short to
+/// look for inside longer names (`pass` is in `compass`, `sig` in `design`).
+const SECRET_KEYS: &[&str] = &["pass", "pwd", "otp", "sig", "cvv", "cvc", "auth", "pin"];
 
 /// Prefixes of well-known key formats (OpenAI and Stripe, GitHub, GitLab, Slack, AWS, Google,
 /// Hugging Face, npm, PyPI).
@@ -102,6 +122,10 @@ pub fn is_secret_key(key: &str) -> bool {
     // ASCII case-insensitive substring search without a lowercase copy (the audit writers run
     // this on every key of every record): the parts are lowercase ASCII, so a window matches
     // exactly where the lowercased key contains the part
+    let whole = key.trim_start_matches('-');
+    if SECRET_KEYS.iter().any(|k| whole.eq_ignore_ascii_case(k)) {
+        return true;
+    }
     let key = key.as_bytes();
     SECRET_KEY_PARTS.iter().any(|p| {
         key.windows(p.len())
