@@ -32,7 +32,9 @@
 //! 4. the workspace is walked against [`ShellConfig::read_only`] (paths the configuration
 //!    denies writing) and [`ShellConfig::hidden`] (paths it denies reading, and the store):
 //!    each file or directory they match is bound read-only, or covered by an empty read-only
-//!    file or directory; the walk does not descend below a match (the mount covers it) nor
+//!    file or directory, and every directory above it is pinned (as in step 2: `mv secrets
+//!    s2` would carry the cover along and leave the file under a name the rules do not match
+//!    at the next run); the walk does not descend below a match (the mount covers it) nor
 //!    follow links (a link is resolved where it leads, and a match there is covered).
 //!
 //! When the run ends, `created.rs` looks again and deals with the protected entries the
@@ -306,10 +308,12 @@ fn plan_within(
     let Marks {
         mut pins,
         mut read_only,
+        pinned,
         ..
     } = marks;
     let mut hidden: Vec<(PathBuf, bool)> = Vec::new();
     if !rules.patterns.is_empty() {
+        let protected_read_only = read_only.len();
         let mut walk = Walk {
             root,
             rules,
@@ -318,6 +322,17 @@ fn plan_within(
             read_only: &mut read_only,
         };
         walk.dir(Path::new(""), 0)?;
+        // the directories above what the rules cover are pinned as well: renaming one (`mv
+        // secrets s2`) carried the cover along and left the file, at the next run, under a
+        // name the rules do not match
+        let mut above = Marks {
+            pinned,
+            ..Marks::default()
+        };
+        for (rel, _) in hidden.iter().chain(&read_only[protected_read_only..]) {
+            pin_above(root, rel, &mut above);
+        }
+        pins.append(&mut above.pins);
     }
     // a pin is made before the mounts below it, so the read-only clones carry it
     pins.sort_by_key(|(p, _)| p.components().count());
@@ -636,6 +651,24 @@ mod tests {
                 .map(PathBuf::from)
                 .to_vec()
         );
+        // the directories above what the rules cover are pinned: `mv app app2` cannot carry
+        // the covers of app/.env and app/secrets away
+        let pins: Vec<String> = plan
+            .binds
+            .iter()
+            .filter(|b| b.kind == BindKind::Pin)
+            .map(|b| {
+                b.components
+                    .iter()
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .collect();
+        for dir in ["app", ".git"] {
+            assert!(pins.contains(&dir.to_string()), "{dir}: {pins:?}");
+        }
+        assert!(!pins.contains(&"docs".to_string()), "{pins:?}");
         // pins first (.git above the protected paths), hides last
         let kinds: Vec<BindKind> = plan.binds.iter().map(|b| b.kind).collect();
         assert_eq!(kinds.first(), Some(&BindKind::Pin));
