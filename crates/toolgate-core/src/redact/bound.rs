@@ -67,7 +67,18 @@ fn under(key: &str, v: &Value) -> Value {
 fn bounded(v: &Value) -> Value {
     match v {
         Value::Object(map) => {
-            Value::Object(map.iter().map(|(k, x)| (k.clone(), under(k, x))).collect())
+            let named = super::names_a_secret(map);
+            Value::Object(
+                map.iter()
+                    .map(|(k, x)| {
+                        if named && super::is_value_field(k) && !x.is_null() {
+                            (k.clone(), Value::String(REDACTED.into()))
+                        } else {
+                            (k.clone(), under(k, x))
+                        }
+                    })
+                    .collect(),
+            )
         }
         Value::Array(items) => Value::Array(items.iter().map(bounded).collect()),
         Value::String(s) => {
@@ -151,6 +162,27 @@ mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;
     use serde_json::Map;
+
+    /// A name and value pair naming a secret has its value redacted, in the audit's bounded
+    /// copy and in place alike; one naming anything else keeps it.
+    #[test]
+    fn a_name_and_value_pair_naming_a_secret_loses_its_value() {
+        let v = json!({"body": {"env": [
+            {"name": "DB_PASSWORD", "value": "CanaryPw1"},
+            {"Name": "LOG_LEVEL", "Value": "debug"},
+            {"ParameterKey": "ApiToken", "ParameterValue": "CanaryTok2"},
+        ]}});
+        let out = bounded(&v);
+        let mut in_place = v.clone();
+        redact(&mut in_place);
+        for r in [&out, &in_place] {
+            let env = &r["body"]["env"];
+            assert_eq!(env[0]["value"], json!(REDACTED), "{r}");
+            assert_eq!(env[0]["name"], json!("DB_PASSWORD"));
+            assert_eq!(env[1]["Value"], json!("debug"));
+            assert_eq!(env[2]["ParameterValue"], json!(REDACTED));
+        }
+    }
 
     #[test]
     fn small_arguments_are_only_redacted() {

@@ -37,6 +37,7 @@ use super::REDACTED;
 pub fn redact_inline(s: &str) -> Cow<'_, str> {
     let mut found = Vec::new();
     pem_blocks(s, &mut found);
+    xml_elements(s, &mut found);
     Scan::new(s, &mut found).run();
     if found.is_empty() {
         return Cow::Borrowed(s);
@@ -55,6 +56,36 @@ pub fn redact_inline(s: &str) -> Cow<'_, str> {
     }
     out.push_str(&s[at..]);
     Cow::Owned(out)
+}
+
+/// The text of XML elements whose name names a secret (`<password>hunter2</password>`,
+/// `<ns:ApiKey>...</ns:ApiKey>`), up to the element's closing tag.
+fn xml_elements(s: &str, found: &mut Vec<Range<usize>>) {
+    if !s.contains("</") {
+        return;
+    }
+    let b = s.as_bytes();
+    for open in memchr::memchr_iter(b'<', b) {
+        let name_end = b[open + 1..]
+            .iter()
+            .position(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b':' | b'.')))
+            .map_or(b.len(), |n| open + 1 + n);
+        if name_end == open + 1 || b.get(name_end) != Some(&b'>') {
+            continue;
+        }
+        let name = &s[open + 1..name_end];
+        let local = name.rsplit(':').next().unwrap_or(name);
+        if !is_secret_key(local) {
+            continue;
+        }
+        let close = format!("</{name}>");
+        if let Some(end) = s[name_end + 1..].find(&close) {
+            let (from, to) = (name_end + 1, name_end + 1 + end);
+            if to > from {
+                found.push(from..to);
+            }
+        }
+    }
 }
 
 /// The ranges of PEM private key blocks.
@@ -577,6 +608,10 @@ mod tests {
             (
                 "Ocp-Apim-Subscription-Key: abc123\nX-Session-Id: s1\nX-Signature: v",
                 format!("Ocp-Apim-Subscription-Key: {r}\nX-Session-Id: {r}\nX-Signature: {r}"),
+            ),
+            (
+                "<login><user>ann</user><password>hunter2</password><ns:apiKey>k1</ns:apiKey></login>",
+                format!("<login><user>ann</user><password>{r}</password><ns:apiKey>{r}</ns:apiKey></login>"),
             ),
             // short names only as a whole: `compass`, `design`, `spin` keep their values
             (

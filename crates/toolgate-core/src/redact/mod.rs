@@ -242,12 +242,31 @@ pub fn secrets_file_arguments(arguments: &Value) -> Option<Value> {
 /// The most bytes of a secrets file's text [`secrets_file_arguments`] reads.
 const SECRETS_FILE_TEXT_BYTES: usize = 64 * 1024;
 
+/// Whether `map` is a name and value pair whose name names a secret (`{"name":
+/// "DB_PASSWORD", "value": "..."}`: Kubernetes' `env`, ECS task definitions, CloudFormation's
+/// `ParameterKey`/`ParameterValue`), so its value field is one.
+pub(crate) fn names_a_secret(map: &serde_json::Map<String, Value>) -> bool {
+    map.len() <= 8
+        && map.iter().any(|(k, v)| {
+            matches!(
+                k.as_str(),
+                "name" | "Name" | "key" | "Key" | "ParameterKey" | "variable"
+            ) && v.as_str().is_some_and(is_secret_key)
+        })
+}
+
+/// Whether `key` is the value field of a name and value pair ([`names_a_secret`]).
+pub(crate) fn is_value_field(key: &str) -> bool {
+    matches!(key, "value" | "Value" | "ParameterValue")
+}
+
 /// Redacts secrets in place, at every depth (see the module docs).
 pub fn redact(value: &mut Value) {
     match value {
         Value::Object(map) => {
+            let named = names_a_secret(map);
             for (k, v) in map.iter_mut() {
-                if is_secret_key(k) && !v.is_null() {
+                if (is_secret_key(k) || named && is_value_field(k)) && !v.is_null() {
                     *v = Value::String(REDACTED.into());
                 } else {
                     redact(v);
