@@ -200,6 +200,10 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "tou{c,c}{h,h}{,}{,}{,}{,}{,}{,}{,} pwned",
         "ln -s /usr/bin/touch ./t; ./t pwned",
         "exec 3</usr/bin/touch; /proc/self/fd/3 pwned",
+        // C escapes in the text a name is made of, `$(...)` in a `${...}` pattern
+        "c=$'\\x74ouch'; $c pwned",
+        "printf -v c '\\164ouch'; $c pwned",
+        "echo ${PWD#$(touch pwned)}",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }
@@ -239,6 +243,8 @@ fn a_backquoted_command_inside_a_parameter_expansion_is_not_allowed_by_the_outer
         "echo \"${x:-`touch pwned`}\"",
         "echo ${x=`touch pwned`}",
         "echo ${x:-${y:-`touch pwned`}}",
+        "echo ${PWD#$(touch pwned)}",
+        "x=abc; echo ${x^^$(touch pwned)}",
     ] {
         refused(&ws, command, false, "approval_rejected", "shell.uncertain");
     }

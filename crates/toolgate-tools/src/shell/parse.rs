@@ -444,19 +444,37 @@ impl Analyzer {
     /// separators of assignments and parameter expansions (`c=touch`, `${PWD:0:0}touch`),
     /// then the words holding those split only at white space and operators.
     fn possible_words(&mut self, program: &str, line: &str) {
-        let text: String = line
-            .chars()
-            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
-            .collect();
-        let words = text
-            .split(|c: char| c.is_whitespace() || ";&|()<>`${}=,:".contains(c))
-            .filter(|w| !w.is_empty());
+        // C escapes decoded first, as `$'...'`, printf and `echo -e` read them
+        // (`c=$'\x74ouch'; $c x`, `printf -v c '\164ouch'`)
+        let decoded = line
+            .contains('\\')
+            .then(|| unescape_ansi_c(&format!("$'{line}'")))
+            .flatten();
+        let unquote = |t: &str| -> String {
+            t.chars()
+                .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                .collect()
+        };
+        let text = unquote(line);
+        let decoded = decoded.map(|d| unquote(&d)).filter(|d| *d != text);
+        let fine = |t: &str| -> Vec<String> {
+            t.split(|c: char| c.is_whitespace() || ";&|()<>`${}=,:".contains(c))
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        let mut words = fine(&text);
         // and the words split at white space and operators only, whole: a glob the grammar
         // broke (`/usr/bin/@(tou)ch` with extglob) is matched as one
-        let whole = text
-            .split(|c: char| c.is_whitespace() || ";&|<>`".contains(c))
-            .filter(|w| !w.is_empty() && w.contains(['(', '{', '$', '=', ',', ':']));
-        self.possible_argv(std::iter::once(program).chain(words).chain(whole));
+        words.extend(
+            text.split(|c: char| c.is_whitespace() || ";&|<>`".contains(c))
+                .filter(|w| !w.is_empty() && w.contains(['(', '{', '$', '=', ',', ':']))
+                .map(str::to_string),
+        );
+        if let Some(d) = &decoded {
+            words.extend(fine(d));
+        }
+        self.possible_argv(std::iter::once(program).chain(words.iter().map(String::as_str)));
     }
 
     /// Keeps the words of the code an interpreter runs (`python3 -c 'os.system("touch
@@ -678,10 +696,18 @@ impl Analyzer {
                 }
                 // `${x:-`cmd`}`: the grammar reads a backquoted command inside `${...}` as
                 // text, where bash runs it; its lines are read for the rules too
-                if backquote_in_text(node, src) {
+                if unparsed_in_text(node, src, "`") {
                     self.doubt("a command in backquotes inside `${...}`, which bash runs");
                     let t = text(node, src);
                     for inner in t.split('`').skip(1).step_by(2) {
+                        self.source(inner, nesting + 1);
+                    }
+                }
+                // `${x#$(cmd)}`, `${x^^$(cmd)}`: the same of `$(...)` in a pattern the grammar
+                // reads as text (it ran under `allow command:echo` with no question)
+                if unparsed_in_text(node, src, "$(") {
+                    self.doubt("a command substitution inside `${...}`, which bash runs");
+                    for inner in dollar_substitutions(text(node, src)) {
                         self.source(inner, nesting + 1);
                     }
                 }
@@ -1506,15 +1532,15 @@ fn brace_expanded(words: &[Word]) -> Option<String> {
     Some(out.join(" "))
 }
 
-/// Whether a backquote stands in the text of `node` outside the parts the grammar read
-/// itself (single-quoted strings, command substitutions it parsed).
-fn backquote_in_text(node: Node, src: &str) -> bool {
+/// Whether `mark` (a backquote, `$(`) stands in the text of `node` outside the parts the
+/// grammar read itself (single-quoted strings, command substitutions it parsed).
+fn unparsed_in_text(node: Node, src: &str, mark: &str) -> bool {
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
         if matches!(n.kind(), "raw_string" | "command_substitution") {
             continue;
         }
-        if n.child_count() == 0 && text(n, src).contains('`') {
+        if n.child_count() == 0 && text(n, src).contains(mark) {
             return true;
         }
         let mut cursor = n.walk();
@@ -1690,6 +1716,39 @@ fn trap_line(name: &str, argv: &[String], shapes: &[Shape]) -> Option<String> {
         return None;
     }
     Some(line.clone())
+}
+
+/// The commands of each `$(...)` in `text` (not `$((`, arithmetic), up to its balancing
+/// parenthesis (or the end of the text).
+fn dollar_substitutions(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(at) = text[i..].find("$(").map(|k| i + k) {
+        let start = at + 2;
+        if b.get(start) == Some(&b'(') {
+            i = start + 1;
+            continue;
+        }
+        let mut depth = 1usize;
+        let mut end = b.len();
+        for (j, c) in b.iter().enumerate().skip(start) {
+            match c {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = j;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push(&text[start..end]);
+        i = end.max(start);
+    }
+    out
 }
 
 /// The text of a backquoted command substitution as bash parses it: a backslash before

@@ -1135,3 +1135,28 @@ fn nested_backquotes_and_copies_of_programs_are_read() {
     assert_eq!(brace_glob("tou{c,c}{h,h}x"), "tou**x");
     assert_eq!(brace_glob("a{b,{c,d}}e"), "a*e");
 }
+
+/// `$(...)` in a `${...}` pattern, which the grammar reads as text, is read as a command of
+/// the line; C escapes in a line's text are decoded for its kept words.
+#[test]
+fn substitutions_in_expansion_patterns_and_escaped_names_are_read() {
+    for src in [
+        "echo ${PWD#$(touch x)}",
+        "echo ${x^^$(touch x)}",
+        "echo ${x%%$(touch x)}",
+    ] {
+        assert!(!certain(src), "{src}");
+        assert!(
+            lines(src).contains(&"touch x".to_string()),
+            "{src}: {:?}",
+            lines(src)
+        );
+    }
+    assert!(certain("echo ${PWD#/}"));
+    assert_eq!(
+        dollar_substitutions("${a#$(b $(c))}${d%$((1))}"),
+        ["b $(c)"]
+    );
+    let kept = possible("c=$'\\x74ouch'; $c x");
+    assert!(kept[0].split(' ').any(|w| w == "touch"), "{kept:?}");
+}
