@@ -203,7 +203,30 @@ pub(super) fn globals(name: &str, words: &[&str], r: &mut Reading, spec: &Global
             unknown,
         };
         let len = if attached { 1 } else { 2 };
-        if listed(spec.value, opt) {
+        let git_dir = (name == "git" && opt == "--git-dir").then(|| {
+            if attached {
+                w.split_once('=').map_or("", |(_, v)| v)
+            } else {
+                words.get(i + 1).copied().unwrap_or_default()
+            }
+        });
+        // a directory named `.git` is one the sandbox holds the configuration of read-only
+        let foreign =
+            git_dir.is_some_and(|d| d.trim_end_matches('/').rsplit('/').next() != Some(".git"));
+        if foreign {
+            // another git directory's configuration, which the sandbox does not hold
+            // read-only unless it is named `.git`, can make git run programs (a filter's
+            // `clean`, `core.hooksPath`): as `-c` with a key not known to be harmless
+            r.code_at(
+                (i + len - 1).min(words.len() - 1),
+                "`git --git-dir` reads the configuration of the git directory it names, which \
+                 can make git run programs (filters, hooks)"
+                    .to_string(),
+            );
+            sub.globals
+                .push(global(len.min(words.len() - i), false, false));
+            i += len;
+        } else if listed(spec.value, opt) {
             sub.globals
                 .push(global(len.min(words.len() - i), true, false));
             i += len;

@@ -510,6 +510,10 @@ fn patterns_read_commands_through_the_grammar() {
         ("git tag", "git -C . tag v6", true, true),
         ("git tag", "git -c a.b=c tag v7", false, true),
         ("git tag", "git --git-dir=.git tag", true, true),
+        ("git tag", "git --git-dir sub/.git/ tag", true, true),
+        // another directory's configuration can run programs (a filter's `clean`)
+        ("git status", "git --git-dir=g status", false, true),
+        ("git status", "git --git-dir g status", false, true),
         ("git tag", "/usr/bin/git -C x tag", false, true),
         ("git tag", "git -c alias.t=tag t v8", false, true),
         ("git tag", "git --exec-path=./x tag", false, true),
