@@ -63,7 +63,7 @@ impl CompiledRule {
             ) => {
                 let (words, reading) = argv.get_or_insert_with(|| {
                     let words = split_command(line);
-                    let reading = program::read(&words);
+                    let reading = program::read_possible(&words);
                     (words, reading)
                 });
                 c.matches_read(words, reading, true)

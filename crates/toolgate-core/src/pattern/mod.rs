@@ -206,7 +206,10 @@ impl ResourcePattern {
             (
                 ResourcePattern::Command(c, MatchMode::Restrict),
                 ResolvedResource::PossibleCommand(line),
-            ) => c.matches_line(line, true),
+            ) => {
+                let words = split_command(line);
+                c.matches_read(&words, &program::read_possible(&words), true)
+            }
             (ResourcePattern::Recipient(p), ResolvedResource::Recipient(address)) => {
                 p.matches(address)
             }

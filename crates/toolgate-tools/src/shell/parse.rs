@@ -171,6 +171,8 @@ struct Analyzer {
     pinned: Vec<String>,
     /// See [`CommandAnalysis::possible`].
     possible: Vec<SimpleCommand>,
+    /// Whether a doubt of the line may make its text run as code ([`Analyzer::doubt`]).
+    unread: bool,
     /// How many lines were parsed as possible commands, in this analysis and the ones it was
     /// made for (at most [`MAX_POSSIBLE_LINES`]).
     possible_reads: usize,
@@ -345,7 +347,17 @@ const DEVICES: [&str; 7] = [
 ];
 
 impl Analyzer {
+    /// The line cannot be read with certainty, for a reason that may make text of the line
+    /// run as code (see [`Analyzer::words_if_unread`]).
     fn doubt(&mut self, why: impl Into<String>) {
+        self.unread = true;
+        self.doubt_local(why);
+    }
+
+    /// The line cannot be read with certainty, for a reason that makes no text of the line
+    /// code: a variable set for a command, words or options known only when it runs, a
+    /// redirection target, a command's input.
+    fn doubt_local(&mut self, why: impl Into<String>) {
         let why = why.into();
         if !self.uncertain.contains(&why) {
             self.uncertain.push(why);
@@ -356,12 +368,60 @@ impl Analyzer {
     fn var(&mut self, v: Var) {
         match v {
             Var::Harmless => {}
-            Var::Changes(why) => self.doubt(why),
+            // what the variable changes is the business of the program it is set for, not
+            // text of the line run as code (that is [`Analyzer::evaluated_var`])
+            Var::Changes(why) => self.doubt_local(why),
             Var::Pinned(why) => {
                 if !self.pinned.contains(&why) {
                     self.pinned.push(why);
                 }
             }
+        }
+    }
+
+    /// Marks the line unread ([`Analyzer::doubt`]) when it sets a variable whose text bash
+    /// itself runs or looks commands up by (`PS4='$(touch x)'`, `PROMPT_COMMAND`,
+    /// `BASH_CMDS[ls]=/usr/bin/touch`, `BASH_ALIASES`, `BASH_ENV`, `PATH`, `IFS`).
+    fn evaluated_var(&mut self, name: &str) {
+        const EVALUATED: [&str; 13] = [
+            "PS0",
+            "PS1",
+            "PS2",
+            "PS3",
+            "PS4",
+            "PROMPT_COMMAND",
+            "BASH_CMDS",
+            "BASH_ALIASES",
+            "BASH_ENV",
+            "ENV",
+            "PATH",
+            "IFS",
+            "EXECIGNORE",
+        ];
+        let bare = name.split('[').next().unwrap_or(name);
+        if EVALUATED.contains(&bare) {
+            self.unread = true;
+        }
+    }
+
+    /// Doubts a builtin taking variable names (`declare`, `unset`, `test`, `[`, `read`, ...)
+    /// given text that holds a command substitution: `declare 'a[$(touch x)]=1'`, `unset
+    /// 'a[$(cmd)]'`, `[ -v 'a[$(cmd)]' ]`: bash evaluates a subscript in it as arithmetic,
+    /// running what it holds.
+    fn evaluated_names(&mut self, argv: &[String]) {
+        let Some(first) = argv.first() else {
+            return;
+        };
+        let program = program::program_name(first);
+        let evaluated = argv
+            .iter()
+            .skip(1)
+            .find(|w| w.contains("$(") || w.contains('`'));
+        if let (true, Some(word)) = (EVALUATES_NAMES.contains(&program), evaluated) {
+            self.doubt(format!(
+                "`{program}` may evaluate `{word}` as a variable name with a subscript, which \
+                 runs the command in it"
+            ));
         }
     }
 
@@ -372,6 +432,7 @@ impl Analyzer {
     /// A value the sandbox gives the variable already (`GIT_PAGER=cat`) changes nothing, and a
     /// pinned one is refused whatever it runs: neither is read.
     fn assign(&mut self, name: &str, value: Option<&str>, nesting: usize) {
+        self.evaluated_var(name);
         let v = vars::judge(name, value);
         let changes = matches!(v, Var::Changes(_));
         self.var(v);
@@ -388,6 +449,7 @@ impl Analyzer {
     /// hands `abc` on), else as [`vars::judge_shell_variable`] says. `number`: the value is
     /// a number (arithmetic) whose digits are not known here.
     fn shell_var(&mut self, name: &str, value: Option<&str>, number: bool) {
+        self.evaluated_var(name);
         let bare = name.split('[').next().unwrap_or(name);
         if self.known.last().is_some_and(|k| k.exported.contains(bare)) {
             self.var(match value {
@@ -417,6 +479,11 @@ impl Analyzer {
             ..Analyzer::default()
         };
         inner.source(line, nesting + 1);
+        // as a rule reads a possible command: a program of the line not known is not
+        // searched for others (`--title 'Replace curl'` runs no curl)
+        for c in &mut inner.commands {
+            c.reading = program::read_possible(&c.argv);
+        }
         inner.words_if_unread(line);
         self.possible_reads = inner.possible_reads;
         self.possible.append(&mut inner.commands);
@@ -430,9 +497,19 @@ impl Analyzer {
     /// 'touch x' > f; bash f`), so a rule that restricts reads every word of it. The line
     /// asks in any case: no allow rule or grant covers it.
     fn words_if_unread(&mut self, src: &str) {
-        let unread =
-            !self.uncertain.is_empty() || self.commands.iter().any(|c| c.reading.code.is_some());
-        if unread {
+        // a script the line writes and runs (`printf 'touch x' > f; bash f`)
+        let writes_its_script = self.commands.iter().any(|c| {
+            c.reading
+                .code
+                .as_ref()
+                .and_then(|k| c.argv.get(k.at))
+                .is_some_and(|script| {
+                    self.redirects
+                        .iter()
+                        .any(|r| r.access == Access::Write && r.path == *script)
+                })
+        });
+        if self.unread || writes_its_script {
             self.possible_words(UNPARSED, src);
         }
     }
@@ -477,7 +554,7 @@ impl Analyzer {
         self.possible_argv(std::iter::once(program).chain(words.iter().map(String::as_str)));
     }
 
-    /// Keeps the words of the code an interpreter runs (`python3 -c 'os.system("touch
+    /// Keeps the words of the inline code an interpreter runs (`python3 -c 'os.system("touch
     /// x")'`, `awk 'BEGIN{system("touch x")}'`, `perl -e 'system q(touch x)'`) as a possible
     /// command of a program no grammar knows: the code's text split at every character that
     /// cannot be part of a program's name, path or option, so a command it spells out in a
@@ -592,6 +669,7 @@ impl Analyzer {
             "command" => self.command(node, src, nesting),
             "declaration_command" | "unset_command" => {
                 let argv = node_words(node, src);
+                self.evaluated_names(&argv);
                 self.declare(&argv, Some((node.start_byte(), function_of(node))));
                 let reading = program::read(&argv);
                 self.commands.push(SimpleCommand {
@@ -741,7 +819,7 @@ impl Analyzer {
                      run commands)",
                 );
             }
-            "brace_expression" => self.doubt("brace expansion"),
+            "brace_expression" => self.doubt_local("brace expansion"),
             "ERROR" => {
                 self.doubt("the command has a syntax error");
                 // `{touch,x}` at the start of a line: the grammar reads a broken group where
@@ -880,7 +958,13 @@ impl Analyzer {
             self.assign(name, value.as_deref(), nesting);
         }
         if let Some(why) = unknown_as_name(name) {
-            self.doubt(format!("the command name `{}` {why}", name.text));
+            let doubt = format!("the command name `{}` {why}", name.text);
+            if name.literal {
+                // a glob: the rules that restrict take it for every word it matches
+                self.doubt_local(doubt);
+            } else {
+                self.doubt(doubt);
+            }
         } else if RESERVED.contains(&name.text.as_str()) && !name.quoted {
             // the grammar read a compound command (`! if ...`) as a simple one
             self.doubt(format!(
@@ -889,7 +973,7 @@ impl Analyzer {
             ));
         }
         if words.iter().any(|w| w.brace) {
-            self.doubt("brace expansion, which can add words");
+            self.doubt_local("brace expansion, which can add words");
             // the words it makes, read as a line for the rules that restrict:
             // `{touch,x}` runs `touch x`
             if let Some(line) = brace_expanded(&words) {
@@ -983,7 +1067,13 @@ impl Analyzer {
                         for line in later_lines(&name, &cmd.argv, &shapes) {
                             self.source(&line, nesting + 1);
                         }
-                        self.doubt(format!("`{name}` runs code the analysis cannot see"))
+                        let why = format!("`{name}` runs code the analysis cannot see");
+                        if matches!(name.as_str(), "source" | ".") {
+                            // a file's code: the line's text is not what it runs
+                            self.doubt_local(why)
+                        } else {
+                            self.doubt(why)
+                        }
                     }
                 }
             }
@@ -992,7 +1082,7 @@ impl Analyzer {
                 break;
             };
             if let Some(code) = &reading.code {
-                self.doubt(code.why.to_string());
+                self.doubt_local(code.why.to_string());
             }
             layers += 1;
             if layers > 16 {
@@ -1007,18 +1097,23 @@ impl Analyzer {
         }
         if let Some(code) = reading.code.as_ref().filter(|c| c.at >= cmd.argv.len()) {
             // code from its input: no rule can name it
-            self.doubt(code.why.to_string());
+            self.doubt_local(code.why.to_string());
         }
         if let (Some(name), Some(Some(why))) = (cmd.argv.first(), shapes.first().map(|s| s.name)) {
             // the same words as for the first word of a line, so the reason is given once
-            self.doubt(format!("the command name `{name}` {why}"));
+            let doubt = format!("the command name `{name}` {why}");
+            if why == "is a glob pattern" {
+                self.doubt_local(doubt);
+            } else {
+                self.doubt(doubt);
+            }
         }
         if let Some(first) = cmd.argv.first() {
             let program = program::program_name(first);
             let split = cmd.argv.iter().zip(&shapes).skip(1).find(|(_, s)| s.split);
             if let (false, Some((word, _))) = (program::runs_nothing_else(program), split) {
                 // `find . $x` with x='-exec rm -rf y ;': the words it becomes are options
-                self.doubt(format!(
+                self.doubt_local(format!(
                     "the unquoted `{word}` in the arguments of `{program}` becomes words only \
                      known when it runs, which can be options that make it run a command \
                      (`find . $x` with x='-exec rm -rf y ;'); quote it (`\"{word}\"`) or write \
@@ -1053,7 +1148,7 @@ impl Analyzer {
                         break;
                     }
                     if shape.option && !program::takes_value(program, &cmd.argv[i - 1]) {
-                        self.doubt(format!(
+                        self.doubt_local(format!(
                             "`{word}` in the arguments of `{program}` is only known when it \
                              runs and may be an option that makes it write a file or run a \
                              command (`sort \"$x\"` with x='-o/some/file', `find . \"$x\"` with \
@@ -1086,22 +1181,7 @@ impl Analyzer {
                 }
             }
         }
-        if let Some(first) = cmd.argv.first() {
-            let program = program::program_name(first);
-            let evaluated = cmd
-                .argv
-                .iter()
-                .skip(1)
-                .find(|w| w.contains("$(") || w.contains('`'));
-            if let (true, Some(word)) = (EVALUATES_NAMES.contains(&program), evaluated) {
-                // `declare 'a[$(touch x)]=1'`, `unset 'a[$(cmd)]'`, `[ -v 'a[$(cmd)]' ]`:
-                // bash evaluates a subscript in the text as arithmetic, running what it holds
-                self.doubt(format!(
-                    "`{program}` may evaluate `{word}` as a variable name with a subscript, \
-                     which runs the command in it"
-                ));
-            }
-        }
+        self.evaluated_names(&cmd.argv);
         if let Some(first) = cmd.argv.first() {
             let program = program::program_name(first);
             if COPIES_FILES.contains(&program) {
@@ -1118,7 +1198,22 @@ impl Analyzer {
         if let Some(code) = code.filter(|_| !opaque) {
             // the code an interpreter runs may spell out a command in a string (what a
             // program the grammar does not know runs is read above)
-            self.possible_code(&cmd.argv[code.at..]);
+            // the word that carries the code, and the option's value when it is an option
+            // (`-c CODE`, `-e CODE`, `-o ProxyCommand=...`): inline code only, not a module
+            // or a script's path and arguments (`python3 -m pytest -k curl`)
+            let end = if cmd.argv[code.at].starts_with('-') {
+                code.at + 2
+            } else {
+                code.at + 1
+            };
+            let inline: Vec<String> = cmd.argv[code.at..end.min(cmd.argv.len())]
+                .iter()
+                .filter(|w| w.contains(|c: char| c.is_whitespace() || "(){};|&\"'$`".contains(c)))
+                .cloned()
+                .collect();
+            if !inline.is_empty() {
+                self.possible_code(&inline);
+            }
         }
         let runs = std::mem::take(&mut reading.runs);
         let (argv, shapes) = if runs.is_empty() {
@@ -1139,7 +1234,7 @@ impl Analyzer {
                     if let Some(p) = placeholders.iter().find(|p| line.contains(p.as_str())) {
                         // `xargs -I{} sh -c '{}'`, `find -exec sh -c 'echo {}' ;`: the words
                         // put in for the placeholder when it runs are read as shell code
-                        self.doubt(format!(
+                        self.doubt_local(format!(
                             "the shell line `{line}` gets its input put in for `{p}` when it \
                              runs, as code; pass it as an argument (`sh -c '... \"$1\"' _ {p}`)"
                         ));
@@ -1216,7 +1311,7 @@ impl Analyzer {
                     .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('a'))
                     || argv.windows(2).any(|w| w[0] == "-o" && w[1] == "allexport");
                 if allexport {
-                    self.doubt("`set -a` exports every variable set after it");
+                    self.doubt_local("`set -a` exports every variable set after it");
                 }
             }
             "read" | "printf" | "getopts" | "mapfile" | "readarray" => {
@@ -1375,14 +1470,14 @@ impl Analyzer {
             return;
         }
         if !target.literal {
-            self.doubt(format!(
+            self.doubt_local(format!(
                 "the redirection target `{}` is only known when it runs",
                 target.text
             ));
             return;
         }
         if target.glob || target.brace {
-            self.doubt(format!(
+            self.doubt_local(format!(
                 "the redirection target `{}` is a pattern",
                 target.text
             ));

@@ -614,3 +614,43 @@ fn what_a_program_may_run_is_restricted_and_needs_no_allow() {
         );
     }
 }
+
+/// What the deny rules read beyond the commands (what a program may run, the words of a
+/// line that cannot be read) does not deny ordinary lines that only mention a denied
+/// program as data (from a helper's run of 399 developer commands): they run when allowed,
+/// and ask otherwise.
+#[test]
+fn data_naming_a_denied_program_is_not_denied() {
+    let rules = CommandRules::from_pairs([
+        (Decision::Deny, "curl"),
+        (Decision::Deny, "git push"),
+        (Decision::Deny, "rm -rf"),
+        (Decision::Allow, "python3 -m pytest"),
+        (Decision::Allow, "echo"),
+        (Decision::Allow, "cargo test"),
+        (Decision::Allow, "grep"),
+    ])
+    .unwrap();
+    for line in [
+        "python3 -m pytest -k curl",
+        "python3 -m pytest -k 'not curl' tests/curl",
+        "echo 'we never git push from here'",
+        "grep -rn 'rm -rf' src",
+    ] {
+        assert_eq!(decided(&rules, line).0, Decision::Allow, "{line}");
+    }
+    for line in [
+        "gh pr create --title 'Replace curl with reqwest'",
+        "gh pr create --body 'Run git push after review'",
+        "./build.sh --note 'no curl'",
+        ": 'curl note'",
+        "FOO=1 cargo test; echo 'no curl'",
+        "for d in src tests; do find $d -name '*curl*'; done",
+        "sh build.sh && echo 'no curl needed'",
+        "python3 -c 'print(1)'; echo 'skip curl'",
+        ". .venv/bin/activate; python3 -m pytest tests | grep -i curl",
+        "make test ARGS=curl",
+    ] {
+        assert_eq!(decided(&rules, line).0, Decision::Ask, "{line}");
+    }
+}

@@ -171,6 +171,23 @@ pub fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
+/// Reads a command the call may run ([`crate::Resource::PossibleCommand`]) as a rule that
+/// restricts reads it: a line read by the grammar as [`read`] says, but a program the
+/// grammar does not know is taken as known (its words are not searched for the rule's
+/// program: `gh pr create --title "Replace curl"` may run `Replace curl`, which runs no
+/// curl); the words kept whole of a line that could not be read, whose first word is a
+/// marker in parentheses (`(unparsed)`, `(code)`), are searched from any word.
+pub fn read_possible<S: AsRef<str>>(argv: &[S]) -> Reading {
+    let mut r = read(argv);
+    let marker = argv
+        .first()
+        .is_some_and(|w| w.as_ref().starts_with('(') && w.as_ref().ends_with(')'));
+    if !marker {
+        r.known = true;
+    }
+    r
+}
+
 /// Reads the words of one simple command (quotes removed, wrappers not yet stripped); see
 /// the module docs. Never fails: words it cannot place are code it cannot read.
 pub fn read<S: AsRef<str>>(argv: &[S]) -> Reading {

@@ -44,7 +44,7 @@ static INTERACTIVE: Lexicon = Lexicon::new(
 
 /// Programs that run nothing else, whatever their arguments.
 static INERT: Lexicon = Lexicon::new(
-    "[ basename base32 base64 bc cat cd chgrp chmod chown cksum clear cmp column comm cp \
+    ": [ basename base32 base64 bc cat cd chgrp chmod chown cksum clear cmp column comm cp \
      csplit curl cut date dd df diff diff3 dirname du echo egrep expand expr factor false \
      fgrep file fmt fold free getconf grep groups gunzip gzip bzip2 bunzip2 xz unxz zstd \
      unzstd lz4 zcat bzcat xzcat head hexdump hostname iconv id jq join kill link ln locale \
@@ -71,7 +71,7 @@ pub(crate) fn inert(name: &str) -> bool {
 /// set variables or run callbacks (`printf -v`, `read`, `mapfile -C`, `compgen -C`, `set`,
 /// `shopt`, `declare`, ...) and the rest of the bookkeeping builtins.
 static OPTIONS_HARMLESS: Lexicon = Lexicon::new(
-    "[ basename base32 base64 bc cat cd chgrp chmod chown cksum clear cmp column comm cp \
+    ": [ basename base32 base64 bc cat cd chgrp chmod chown cksum clear cmp column comm cp \
      csplit cut df diff diff3 dirname du echo egrep expand expr factor false fgrep fmt fold \
      free getconf grep groups gunzip gzip bzip2 bunzip2 xz unxz zstd unzstd lz4 zcat bzcat \
      xzcat head hexdump id jq join kill link ln locale logname ls lsblk lscpu md5sum mkdir \
