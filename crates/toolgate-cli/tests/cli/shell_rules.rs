@@ -204,6 +204,9 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "c=$'\\x74ouch'; $c pwned",
         "printf -v c '\\164ouch'; $c pwned",
         "echo ${PWD#$(touch pwned)}",
+        // `$'..'` and a line continuation inside a word the name is made of
+        "c=tou$'c'h; $c pwned",
+        "c=tou\\\nch; $c pwned",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
     }
@@ -245,11 +248,30 @@ fn a_backquoted_command_inside_a_parameter_expansion_is_not_allowed_by_the_outer
         "echo ${x:-${y:-`touch pwned`}}",
         "echo ${PWD#$(touch pwned)}",
         "x=abc; echo ${x^^$(touch pwned)}",
+        // single quotes bash takes as characters inside a double-quoted `${...}`
+        "echo \"${x:-'$(touch pwned)'}\"",
+        // a here-document whose delimiter is an expansion: bash expands the body
+        "echo <<$x\n$(touch pwned)\n$x",
+        // an expansion in a pattern the grammar reads as text
+        "y='a[$(touch pwned)]'; echo ${PWD#${!y}}",
+        "y='a[$(touch pwned)]'; [[ x =~ ${!y} ]]; echo",
     ] {
         refused(&ws, command, false, "approval_rejected", "shell.uncertain");
     }
     let v = json(&shell(&ws, "echo ${x:-ok}", false));
     assert_eq!(v["is_error"], false, "{v}");
+    for ok in [
+        "echo \"${x:-'a b'}\"",
+        "echo ${PWD#/}",
+        "echo ${x:-${y:-z}}",
+    ] {
+        let v = json(&shell(&ws, ok, false));
+        assert_eq!(v["is_error"], false, "{ok}: {v}");
+    }
+    // a carriage return, which bash keeps in a word and the grammar takes for white space
+    let v = json(&shell(&ws, "echo x\r#$(touch pwned)", false));
+    assert_eq!(v["error"]["kind"], "invalid_arguments", "{v}");
+    assert!(!ws.join("pwned").exists());
 }
 
 /// shell-find-exec-73: `allow command:find` does not cover what `-exec` runs.

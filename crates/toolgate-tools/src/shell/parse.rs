@@ -521,14 +521,20 @@ impl Analyzer {
     /// separators of assignments and parameter expansions (`c=touch`, `${PWD:0:0}touch`),
     /// then the words holding those split only at white space and operators.
     fn possible_words(&mut self, program: &str, line: &str) {
+        // line continuations out, as bash takes them out (`c=tou\<newline>ch`)
+        let joined = line.replace("\\\n", "");
+        let line = joined.as_str();
         // C escapes decoded first, as `$'...'`, printf and `echo -e` read them
         // (`c=$'\x74ouch'; $c x`, `printf -v c '\164ouch'`)
         let decoded = line
             .contains('\\')
             .then(|| unescape_ansi_c(&format!("$'{line}'")))
             .flatten();
+        // quotes out, with the `$` of `$'..'` and `$".."` (`c=tou$'c'h`)
         let unquote = |t: &str| -> String {
-            t.chars()
+            t.replace("$'", "'")
+                .replace("$\"", "\"")
+                .chars()
                 .filter(|c| !matches!(c, '\'' | '"' | '\\'))
                 .collect()
         };
@@ -789,6 +795,36 @@ impl Analyzer {
                         self.source(inner, nesting + 1);
                     }
                 }
+                // `"${x:-'$(cmd)'}"`: inside double quotes bash takes the single quotes of the
+                // word as characters and expands what they hold; the grammar reads a quoted
+                // string
+                if inside_double_quotes(node) {
+                    let quoted = raw_strings(node, src);
+                    let code: Vec<&str> = quoted
+                        .iter()
+                        .filter(|t| t.contains("$(") || t.contains('`'))
+                        .copied()
+                        .collect();
+                    if !code.is_empty() {
+                        self.doubt(
+                            "single quotes inside a double-quoted `${...}`, which bash takes \
+                             as characters, expanding what they hold",
+                        );
+                        for t in code {
+                            for inner in dollar_substitutions(t) {
+                                self.source(inner, nesting + 1);
+                            }
+                            for inner in t.split('`').skip(1).step_by(2) {
+                                self.source(inner, nesting + 1);
+                            }
+                        }
+                    }
+                }
+                // `${PWD#${!y}}`, `${PWD#${a[y]}}`: an expansion in a pattern the grammar reads
+                // as text, which bash evaluates (an indirect name, a subscript, `@P`)
+                if unparsed_in_text(node, src, "${") {
+                    self.doubt("an expansion inside the pattern of `${...}`, which bash evaluates");
+                }
             }
             _ if node.child_count() == 0
                 && !matches!(node.kind(), "raw_string" | "ansi_c_string" | "comment")
@@ -818,6 +854,37 @@ impl Analyzer {
                     "an array subscript naming a variable (bash evaluates its text, which can \
                      run commands)",
                 );
+            }
+            "regex" if text(node, src).contains("${") || text(node, src).contains("$(") => {
+                // `[[ x =~ ${!y} ]]`: the grammar reads the pattern as text, bash expands it
+                let t = text(node, src);
+                self.doubt("an expansion in a `[[ =~ ]]` pattern, which bash evaluates");
+                for inner in dollar_substitutions(t) {
+                    self.source(inner, nesting + 1);
+                }
+            }
+            "heredoc_redirect" => {
+                // `<<$x`: bash takes the delimiter as written and, as no part of it is
+                // quoted, expands the body, which the grammar reads as text
+                let t = text(node, src);
+                let first = t.lines().next().unwrap_or_default();
+                let delimiter = first.trim_start_matches('<').trim_start_matches('-').trim();
+                let quoted = delimiter.contains(['\'', '"', '\\']);
+                if !quoted && delimiter.contains(['$', '`']) {
+                    let body = t.get(first.len()..).unwrap_or_default();
+                    if body.contains("$(") || body.contains('`') {
+                        self.doubt(format!(
+                            "a here-document whose delimiter `{delimiter}` is an expansion, \
+                             whose body bash expands"
+                        ));
+                        for inner in dollar_substitutions(body) {
+                            self.source(inner, nesting + 1);
+                        }
+                        for inner in body.split('`').skip(1).step_by(2) {
+                            self.source(inner, nesting + 1);
+                        }
+                    }
+                }
             }
             "brace_expression" => self.doubt_local("brace expansion"),
             "ERROR" => {
@@ -1635,7 +1702,8 @@ fn unparsed_in_text(node: Node, src: &str, mark: &str) -> bool {
         if matches!(n.kind(), "raw_string" | "command_substitution") {
             continue;
         }
-        if n.child_count() == 0 && text(n, src).contains(mark) {
+        // (the expansion's own `${` token is not text)
+        if n.child_count() == 0 && text(n, src).contains(mark) && text(n, src) != mark {
             return true;
         }
         let mut cursor = n.walk();
@@ -1811,6 +1879,36 @@ fn trap_line(name: &str, argv: &[String], shapes: &[Shape]) -> Option<String> {
         return None;
     }
     Some(line.clone())
+}
+
+/// Whether `node` stands inside a double-quoted string (or a here-document's body).
+fn inside_double_quotes(node: Node) -> bool {
+    let mut at = node.parent();
+    while let Some(n) = at {
+        if matches!(n.kind(), "string" | "heredoc_body") {
+            return true;
+        }
+        if matches!(n.kind(), "command" | "program") {
+            return false;
+        }
+        at = n.parent();
+    }
+    false
+}
+
+/// The texts of the single-quoted strings under `node`.
+fn raw_strings<'s>(node: Node, src: &'s str) -> Vec<&'s str> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "raw_string" {
+            out.push(text(n, src));
+            continue;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor));
+    }
+    out
 }
 
 /// The commands of each `$(...)` in `text` (not `$((`, arithmetic), up to its balancing

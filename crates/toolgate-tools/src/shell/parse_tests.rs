@@ -1164,3 +1164,30 @@ fn substitutions_in_expansion_patterns_and_escaped_names_are_read() {
     let kept = possible("c=$'\\x74ouch'; $c x");
     assert!(kept[0].split(' ').any(|w| w == "touch"), "{kept:?}");
 }
+
+/// What the grammar reads as text and bash expands is read: single quotes inside a
+/// double-quoted `${...}`, the body of a here-document whose delimiter is an expansion, an
+/// expansion in a `${...}` pattern or a `[[ =~ ]]` pattern; plain expansions stay certain.
+#[test]
+fn text_bash_expands_is_read() {
+    for src in ["echo \"${x:-'$(touch x)'}\"", "echo <<$x\n$(touch x)\n$x"] {
+        assert!(!certain(src), "{src}");
+        assert!(
+            lines(src).contains(&"touch x".to_string()),
+            "{src}: {:?}",
+            lines(src)
+        );
+    }
+    for src in ["y=1; echo ${PWD#${!y}}", "y=1; [[ x =~ ${!y} ]]"] {
+        assert!(!certain(src), "{src}");
+    }
+    for src in [
+        "echo \"${x:-'a b'}\"",
+        "echo ${PWD#/}",
+        "echo \"${HOME}/x\"",
+        "echo ${x:-${y:-z}}",
+        "cat <<'EOF'\n$(touch x)\nEOF",
+    ] {
+        assert!(certain(src), "{src}: {:?}", analyze(src).uncertain);
+    }
+}

@@ -455,6 +455,19 @@ fn check_command(command: &str) -> Result<(), ToolError> {
             ),
         ));
     }
+    if command.contains('\r') {
+        // bash keeps a carriage return in a word (`echo x\r#$(cmd)` runs cmd), where the
+        // grammar the rules read it with takes it for white space (and the rest for a
+        // comment): the two would read different commands
+        return Err(ToolError::invalid_arguments(
+            "the command holds a carriage return (U+000D, as in CRLF line ends), which bash \
+             keeps as part of a word; send lines separated by \\n only",
+            vec![toolgate_core::ArgumentFault {
+                pointer: "/command".into(),
+                message: "must not contain a carriage return (U+000D)".into(),
+            }],
+        ));
+    }
     if command.trim().is_empty() {
         return Err(ToolError::invalid_arguments(
             "the command is empty; send the bash command line to run",
