@@ -206,6 +206,10 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "echo ${PWD#$(touch pwned)}",
         // `$'..'` and a line continuation inside a word the name is made of
         "c=tou$'c'h; $c pwned",
+        // an interpreter's code on its input or after other options; a long option's prefix
+        "python3 <<< 'import os; os.system(\"touch pwned\")'",
+        "python3 -W ignore -c 'import os; os.system(\"touch pwned\")'",
+        "sed --expr='1e touch pwned' f.txt",
         "c=tou\\\nch; $c pwned",
     ] {
         refused(&ws, command, true, "permission_denied", "rules[0]");
@@ -316,7 +320,11 @@ fn shell_sed_e_74_sed_scripts_that_run_commands_are_not_allowed_by_sed() {
     ] {
         refused(&ws, command, false, "permission_denied", "rules[1]");
     }
-    for command in ["sed 's/.*/echo/e' f.txt", "sed '1e' f.txt"] {
+    for command in [
+        "sed 's/.*/echo/e' f.txt",
+        "sed '1e' f.txt",
+        "sed --expr='1e' f.txt",
+    ] {
         refused(&ws, command, false, "approval_rejected", "shell.runs_code");
     }
     let v = ran(&ws, "sed -n 1p f.txt");

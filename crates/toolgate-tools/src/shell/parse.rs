@@ -1062,6 +1062,19 @@ impl Analyzer {
                     self.source(&feed, nesting + 1);
                 }
             }
+        } else if words.iter().all(|w| w.literal) {
+            // an interpreter reading its code from a here-string, here-document or pipe
+            // (`python3 <<< 'os.system("touch x")'`): the code's words, for the rules that
+            // restrict
+            let argv: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+            let from_input = program::read(&argv)
+                .code
+                .is_some_and(|c| c.at >= argv.len());
+            if from_input {
+                if let Some(feed) = stdin_text(node, src).or_else(|| piped_text(node, src)) {
+                    self.possible_code(&[feed]);
+                }
+            }
         }
         let shapes = words
             .iter()
@@ -1265,18 +1278,26 @@ impl Analyzer {
         if let Some(code) = code.filter(|_| !opaque) {
             // the code an interpreter runs may spell out a command in a string (what a
             // program the grammar does not know runs is read above)
-            // the word that carries the code, and the option's value when it is an option
-            // (`-c CODE`, `-e CODE`, `-o ProxyCommand=...`): inline code only, not a module
-            // or a script's path and arguments (`python3 -m pytest -k curl`)
-            let end = if cmd.argv[code.at].starts_with('-') {
-                code.at + 2
-            } else {
-                code.at + 1
-            };
-            let inline: Vec<String> = cmd.argv[code.at..end.min(cmd.argv.len())]
+            // the word that carries the code and the values of the options that give code
+            // after it, when they hold code (white space or code punctuation: `-c CODE`, `-W
+            // x -c CODE`, `-o ProxyCommand=...`), not a module or a script's path and
+            // arguments (`python3 -m pytest -k 'not curl'`)
+            let holds_code =
+                |w: &str| w.contains(|c: char| c.is_whitespace() || "(){};|&\"'$`".contains(c));
+            let words = &cmd.argv[code.at..];
+            let inline: Vec<String> = words
                 .iter()
-                .filter(|w| w.contains(|c: char| c.is_whitespace() || "(){};|&\"'$`".contains(c)))
-                .cloned()
+                .enumerate()
+                .filter(|(k, w)| {
+                    let after_code_option = k.checked_sub(1).is_some_and(|p| {
+                        matches!(
+                            words[p].as_str(),
+                            "-c" | "-e" | "-E" | "--eval" | "-p" | "--print"
+                        )
+                    });
+                    holds_code(w) && (*k == 0 || after_code_option)
+                })
+                .map(|(_, w)| w.clone())
                 .collect();
             if !inline.is_empty() {
                 self.possible_code(&inline);

@@ -208,6 +208,8 @@ pub(super) fn git(words: &[&str], r: &mut Reading) {
                     w == o
                         || w.starts_with(o)
                             && (w.as_bytes().get(o.len()) == Some(&b'=') || o.len() == 2)
+                        // git takes a long option's unambiguous prefix (`--upload=x`)
+                        || super::abbreviates(w, o).is_some()
                 }) || (sub == "grep" && w.starts_with("-O") && w.len() > 2);
                 if hit {
                     let at = if opts.contains(w) && !matches!(*w, "-w" | "--web") {

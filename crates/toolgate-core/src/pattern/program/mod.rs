@@ -341,6 +341,20 @@ impl Lexicon {
 }
 
 /// Whether `word` is one of the words of `list` (separated by spaces).
+/// Whether the word `w` may be the long option `long` (`--upload-pack`) abbreviated, as
+/// GNU getopt and git take any unambiguous prefix (`--upload=x`, `--upl x`): `Some(true)`
+/// when its value is attached (`=`), `Some(false)` when it is the next word. A prefix more
+/// than one option starts with is taken for each, which only restricts more.
+pub(crate) fn abbreviates(w: &str, long: &str) -> Option<bool> {
+    let name = w.strip_prefix("--")?;
+    let (name, attached) = match name.split_once('=') {
+        Some((n, _)) => (n, true),
+        None => (name, false),
+    };
+    let full = long.strip_prefix("--")?;
+    (!name.is_empty() && name.len() < full.len() && full.starts_with(name)).then_some(attached)
+}
+
 pub(crate) fn listed(list: &str, word: &str) -> bool {
     list.split_ascii_whitespace().any(|w| w == word)
 }

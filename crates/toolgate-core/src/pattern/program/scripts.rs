@@ -37,6 +37,16 @@ fn sed(words: &[&str], r: &mut Reading) {
                 Some((o, v)) => (o, Some(v)),
                 None => (long, None),
             };
+            // getopt takes a long option's unambiguous prefix (`--expr`, `--fi`)
+            const LONG: [&str; 3] = ["expression", "file", "line-length"];
+            let opt = match LONG
+                .iter()
+                .filter(|l| l.starts_with(opt))
+                .collect::<Vec<_>>()[..]
+            {
+                [only] if !opt.is_empty() => *only,
+                _ => opt,
+            };
             match (opt, value) {
                 ("expression", Some(v)) => {
                     scripts.push((i, v));

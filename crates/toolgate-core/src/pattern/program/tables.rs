@@ -536,9 +536,14 @@ fn options(name: &str, words: &[&str], r: &mut Reading) {
                 r.code_at((i + 1).min(last), why(opt));
             } else if w.starts_with(opt)
                 && (w.as_bytes().get(opt.len()) == Some(&b'=')
-                    || (opt.len() == 2 && !w.starts_with("--")))
+                    || (!opt.starts_with("--") && !w.starts_with("--")))
             {
+                // `-Icmd`, `-TTcmd`: a short option's value attached
                 r.code_at(i, why(opt));
+            } else if let Some(attached) = super::abbreviates(w, opt) {
+                // `--use-compress-prog=x`: getopt takes a long option's prefix
+                let at = if attached { i } else { (i + 1).min(last) };
+                r.code_at(at, why(opt));
             }
         }
         let cluster = w.len() > 1 && w.starts_with('-') && !w.starts_with("--");
@@ -548,7 +553,10 @@ fn options(name: &str, words: &[&str], r: &mut Reading) {
                 if (cluster || old_style) && w.contains(['I', 'F']) && !opts.contains(w) {
                     r.code_at(i, why("-I/-F"));
                 }
-                if w.starts_with("--checkpoint-action") && w.contains("exec") {
+                let action = w.starts_with("--checkpoint-action")
+                    || super::abbreviates(w, "--checkpoint-action").is_some()
+                        && w.len() > "--checkpoint".len();
+                if action && w.contains("exec") {
                     r.code_at(i, why("--checkpoint-action=exec"));
                 }
             }
