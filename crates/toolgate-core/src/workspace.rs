@@ -337,6 +337,39 @@ impl Workspace {
         }
     }
 
+    /// The path argument `path` as written, relative to the root with `.` and `..` taken
+    /// lexically and no link followed: the name a call uses, which may be a link to the
+    /// path [`Workspace::resolve`] gives (`.env` linking to `settings/prod.env`). `None` when
+    /// it leads out of the root lexically, or holds NUL.
+    pub fn lexical(&self, path: &str) -> Option<WsPath> {
+        if path.contains('\0') {
+            return None;
+        }
+        let p = Path::new(path);
+        let rel = if p.is_absolute() {
+            self.strip_root(p)?
+        } else {
+            p
+        };
+        let mut out = PathBuf::new();
+        for c in rel.components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !out.pop() {
+                        return None;
+                    }
+                }
+                Component::Normal(n) => out.push(n),
+                Component::RootDir | Component::Prefix(_) => return None,
+            }
+        }
+        if out.as_os_str().is_empty() {
+            out.push(".");
+        }
+        Some(WsPath(out))
+    }
+
     /// Resolves a path argument (relative to the root, or absolute under it) to a canonical
     /// path inside the workspace, following symlinks as described in the module docs.
     ///

@@ -681,6 +681,72 @@ tool = "edit_file"
     );
 }
 
+/// A rule naming a link holds for what it leads to: `.env` linking to `settings/prod.env`,
+/// `secrets` to `private` (read_file returned them under the link's name), and a write
+/// rule on `config/prod.toml` linking to `envs/prod.toml` (write_file wrote through it).
+#[tokio::test]
+async fn a_rule_naming_a_link_holds_for_what_it_leads_to() {
+    let ws = TempWorkspace::new();
+    ws.sh(
+        "mkdir -p ws/settings ws/private ws/envs ws/config; echo PW=CANARY > ws/settings/prod.env; \
+         ln -s settings/prod.env ws/.env; echo K=1 > ws/private/key.txt; ln -s private ws/secrets; \
+         echo prod=1 > ws/envs/prod.toml; ln -s ../envs/prod.toml ws/config/prod.toml",
+    );
+    let s = Setup::new(
+        ws,
+        r#"
+[[rules]]
+decision = "deny"
+resource = "path:.env"
+
+[[rules]]
+decision = "deny"
+resource = "path:secrets/**"
+
+[[rules]]
+decision = "deny"
+resource = "path:config/prod.toml"
+access = "write"
+
+[[rules]]
+decision = "allow"
+tool = "write_file"
+"#,
+        None,
+        &[],
+    );
+    for path in [
+        ".env",
+        "./.env",
+        "secrets/key.txt",
+        "secrets/../secrets/key.txt",
+    ] {
+        let r = s.call("read_file", json!({ "path": path })).await;
+        assert_eq!(
+            error(&r).0,
+            ErrorKind::PermissionDenied,
+            "{path}: {}",
+            r.text()
+        );
+    }
+    let r = s
+        .call(
+            "write_file",
+            json!({"path": "config/prod.toml", "content": "prod=HACKED\n"}),
+        )
+        .await;
+    assert_eq!(error(&r).0, ErrorKind::PermissionDenied, "{}", r.text());
+    assert_eq!(
+        std::fs::read_to_string(s.ws.root().join("envs/prod.toml")).unwrap(),
+        "prod=1\n"
+    );
+    // the file under its own name is not what the rule names
+    let r = s
+        .call("read_file", json!({"path": "private/key.txt"}))
+        .await;
+    assert!(r.error.is_none(), "{}", r.text());
+}
+
 /// What a program the rules cannot read may run (an argument that reads as a command line:
 /// `./tool` may be a shell) is denied and asked about by the configuration's rules, and needs
 /// no allow rule of its own: `allow command:./tool` still covers `./tool --note 'fix it'`.

@@ -23,11 +23,22 @@ pub fn guard(
         .map_err(|_| ToolError::internal("the tool's guard panicked").with_reason("panic"))??;
     let mut resolved = Vec::with_capacity(declared.len());
     for r in declared {
+        let mut named = None;
         resolved.push(match r {
-            Resource::Path { path, access } => ResolvedResource::Path {
-                path: ctx.resolve(&path)?,
-                access,
-            },
+            Resource::Path { path, access } => {
+                let canonical = ctx.resolve(&path)?;
+                // a name that is a link (`.env` to `settings/prod.env`) is a resource too: a
+                // rule naming the link holds for what it leads to
+                named = ctx
+                    .workspace()
+                    .and_then(|ws| ws.lexical(&path))
+                    .filter(|named| *named != canonical)
+                    .map(|path| ResolvedResource::Path { path, access });
+                ResolvedResource::Path {
+                    path: canonical,
+                    access,
+                }
+            }
             Resource::Url { url } => ResolvedResource::Url(absolute_url(url)?),
             Resource::Command { command } => ResolvedResource::Command(command),
             Resource::PossibleCommand { command } => ResolvedResource::PossibleCommand(command),
@@ -41,6 +52,7 @@ pub fn guard(
                 })?,
             ),
         });
+        resolved.extend(named);
     }
     Ok(resolved)
 }

@@ -551,6 +551,19 @@ struct Walk<'a> {
 impl Walk<'_> {
     /// Looks at the entries of the directory `rel` (at `depth` components below the root).
     fn dir(&mut self, rel: &Path, depth: usize) -> Result<(), PlanError> {
+        self.dir_named(rel, rel, depth, 0)
+    }
+
+    /// Looks at the entries of the directory `rel`, matching the rules against them under the
+    /// name `named` (another name when `rel` was reached through a link: `secrets` linking to
+    /// `private`, matched as `secrets/...`); `links` counts the links followed so far.
+    fn dir_named(
+        &mut self,
+        rel: &Path,
+        named: &Path,
+        depth: usize,
+        links: usize,
+    ) -> Result<(), PlanError> {
         if self.rules.depth.is_some_and(|d| depth >= d) {
             return Ok(());
         }
@@ -565,24 +578,43 @@ impl Walk<'_> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            let path = rel.join(entry.file_name());
+            let name = named.join(entry.file_name());
             if kind.is_symlink() {
+                // a link the rules name (`.env` to `settings/prod.env`, `secrets` to
+                // `private` under `secrets/**`): what it leads to inside the workspace is
+                // covered as the link would be
+                let Some(target) = link_target(self.root, &path) else {
+                    continue;
+                };
+                let is_dir = target_is_dir(self.root, &target);
+                match self.rules.decide(&name) {
+                    Some(BindKind::Hide) => self.hidden.push((target, is_dir)),
+                    Some(_) => self.read_only.push((target, is_dir)),
+                    None if is_dir && links < MAX_WALK_LINKS => {
+                        self.dir_named(&target, &name, depth + 1, links + 1)?
+                    }
+                    None => {}
+                }
                 continue;
             }
-            let path = rel.join(entry.file_name());
             let is_dir = kind.is_dir();
             if !is_dir && !kind.is_file() {
                 continue;
             }
-            match self.rules.decide(&path) {
+            match self.rules.decide(&name) {
                 Some(BindKind::Hide) => self.hidden.push((path, is_dir)),
                 Some(_) => self.read_only.push((path, is_dir)),
-                None if is_dir => self.dir(&path, depth + 1)?,
+                None if is_dir => self.dir_named(&path, &name, depth + 1, links)?,
                 None => {}
             }
         }
         Ok(())
     }
 }
+
+/// The most links one branch of the rule walk follows (a loop of links ends there).
+const MAX_WALK_LINKS: usize = 8;
 
 #[cfg(test)]
 mod tests {
@@ -683,6 +715,35 @@ mod tests {
             "{:?}",
             plan.read_only
         );
+    }
+
+    /// A link the rules name covers what it leads to, a file (`.env` to `settings/prod.env`)
+    /// or a directory whose entries the rules name through the link (`secrets` to `private`
+    /// under `secrets/**`).
+    #[test]
+    fn what_a_named_link_leads_to_is_covered() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        touch(root, "settings/prod.env");
+        touch(root, "private/key.txt");
+        touch(root, "private/readme.md");
+        std::os::unix::fs::symlink("settings/prod.env", root.join(".env")).unwrap();
+        std::os::unix::fs::symlink("private", root.join("secrets")).unwrap();
+        // a loop of links ends
+        std::os::unix::fs::symlink("..", root.join("private/up")).unwrap();
+        let mut config = ShellConfig::default();
+        config.hidden.push(pattern(".env"));
+        config.hidden.push(pattern("secrets/*.txt"));
+        let rules = PathRules::new(&config);
+        let plan = plan(root, &config, &rules, false, None).unwrap();
+        for p in ["settings/prod.env", "private/key.txt"] {
+            assert!(
+                plan.hidden.contains(&PathBuf::from(p)),
+                "{p}: {:?}",
+                plan.hidden
+            );
+        }
+        assert!(!plan.hidden.contains(&PathBuf::from("private/readme.md")));
     }
 
     #[test]
