@@ -224,6 +224,19 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
     );
 }
 
+/// A redirection into a git directory is refused before anything runs: a `commondir` made
+/// there sends git to a configuration the line wrote (the sandbox holds read-only only what
+/// exists in `.git`).
+#[test]
+fn a_redirection_into_a_git_directory_is_refused() {
+    let (_t, ws) = workspace(&[("allow", "command:echo")]);
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    for command in ["echo ../g > .git/commondir", "echo x >> sub/.git/config"] {
+        refused_before_approval(&ws, command, true, "protected_path");
+    }
+    assert!(!ws.join(".git/commondir").exists());
+}
+
 /// `allow command:echo` does not cover a command in backquotes inside backquotes, which bash
 /// runs and the grammar reads as an escaped word: it ran with no question.
 #[test]

@@ -295,7 +295,24 @@ impl TypedTool for RunShell {
                 _ => p.to_string(),
             };
             match r.access {
-                Access::Write => resources.push(Resource::write(in_cwd(&r.path))),
+                Access::Write => {
+                    let target = in_cwd(&r.path);
+                    // a redirection into a git directory is refused as the write tools
+                    // refuse it: the sandbox holds read-only only what exists there, and a
+                    // file made in it (`echo ../g > .git/commondir`) sends git to a
+                    // configuration the line wrote
+                    if let Ok(p) = ctx.resolve(&target) {
+                        let in_git = p
+                            .as_path()
+                            .components()
+                            .any(|c| crate::fs::protected::is_git_name(c.as_os_str()));
+                        if let (true, Some(why)) = (in_git, crate::fs::protected::is_protected(&p))
+                        {
+                            return Err(crate::fs::protected::protected_error(&p.display(), why));
+                        }
+                    }
+                    resources.push(Resource::write(target))
+                }
                 Access::Read if !r.path.starts_with('/') => {
                     resources.push(Resource::read(in_cwd(&r.path)))
                 }
