@@ -1966,24 +1966,10 @@ fn dollar_substitutions(text: &str) -> Vec<&str> {
 }
 
 /// The text of a backquoted command substitution as bash parses it: a backslash before
-/// `` ` ``, `$` or `\\` is removed (bash manual, 3.5.4 "Command Substitution"), any other
-/// is kept.
+/// `` ` ``, `$` or `\\` is removed, and with a newline (bash manual, 3.5.4 "Command
+/// Substitution"); any other is kept.
 fn unescape_backquoted(inner: &str) -> String {
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(&next) = chars.peek() {
-                if matches!(next, '`' | '$' | '\\') {
-                    out.push(next);
-                    chars.next();
-                    continue;
-                }
-            }
-        }
-        out.push(c);
-    }
-    out
+    unescape_before(inner, false)
 }
 
 /// Why the word `w` cannot be read as a command name: it holds an expansion, or is a glob
@@ -3072,12 +3058,19 @@ fn unescape_unquoted(raw: &str) -> String {
 /// A double-quoted string's content: `\` keeps its meaning only before `$`, `` ` ``, `"`,
 /// `\` and newline.
 fn unescape_double(raw: &str) -> String {
+    unescape_before(raw, true)
+}
+
+/// `raw` with each backslash before `$`, `` ` ``, `\\` (and `"` when `quote`) removed, and
+/// each one before a newline removed with it; any other backslash kept.
+fn unescape_before(raw: &str, quote: bool) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {
         if c == '\\' {
             match chars.peek() {
-                Some('$' | '`' | '"' | '\\') => out.push(chars.next().unwrap_or('\\')),
+                Some('$' | '`' | '\\') => out.push(chars.next().unwrap_or('\\')),
+                Some('"') if quote => out.push(chars.next().unwrap_or('\\')),
                 Some('\n') => {
                     chars.next();
                 }
