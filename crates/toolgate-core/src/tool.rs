@@ -84,8 +84,10 @@ pub enum Resource {
     /// A command line the call may run, though it cannot be known to: text a command of the
     /// call hands to a program the rules cannot read, which may run it as a command line
     /// (`./mysh -c 'touch x'`: `mysh` may be a shell). Deny and ask rules over commands match
-    /// it as they match a [`Resource::Command`]; it needs no allow rule or grant, and none
-    /// covers it.
+    /// it as they match a [`Resource::Command`], read by
+    /// [`crate::pattern::program::read_possible`] (a first word in parentheses, `(unparsed)`,
+    /// marks the words of a line that could not be read, searched from any word); it needs
+    /// no allow rule or grant, and none covers it.
     PossibleCommand {
         /// The command line.
         command: String,

@@ -18,6 +18,13 @@
 //!    it runs code that cannot be read (an interpreter's script or `-c`, `awk`'s `system`,
 //!    `tar --to-command`, ...) is kept in [`SimpleCommand::reading`], for the rules to decide.
 //!
+//! What the line may run without it being known that it does is kept apart, in
+//! [`CommandAnalysis::possible`], for the rules that restrict only: a literal argument of a
+//! program the grammar cannot read that reads as a line (`./mysh -c 'touch x'`), the code
+//! words of an interpreter's inline code, a program's path given to `cp`/`ln`/... or opened
+//! for reading, and the words of a line whose doubt may make its text run as code (a name
+//! only known when it runs, `eval`, `PS4`, a syntax error: see `words_if_unread`).
+//!
 //! Redirections become [`Redirect`]s (their targets are paths the call reads or writes);
 //! file-descriptor duplications (`2>&1`) and the standard devices (`/dev/null`, ...) are not
 //! paths.
