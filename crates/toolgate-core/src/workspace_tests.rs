@@ -245,3 +245,24 @@ fn hard_link_reads_are_where_the_operator_said() {
         .unwrap()
         .reads_hard_link(linked));
 }
+
+/// The path as the call names it: `.` and `..` taken lexically, no link followed; `None` for
+/// NUL, a path leading out lexically, or an absolute path outside the root.
+#[test]
+fn lexical_paths_name_the_link_not_its_target() {
+    let f = fixture();
+    symlink("sub/deep", f.t.join("ws/link")).unwrap();
+    let lex = |p: &str| f.ws.lexical(p).map(|w| w.display());
+    assert_eq!(lex("link/x.txt").as_deref(), Some("link/x.txt"));
+    assert_eq!(ok(&f.ws, "link/x.txt"), "sub/deep/x.txt");
+    assert_eq!(lex("./sub/../link").as_deref(), Some("link"));
+    assert_eq!(lex(".").as_deref(), Some("."));
+    assert_eq!(lex("sub/..").as_deref(), Some("."));
+    let abs = f.t.join("ws/link").display().to_string();
+    assert_eq!(lex(&abs).as_deref(), Some("link"));
+    for bad in ["..", "sub/../../x", "a\0b", "/etc/passwd"] {
+        assert_eq!(lex(bad), None, "{bad:?}");
+    }
+    let out = f.t.join("outside/secret.txt").display().to_string();
+    assert_eq!(lex(&out), None);
+}

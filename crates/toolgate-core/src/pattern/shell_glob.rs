@@ -291,6 +291,22 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any pattern against any text answers (no panic, no slice out of bounds); a
+        /// pattern with no special character matches exactly itself (letters in either case).
+        #[test]
+        fn any_pattern_answers(pattern in "[a-z\\[\\]!^*?@+()|:=.-]{0,24}", text in "[a-zA-Z.-]{0,16}") {
+            let _ = could_match(&pattern, &text, false);
+            let _ = could_match(&pattern, &text, true);
+            if !pattern.contains(['*', '?', '[', '(']) {
+                proptest::prop_assert_eq!(
+                    could_match(&pattern, &text, false),
+                    pattern.eq_ignore_ascii_case(&text)
+                );
+            }
+        }
+    }
+
     #[test]
     fn a_glob_can_start_with_a_prefix() {
         assert!(could_match("c?r*", "curl", true));

@@ -28,12 +28,15 @@ pub fn guard(
             Resource::Path { path, access } => {
                 let canonical = ctx.resolve(&path)?;
                 // a name that is a link (`.env` to `settings/prod.env`) is a resource too: a
-                // rule naming the link holds for what it leads to
-                named = ctx
-                    .workspace()
-                    .and_then(|ws| ws.lexical(&path))
-                    .filter(|named| *named != canonical)
-                    .map(|path| ResolvedResource::Path { path, access });
+                // rule naming the link holds for what it leads to (nothing to work out when
+                // the path as written is already the canonical one, as it mostly is)
+                if std::path::Path::new(&path) != canonical.as_path() {
+                    named = ctx
+                        .workspace()
+                        .and_then(|ws| ws.lexical(&path))
+                        .filter(|named| *named != canonical)
+                        .map(|path| ResolvedResource::Path { path, access });
+                }
                 ResolvedResource::Path {
                     path: canonical,
                     access,

@@ -313,26 +313,6 @@ const MAX_POSSIBLE_LINES: usize = 32;
 /// Programs that copy, move or link files: a program's path among their operands makes a
 /// copy of the program under another name.
 const COPIES_FILES: [&str; 6] = ["cp", "ln", "install", "mv", "rsync", "link"];
-/// Builtins that take variable names (with subscripts, evaluated as arithmetic) in their
-/// arguments, or evaluate them as expressions.
-const EVALUATES_NAMES: [&str; 16] = [
-    "declare",
-    "typeset",
-    "local",
-    "export",
-    "readonly",
-    "unset",
-    "test",
-    "[",
-    "let",
-    "read",
-    "printf",
-    "mapfile",
-    "readarray",
-    "wait",
-    "getopts",
-    "shift",
-];
 /// Builtins that run code the analysis cannot see.
 const OPAQUE: [&str; 8] = [
     "eval", "source", ".", "alias", "hash", "enable", "trap", "coproc",
@@ -390,45 +370,8 @@ impl Analyzer {
     /// itself runs or looks commands up by (`PS4='$(touch x)'`, `PROMPT_COMMAND`,
     /// `BASH_CMDS[ls]=/usr/bin/touch`, `BASH_ALIASES`, `BASH_ENV`, `PATH`, `IFS`).
     fn evaluated_var(&mut self, name: &str) {
-        const EVALUATED: [&str; 13] = [
-            "PS0",
-            "PS1",
-            "PS2",
-            "PS3",
-            "PS4",
-            "PROMPT_COMMAND",
-            "BASH_CMDS",
-            "BASH_ALIASES",
-            "BASH_ENV",
-            "ENV",
-            "PATH",
-            "IFS",
-            "EXECIGNORE",
-        ];
-        let bare = name.split('[').next().unwrap_or(name);
-        if EVALUATED.contains(&bare) {
+        if vars::changes_the_shell(name) {
             self.unread = true;
-        }
-    }
-
-    /// Doubts a builtin taking variable names (`declare`, `unset`, `test`, `[`, `read`, ...)
-    /// given text that holds a command substitution: `declare 'a[$(touch x)]=1'`, `unset
-    /// 'a[$(cmd)]'`, `[ -v 'a[$(cmd)]' ]`: bash evaluates a subscript in it as arithmetic,
-    /// running what it holds.
-    fn evaluated_names(&mut self, argv: &[String]) {
-        let Some(first) = argv.first() else {
-            return;
-        };
-        let program = program::program_name(first);
-        let evaluated = argv
-            .iter()
-            .skip(1)
-            .find(|w| w.contains("$(") || w.contains('`'));
-        if let (true, Some(word)) = (EVALUATES_NAMES.contains(&program), evaluated) {
-            self.doubt(format!(
-                "`{program}` may evaluate `{word}` as a variable name with a subscript, which \
-                 runs the command in it"
-            ));
         }
     }
 
@@ -567,6 +510,38 @@ impl Analyzer {
         self.possible_argv(std::iter::once(program).chain(words.iter().map(String::as_str)));
     }
 
+    /// Keeps the words of the inline code the command `argv` runs (see
+    /// [`Analyzer::possible_code`]): the word that carries the code ([`Reading::code`]) and
+    /// the values of the options that give code after it, when they hold code (white space
+    /// or code punctuation: `-c CODE`, `-W x -c CODE`, `-o ProxyCommand=...`, `declare
+    /// 'a[$(cmd)]=1'`), not a module or a script's path and arguments (`python3 -m pytest -k
+    /// 'not curl'`).
+    fn inline_code(&mut self, argv: &[String], reading: &Reading) {
+        let Some(code) = reading.code.as_ref().filter(|c| c.at < argv.len()) else {
+            return;
+        };
+        let holds_code =
+            |w: &str| w.contains(|c: char| c.is_whitespace() || "(){};|&\"'$`".contains(c));
+        let words = &argv[code.at..];
+        let inline: Vec<String> = words
+            .iter()
+            .enumerate()
+            .filter(|(k, w)| {
+                let after_code_option = k.checked_sub(1).is_some_and(|p| {
+                    matches!(
+                        words[p].as_str(),
+                        "-c" | "-e" | "-E" | "--eval" | "-p" | "--print"
+                    )
+                });
+                holds_code(w) && (*k == 0 || after_code_option)
+            })
+            .map(|(_, w)| w.clone())
+            .collect();
+        if !inline.is_empty() {
+            self.possible_code(&inline);
+        }
+    }
+
     /// Keeps the words of the inline code an interpreter runs (`python3 -c 'os.system("touch
     /// x")'`, `awk 'BEGIN{system("touch x")}'`, `perl -e 'system q(touch x)'`) as a possible
     /// command of a program no grammar knows: the code's text split at every character that
@@ -682,9 +657,10 @@ impl Analyzer {
             "command" => self.command(node, src, nesting),
             "declaration_command" | "unset_command" => {
                 let argv = node_words(node, src);
-                self.evaluated_names(&argv);
                 self.declare(&argv, Some((node.start_byte(), function_of(node))));
                 let reading = program::read(&argv);
+                // `declare 'a[$(touch x)]=1'`: the subscript bash evaluates is code
+                self.inline_code(&argv, &reading);
                 self.commands.push(SimpleCommand {
                     argv,
                     reading,
@@ -1268,7 +1244,6 @@ impl Analyzer {
                 }
             }
         }
-        self.evaluated_names(&cmd.argv);
         if let Some(first) = cmd.argv.first() {
             let program = program::program_name(first);
             if COPIES_FILES.contains(&program) {
@@ -1281,34 +1256,9 @@ impl Analyzer {
                 }
             }
         }
-        let code = reading.code.as_ref().filter(|c| c.at < cmd.argv.len());
-        if let Some(code) = code.filter(|_| !opaque) {
-            // the code an interpreter runs may spell out a command in a string (what a
-            // program the grammar does not know runs is read above)
-            // the word that carries the code and the values of the options that give code
-            // after it, when they hold code (white space or code punctuation: `-c CODE`, `-W
-            // x -c CODE`, `-o ProxyCommand=...`), not a module or a script's path and
-            // arguments (`python3 -m pytest -k 'not curl'`)
-            let holds_code =
-                |w: &str| w.contains(|c: char| c.is_whitespace() || "(){};|&\"'$`".contains(c));
-            let words = &cmd.argv[code.at..];
-            let inline: Vec<String> = words
-                .iter()
-                .enumerate()
-                .filter(|(k, w)| {
-                    let after_code_option = k.checked_sub(1).is_some_and(|p| {
-                        matches!(
-                            words[p].as_str(),
-                            "-c" | "-e" | "-E" | "--eval" | "-p" | "--print"
-                        )
-                    });
-                    holds_code(w) && (*k == 0 || after_code_option)
-                })
-                .map(|(_, w)| w.clone())
-                .collect();
-            if !inline.is_empty() {
-                self.possible_code(&inline);
-            }
+        if !opaque {
+            // what a program the grammar does not know runs is read above
+            self.inline_code(&cmd.argv, &reading);
         }
         let runs = std::mem::take(&mut reading.runs);
         let (argv, shapes) = if runs.is_empty() {

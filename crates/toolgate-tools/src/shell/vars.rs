@@ -60,6 +60,14 @@ fn lower_case_number(name: &str, value: Option<&str>) -> bool {
 const SHELL_VARS: &str = "PATH BASH_ENV ENV IFS PROMPT_COMMAND SHELLOPTS BASHOPTS PS4 CDPATH \
      GLOBIGNORE BASH_CMDS BASH_ALIASES EXECIGNORE";
 
+/// Whether assigning `name` (an array's element: `BASH_CMDS[ls]`) changes what the shell
+/// itself runs or how it reads the line (`PATH`, `IFS`, `PS4`, `PROMPT_COMMAND`,
+/// `BASH_CMDS`, `BASH_ALIASES`, `BASH_ENV`, an exported function `BASH_FUNC_*`).
+pub(crate) fn changes_the_shell(name: &str) -> bool {
+    let name = name.split('[').next().unwrap_or(name);
+    listed(SHELL_VARS, name) || name.starts_with("BASH_FUNC")
+}
+
 /// Variables whose value a program runs as a shell command line (git through `sh -c`, bash
 /// before each prompt, less for its input filter, man for its pager): besides making the line
 /// uncertain as every such variable does, a literal value is read with the shell's grammar
@@ -116,7 +124,7 @@ pub(crate) fn judge(name: &str, value: Option<&str>) -> Var {
     if name.starts_with("LC_") || listed(HARMLESS, name) {
         return Var::Harmless;
     }
-    if listed(SHELL_VARS, name) || name.starts_with("BASH_FUNC") {
+    if changes_the_shell(name) {
         return Var::Changes(format!("an assignment to {name}, which changes what runs"));
     }
     if lower_case_number(name, value) {
