@@ -237,6 +237,38 @@ fn a_redirection_into_a_git_directory_is_refused() {
     assert!(!ws.join(".git/commondir").exists());
 }
 
+/// A command naming git metadata that does not exist yet is refused before anything runs
+/// (`cp -r g sub/.git && git -C sub status` had git read a configuration the line copied in);
+/// naming what exists, or making a repository with git itself, still runs.
+#[test]
+fn a_command_making_git_metadata_by_its_operands_is_refused() {
+    let (_t, ws) = workspace(&[
+        ("allow", "command:cp"),
+        ("allow", "command:mkdir"),
+        ("allow", "command:dd"),
+        ("allow", "command:cd"),
+        ("allow", "command:git"),
+        ("allow", "command:cat"),
+    ]);
+    git_repo(&ws);
+    std::fs::create_dir_all(ws.join("src/g")).unwrap();
+    std::fs::write(ws.join("src/g/config"), "[core]\n\tbare = false\n").unwrap();
+    for command in [
+        "mkdir sub && cp -r src/g sub/.git && git -C sub status",
+        "cp -r src/g sub/.GIT",
+        "cp src/g/config .git/config.worktree && git status",
+        "dd if=src/g/config of=.git/commondir",
+        "cp --target-directory=sub/.git src/g/config",
+        "cd src && cp -r g .git",
+    ] {
+        refused_before_approval(&ws, command, false, "protected_path");
+    }
+    assert!(!ws.join("sub/.git").exists() && !ws.join("sub/.GIT").exists());
+    assert!(!ws.join(".git/commondir").exists() && !ws.join("src/.git").exists());
+    ran(&ws, "cat .git/config");
+    ran(&ws, "git init -q sub2 && cat sub2/.git/HEAD");
+}
+
 /// `allow command:echo` does not cover a command in backquotes inside backquotes, which bash
 /// runs and the grammar reads as an escaped word: it ran with no question.
 #[test]

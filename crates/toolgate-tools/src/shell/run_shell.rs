@@ -66,6 +66,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
+use toolgate_core::pattern::program;
 use toolgate_core::sanitize::clean_output;
 use toolgate_core::{
     Access, Effects, ErrorKind, Resource, Risk, ToolContext, ToolError, ToolSpec, ToolSpecBuilder,
@@ -216,6 +217,79 @@ stopped at once, before it starts another step, and every process it started is 
 call fails with outcome_unknown (reason timeout) and the end of the output: check its effects \
 before running it again.";
 
+/// Programs that name a path in a git directory without writing it, and git itself (which
+/// makes its metadata as git does): [`new_git_metadata`] passes them over.
+const NAMES_GIT_WITHOUT_WRITING: [&str; 16] = [
+    "git", "rm", "rmdir", "ls", "cat", "stat", "test", "[", "head", "tail", "file", "wc", "du",
+    "less", "realpath", "readlink",
+];
+
+/// Refuses a command that names, as an argument, a path in a git directory (or a git
+/// directory itself) that does not exist yet (`cp -r g sub/.git`, `cp f .git/commondir`,
+/// `dd of=.git/commondir`): the sandbox holds read-only only the git metadata that exists
+/// when the run starts, so a line that makes new metadata and then runs git (`... && git -C
+/// sub status`) would have git read a configuration (a filter, an alternate common
+/// directory) the line wrote. What the line makes by other means is moved aside after the
+/// run (see `created`). `cwd` is the call's working directory, relative to the workspace;
+/// after a `cd` (`moves`) every such name is refused, wherever it leads.
+///
+/// # Errors
+/// `unsafe_input` / `protected_path` naming the path.
+fn new_git_metadata(
+    ctx: &ToolContext,
+    cwd: Option<&str>,
+    moves: bool,
+    argv: &[String],
+) -> Result<(), ToolError> {
+    use crate::fs::protected::is_git_name;
+    let Some(program) = argv.first().map(|w| program::program_name(w)) else {
+        return Ok(());
+    };
+    if NAMES_GIT_WITHOUT_WRITING.contains(&program) {
+        return Ok(());
+    }
+    let Ok(ws) = ctx.require_workspace() else {
+        return Ok(());
+    };
+    for word in &argv[1..] {
+        // `of=.git/commondir`, `--target-directory=.git`: the value after `=` too
+        let value = word.split_once('=').map(|(_, v)| v);
+        for text in std::iter::once(word.as_str()).chain(value) {
+            if !text
+                .split('/')
+                .any(|c| is_git_name(std::ffi::OsStr::new(c)))
+            {
+                continue;
+            }
+            let joined;
+            let path = match cwd {
+                Some(cwd) if !text.starts_with('/') => {
+                    joined = format!("{cwd}/{text}");
+                    joined.as_str()
+                }
+                _ => text,
+            };
+            let Ok(p) = ws.resolve(path) else { continue };
+            let in_git = p.as_path().components().any(|c| is_git_name(c.as_os_str()));
+            if in_git && (moves || ws.dir().symlink_metadata(p.as_path()).is_err()) {
+                return Err(ToolError::unsafe_input(
+                    "protected_path",
+                    format!(
+                        "`{}` names {:?} in a git directory that does not exist before the line runs: a line that \
+                         makes git metadata could have git run code from a configuration it \
+                         wrote, so toolgate's tools do not make it. Make repositories with git \
+                         itself (`git init`, `git clone`), or ask the operator to make this change",
+                        program,
+                        p.display()
+                    ),
+                )
+                .with_details(serde_json::json!({"protected": "git internals (.git)"})));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl TypedTool for RunShell {
     type Args = RunShellArgs;
     type Output = RunShellOutput;
@@ -276,7 +350,14 @@ impl TypedTool for RunShell {
         if let Some(cwd) = &args.cwd {
             resources.push(Resource::read(cwd));
         }
+        // after `cd`, a relative name's directory is known only when the line runs
+        let moves = analysis.commands.iter().any(|c| {
+            c.argv
+                .first()
+                .is_some_and(|w| matches!(program::program_name(w), "cd" | "pushd" | "popd"))
+        });
         for command in &analysis.commands {
+            new_git_metadata(ctx, args.cwd.as_deref(), moves, &command.argv)?;
             resources.push(Resource::Command {
                 command: command.display(),
             });
