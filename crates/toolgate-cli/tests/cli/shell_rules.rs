@@ -269,6 +269,30 @@ fn a_command_making_git_metadata_by_its_operands_is_refused() {
     ran(&ws, "git init -q sub2 && cat sub2/.git/HEAD");
 }
 
+/// A path rule that keeps a file from being read holds for its committed copies that a git
+/// command names (`git show HEAD:a.txt` printed the denied file from git's objects); other
+/// files and commands naming none still run.
+#[test]
+fn a_denied_file_is_not_read_from_git_objects_by_name() {
+    let (_t, ws) = workspace(&[("deny", "path:a.txt"), ("allow", "command:git")]);
+    git_repo(&ws);
+    std::fs::write(ws.join("b.txt"), "b\n").unwrap();
+    for command in [
+        "git show HEAD:a.txt",
+        "git --no-pager show HEAD~0:./a.txt",
+        "git cat-file -p :a.txt",
+        "git show :0:a.txt",
+        "git log -p a.txt",
+        "git log -p -- a.txt",
+        "git -C . grep a HEAD -- a.txt",
+    ] {
+        refused(&ws, command, false, "permission_denied", "rules[0]");
+    }
+    let v = ran(&ws, "git log --oneline");
+    assert!(v["structured_content"]["stdout"].as_str().unwrap().contains("init"), "{v}");
+    ran(&ws, "git diff -- b.txt");
+}
+
 /// `allow command:echo` does not cover a command in backquotes inside backquotes, which bash
 /// runs and the grammar reads as an escaped word: it ran with no question.
 #[test]

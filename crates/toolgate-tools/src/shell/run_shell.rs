@@ -290,6 +290,101 @@ fn new_git_metadata(
     Ok(())
 }
 
+/// git subcommands that print a file's content from git's objects (a revision's, the
+/// index's) or its history, by the paths they are given.
+const GIT_READS_BY_PATH: [&str; 14] = [
+    "show",
+    "cat-file",
+    "grep",
+    "diff",
+    "log",
+    "blame",
+    "archive",
+    "checkout",
+    "restore",
+    "whatchanged",
+    "format-patch",
+    "annotate",
+    "difftool",
+    "stash",
+];
+
+/// Declares as reads the files a git command prints from git's objects by name, so a path
+/// rule that keeps a file from being read holds for its committed copies too: the path of a
+/// `REV:PATH` operand (`git show HEAD:.env`, `git cat-file -p :.env`; relative to the
+/// working directory when it starts `./` or `../`, to the workspace otherwise), every operand
+/// after `--`, and every operand that names an existing file (`git log -p .env`). Content
+/// reached by an object id (`git cat-file -p 1a2b3c`) or printed whole (`git log -p`) is not
+/// named, and is not declared.
+fn git_reads(ctx: &ToolContext, cwd: Option<&str>, argv: &[String], out: &mut Vec<Resource>) {
+    if argv.first().map(|w| program::program_name(w)) != Some("git") {
+        return;
+    }
+    let mut words = argv[1..].iter();
+    // global options, with the values of those that take one
+    let sub = loop {
+        match words.next().map(String::as_str) {
+            Some("-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path") => {
+                words.next();
+            }
+            Some(w) if w.starts_with('-') => {}
+            Some(w) => break w,
+            None => return,
+        }
+    };
+    if !GIT_READS_BY_PATH.contains(&sub) {
+        return;
+    }
+    let in_cwd = |p: &str| match cwd {
+        Some(cwd) if !p.starts_with('/') => format!("{cwd}/{p}"),
+        _ => p.to_string(),
+    };
+    let exists = |p: &str| {
+        ctx.workspace()
+            .and_then(|ws| ws.resolve(p).ok().map(|r| (ws, r)))
+            .is_some_and(|(ws, r)| ws.dir().symlink_metadata(r.as_path()).is_ok())
+    };
+    let mut pathspecs = false;
+    for word in words {
+        if pathspecs {
+            out.push(Resource::read(in_cwd(word)));
+            continue;
+        }
+        if word == "--" {
+            pathspecs = true;
+            continue;
+        }
+        if word.starts_with('-') {
+            continue;
+        }
+        // `HEAD:.env`, `HEAD~2:src/.env`, `:.env` and `:0:.env` (the index)
+        let named = match word.strip_prefix(':') {
+            Some(rest) => Some(
+                rest.strip_prefix(|c: char| c.is_ascii_digit())
+                    .and_then(|r| r.strip_prefix(':'))
+                    .unwrap_or(rest),
+            ),
+            None => word.split_once(':').map(|(_, path)| path),
+        };
+        if let Some(path) = named {
+            let path = path.trim_start_matches('/');
+            if !path.is_empty() && !word.contains("://") {
+                out.push(Resource::read(
+                    if path.starts_with("./") || path.starts_with("../") {
+                        in_cwd(path)
+                    } else {
+                        path.to_string()
+                    },
+                ));
+            }
+            continue;
+        }
+        if exists(&in_cwd(word)) {
+            out.push(Resource::read(in_cwd(word)));
+        }
+    }
+}
+
 impl TypedTool for RunShell {
     type Args = RunShellArgs;
     type Output = RunShellOutput;
@@ -358,6 +453,7 @@ impl TypedTool for RunShell {
         });
         for command in &analysis.commands {
             new_git_metadata(ctx, args.cwd.as_deref(), moves, &command.argv)?;
+            git_reads(ctx, args.cwd.as_deref(), &command.argv, &mut resources);
             resources.push(Resource::Command {
                 command: command.display(),
             });
