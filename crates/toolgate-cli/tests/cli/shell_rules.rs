@@ -289,7 +289,13 @@ fn a_denied_file_is_not_read_from_git_objects_by_name() {
         refused(&ws, command, false, "permission_denied", "rules[0]");
     }
     let v = ran(&ws, "git log --oneline");
-    assert!(v["structured_content"]["stdout"].as_str().unwrap().contains("init"), "{v}");
+    assert!(
+        v["structured_content"]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("init"),
+        "{v}"
+    );
     ran(&ws, "git diff -- b.txt");
 }
 

@@ -162,7 +162,31 @@ const PASSWORD_FLAGS: &[(u8, bool, &[&str])] = &[
     (b'p', false, &["7z", "7za", "7zr"]),
     (b'P', true, &["sqlcmd", "bcp"]),
     (b'U', true, &["smbclient", "rpcclient", "smbmap"]),
+    // curl's cookies (`-b 'session=abc'`; a cookie jar's file name goes too)
+    (b'b', true, &["curl"]),
 ];
+
+/// Whether the command text `cmd` (one pipeline stage) reads a password from its standard
+/// input: `sudo -S` (`--stdin`), `chpasswd`, `passwd --stdin`, `--password-stdin`
+/// (`docker login`, `helm registry login`), `htpasswd -i`.
+fn reads_password_from_stdin(cmd: &str) -> bool {
+    let words: Vec<&str> = cmd.split_ascii_whitespace().collect();
+    let program = |name: &str| words.iter().any(|w| w.rsplit('/').next() == Some(name));
+    let short = |letter: char| {
+        words.iter().any(|w| {
+            w.len() > 1
+                && w.starts_with('-')
+                && !w.starts_with("--")
+                && w[1..].chars().all(|c| c.is_ascii_alphabetic())
+                && w.contains(letter)
+        })
+    };
+    words.iter().any(|w| *w == "--password-stdin")
+        || program("chpasswd")
+        || (program("sudo") && (short('S') || words.contains(&"--stdin")))
+        || (program("passwd") && words.contains(&"--stdin"))
+        || (program("htpasswd") && short('i'))
+}
 
 /// Characters of a name or a key (`OPENAI_API_KEY`, `--password`, `sk-proj-abc.def`).
 fn is_word(b: u8) -> bool {
@@ -270,8 +294,10 @@ impl<'a, 'f> Scan<'a, 'f> {
         if self.short_password_flag(text, w.start, true) {
             // `mysql -phunter2`, `sshpass -phunter2`, `smbclient -Ubob%hunter2`
             if text.as_bytes()[1] != b'U' {
-                self.push(w.start + 2..w.end);
-                return w.end;
+                // the value runs past `=` and other non-word characters (`-bsid=abc`)
+                let end = word_end(b, w.end);
+                self.push(w.start + 2..end);
+                return end;
             }
             // `%` ends the word: the password runs from after it to the value's end
             if b.get(w.end) == Some(&b'%') {
@@ -280,6 +306,52 @@ impl<'a, 'f> Scan<'a, 'f> {
                 return end;
             }
             return w.end;
+        }
+        if matches!(text, "echo" | "printf") {
+            // `echo hunter2 | sudo -S cmd`, `printf 'u:pw' | chpasswd`
+            let end = self.stage_end(w.end);
+            if b.get(end) == Some(&b'|')
+                && b.get(end + 1) != Some(&b'|')
+                && reads_password_from_stdin(&s[end + 1..self.stage_end(end + 1)])
+            {
+                let mut from = skip_blanks(b, w.end);
+                // `echo -n`, `echo -e`: options, not the text
+                while b.get(from) == Some(&b'-') {
+                    from = skip_blanks(b, word_end(b, from));
+                }
+                let mut to = end;
+                while to > from && b[to - 1].is_ascii_whitespace() {
+                    to -= 1;
+                }
+                // one quoted argument keeps its quotes
+                if to > from + 1 && matches!(b[from], b'"' | b'\'') && b[to - 1] == b[from] {
+                    (from, to) = (from + 1, to - 1);
+                }
+                self.push(from..to);
+                return end;
+            }
+        }
+        if matches!(
+            text,
+            "sudo" | "chpasswd" | "passwd" | "htpasswd" | "docker" | "podman"
+        ) {
+            // `sudo -S cmd <<< hunter2`
+            let end = self.stage_end(w.end);
+            let stage = &s[w.start..end];
+            if let Some(h) = stage
+                .find("<<<")
+                .filter(|_| reads_password_from_stdin(stage))
+            {
+                let at = skip_blanks(b, w.start + h + 3);
+                if let Some(v) = self.value(at, false) {
+                    let v_end = v.end;
+                    self.push(v);
+                    return v_end;
+                }
+            }
+        }
+        if text == "htpasswd" {
+            return self.htpasswd(w.end);
         }
         if text.eq_ignore_ascii_case("pass") && b.get(w.end) == Some(&b':') {
             // openssl's `-passin pass:hunter2` (`env:VAR` and `file:PATH` name no secret)
@@ -311,7 +383,12 @@ impl<'a, 'f> Scan<'a, 'f> {
                         return end;
                     }
                 }
-            } else if text.starts_with('-') && name.len() > 1 && is_secret_key(name) {
+            } else if text.starts_with('-')
+                && name.len() > 1
+                && is_secret_key(name)
+                // `--password-stdin` takes no value
+                && !name.ends_with("-stdin")
+            {
                 // `--password hunter2`
                 if let Some(v) = self.value(next, false) {
                     let end = v.end;
@@ -349,6 +426,47 @@ impl<'a, 'f> Scan<'a, 'f> {
             .iter()
             .filter(|(letter, alone, _)| *letter == f[1] && (attached || *alone))
             .any(|(_, _, programs)| programs.iter().any(runs))
+    }
+
+    /// Where the pipeline stage holding `at` ends: the next `|`, `;`, `&` or line end.
+    fn stage_end(&self, at: usize) -> usize {
+        self.b[at..]
+            .iter()
+            .position(|c| matches!(c, b';' | b'|' | b'&' | b'\n'))
+            .map_or(self.b.len(), |p| at + p)
+    }
+
+    /// `htpasswd -b FILE USER PASSWORD` (`-nb USER PASSWORD` without a file): the password
+    /// is the last operand of batch mode. Returns where scanning goes on.
+    fn htpasswd(&mut self, from: usize) -> usize {
+        let b = self.b;
+        let end = self.stage_end(from);
+        let mut batch = false;
+        let mut no_file = false;
+        let mut operands = Vec::new();
+        let mut at = skip_blanks(b, from);
+        while at < end {
+            let Some(v) = self.value(at, false) else {
+                at = skip_blanks(b, word_end(b, at) + 1);
+                continue;
+            };
+            let quoted = matches!(b[at], b'"' | b'\'');
+            let next = skip_blanks(b, v.end + usize::from(quoted));
+            let word = &self.s[v.clone()];
+            if !quoted && word.starts_with('-') && word.len() > 1 {
+                batch |= word.contains('b');
+                no_file |= word.contains('n');
+            } else {
+                operands.push(v);
+            }
+            at = next;
+        }
+        let wanted = if no_file { 2 } else { 3 };
+        if batch && operands.len() >= wanted {
+            let v = operands[wanted - 1].clone();
+            self.push(v);
+        }
+        end
     }
 
     /// The text of the command `at` is in, from the last command separator before it.
@@ -587,7 +705,27 @@ mod tests {
             ),
             (
                 "curl -u alice --pass hunter2 --oauth2-bearer tok123 -b 'sid=abc' https://h",
-                format!("curl -u alice --pass {r} --oauth2-bearer {r} -b 'sid=abc' https://h"),
+                format!("curl -u alice --pass {r} --oauth2-bearer {r} -b '{r}' https://h"),
+            ),
+            (
+                "curl -bsid=abc https://h; curl --cookie 'a=b' https://h; mkdir -b x",
+                format!("curl -b{r} https://h; curl --cookie '{r}' https://h; mkdir -b x"),
+            ),
+            (
+                "echo hunter2 | sudo -S apt update; echo -n 'pw 2' | sudo -kS id; echo hi | cat",
+                format!("echo {r} | sudo -S apt update; echo -n '{r}' | sudo -kS id; echo hi | cat"),
+            ),
+            (
+                "printf 'ann:pw3' | chpasswd; echo tok4 | docker login --password-stdin -u me r",
+                format!("printf '{r}' | chpasswd; echo {r} | docker login --password-stdin -u me r"),
+            ),
+            (
+                "sudo -S id <<< hunter2; sudo id <<< notapw",
+                format!("sudo -S id <<< {r}; sudo id <<< notapw"),
+            ),
+            (
+                "htpasswd -bc .htpasswd admin hunter2; htpasswd -nbB bob 'pw 5'; htpasswd -c f u",
+                format!("htpasswd -bc .htpasswd admin {r}; htpasswd -nbB bob '{r}'; htpasswd -c f u"),
             ),
             (
                 "keytool -list -storepass hunter2 -keypass hunter3",
