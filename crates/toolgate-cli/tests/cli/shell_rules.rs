@@ -184,6 +184,10 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "awk 'BEGIN{system(\"touch pwned\")}'",
         "perl -e 'system q(touch pwned)'",
         "echo x | awk '{ print | \"touch pwned\" }'",
+        "sqlite3 :memory: '.shell touch pwned'",
+        "gdb -batch -ex 'shell touch pwned'",
+        "vim -es -c '!touch pwned' -c q",
+        "make -f /dev/stdin <<< $'all:\\n\\ttouch pwned'",
         // text bash evaluates later: a prompt, a subscript, a transformation, a hash table
         "PS4='$(touch pwned)'; set -x; :",
         "x='$(touch pwned)'; echo \"${x@P}\"",

@@ -517,23 +517,23 @@ impl Analyzer {
     /// 'a[$(cmd)]=1'`), not a module or a script's path and arguments (`python3 -m pytest -k
     /// 'not curl'`).
     fn inline_code(&mut self, argv: &[String], reading: &Reading) {
-        let Some(code) = reading.code.as_ref().filter(|c| c.at < argv.len()) else {
+        let Some(code) = reading.code.as_ref() else {
             return;
         };
         let holds_code =
             |w: &str| w.contains(|c: char| c.is_whitespace() || "(){};|&\"'$`".contains(c));
-        let words = &argv[code.at..];
-        let inline: Vec<String> = words
+        let program = argv.first().map_or("", |w| program::program_name(w));
+        let inline: Vec<String> = argv
             .iter()
             .enumerate()
+            .skip(1)
             .filter(|(k, w)| {
-                let after_code_option = k.checked_sub(1).is_some_and(|p| {
-                    matches!(
-                        words[p].as_str(),
-                        "-c" | "-e" | "-E" | "--eval" | "-p" | "--print"
-                    )
-                });
-                holds_code(w) && (*k == 0 || after_code_option)
+                let before = argv[k - 1].as_str();
+                let shared = matches!(before, "-c" | "-e" | "-E" | "--eval" | "-p" | "--print");
+                // a program's own code options are code whatever their shape (`vim -c '!id'`)
+                (holds_code(w) && (*k == code.at || (*k > code.at && shared)))
+                    || code_option(program, before)
+                    || code_word(program, w, *k)
             })
             .map(|(_, w)| w.clone())
             .collect();
@@ -1050,9 +1050,17 @@ impl Analyzer {
             // (`python3 <<< 'os.system("touch x")'`): the code's words, for the rules that
             // restrict
             let argv: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
-            let from_input = program::read(&argv)
-                .code
-                .is_some_and(|c| c.at >= argv.len());
+            // `python3 <<< CODE`, and any program given its code file as standard input
+            // (`make -f /dev/stdin <<< ...`, `perl - <<EOF`)
+            let from_input = program::read(&argv).code.is_some_and(|c| {
+                c.at >= argv.len()
+                    || argv[1..].iter().any(|w| {
+                        matches!(
+                            *w,
+                            "-" | "-f-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
+                        ) || w.ends_with("=/dev/stdin")
+                    })
+            });
             if from_input {
                 if let Some(feed) = stdin_text(node, src).or_else(|| piped_text(node, src)) {
                     self.possible_code(&[feed]);
@@ -1553,6 +1561,43 @@ impl Analyzer {
         }
         self.redirects.push(Redirect { path, access });
     }
+}
+
+/// Whether `option` of `program` takes code in the program's own language that may run a
+/// shell command (`gdb -ex 'shell id'`, `vim -c '!id'`, `php -r 'system("id");'`, `sqlite3
+/// -cmd '.shell id'`), besides the `-c`/`-e`/`--eval` every interpreter shares.
+fn code_option(program: &str, option: &str) -> bool {
+    match program {
+        "gdb" | "gdb-multiarch" => matches!(
+            option,
+            "-ex"
+                | "-iex"
+                | "--ex"
+                | "--iex"
+                | "-eval-command"
+                | "--eval-command"
+                | "-init-eval-command"
+                | "--init-eval-command"
+        ),
+        "lldb" => matches!(
+            option,
+            "-o" | "-O" | "--one-line" | "--one-line-before-file"
+        ),
+        "php" | "php-cli" => matches!(option, "-r" | "-B" | "-R" | "-E"),
+        "sqlite3" | "sqlite" => option == "-cmd",
+        _ if program::is_interactive(program) => matches!(option, "-c" | "--cmd" | "-S"),
+        _ => false,
+    }
+}
+
+/// Whether the word `w` (the `k`th of the command) is code by its place or shape
+/// in `program`: a code option's `--OPTION=CODE`, an editor's `+COMMAND`, the SQL or dot-commands after a `sqlite3` database.
+fn code_word(program: &str, w: &str, k: usize) -> bool {
+    // `--eval-command=CODE`
+    w.split_once('=')
+        .is_some_and(|(o, _)| o.starts_with('-') && code_option(program, o))
+        || (program::is_interactive(program) && w.starts_with('+') && w.len() > 1)
+        || (matches!(program, "sqlite3" | "sqlite") && k >= 2 && !w.starts_with('-'))
 }
 
 /// Whether bash itself sets the variable `name` to text from outside the line, without an

@@ -237,6 +237,17 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("ssh -o ProxyCommand='touch x' h", &deny),
         ("less '+!touch x' f", &deny),
         ("make CC='touch x'", &deny),
+        // a program's own language that runs a shell line: its code options and words
+        ("sqlite3 :memory: '.shell touch x'", &deny),
+        ("sqlite3 -cmd '.system touch x' db .quit", &deny),
+        ("gdb -batch -ex 'shell touch x'", &deny),
+        ("gdb -batch --eval-command='!touch'", &deny),
+        ("vim -es -c '!touch' -c q", &deny),
+        ("vi -es '+silent !touch x' +q", &deny),
+        ("php -r 'system(\"touch x\");'", &deny),
+        // code given as standard input to a program reading its code from a file
+        ("make -f /dev/stdin <<< $'all:\n\ttouch x'", &deny),
+        ("printf 'all:\\n\\ttouch x' | make -f -", &deny),
         // what they run cannot be read: asks
         ("sed 's/.*/echo/e' f.txt", &code),
         ("sed -f script.sed f", &code),
@@ -281,7 +292,8 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("mytool --exec 'ls x'", &code),
         // what cannot be read at all
         ("echo \"$X\" | bash", &uncertain),
-        ("vim -c '!touch x' f", &uncertain),
+        ("vim -c '!ls x' f", &uncertain),
+        ("vim -c '!touch x' f", &deny),
         ("env -S \"$CMD\"", &uncertain),
         // a wrapper no rule allows
         ("sudo ls", &(Decision::Allow, "shell.allow".to_string())),

@@ -160,6 +160,12 @@ pub fn runs_its_arguments(name: &str) -> bool {
     tables::runner(name)
 }
 
+/// Whether `name` is an editor or another program that reads commands from its input
+/// (`vim`, `ex`, `emacs`, `ed`, `at`, ...), whose own command language can run a shell line.
+pub fn is_interactive(name: &str) -> bool {
+    tables::interactive(name)
+}
+
 /// Whether `name` is a shell: a POSIX one (`bash`, `sh`, `dash`, ...) or one whose language
 /// differs (`zsh`, `ksh`, `fish`, ...).
 pub fn is_shell(name: &str) -> bool {

@@ -36,6 +36,11 @@ pub(crate) fn runner(name: &str) -> bool {
     RUNNERS.has(name)
 }
 
+/// Whether `name` is one of [`INTERACTIVE`].
+pub(crate) fn interactive(name: &str) -> bool {
+    INTERACTIVE.has(name)
+}
+
 /// Programs that read commands from their input (keystrokes included, when it is not a
 /// terminal): no rule can name what they run.
 static INTERACTIVE: Lexicon = Lexicon::new(
