@@ -174,6 +174,16 @@ impl ToolContext {
         }
     }
 
+    /// Whether the policy denies this call `access` to `rel` (relative to the workspace
+    /// root) outright, so a tool tells nothing about what is there before the policy answers
+    /// (see [`crate::Policy::decide_path`]). Always false without a policy.
+    pub fn denies(&self, rel: &std::path::Path, access: crate::Access) -> bool {
+        match &self.policy {
+            None => false,
+            Some(p) => p.decide_path(rel, access, &self.profile) == crate::Decision::Deny,
+        }
+    }
+
     /// The decision for a call of `sender` (the sending tool's contract) that sends to
     /// `address` alone ([`crate::Policy::decide_recipient`]); `Allow` without a policy.
     pub fn recipient_decision(&self, sender: &crate::ToolSpec, address: &str) -> crate::Decision {

@@ -104,6 +104,41 @@ fn rules(ws: &Path) -> Vec<(Value, Value, Value)> {
         .collect()
 }
 
+/// A write below a file the rules keep from being read is answered by the denial, not by what
+/// is there (`.env/x` said `not_a_directory`, so `.env` was a file); below a readable file the
+/// answer is still what the write would find.
+#[test]
+fn a_write_below_a_denied_file_tells_nothing_of_it() {
+    let (_t, ws) = workspace();
+    for (tool, args) in [
+        (
+            "write_file",
+            serde_json::json!({"path": ".env/x", "content": "a"}),
+        ),
+        (
+            "write_file",
+            serde_json::json!({"path": "sub/.ENV/x", "content": "a"}),
+        ),
+        (
+            "edit_file",
+            serde_json::json!({"path": ".env/x", "old_string": "a", "new_string": "b"}),
+        ),
+    ] {
+        let v = json(&call(&ws, tool, &args));
+        assert_eq!(
+            v["error"]["kind"], "permission_denied",
+            "{tool} {args}: {v}"
+        );
+        assert!(!v.to_string().contains("directory"), "{tool} {args}: {v}");
+    }
+    let v = json(&call(
+        &ws,
+        "write_file",
+        &serde_json::json!({"path": "ok.txt/x", "content": "a"}),
+    ));
+    assert_eq!(v["error"]["reason"], "not_a_directory", "{v}");
+}
+
 /// Every spelling of reading what the rules deny reads nothing in run_shell: the output
 /// holds no canary, while read_file is denied by the rule the audit names.
 #[test]

@@ -124,7 +124,12 @@ impl TypedTool for WriteFile {
     fn guard(&self, args: &WriteFileArgs, ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
         check_size("content", args.content.len())?;
         let path = resolve_for_write(ctx, &args.path, self.allow_protected)?;
-        probe(ctx.require_workspace()?, &path)?;
+        // what is on the way (`.env/x`: a component is a file) is told before the policy,
+        // except where the policy denies reading: of a file the caller may not read, the
+        // denial answers, not whether it exists
+        if !ctx.denies(path.as_path(), toolgate_core::Access::Read) {
+            probe(ctx.require_workspace()?, &path)?;
+        }
         Ok(vec![Resource::write(&args.path)])
     }
 
