@@ -394,12 +394,38 @@ impl UpstreamCatalog {
         let names: Vec<String> = prompts.iter().map(|p| prompt_pin(&p.name)).collect();
         let (store, upstream) = (self.inner.store.clone(), u.name().to_string());
         let seen_for_store = seen.clone();
+        let (config, separator) = (u.config.clone(), self.separator().to_string());
         let pins = tokio::task::spawn_blocking(move || {
             let now = toolgate_core::audit::now_us(std::time::SystemTime::now());
+            // as for tools: a new prompt under a pinned prompt's listed name is held
+            let listed_of = |key: &str| {
+                key.strip_prefix("prompt:")
+                    .map(|own| listed(&config, &separator, own))
+            };
+            let pinned_names: HashMap<String, String> = store
+                .pins(Some(&upstream))
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|p| p.pinned_hash.is_some())
+                .filter_map(|p| Some((listed_of(&p.tool)?, p.tool)))
+                .collect();
             names
                 .iter()
                 .zip(&seen_for_store)
                 .map(|(name, (def, quarantine))| {
+                    let taken = listed_of(name)
+                        .and_then(|l| Some((pinned_names.get(&l)?, l)))
+                        .filter(|(other, _)| *other != name)
+                        .map(|(other, l)| {
+                            format!(
+                                "it would be listed as {l}, the name of the upstream's {other:?} \
+                                 pinned before"
+                            )
+                        });
+                    let quarantine = match (quarantine.as_deref(), taken.as_deref()) {
+                        (Some(q), Some(t)) => Some(format!("{q}; {t}")),
+                        (q, t) => q.or(t).map(str::to_string),
+                    };
                     let observed = toolgate_store::Observed {
                         upstream: &upstream,
                         tool: name,

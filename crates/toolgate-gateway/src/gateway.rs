@@ -315,6 +315,25 @@ impl GatewayInner {
             .map(String::as_str)
             .filter(|b| !listed.iter().any(|t| t.name.as_ref() == *b))
             .collect();
+        // the listed name each pinned tool of the upstream had: a name is the operator's
+        // (rules, grants and the model use it), so a new tool under a pinned tool's name (a
+        // name cleaned or cut to the same text: `add?` and `add_-906783`) is held for review
+        let pinned_names: HashMap<String, String> = match self.store.pins(Some(&config.name)) {
+            Ok(pins) => pins
+                .into_iter()
+                .filter(|p| p.pinned_hash.is_some() && !p.tool.starts_with("prompt:"))
+                .map(|p| {
+                    (
+                        crate::catalog::listed(config, &self.separator, &p.tool),
+                        p.tool,
+                    )
+                })
+                .collect(),
+            Err(e) => {
+                tracing::error!(upstream = %config.name, error = %e, "the pins could not be read");
+                HashMap::new()
+            }
+        };
         for t in listed {
             let own = t.name.to_string();
             if (!include.is_empty() && !include.iter().any(|p| p.matches(&own)))
@@ -337,7 +356,13 @@ impl GatewayInner {
                 .output_schema
                 .as_ref()
                 .map(|o| Value::Object((**o).clone()));
-            let findings = crate::quarantine::scan_tool(&t, def.json.len(), &builtins);
+            let mut findings = crate::quarantine::scan_tool(&t, def.json.len(), &builtins);
+            if let Some(other) = pinned_names.get(&listed_name).filter(|o| **o != own) {
+                findings.push(format!(
+                    "it would be listed as {listed_name}, the name of the upstream's tool \
+                     {other:?} pinned before (rules, grants and the model know that name)"
+                ));
+            }
             let quarantine = (!findings.is_empty()).then(|| findings.join("; "));
             let seen = Observed {
                 upstream: &config.name,
