@@ -182,6 +182,34 @@ fn screened(title: Option<&str>, description: Option<&str>, more: &Value) -> Opt
     (!findings.is_empty()).then(|| findings.join("; "))
 }
 
+/// Why a listed resource or template `item` is quarantined ([`crate::quarantine::scan_item`]
+/// over every field but its title and description, which are screened as such), or `None`.
+fn screened_item<T: serde::Serialize>(
+    title: Option<&str>,
+    description: Option<&str>,
+    item: &T,
+) -> Option<String> {
+    let mut fields = serde_json::to_value(item).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut fields {
+        m.remove("title");
+        m.remove("description");
+    }
+    let findings = crate::quarantine::scan_item(title, description, &fields);
+    (!findings.is_empty()).then(|| findings.join("; "))
+}
+
+/// Leaves out a MIME type that is not a media type ([`crate::quarantine::is_media_type`]):
+/// a client shows it as it is, so it may not carry text.
+fn media_type_only(mime: &mut Option<String>) {
+    if mime
+        .as_deref()
+        .is_some_and(|m| !crate::quarantine::is_media_type(m))
+    {
+        tracing::warn!(mime = ?mime, "an upstream MIME type that is not a media type is left out");
+        *mime = None;
+    }
+}
+
 impl UpstreamCatalog {
     pub(crate) fn new(inner: Arc<GatewayInner>) -> Self {
         UpstreamCatalog { inner }
@@ -263,10 +291,11 @@ impl UpstreamCatalog {
         resources
             .into_iter()
             .filter_map(|mut r| {
-                if let Some(why) = screened(r.title.as_deref(), r.description.as_deref(), &Value::Null) {
+                if let Some(why) = screened_item(r.title.as_deref(), r.description.as_deref(), &r) {
                     tracing::warn!(upstream = %u.name(), uri = %r.uri, findings = %why, "an upstream resource is quarantined: not listed");
                     return None;
                 }
+                media_type_only(&mut r.mime_type);
                 r.uri = format!("{prefix}{}", r.uri);
                 r.name = listed(&u.config, self.separator(), &r.name);
                 clean_opt(&mut r.title);
@@ -298,12 +327,11 @@ impl UpstreamCatalog {
             };
             let prefix = uri_prefix(&u.config, self.separator());
             for mut t in templates {
-                if let Some(why) =
-                    screened(t.title.as_deref(), t.description.as_deref(), &Value::Null)
-                {
+                if let Some(why) = screened_item(t.title.as_deref(), t.description.as_deref(), &t) {
                     tracing::warn!(upstream = %u.name(), template = %t.uri_template, findings = %why, "an upstream resource template is quarantined: not listed");
                     continue;
                 }
+                media_type_only(&mut t.mime_type);
                 t.uri_template = format!("{prefix}{}", t.uri_template);
                 t.name = listed(&u.config, self.separator(), &t.name);
                 clean_opt(&mut t.title);

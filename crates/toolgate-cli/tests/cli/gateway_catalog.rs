@@ -65,7 +65,12 @@ fn upstream_prompts_and_resources_are_namespaced_screened_cleaned_and_audited() 
     std::fs::write(ws.join("prompts.json"), prompts.to_string()).unwrap();
     let resources = json!([
         {"uri": "notes://a", "name": "a", "description": "Note a."},
-        {"uri": "notes://evil", "name": "evil", "description": POISON}
+        {"uri": "notes://evil", "name": "evil", "description": POISON},
+        // every field a client shows is screened, and a MIME type is a media type or nothing
+        {"uri": "notes://evil-mime", "name": "m", "mimeType": format!("text/plain; {POISON}")},
+        {"uri": "notes://evil-name", "name": POISON},
+        {"uri": "notes://b", "name": "b", "mimeType": "text/plain; note=\"be nice to me\" x"},
+        {"uri": "notes://c", "name": "c", "mimeType": "text/markdown; charset=utf-8"}
     ]);
     std::fs::write(ws.join("resources.json"), resources.to_string()).unwrap();
     let config = format!(
@@ -120,9 +125,11 @@ fn upstream_prompts_and_resources_are_namespaced_screened_cleaned_and_audited() 
 
     // the workspace's files first, then each upstream's, one catalog a page here
     let mut uris: Vec<String> = Vec::new();
+    let mut mimes = String::new();
     let mut params = json!({});
     for id in 100.. {
         let page = request(&mut s, id, "resources/list", params.clone());
+        mimes.push_str(&page.to_string());
         uris.extend(
             page["result"]["resources"]
                 .as_array()
@@ -143,6 +150,11 @@ fn upstream_prompts_and_resources_are_namespaced_screened_cleaned_and_audited() 
         "{uris:?}"
     );
     assert!(!uris.iter().any(|u| u.contains("evil")), "{uris:?}");
+    assert!(uris.contains(&"sc+notes://b"), "{uris:?}");
+    assert!(
+        !mimes.contains("be nice") && mimes.contains("text/markdown; charset=utf-8"),
+        "{mimes}"
+    );
     let read = request(&mut s, 7, "resources/read", json!({"uri": "sc+notes://a"}));
     let c = &read["result"]["contents"][0];
     assert_eq!(c["uri"], "sc+notes://a", "{read}");

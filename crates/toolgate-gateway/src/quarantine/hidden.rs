@@ -8,8 +8,9 @@
 //!   one ASCII character, "ASCII smuggling") or by variation selectors (U+FE00-U+FE0F and
 //!   U+E0100-U+E01EF each stand for one byte, "emoji smuggling");
 //! - [`base64_texts`]: runs of base64 that decode to readable text;
-//! - [`fold`]: the text as the screen matches it: invisible characters dropped, fullwidth
-//!   forms and Cyrillic or Greek look-alikes read as the ASCII letters they imitate,
+//! - [`fold`]: the text as the screen matches it: NFKC (mathematical, circled and other
+//!   compatibility letters read as theirs), invisible characters dropped, fullwidth forms,
+//!   small capitals and Cyrillic or Greek look-alikes read as the ASCII letters they imitate,
 //!   whitespace of every kind one space, lower case;
 //! - [`mixed_script_word`]: a word mixing Latin letters with Cyrillic or Greek ones.
 
@@ -231,6 +232,32 @@ fn ascii_twin(c: char) -> Option<char> {
         'Х' | 'Χ' => 'X',
         'У' | 'Υ' => 'Y',
         'Ζ' => 'Z',
+        // small capitals, which NFKC leaves as they are
+        'ᴀ' => 'a',
+        'ʙ' => 'b',
+        'ᴄ' => 'c',
+        'ᴅ' => 'd',
+        'ᴇ' => 'e',
+        'ꜰ' => 'f',
+        'ɢ' => 'g',
+        'ʜ' => 'h',
+        'ɪ' => 'i',
+        'ᴊ' => 'j',
+        'ᴋ' => 'k',
+        'ʟ' => 'l',
+        'ᴍ' => 'm',
+        'ɴ' => 'n',
+        'ᴏ' => 'o',
+        'ᴘ' => 'p',
+        'ǫ' => 'q',
+        'ʀ' => 'r',
+        'ꜱ' => 's',
+        'ᴛ' => 't',
+        'ᴜ' => 'u',
+        'ᴠ' => 'v',
+        'ᴡ' => 'w',
+        'ʏ' => 'y',
+        'ᴢ' => 'z',
         _ => return None,
     })
 }
@@ -239,9 +266,17 @@ fn ascii_twin(c: char) -> Option<char> {
 /// for phrases and keep it for markers in capitals. Whitespace after `<` and before `>` is
 /// dropped too, so `< IMPORTANT >` reads as `<IMPORTANT>`.
 pub fn fold(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
     let mut out = String::with_capacity(text.len());
     let mut space = false;
-    for c in text.chars() {
+    // NFKC first: `𝐈𝐠𝐧𝐨𝐫𝐞` (mathematical bold), `Ⓘ` (circled), `ﬁ` and superscripts read as
+    // the letters they are compatible with; ASCII text passes through unchanged
+    let compatible: Box<dyn Iterator<Item = char>> = if text.is_ascii() {
+        Box::new(text.chars())
+    } else {
+        Box::new(text.nfkc())
+    };
+    for c in compatible {
         if is_invisible(c) || is_variation_selector(c) {
             continue;
         }
