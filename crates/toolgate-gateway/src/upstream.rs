@@ -346,7 +346,30 @@ impl Upstream {
             (self.budgets.dropped(), tokio::time::Instant::now());
         loop {
             tokio::select! {
+                // in this order: an upstream that keeps sending `list_changed` (each relisting
+                // awaited here) must not starve the look, which chance alone could
+                biased;
                 () = shutdown.cancelled() => return None,
+                _ = look.tick() => {
+                    // drops are recorded with the health at most once a second
+                    let dropped = self.budgets.dropped();
+                    if dropped != recorded_drops
+                        && drops_recorded_at.elapsed() >= Duration::from_secs(1)
+                    {
+                        recorded_drops = dropped;
+                        drops_recorded_at = tokio::time::Instant::now();
+                        let detail = self.health.lock().detail.clone();
+                        self.set_health(None, detail);
+                    }
+                    if peer.is_transport_closed() || conn.service.is_closed() {
+                        return Some(self.ended(conn));
+                    }
+                    if let Some(p) = &mut conn.process {
+                        if p.exit_status().is_some() {
+                            return Some(self.ended(conn));
+                        }
+                    }
+                }
                 () = self.restart.notified() => {
                     if let Some(why) = self.restart_asked(peer.is_transport_closed()) {
                         return Some(match why {
@@ -382,26 +405,6 @@ impl Upstream {
                         let i = g.upstreams.iter().position(|u| Arc::ptr_eq(u, self));
                         if let Some(i) = i {
                             crate::catalog::UpstreamCatalog::new(g).relist_prompts(i).await;
-                        }
-                    }
-                }
-                _ = look.tick() => {
-                    // drops are recorded with the health at most once a second
-                    let dropped = self.budgets.dropped();
-                    if dropped != recorded_drops
-                        && drops_recorded_at.elapsed() >= Duration::from_secs(1)
-                    {
-                        recorded_drops = dropped;
-                        drops_recorded_at = tokio::time::Instant::now();
-                        let detail = self.health.lock().detail.clone();
-                        self.set_health(None, detail);
-                    }
-                    if peer.is_transport_closed() || conn.service.is_closed() {
-                        return Some(self.ended(conn));
-                    }
-                    if let Some(p) = &mut conn.process {
-                        if p.exit_status().is_some() {
-                            return Some(self.ended(conn));
                         }
                     }
                 }
