@@ -17,13 +17,20 @@ use toolgate_core::{Content, ResourceContents, ToolError, ToolOutput};
 /// The most of an upstream's error text the model gets, in bytes.
 pub const MAX_ERROR_TEXT: usize = 8 * 1024;
 
-/// The output of a call of `tool` (its listed name) that answered `result`.
+/// The output of a call of `tool` (its listed name) that answered `result`, the URIs of its
+/// resource links and embedded resources namespaced by `uri_prefix` (the upstream's,
+/// `<name>+`), as its listed resources are: an upstream's `file:///ok.txt` is not toolgate's.
 ///
 /// # Errors
 /// `tool_failed` with reason `upstream_error` (recoverable) when the upstream says the call
 /// failed (`isError: true`), its text in the message.
-pub fn output(result: CallToolResult, tool: &str) -> Result<ToolOutput, ToolError> {
+pub fn output(
+    result: CallToolResult,
+    tool: &str,
+    uri_prefix: &str,
+) -> Result<ToolOutput, ToolError> {
     let mut content: Vec<Content> = result.content.into_iter().map(content).collect();
+    namespace_uris(&mut content, uri_prefix);
     let mut structured = result.structured_content;
     let removed = unhide_parts(&mut content, structured.as_mut(), tool);
     if result.is_error == Some(true) {
@@ -55,6 +62,23 @@ pub fn output(result: CallToolResult, tool: &str) -> Result<ToolOutput, ToolErro
         structured,
         content,
     })
+}
+
+/// Puts `prefix` before the URI of every resource link and embedded resource of `content`.
+fn namespace_uris(content: &mut [Content], prefix: &str) {
+    if prefix.is_empty() {
+        return;
+    }
+    for c in content {
+        let uri = match c {
+            Content::ResourceLink(link) => &mut link.uri,
+            Content::Resource {
+                resource: ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. },
+            } => uri,
+            _ => continue,
+        };
+        uri.insert_str(0, prefix);
+    }
 }
 
 /// The error of a call the upstream answered with a JSON-RPC error (`code`, `message`): its
@@ -233,7 +257,19 @@ mod tests {
             "structuredContent": {"n": 1}
         }))
         .unwrap();
-        let out = output(r, "t").unwrap();
+        let out = output(r, "t", "up+").unwrap();
+        // an upstream's URIs are namespaced as its listed resources are: its `file:///a` is
+        // not toolgate's
+        let uris: Vec<&str> = out
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                Content::ResourceLink(l) => Some(l.uri.as_str()),
+                Content::Resource { resource } => Some(resource.uri()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(uris, ["up+file:///a", "up+file:///b"]);
         let kinds: Vec<String> = out
             .content
             .iter()
@@ -254,7 +290,7 @@ mod tests {
             "content": [{"type": "text", "text": "no such file"}], "isError": true
         }))
         .unwrap();
-        let e = output(r, "fs__read").unwrap_err();
+        let e = output(r, "fs__read", "fs+").unwrap_err();
         assert!(e.is_recoverable());
         assert_eq!(e.reason.as_deref(), Some("upstream_error"));
         assert!(e.message.contains("no such file"), "{e}");
@@ -277,7 +313,7 @@ mod tests {
             "structuredContent": {"n": format!("1{tags}"), format!("k{tags}"): [format!("\u{202e}x{tags}")]}
         }))
         .unwrap();
-        let out = output(r, "t").unwrap();
+        let out = output(r, "t", "").unwrap();
         let shown = serde_json::to_string(&out.content).unwrap();
         assert!(!shown.contains('\u{e0069}'), "{shown}");
         assert_eq!(out.structured, Some(json!({"n": "1", "k": ["x"]})));
@@ -294,7 +330,7 @@ mod tests {
             "content": [{"type": "text", "text": format!("no such file{tags}")}], "isError": true
         }))
         .unwrap();
-        let e = output(r, "fs__read").unwrap_err();
+        let e = output(r, "fs__read", "fs+").unwrap_err();
         assert!(!e.message.contains('\u{e0069}'), "{e}");
         assert!(e.message.contains("no such file\n"), "{e}");
         assert!(e.message.contains("took 28 hidden character(s)"), "{e}");
@@ -321,7 +357,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(
-            output(r, "t").unwrap().content,
+            output(r, "t", "").unwrap().content,
             [Content::text("I \u{2764}\u{fe0f} it")]
         );
     }
@@ -338,7 +374,7 @@ mod tests {
             "structuredContent": {"content": plain}
         }))
         .unwrap();
-        let out = output(r, "fs__read_text_file").unwrap();
+        let out = output(r, "fs__read_text_file", "fs+").unwrap();
         assert_eq!(out.content.len(), 1, "nothing taken out, no note");
         let Content::Text { text } = &out.content[0] else {
             panic!("{:?}", out.content)
@@ -350,7 +386,7 @@ mod tests {
             "structuredContent": {"content": hidden}
         }))
         .unwrap();
-        let out = output(r, "t").unwrap();
+        let out = output(r, "t", "").unwrap();
         let Content::Text { text } = &out.content[1] else {
             panic!("{:?}", out.content)
         };

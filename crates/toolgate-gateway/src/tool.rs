@@ -216,7 +216,8 @@ impl UpstreamTool {
             Ok(result) => {
                 self.upstream.breaker.success();
                 self.breaker.success();
-                crate::result::output(result, &self.spec.name)
+                let prefix = crate::catalog::uri_prefix(&self.upstream.config, "");
+                crate::result::output(result, &self.spec.name, &prefix)
             }
             Err(Sent::Answered(e)) => {
                 // the upstream answered: a protocol error about this call, not a failure of it
