@@ -275,8 +275,10 @@ impl ToolOutput {
 /// [`crate::truncate::widen_output_schema`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Truncation {
-    /// Size of the full result behind `handle`, in bytes (for structured content, its JSON
-    /// text).
+    /// Size of the full result, in bytes: for structured content, its JSON text (behind
+    /// `handle`); for content blocks, what the limit was measured against (every block's
+    /// text or payload), whose text is behind `handle` while an image or audio block left
+    /// out names a handle of its own (its base64) in the content.
     pub original_bytes: usize,
     /// Bytes shown: of a text, the head and the tail; of structured content, the size of the
     /// shortened value's JSON.

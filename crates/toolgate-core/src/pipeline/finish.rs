@@ -80,12 +80,44 @@ pub fn finish(
         }
     }
     if texts > max && texts_len(&output.content) > max {
+        let measured = texts_len(&output.content);
         let full = render_texts(&output.content);
-        let handle = keep(full.clone())?;
-        let (preview, shown) = crate::truncate::preview(&full, max, &handle);
-        output.content = vec![Content::text(preview)];
+        // an image or audio block past the limit is left out whole, behind a handle of its
+        // own (its base64), and a line in its place says so; links stay (a name and a URI)
+        let mut left_out = Vec::new();
+        let mut links = Vec::new();
+        let mut media_handle = None;
+        for c in std::mem::take(&mut output.content) {
+            let (kind, data, mime_type) = match c {
+                Content::Image { data, mime_type } => ("an image", data, mime_type),
+                Content::Audio { data, mime_type } => ("audio", data, mime_type),
+                link @ Content::ResourceLink(_) => {
+                    links.push(link);
+                    continue;
+                }
+                _ => continue,
+            };
+            let bytes = data.len();
+            let handle = keep(data)?;
+            left_out.push(Content::text(format!(
+                "[{kind} ({}, {bytes} bytes of base64) was left out, past the result limit of \
+                 {max} bytes: read_result with handle {handle} returns its base64]",
+                crate::sanitize::clean_output(&mime_type)
+            )));
+            media_handle.get_or_insert(handle);
+        }
+        let (handle, shown) = if full.is_empty() {
+            (media_handle.unwrap_or_default(), 0)
+        } else {
+            let handle = keep(full.clone())?;
+            let (preview, shown) = crate::truncate::preview(&full, max, &handle);
+            output.content.push(Content::text(preview));
+            (handle, shown)
+        };
+        output.content.extend(left_out);
+        output.content.extend(links);
         truncation.get_or_insert(Truncation {
-            original_bytes: full.len(),
+            original_bytes: measured,
             shown_bytes: shown,
             handle,
             omitted: Vec::new(),

@@ -83,6 +83,82 @@ async fn large_results_are_truncated_and_paged_by_handle() {
     );
 }
 
+/// An image or audio block past the limit is left out whole behind its own handle, with a
+/// line saying so: it was dropped with no word, the result's size given as its text's alone
+/// (11 bytes of "Screenshot:" for 150 kB), and an image alone came back as an empty text.
+#[tokio::test]
+async fn media_past_the_limit_is_left_out_by_handle_with_a_word() {
+    use toolgate_core::{Content, DynamicTool, Effects, ToolOutput, ToolSpec};
+    let data = "A".repeat(150_000);
+    let shot = |name: &str, content: Vec<Content>| {
+        let spec = ToolSpec::builder(name)
+            .description("Takes a screenshot.")
+            .effects(Effects::read_only())
+            .max_result_bytes(4096)
+            .build()
+            .unwrap();
+        DynamicTool::new(spec, move |_, _| {
+            let content = content.clone();
+            async move {
+                Ok(ToolOutput {
+                    structured: None,
+                    content,
+                })
+            }
+        })
+    };
+    let registry = Registry::builder()
+        .tool(shot(
+            "shot",
+            vec![
+                Content::text("Screenshot:"),
+                Content::image(data.clone(), "image/png"),
+                Content::resource_link("file:///a.png", "a.png"),
+            ],
+        ))
+        .tool(shot(
+            "alone",
+            vec![Content::audio(data.clone(), "audio/wav")],
+        ))
+        .build()
+        .unwrap();
+    let (p, _) = pipeline_with(registry, Arc::new(NobodyApprover));
+    let s = p.session("s").build().unwrap();
+    for (tool, kind) in [
+        ("shot", "an image (image/png"),
+        ("alone", "audio (audio/wav"),
+    ] {
+        let r = p.dispatch(ToolCall::new(tool, tool, json!({})), &s).await;
+        assert!(!r.is_error, "{tool}");
+        let t = r.truncation.clone().expect("truncated");
+        assert!(t.original_bytes >= 150_000, "{tool}: {t:?}");
+        let text = r.text();
+        assert!(
+            text.contains(kind) && text.contains("150000 bytes"),
+            "{tool}: {text}"
+        );
+        let handle = text
+            .split("handle ")
+            .nth(1)
+            .and_then(|h| h.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{text}"));
+        let kept = p.results().get("s", handle).unwrap().expect("stored");
+        assert_eq!(kept.len(), 150_000, "{tool}");
+        assert!(
+            r.content
+                .iter()
+                .all(|c| !matches!(c, Content::Image { .. } | Content::Audio { .. })),
+            "{tool}"
+        );
+    }
+    let r = p.dispatch(ToolCall::new("s2", "shot", json!({})), &s).await;
+    assert!(r.text().starts_with("Screenshot:"), "{}", r.text());
+    assert!(r
+        .content
+        .iter()
+        .any(|c| matches!(c, Content::ResourceLink(_))));
+}
+
 #[tokio::test]
 async fn every_call_leaves_one_redacted_audit_record() {
     let (p, audit) = echo_pipeline();
