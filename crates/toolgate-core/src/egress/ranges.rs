@@ -163,13 +163,22 @@ const fn v6(s: [u16; 8], len: u8) -> Ipv6Net {
 }
 
 /// The cloud metadata addresses (before the ranges that contain them).
-const METADATA_V4: [Ipv4Addr; 4] = [
-    Ipv4Addr::new(169, 254, 169, 254), // AWS, GCP, Azure, OCI, DigitalOcean, ...
-    Ipv4Addr::new(169, 254, 170, 2),   // AWS ECS task metadata
+const METADATA_V4: [Ipv4Addr; 8] = [
+    Ipv4Addr::new(169, 254, 169, 254), // AWS, GCP, Azure, OCI, DigitalOcean, OpenStack, ...
+    Ipv4Addr::new(169, 254, 170, 2),   // AWS ECS task metadata (container credentials)
+    Ipv4Addr::new(169, 254, 170, 23),  // AWS EKS Pod Identity Agent (credentials)
     Ipv4Addr::new(100, 100, 100, 200), // Alibaba Cloud
     Ipv4Addr::new(168, 63, 129, 16),   // Azure wire server (a public address)
+    Ipv4Addr::new(169, 254, 42, 42),   // Scaleway instance metadata
+    Ipv4Addr::new(169, 254, 0, 23),    // Tencent Cloud metadata
+    Ipv4Addr::new(192, 0, 0, 192),     // Oracle Cloud Classic metadata
 ];
-const METADATA_V6: [Ipv6Addr; 1] = [Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)];
+const METADATA_V6: [Ipv6Addr; 4] = [
+    Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254), // AWS IMDS over IPv6
+    Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23),  // AWS EKS Pod Identity Agent
+    Ipv6Addr::new(0xfd20, 0xce, 0, 0, 0, 0, 0, 0x254),  // GCP metadata over IPv6
+    Ipv6Addr::new(0xfd00, 0x42, 0, 0, 0, 0, 0, 0x42),   // Scaleway metadata over IPv6
+];
 
 /// The IPv4 ranges, each with why it is blocked.
 const V4: [(Ipv4Net, BlockedRange); 16] = [

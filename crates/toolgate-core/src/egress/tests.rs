@@ -263,6 +263,28 @@ fn allowed_ranges_open_what_they_name() {
     );
     let metadata = EgressPolicy::new().allow_private(["169.254.169.254/32".parse().unwrap()]);
     assert_eq!(verdict(&metadata, "http://169.254.169.254/"), "ok");
+    // every provider's metadata address stays shut under ranges that cover everything,
+    // in its embeddings too
+    let open =
+        EgressPolicy::new().allow_private(["0.0.0.0/0".parse().unwrap(), "::/0".parse().unwrap()]);
+    for url in [
+        "http://169.254.169.254/",
+        "http://169.254.170.2/",
+        "http://169.254.170.23/",
+        "http://100.100.100.200/",
+        "http://168.63.129.16/",
+        "http://169.254.42.42/",
+        "http://169.254.0.23/",
+        "http://192.0.0.192/",
+        "http://[::ffff:169.254.42.42]/",
+        "http://[fd00:ec2::254]/",
+        "http://[fd00:ec2::23]/",
+        "http://[fd20:ce::254]/",
+        "http://[fd00:42::42]/",
+    ] {
+        assert_ne!(verdict(&open, url), "ok", "{url}");
+    }
+    assert_eq!(verdict(&open, "http://169.254.42.43/"), "ok");
     // localhost needs both loopback answers opened
     assert_eq!(verdict(&policy, "http://localhost/"), "private_address");
     let loopback = EgressPolicy::new()
