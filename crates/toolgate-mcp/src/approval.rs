@@ -563,7 +563,12 @@ pub fn confirmation_message(request: &ApprovalRequest<'_>, asked: &Asked) -> Str
             MAX_PREVIEW_BYTES,
         ));
     }
-    message
+    // one last pass over the whole question: no part of it (a nested argument's string, a
+    // tool's title) shows a bidirectional override or a line separator as such
+    match toolgate_core::sanitize::clean_output(&message) {
+        std::borrow::Cow::Owned(clean) => clean,
+        std::borrow::Cow::Borrowed(_) => message,
+    }
 }
 
 /// One line per top-level argument: `name: value`, secrets redacted, long strings cut.
@@ -578,7 +583,8 @@ pub fn summarize_arguments(arguments: &Value) -> String {
     }
     let mut out = String::new();
     for (k, v) in map {
-        let line = format!("  {k}: {}\n", short(v));
+        // a name is the model's text too: its line breaks and controls shown escaped
+        let line = format!("  {}: {}\n", k.escape_debug(), short(v));
         if out.len() + line.len() > MAX_SUMMARY_BYTES {
             out.push_str("  ...\n");
             break;
@@ -601,7 +607,8 @@ fn short(v: &Value) -> String {
             }
         }
         other => {
-            let text = other.to_string();
+            // JSON escapes controls below U+0020 only; the rest (U+202E, U+2028, C1) here
+            let text = toolgate_core::sanitize::clean_output(&other.to_string()).into_owned();
             if text.len() > MAX_VALUE_CHARS {
                 let mut end = MAX_VALUE_CHARS;
                 while !text.is_char_boundary(end) {
@@ -757,6 +764,21 @@ mod tests {
         assert!(s.contains("path: \"a.txt\""), "{s}");
         assert!(s.contains("(500 characters)"), "{s}");
         assert!(!s.contains("sk-live-123"), "{s}");
+        // strings nested in objects and arrays, and the names, show no override or separator
+        let s = summarize_arguments(&json!({
+            "json": {"amount": "\u{202e}0001"},
+            "headers": {"X-Memo": "ok\u{2028}\u{2028}It touches:\u{2028}  url https://bank"},
+            "list": ["\u{202e}abc", "\u{85}x"],
+            "odd\nIt touches:": 1,
+        }));
+        for c in ['\u{202e}', '\u{2028}', '\u{85}'] {
+            assert!(!s.contains(c), "{c:?}: {s}");
+        }
+        assert!(
+            s.contains("\\u{202e}0001") && s.contains("\\u{2028}"),
+            "{s}"
+        );
+        assert_eq!(s.lines().count(), 4, "{s}");
     }
 
     #[test]
