@@ -55,14 +55,7 @@ pub(crate) async fn authorize(
     let verdict = st.verdict.as_ref().expect("just set");
     match decision {
         Decision::Allow => Ok(()),
-        Decision::Deny => Err(ToolError::new(
-            ErrorKind::PermissionDenied,
-            format!(
-                "calling {} is not permitted here: {}",
-                spec.name, verdict.reason
-            ),
-        )
-        .with_reason(verdict.rule.to_string())),
+        Decision::Deny => Err(denied(spec, verdict)),
         Decision::Ask => {
             if let Some(grants) = &inner.grants {
                 let now = now_us(SystemTime::now());
@@ -180,6 +173,50 @@ pub(crate) async fn authorize(
 ///
 /// # Errors
 /// The tool's; `internal` when it panics.
+/// The error of a call the policy denies (`permission_denied`, fatal, the rule as reason).
+fn denied(spec: &crate::ToolSpec, verdict: &crate::policy::Verdict) -> ToolError {
+    ToolError::new(
+        ErrorKind::PermissionDenied,
+        format!(
+            "calling {} is not permitted here: {}",
+            spec.name, verdict.reason
+        ),
+    )
+    .with_reason(verdict.rule.to_string())
+}
+
+/// Whether the policy denies, for this session, a call the ledger would answer with an
+/// earlier result (a replay): a deny holds for it as for a call that runs, since the earlier
+/// call may have been made under another role of the same principal, or before the policy
+/// changed. An `ask` is not put again (the earlier call was allowed or approved, and nothing
+/// will act). The resources are those the guard finds now, or none when it cannot (the world
+/// may have changed since): rules on the tool still hold.
+///
+/// # Errors
+/// `permission_denied` as [`authorize`]'s.
+pub(crate) fn replay_allowed(
+    inner: &Inner,
+    entry: &Entry,
+    args: &Args,
+    ctx: &ToolContext,
+    session: &Session,
+    st: &mut CallState,
+) -> Result<(), ToolError> {
+    let resources = super::guard::guard(entry, args, ctx).unwrap_or_default();
+    let verdict = inner.policy.decide(&PolicyInput {
+        tool: entry.spec(),
+        resources: &resources,
+        arguments: &st.arguments,
+        session,
+    });
+    if verdict.decision == Decision::Deny {
+        let e = denied(entry.spec(), &verdict);
+        st.verdict = Some(verdict);
+        return Err(e);
+    }
+    Ok(())
+}
+
 fn preview(entry: &Entry, args: &Args, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
     std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.preview(args, ctx)))
         .map_err(|_| ToolError::internal("the tool's preview panicked").with_reason("panic"))?

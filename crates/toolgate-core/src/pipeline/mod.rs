@@ -547,6 +547,7 @@ impl Pipeline {
             )
             .await?;
             if let Some(output) = found {
+                authorize::replay_allowed(inner, &entry, &args, &ctx, session, st)?;
                 let _finish = tracing::debug_span!("finish").entered();
                 return finish::finish(
                     &entry,

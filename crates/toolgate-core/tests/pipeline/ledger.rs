@@ -558,6 +558,55 @@ async fn keys_are_kept_per_principal() {
     assert_eq!(t.server.count("K"), 2);
 }
 
+/// A deny holds for a replay: the same principal calling under a role the policy denies the
+/// tool to got the earlier call's result back as `replayed` (a role's deny rule did not
+/// hold for what another role of the principal had fetched); it is `permission_denied` now,
+/// and an ask is not put again.
+#[tokio::test]
+async fn a_replay_is_refused_where_the_policy_denies_the_call() {
+    struct DenyLimited;
+    impl Policy for DenyLimited {
+        fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
+            if input.session.attributes().get("role") == Some(&json!("limited")) {
+                Verdict::deny("test.limited", "the limited profile may not send")
+            } else {
+                Verdict::allow("test.allow", "allowed")
+            }
+        }
+    }
+    let server = CountingServer::start();
+    let audit = Arc::new(MemoryAuditSink::default());
+    let p = Pipeline::builder(
+        Registry::builder()
+            .tool(Send::new(&server, Faults::none()))
+            .build()
+            .unwrap(),
+    )
+    .policy(Arc::new(DenyLimited))
+    .audit(audit.clone())
+    .ledger(Arc::new(MemoryLedger::default()))
+    .ledger_options(options())
+    .build();
+    let who = toolgate_core::Principal::new("https://as.example", "alice");
+    let full = p.session("a").principal(who.clone()).build().unwrap();
+    let limited = p
+        .session("b")
+        .principal(who)
+        .attribute("role", json!("limited"))
+        .build()
+        .unwrap();
+    let call = |id: &str| ToolCall::new(id, "send", args("hi")).with_idempotency_key("K");
+    assert!(!p.dispatch(call("1"), &full).await.is_error);
+    let r = p.dispatch(call("2"), &limited).await;
+    assert_eq!(err(&r).kind, ErrorKind::PermissionDenied, "{r:?}");
+    assert!(
+        r.text().contains("the limited profile may not send"),
+        "{r:?}"
+    );
+    assert!(p.dispatch(call("3"), &full).await.replayed);
+    assert_eq!(server.count("K"), 1);
+}
+
 #[tokio::test]
 async fn bad_keys_are_refused_for_every_tool_before_anything_runs() {
     let t = setup();
