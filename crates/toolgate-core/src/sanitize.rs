@@ -164,6 +164,30 @@ pub fn is_invisible(c: char) -> bool {
     )
 }
 
+/// Whether `c` shows as nothing, or as a blank a reader cannot tell from none: the
+/// characters of [`is_invisible`] with the rest of U+2060 to U+206F, and the fillers and
+/// blanks that render empty (the combining grapheme joiner U+034F, the Hangul fillers U+115F,
+/// U+1160, U+3164, U+FFA0, the Khmer vowels U+17B4 and U+17B5, the Braille blank U+2800, the
+/// musical format characters U+1D173 to U+1D17A). One table for every screen that asks
+/// whether text hides something: an upstream definition's, a token's subject.
+pub fn is_hidden(c: char) -> bool {
+    is_invisible(c)
+        || matches!(
+            c,
+            '\u{034f}'
+                | '\u{115f}'
+                | '\u{1160}'
+                | '\u{17b4}'
+                | '\u{17b5}'
+                | '\u{2065}'
+                | '\u{206a}'..='\u{206f}'
+                | '\u{2800}'
+                | '\u{3164}'
+                | '\u{ffa0}'
+                | '\u{1d173}'..='\u{1d17a}'
+        )
+}
+
 /// Makes `s` safe to show: controls other than `\n`, `\t` and the `\r` of `\r\n` become
 /// visible escapes (`\x1b`, `\x07`, `\u{9b}`), and so do invisible and bidirectional
 /// characters ([`is_invisible`]: `\u{202e}`, `\u{e0041}`). Borrows when nothing needs

@@ -22,14 +22,11 @@
 /// musical formatting characters). A screen of definitions, so broader than
 /// `toolgate_core::sanitize::is_invisible`, the set every tool output shows escaped: it also
 /// holds the blank letters and the zero-width joiners, which ordinary text uses but a
-/// definition does not need to spell a phrase past the screen ([`fold`] drops them).
+/// definition does not need to spell a phrase past the screen ([`fold`] drops them). The
+/// table is `toolgate_core::sanitize::is_hidden`'s (shared with the check of a token's
+/// subject) with the two joiners.
 pub fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
-        | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
-        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{2800}' | '\u{3164}'
-        | '\u{feff}' | '\u{ffa0}' | '\u{fff9}'..='\u{fffb}' | '\u{1d173}'..='\u{1d17a}'
-        | '\u{e0000}'..='\u{e007f}')
+    toolgate_core::sanitize::is_hidden(c) || matches!(c, '\u{200c}' | '\u{200d}')
 }
 
 /// Whether `c` is the zero-width non-joiner or joiner (U+200C, U+200D): invisible, but

@@ -379,18 +379,17 @@ impl ResourceServer {
     }
 
     /// The identity of verified `claims`: a `sub`, then the scopes. A subject is 1 to 1024
-    /// bytes without control, invisible or bidirectional characters: it names the principal
-    /// in the audit, the logs and an approver's question, where `\u{202e}` could reorder
-    /// what a person reads.
+    /// bytes without control, invisible, blank or bidirectional characters
+    /// ([`hidden_in_subject`]): it names the principal in the audit, the logs and an
+    /// approver's question, where `\u{202e}` could reorder what a person reads and
+    /// `alice\u{3164}` pass for `alice`.
     fn accept(&self, mut claims: Map<String, Value>) -> Result<Identity, Refusal> {
         let subject = match claims.get("sub") {
             Some(Value::String(s)) if !s.is_empty() && s.len() <= 1024 => {
-                if s.chars()
-                    .any(|c| c.is_control() || toolgate_core::sanitize::is_invisible(c))
-                {
+                if s.chars().any(hidden_in_subject) {
                     return Err(Refusal::Invalid(
-                        "the token's subject (sub) holds control, invisible or bidirectional \
-                         characters"
+                        "the token's subject (sub) holds control, invisible, blank or \
+                         bidirectional characters"
                             .into(),
                     ));
                 }
@@ -448,6 +447,20 @@ pub(crate) fn now_secs() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// Whether `c` may not be in a token's subject: a control, white space other than the ASCII
+/// space (a no-break space, an ideographic one), a
+/// character that shows as nothing or reorders text (`toolgate_core::sanitize::is_hidden`:
+/// the table the gateway's screen uses), a zero-width joiner or a variation selector.
+fn hidden_in_subject(c: char) -> bool {
+    c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || toolgate_core::sanitize::is_hidden(c)
+        || matches!(
+            c,
+            '\u{200c}' | '\u{200d}' | '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}'
+        )
 }
 
 #[cfg(test)]
@@ -525,6 +538,14 @@ mod tests {
             "bob\n2026 INFO admin",
             "eve\u{1b}[2J",
             "x\u{200b}y",
+            // blanks and joiners that show as nothing: `alice` to a reader
+            "alice\u{3164}",
+            "alice\u{34f}",
+            "alice\u{200d}",
+            "alice\u{200c}",
+            "alice\u{fe0f}",
+            "alice\u{a0}",
+            "alice\u{2800}",
         ] {
             assert!(
                 matches!(
