@@ -12,7 +12,10 @@
 //! `{"jsonrpc": "2.0", "id": <its id>, "method": "toolgate/unreadable", "params":
 //! {"method": <its method>, "why": <serde_json's message>}}`, which the upstream's handler
 //! answers with `-32600` saying why (`relay/unreadable.rs`). Every other byte passes as it
-//! came, in order; a line over [`MAX_LINE`] passes in pieces for rmcp to drop.
+//! came, in order. A line over [`MAX_LINE`], which rmcp would drop (leaving its call to wait
+//! for its timeout), is not passed on: an answer among them gets a JSON-RPC error for its id
+//! (`-32603`, saying how long it was), found at the line's top level in its first or last
+//! 64 KiB, so its call ends at once with the upstream's error.
 //!
 //! Nor is an answer (a line with an `id` and no `method`) left to make its call wait for its
 //! timeout: a lone UTF-16 surrogate escape in any line not rewritten as above (an answer, a
@@ -59,6 +62,8 @@ pub(crate) fn forward<R: AsyncRead + Unpin + Send + 'static>(output: R) -> impl 
         let mut output = BufReader::new(output);
         let mut to_rmcp = to_rmcp;
         let mut line = Vec::new();
+        // the first and last bytes of a line past MAX_LINE, while it is read (not passed on)
+        let mut overlong: Option<Overlong> = None;
         loop {
             line.clear();
             match (&mut output)
@@ -68,6 +73,22 @@ pub(crate) fn forward<R: AsyncRead + Unpin + Send + 'static>(output: R) -> impl 
             {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
+            }
+            let ends = line.last() == Some(&b'\n');
+            if overlong.is_some() || (!ends && line.len() > MAX_LINE) {
+                let o = overlong.get_or_insert_with(Overlong::default);
+                o.take(&line);
+                if !ends {
+                    continue;
+                }
+                // the line ended: its id answered with an error, so its call ends at once
+                let answer = overlong.take().and_then(|o| o.answer());
+                if let Some(answer) = answer {
+                    if to_rmcp.write_all(&answer).await.is_err() {
+                        break;
+                    }
+                }
+                continue;
             }
             let sent = match rewrite(&mut line) {
                 Some(rewritten) => to_rmcp.write_all(&rewritten).await,
@@ -83,6 +104,168 @@ pub(crate) fn forward<R: AsyncRead + Unpin + Send + 'static>(output: R) -> impl 
         let _ = to_rmcp.shutdown().await;
     });
     rmcp_reads
+}
+
+/// Bytes of an overlong line's start and end kept to find its id.
+const ENDS: usize = 64 << 10;
+
+/// A line longer than [`MAX_LINE`] as it is read: its first and last [`ENDS`] bytes. rmcp
+/// would drop it (its line limit), leaving the call it answers to wait for its timeout; it
+/// is not passed on, and an answer's id gets a JSON-RPC error in its place.
+#[derive(Default)]
+struct Overlong {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    len: usize,
+}
+
+impl Overlong {
+    fn take(&mut self, piece: &[u8]) {
+        self.len += piece.len();
+        if self.head.len() < ENDS {
+            let n = (ENDS - self.head.len()).min(piece.len());
+            self.head.extend_from_slice(&piece[..n]);
+        }
+        self.tail
+            .extend_from_slice(&piece[piece.len().saturating_sub(ENDS)..]);
+        if self.tail.len() > ENDS {
+            self.tail.drain(..self.tail.len() - ENDS);
+        }
+    }
+
+    /// The error line answering the line's id, when it is an answer whose id can be found
+    /// at its top level: a member among the first [`ENDS`] bytes (`{"jsonrpc": "2.0", "id":
+    /// 7, "result": ...`, Python's order), or its last member (`..., "id": 7}`, the
+    /// TypeScript SDK's). `None` for a request or notification (a `method` member) or an id
+    /// not found so.
+    fn answer(&self) -> Option<Vec<u8>> {
+        let (id, method) = top_level_id(&self.head);
+        if method {
+            tracing::warn!(
+                bytes = self.len,
+                "an upstream request or notification past the line limit was dropped"
+            );
+            return None;
+        }
+        let id = id.or_else(|| last_member_id(&self.tail));
+        let Some(id) = id else {
+            tracing::warn!(
+                bytes = self.len,
+                "an upstream line past the line limit was dropped: no id found"
+            );
+            return None;
+        };
+        line_of(&serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {
+                "code": -32603,
+                "message": format!(
+                    "the upstream's answer is {} bytes long, more than the {MAX_LINE} bytes a \
+                     stdio message may hold",
+                    self.len
+                ),
+            },
+        }))
+    }
+}
+
+/// The `id` of the JSON object starting `head` when a top-level member names it within
+/// `head` (a number or a string), and whether a top-level `method` member comes before the
+/// scan ends. Strings and nesting are followed, so an `"id"` inside the result is not taken.
+fn top_level_id(head: &[u8]) -> (Option<RequestId>, bool) {
+    let (mut depth, mut i) = (0usize, 0usize);
+    let mut method = false;
+    while i < head.len() {
+        match head[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = i + 1;
+                let Some(end) = string_end(head, start) else {
+                    break;
+                };
+                i = end + 1;
+                if depth != 1 {
+                    continue;
+                }
+                let after = skip_ws(head, i);
+                if head.get(after) != Some(&b':') {
+                    continue;
+                }
+                match &head[start..end] {
+                    b"method" => method = true,
+                    b"id" => return (value_id(&head[skip_ws(head, after + 1)..]), method),
+                    _ => {}
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (None, method)
+}
+
+/// The id of a top-level object whose text ends `tail` with its `"id"` member last.
+fn last_member_id(tail: &[u8]) -> Option<RequestId> {
+    let mut end = tail.len();
+    while end > 0 && tail[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    if end == 0 || tail[end - 1] != b'}' {
+        return None;
+    }
+    let body = &tail[..end - 1];
+    let at = memchr::memmem::rfind(body, b"\"id\"")?;
+    // what comes before is a member separator: `,"id":7}` (after a value at the top level)
+    let before = body[..at].iter().rev().find(|b| !b.is_ascii_whitespace());
+    if before != Some(&b',') {
+        return None;
+    }
+    let colon = skip_ws(body, at + 4);
+    if body.get(colon) != Some(&b':') {
+        return None;
+    }
+    let value = &body[skip_ws(body, colon + 1)..];
+    let id = value_id(value)?;
+    // nothing may follow the value but blanks: it is the last member
+    let text = serde_json::to_vec(&id).ok()?;
+    let rest = value.strip_prefix(text.as_slice())?;
+    rest.iter().all(u8::is_ascii_whitespace).then_some(id)
+}
+
+/// The JSON-RPC id (a number or a string) at the start of `text`.
+fn value_id(text: &[u8]) -> Option<RequestId> {
+    let len = match text.first()? {
+        b'"' => string_end(text, 1)? + 1,
+        b'-' | b'0'..=b'9' => text
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+            .unwrap_or(text.len()),
+        _ => return None,
+    };
+    serde_json::from_slice(&text[..len]).ok()
+}
+
+/// Where the JSON string whose text starts at `start` ends (its closing quote).
+fn string_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut i = start;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
 }
 
 /// One message (a line of a stdio upstream, the data of an HTTP upstream's event) as rmcp can
@@ -244,6 +427,71 @@ fn deeper_than(line: &[u8], limit: usize) -> bool {
 mod tests {
     use super::*;
     use serde_json::Value;
+
+    #[test]
+    fn an_overlong_answers_id_is_found_at_its_top_level_only() {
+        let (id, method) = top_level_id(br#"{"jsonrpc":"2.0","id":7,"result":{"content":"#);
+        assert_eq!((id, method), (Some(RequestId::Number(7)), false));
+        // an `id` inside the result is not the answer's
+        let (id, _) = top_level_id(br#"{"result":{"id":3,"x":""id":4","#);
+        assert_eq!(id, None);
+        assert_eq!(
+            top_level_id(br#"{"jsonrpc":"2.0","method":"notifications/message","params":"#).1,
+            true
+        );
+        assert_eq!(
+            last_member_id(br#"aaa"}]},"jsonrpc":"2.0","id":"c-9"}"#),
+            Some(RequestId::String("c-9".into()))
+        );
+        // quotes inside a string are escaped: `\"id\"` is text, not a member
+        assert_eq!(last_member_id(br#"aaa\"},\"id\":5"}"#), None);
+        assert_eq!(last_member_id(br#"x":{"id":5}}"#), None);
+        assert_eq!(last_member_id(br#"x","id":5,"y":1}"#), None);
+    }
+
+    /// A line past the limit is not passed on; an answer's id gets an error at once, in
+    /// either member order, and the next line passes as it came.
+    #[tokio::test]
+    async fn an_answer_past_the_line_limit_ends_its_call_at_once() {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let body = "a".repeat(MAX_LINE + 10);
+        let (mut upstream, output) = tokio::io::duplex(1 << 20);
+        let read = forward(output);
+        let writer = tokio::spawn(async move {
+            for line in [
+                format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"text":"{body}"}}}}"#),
+                format!(r#"{{"result":{{"text":"{body}","id":9}},"jsonrpc":"2.0","id":2}}"#),
+                format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/message","params":"{body}"}}"#
+                ),
+                r#"{"jsonrpc":"2.0","id":3,"result":{}}"#.to_string(),
+            ] {
+                upstream.write_all(line.as_bytes()).await.unwrap();
+                upstream.write_all(b"\n").await.unwrap();
+            }
+        });
+        let mut lines = tokio::io::BufReader::new(read).lines();
+        let mut got = Vec::new();
+        while let Some(l) = lines.next_line().await.unwrap() {
+            got.push(serde_json::from_str::<Value>(&l).unwrap());
+            if got.len() == 3 {
+                break;
+            }
+        }
+        writer.await.unwrap();
+        assert_eq!(got[0]["id"], 1);
+        assert_eq!(got[0]["error"]["code"], -32603);
+        assert!(got[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bytes long"));
+        assert_eq!(got[1]["id"], 2);
+        assert_eq!(got[1]["error"]["code"], -32603);
+        assert_eq!(
+            got[2],
+            serde_json::json!({"jsonrpc":"2.0","id":3,"result":{}})
+        );
+    }
 
     fn rewritten(line: &str) -> Option<Value> {
         unreadable(line.as_bytes()).map(|r| serde_json::from_slice(&r).unwrap())
