@@ -181,7 +181,7 @@ fn reads_password_from_stdin(cmd: &str) -> bool {
                 && w.contains(letter)
         })
     };
-    words.iter().any(|w| *w == "--password-stdin")
+    words.contains(&"--password-stdin")
         || program("chpasswd")
         || (program("sudo") && (short('S') || words.contains(&"--stdin")))
         || (program("passwd") && words.contains(&"--stdin"))
