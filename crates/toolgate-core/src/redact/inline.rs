@@ -9,9 +9,13 @@
 //!    word of at least 16 characters, and JSON Web Tokens (`eyJ...` in three dotted parts);
 //! 3. assignments to a name that names a secret ([`is_secret_key`]): `OPENAI_API_KEY=...`,
 //!    `--password=...`, `password: ...`, `"api_key": "..."`, `X-Api-Key: ...` and
-//!    `Authorization: Bearer ...` (the scheme word is kept), `?access_token=...` in a URL;
-//!    the value is a quoted string up to its closing quote, or a word (after `=`) or the rest
-//!    of the line (after `:`); a value that is a reference (`$TOKEN`) is kept;
+//!    `Authorization: Bearer ...` (the scheme word is kept), `?access_token=...` in a URL,
+//!    and with blanks around the separator or another one: a config file's `password =
+//!    ...` (INI, TOML, `.properties`), `password : ...`, pretty JSON's `"password" : "..."`,
+//!    Ruby's and PHP's `"password" => "..."`, Go's `token := ...`; the value is a quoted
+//!    string up to its closing quote, or a word (after `=` without blanks) or the rest of the
+//!    line (after `:`, `=>`, `:=` or a spaced `=`); a value that is a reference (`$TOKEN`)
+//!    is kept;
 //! 4. a flag naming a secret followed by its value (`--password hunter2`, `--token "x y"`),
 //!    curl's `-u`/`--user name:password` (the part after the colon), the short password
 //!    options of the programs in [`PASSWORD_FLAGS`] (`mysql -phunter2`, `docker login -p
@@ -36,9 +40,7 @@ use super::REDACTED;
 /// borrowed when nothing was found.
 pub fn redact_inline(s: &str) -> Cow<'_, str> {
     let mut found = Vec::new();
-    pem_blocks(s, &mut found);
-    xml_elements(s, &mut found);
-    Scan::new(s, &mut found).run();
+    find(s, &mut found);
     if found.is_empty() {
         return Cow::Borrowed(s);
     }
@@ -56,6 +58,14 @@ pub fn redact_inline(s: &str) -> Cow<'_, str> {
     }
     out.push_str(&s[at..]);
     Cow::Owned(out)
+}
+
+/// Adds to `found` the range of each secret of `s` by the shapes of the module docs (1 to
+/// 6).
+pub(super) fn find(s: &str, found: &mut Vec<Range<usize>>) {
+    pem_blocks(s, found);
+    xml_elements(s, found);
+    Scan::new(s, found).run();
 }
 
 /// The text of XML elements whose name names a secret (`<password>hunter2</password>`,
@@ -188,6 +198,27 @@ fn reads_password_from_stdin(cmd: &str) -> bool {
         || (program("htpasswd") && short('i'))
 }
 
+/// The words an `Authorization` value starts with that name its scheme, not its secret: the
+/// IANA HTTP Authentication Scheme Registry's, and `Token` (GitHub, Django REST framework).
+const AUTH_SCHEMES: &[&str] = &[
+    "basic",
+    "bearer",
+    "concealed",
+    "digest",
+    "dpop",
+    "gnap",
+    "hoba",
+    "mutual",
+    "negotiate",
+    "ntlm",
+    "oauth",
+    "privatetoken",
+    "scram-sha-1",
+    "scram-sha-256",
+    "token",
+    "vapid",
+];
+
 /// Characters of a name or a key (`OPENAI_API_KEY`, `--password`, `sk-proj-abc.def`).
 fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
@@ -262,34 +293,32 @@ impl<'a, 'f> Scan<'a, 'f> {
             return w.end;
         }
         let name = text.trim_start_matches('-');
-        // `name=value`, `name: value`, `"name": "value"`
+        // `name=value`, `name: value`, `"name": "value"`, `name = value`, `"name" : "value"`,
+        // `"name" => "value"`
         let mut sep = w.end;
         if matches!(b.get(sep), Some(b'"' | b'\'')) {
             sep += 1;
         }
-        match b.get(sep) {
-            Some(b':') if b[sep + 1..].starts_with(b"//") => {
-                return self.url(sep + 3);
+        if b.get(sep) == Some(&b':') && b[sep + 1..].starts_with(b"//") {
+            return self.url(sep + 3);
+        }
+        // `pass:` right after a word is openssl's way to give a password (below), not a
+        // name and the rest of the line
+        let openssl_pass =
+            sep == w.end && b.get(sep) == Some(&b':') && name.eq_ignore_ascii_case("pass");
+        if let Some((at, line)) =
+            assignment(b, sep).filter(|_| !openssl_pass && is_secret_key(name))
+        {
+            if let Some(v) = self.value(at, line) {
+                let v = if line { self.keep_scheme(v) } else { v };
+                let end = v.end;
+                self.push(v);
+                return end;
             }
-            // `pass:` right after a word is openssl's way to give a password (below), not a
-            // name and the rest of the line
-            Some(b'=' | b':')
-                if is_secret_key(name)
-                    && !(b[sep] == b':' && sep == w.end && name.eq_ignore_ascii_case("pass")) =>
-            {
-                let colon = b[sep] == b':';
-                if let Some(v) = self.value(sep + 1, colon) {
-                    let v = if colon { self.keep_scheme(v) } else { v };
-                    let end = v.end;
-                    self.push(v);
-                    return end;
-                }
-                return sep + 1;
-            }
-            Some(b'=') if matches!(text, "--user" | "-u") => {
-                return self.user_password(sep + 1);
-            }
-            _ => {}
+            return at;
+        }
+        if b.get(sep) == Some(&b'=') && matches!(text, "--user" | "-u") {
+            return self.user_password(sep + 1);
         }
         if self.short_password_flag(text, w.start, true) {
             // `mysql -phunter2`, `sshpass -phunter2`, `smbclient -Ubob%hunter2`
@@ -518,21 +547,17 @@ impl<'a, 'f> Scan<'a, 'f> {
     }
 
     /// `Bearer abc` after `Authorization:` keeps `Bearer`; a scheme alone (the credential
-    /// follows outside the quotes, `'Bearer '$TOKEN`) leaves nothing to redact.
+    /// follows outside the quotes, `'Bearer '$TOKEN`) leaves nothing to redact. Only the
+    /// words of [`AUTH_SCHEMES`] are kept: the first word of any other value is part of the
+    /// secret (`passphrase = correct horse battery staple`).
     fn keep_scheme(&self, v: Range<usize>) -> Range<usize> {
         let text = &self.s[v.clone()];
-        if ["bearer", "basic", "token", "digest", "negotiate"]
-            .iter()
-            .any(|scheme| text.eq_ignore_ascii_case(scheme))
-        {
+        let is_scheme = |w: &str| AUTH_SCHEMES.iter().any(|s| w.eq_ignore_ascii_case(s));
+        if is_scheme(text) {
             return v.start..v.start;
         }
         match text.split_once(' ') {
-            Some((scheme, rest))
-                if !scheme.is_empty()
-                    && scheme.bytes().all(|c| c.is_ascii_alphabetic())
-                    && !rest.trim().is_empty() =>
-            {
+            Some((scheme, rest)) if is_scheme(scheme) && !rest.trim().is_empty() => {
                 let skip = scheme.len() + 1 + (rest.len() - rest.trim_start().len());
                 v.start + skip..v.end
             }
@@ -587,6 +612,26 @@ fn skip_blanks(b: &[u8], mut at: usize) -> usize {
     at
 }
 
+/// The separator of an assignment starting at `at` (after a name and its closing quote):
+/// `=`, `:`, `=>` or `:=`, with blanks (spaces, tabs) before or after it or not. Returns where
+/// its value starts and whether the value runs to the line's end (after a colon, an arrow or
+/// a spaced `=`: a config file's `password = two words`, `"password" : "x"`) rather than
+/// being one word (`KEY=value` in a command line). `None` for anything else, and for `==`
+/// (a comparison) or `::` after a blank.
+fn assignment(b: &[u8], at: usize) -> Option<(usize, bool)> {
+    let op = skip_blanks(b, at);
+    let rest = b.get(op..)?;
+    let len = match rest {
+        [b'=', b'>', ..] | [b':', b'=', ..] => 2,
+        [b'=', b'=', ..] | [b':', b':', ..] if op > at => return None,
+        [b'=' | b':', ..] => 1,
+        _ => return None,
+    };
+    let value = op + len;
+    let spaced = op > at || matches!(b.get(value), Some(b' ' | b'\t'));
+    Some((value, spaced || rest[0] == b':' || len == 2))
+}
+
 fn word_end(b: &[u8], mut at: usize) -> usize {
     while at < b.len() && !ends_word(b[at]) {
         at += 1;
@@ -621,6 +666,10 @@ mod tests {
             "/",
             "\n",
             "é",
+            "%3D",
+            "%2",
+            " = ",
+            "=>",
         ];
         let mut x: u64 = 0x2545_F491_4F6C_DD1D;
         for _ in 0..100_000 {
@@ -855,6 +904,83 @@ mod tests {
         }
     }
 
+    /// Config files, pretty printers and other languages put blanks around the separator
+    /// or use another one: each spelling loses its value, prose and comparisons keep theirs.
+    #[test]
+    fn assignments_with_blanks_or_arrows_lose_their_values() {
+        let r = REDACTED;
+        let table: &[(&str, String)] = &[
+            // INI, TOML, .properties
+            (
+                "[db]\npassword = SECRETE3xyzw\napi_key = SECRETE4xyzw\nhost = db.local\n",
+                format!("[db]\npassword = {r}\napi_key = {r}\nhost = db.local\n"),
+            ),
+            ("db_password = SECRETE1xyzw", format!("db_password = {r}")),
+            (
+                "spring.datasource.password=s3cret\nspring.datasource.password = s3cret two",
+                format!("spring.datasource.password={r}\nspring.datasource.password = {r}"),
+            ),
+            (
+                "password\t=\thunter2\nuser\t=\tbob",
+                format!("password\t=\t{r}\nuser\t=\tbob"),
+            ),
+            ("password= hunter2 x", format!("password= {r}")),
+            ("password =hunter2", format!("password ={r}")),
+            ("token = \"a b\" # set", format!("token = \"{r}\" # set")),
+            (
+                "passphrase = correct horse battery staple\nkey_password: open sesame",
+                format!("passphrase = {r}\nkey_password: {r}"),
+            ),
+            // YAML-ish and pretty JSON (Jackson, .NET), a tab before the colon
+            (
+                "password : hunter2\nuser : bob",
+                format!("password : {r}\nuser : bob"),
+            ),
+            (
+                "{\n  \"password\" : \"SECRETE6xyzw\",\n  \"user\" : \"bob\"\n}",
+                format!("{{\n  \"password\" : \"{r}\",\n  \"user\" : \"bob\"\n}}"),
+            ),
+            (
+                "{\"password\"\t: \"x1\"}",
+                format!("{{\"password\"\t: \"{r}\"}}"),
+            ),
+            (
+                "{'api_key' :'k1', 'n': 1}",
+                format!("{{'api_key' :'{r}', 'n': 1}}"),
+            ),
+            // Ruby and PHP hashes, Go's short declaration
+            (
+                "{\"password\" => \"hunter2\", \"user\" => \"bob\"}",
+                format!("{{\"password\" => \"{r}\", \"user\" => \"bob\"}}"),
+            ),
+            ("['password'=>'hunter2']", format!("['password'=>'{r}']")),
+            (
+                "{ :api_key => 'k2', token: 't3' }",
+                format!("{{ :api_key => '{r}', token: '{r}' }}"),
+            ),
+            ("apiToken := \"t4\"", format!("apiToken := \"{r}\"")),
+            // the scheme word of a header value is kept, a reference too
+            (
+                "\"Authorization\" => \"Bearer abc123def\"",
+                format!("\"Authorization\" => \"Bearer {r}\""),
+            ),
+            ("password = $DB_PASSWORD", "password = $DB_PASSWORD".into()),
+            // comparisons, paths, prose and names that only look alike keep their words
+            (
+                "if password == confirm or token === '' then",
+                "if password == confirm or token === '' then".into(),
+            ),
+            ("Password :: Hash", "Password :: Hash".into()),
+            (
+                "the password is required; compass = north; design : flat",
+                "the password is required; compass = north; design : flat".into(),
+            ),
+        ];
+        for (input, expected) in table {
+            assert_eq!(&redact_inline(input), expected, "{input:?}");
+        }
+    }
+
     /// Arbitrary text never panics and never grows a secret back: the output of a second pass
     /// is the output of the first.
     #[test]
@@ -881,6 +1007,12 @@ mod tests {
             "$",
             "-u",
             "x",
+            "%3D",
+            "%26token",
+            "%25",
+            " : ",
+            " => ",
+            "%C3%A9",
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         for _ in 0..5000 {

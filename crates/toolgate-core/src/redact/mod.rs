@@ -8,8 +8,9 @@
 //!   a key with a well-known prefix such as `sk-`, `ghp_`, `xoxb-`, `AKIA`:
 //!   [`looks_like_secret`]);
 //! - inside any other string, each secret it holds ([`redact_inline`]): keys of those shapes,
-//!   `KEY=value` assignments to secret-looking names, `--password=...`, URL userinfo,
-//!   `Authorization:` headers in command lines, PEM blocks in a file's content.
+//!   `KEY=value` assignments to secret-looking names (`password = ...`, `"password" : ...`
+//!   and `=>` too), `--password=...`, URL userinfo, `Authorization:` headers in command
+//!   lines, PEM blocks in a file's content.
 //!
 //! [`for_audit`] is what the audit keeps: the redacted arguments with each string cut to a
 //! bounded head and tail around its length and SHA-256, and each argument's JSON bounded
