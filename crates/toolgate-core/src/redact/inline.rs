@@ -25,7 +25,9 @@
 //! 5. URL userinfo: the password of `scheme://user:password@host`, and a user name that
 //!    looks like a key (`https://0123456789abcdef0123@host`);
 //! 6. `Bearer` and `Basic` credentials that look like keys (a digit, mixed case or
-//!    punctuation, at least 8 characters).
+//!    punctuation, at least 8 characters);
+//! 7. each of these inside percent-encoded text (`?next=https%3A%2F%2Fa.com%2Fcb%3F
+//!    access_token%3DSECRET`): [`super::percent`].
 //!
 //! Denying too much is recoverable, showing too much is not: a name that merely contains
 //! `token` (`--max-tokens=100`) loses its value too.
@@ -41,6 +43,7 @@ use super::REDACTED;
 pub fn redact_inline(s: &str) -> Cow<'_, str> {
     let mut found = Vec::new();
     find(s, &mut found);
+    super::percent::encoded_secrets(s, &mut found);
     if found.is_empty() {
         return Cow::Borrowed(s);
     }
@@ -61,7 +64,7 @@ pub fn redact_inline(s: &str) -> Cow<'_, str> {
 }
 
 /// Adds to `found` the range of each secret of `s` by the shapes of the module docs (1 to
-/// 6).
+/// 6), as `s` is written (its percent-encoded runs are [`super::percent`]'s).
 pub(super) fn find(s: &str, found: &mut Vec<Range<usize>>) {
     pem_blocks(s, found);
     xml_elements(s, found);
@@ -974,6 +977,59 @@ mod tests {
             (
                 "the password is required; compass = north; design : flat",
                 "the password is required; compass = north; design : flat".into(),
+            ),
+        ];
+        for (input, expected) in table {
+            assert_eq!(&redact_inline(input), expected, "{input:?}");
+        }
+    }
+
+    /// A secret inside percent-encoded text (a URL in another's query, a form value holding
+    /// a query, double encoding) is found in the decoded text and cut out of the encoded.
+    #[test]
+    fn secrets_inside_percent_encoded_text_are_cut_out() {
+        let r = REDACTED;
+        let table: &[(&str, String)] = &[
+            (
+                "https://h/login?next=https%3A%2F%2Fa.com%2Fcb%3Faccess_token%3DSECRET9x%26s%3D1",
+                format!(
+                    "https://h/login?next=https%3A%2F%2Fa.com%2Fcb%3Faccess_token%3D{r}%26s%3D1"
+                ),
+            ),
+            (
+                "u=a%26password%3DSECRET8x&v=2",
+                format!("u=a%26password%3D{r}&v=2"),
+            ),
+            (
+                "redirect_uri=https%3a%2f%2fa.com%2f%23access_token%3DSECRET7x%26x%3D1",
+                format!("redirect_uri=https%3a%2f%2fa.com%2f%23access_token%3D{r}%26x%3D1"),
+            ),
+            // double encoding, and a value holding escapes of its own
+            (
+                "q=a%2526token%253DSECRET6x",
+                format!("q=a%2526token%253D{r}"),
+            ),
+            (
+                "u=x%26api_key%3Dab%2Fcd%2Bef%26y",
+                format!("u=x%26api_key%3D{r}%26y"),
+            ),
+            // encoded blanks around the separator, userinfo, a JSON body in a form field
+            (
+                "d=password%20%3D%20SECRET5x",
+                format!("d=password%20%3D%20{r}"),
+            ),
+            (
+                "next=https%3A%2F%2Fbob%3ASECRET4x%40h%2Fp",
+                format!("next=https%3A%2F%2Fbob%3A{r}%40h%2Fp"),
+            ),
+            (
+                "curl -d 'j=%7B%22password%22%3A%22SECRET3x%22%7D' https://h",
+                format!("curl -d 'j=%7B%22password%22%3A%22{r}%22%7D' https://h"),
+            ),
+            // escapes that hide nothing are left as they are, non-ASCII ones too
+            (
+                "https://h/search?q=caf%C3%A9%20au%20lait&next=%2Fhome 100%25 %zz %4",
+                "https://h/search?q=caf%C3%A9%20au%20lait&next=%2Fhome 100%25 %zz %4".into(),
             ),
         ];
         for (input, expected) in table {

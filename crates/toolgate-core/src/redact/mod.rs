@@ -10,7 +10,8 @@
 //! - inside any other string, each secret it holds ([`redact_inline`]): keys of those shapes,
 //!   `KEY=value` assignments to secret-looking names (`password = ...`, `"password" : ...`
 //!   and `=>` too), `--password=...`, URL userinfo, `Authorization:` headers in command
-//!   lines, PEM blocks in a file's content.
+//!   lines, PEM blocks in a file's content, and each of those inside percent-encoded text
+//!   (a URL in another URL's query).
 //!
 //! [`for_audit`] is what the audit keeps: the redacted arguments with each string cut to a
 //! bounded head and tail around its length and SHA-256, and each argument's JSON bounded
@@ -19,6 +20,7 @@
 
 mod bound;
 mod inline;
+mod percent;
 
 pub use bound::{
     for_audit, HEAD_BYTES, MAX_ARGUMENTS_BYTES, MAX_ARGUMENT_BYTES, MAX_STRING_BYTES, TAIL_BYTES,
