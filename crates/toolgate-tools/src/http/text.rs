@@ -1,5 +1,6 @@
 //! A body as text for the model, by its `Content-Type`: HTML as Markdown ([`super::html`]),
-//! JSON as it is, other text as it is (decoded from its charset), binary refused with its type and size.
+//! JSON as it is, other text as it is (decoded from its charset, UTF-32 included), binary
+//! refused with its type and size.
 
 use toolgate_core::ToolError;
 
@@ -146,7 +147,7 @@ fn nul_in_text(charset: Option<&str>, bytes: &[u8]) -> bool {
     }
     let wide_label = charset.is_some_and(|c| {
         let c = c.trim().to_ascii_lowercase();
-        c.starts_with("utf-16") || c.starts_with("utf-32") || c.starts_with("ucs-")
+        c.starts_with("utf-16") || c.starts_with("ucs-") || utf32_label(&c).is_some()
     });
     let wide_bom = head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]);
     !(wide_label || wide_bom)
@@ -178,13 +179,81 @@ fn sniff(bytes: &[u8]) -> Option<Kind> {
 }
 
 /// `bytes` decoded from `charset` (UTF-8 when absent or unknown), malformed sequences
-/// replaced; a byte-order mark decides over the label (WHATWG Encoding §6).
+/// replaced; a byte-order mark decides over the label (WHATWG Encoding §6). UTF-32, which
+/// the WHATWG decoders leave out, is decoded here ([`decode_utf32`]): read as UTF-8, its
+/// text would come back as escapes around every character, and no echoed credential would be
+/// found in it.
 fn decode(charset: Option<&str>, bytes: &[u8]) -> String {
+    if let Some(label) = charset.and_then(utf32_label) {
+        return decode_utf32(label, bytes);
+    }
     let encoding = charset
         .and_then(|c| encoding_rs::Encoding::for_label(c.as_bytes()))
         .unwrap_or(encoding_rs::UTF_8);
     let (text, _, _) = encoding.decode(bytes);
     text.into_owned()
+}
+
+/// The byte order a UTF-32 label names: `Some(None)` for a label without one (`utf-32`,
+/// `ucs-4`), `None` for a label of another encoding.
+fn utf32_label(charset: &str) -> Option<Option<ByteOrder>> {
+    let c = charset.trim().to_ascii_lowercase();
+    let base = [
+        "utf-32",
+        "utf32",
+        "ucs-4",
+        "ucs4",
+        "iso-10646-ucs-4",
+        "csucs4",
+    ]
+    .into_iter()
+    .find(|b| c.starts_with(b))?;
+    match &c[base.len()..] {
+        "" => Some(None),
+        "le" | "-le" => Some(Some(ByteOrder::Little)),
+        "be" | "-be" => Some(Some(ByteOrder::Big)),
+        _ => None,
+    }
+}
+
+/// The order of the bytes of a UTF-32 code unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ByteOrder {
+    Little,
+    Big,
+}
+
+/// `bytes` decoded as UTF-32 in the byte order its byte-order mark gives (the mark dropped),
+/// else its label's, else the one its first code units fit (a code point never sets the
+/// highest byte: big-endian text has a zero first byte in every unit, little-endian a zero
+/// last byte), big-endian when both fit (Unicode §3.10, D99). A unit that is no code point
+/// (a surrogate, past U+10FFFF) becomes U+FFFD; a partial unit at the end (a body cut at the
+/// byte cap) is dropped.
+fn decode_utf32(label: Option<ByteOrder>, bytes: &[u8]) -> String {
+    let (order, body) = match bytes {
+        [0xff, 0xfe, 0, 0, rest @ ..] => (ByteOrder::Little, rest),
+        [0, 0, 0xfe, 0xff, rest @ ..] => (ByteOrder::Big, rest),
+        _ => {
+            let head = &bytes[..bytes.len().min(1024) / 4 * 4];
+            let fits = |i: usize| head.chunks_exact(4).all(|u| u[i] == 0);
+            let order = label.unwrap_or(if !fits(0) && fits(3) {
+                ByteOrder::Little
+            } else {
+                ByteOrder::Big
+            });
+            (order, bytes)
+        }
+    };
+    body.chunks_exact(4)
+        .map(|u| {
+            let u = [u[0], u[1], u[2], u[3]];
+            let code = match order {
+                ByteOrder::Little => u32::from_le_bytes(u),
+                ByteOrder::Big => u32::from_be_bytes(u),
+            };
+            char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -245,6 +314,47 @@ mod tests {
         assert_eq!(t, "a\u{fffd}b");
         let (t, f) = to_text(Kind::Json, "application/json", None, b"{\"a\":1}").unwrap();
         assert_eq!((t.as_str(), f), ("{\"a\":1}", Format::Json));
+    }
+
+    /// UTF-32 in either byte order, told by its mark, its label or its bytes, is decoded (the
+    /// WHATWG decoders have no UTF-32: read as UTF-8 it came back as NUL escapes).
+    #[test]
+    fn utf32_is_decoded_in_either_byte_order() {
+        let le =
+            |t: &str| -> Vec<u8> { t.chars().flat_map(|c| (c as u32).to_le_bytes()).collect() };
+        let be =
+            |t: &str| -> Vec<u8> { t.chars().flat_map(|c| (c as u32).to_be_bytes()).collect() };
+        let text = "t=sk_live_é✓";
+        let with_mark = |mark: &[u8], body: Vec<u8>| [mark, &body].concat();
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("utf-32", with_mark(&[0xff, 0xfe, 0, 0], le(text))),
+            ("utf-32", with_mark(&[0, 0, 0xfe, 0xff], be(text))),
+            ("utf-32", le(text)),
+            ("utf-32", be(text)),
+            ("UTF-32LE", le(text)),
+            ("utf-32be", be(text)),
+            ("utf32", le(text)),
+            ("ucs-4", be(text)),
+            // a mark decides over the label's order
+            ("utf-32be", with_mark(&[0xff, 0xfe, 0, 0], le(text))),
+        ];
+        for (label, bytes) in cases {
+            for (kind, media) in [(Kind::Text, "text/plain"), (Kind::Json, "application/json")] {
+                let (t, _) = to_text(kind, media, Some(label), &bytes).unwrap();
+                assert_eq!(t, text, "{label} {media}");
+            }
+        }
+        // a unit that is no code point is replaced, a cut unit at the end dropped
+        let mut bad = le("ab");
+        bad.extend(0xd800u32.to_le_bytes());
+        bad.extend(0x11_0000u32.to_le_bytes());
+        bad.extend([b'c', 0]);
+        let (t, _) = to_text(Kind::Text, "text/plain", Some("utf-32le"), &bad).unwrap();
+        assert_eq!(t, "ab\u{fffd}\u{fffd}");
+        let (t, _) = to_text(Kind::Html, "text/html", Some("utf-32"), &le("<p>hi</p>")).unwrap();
+        assert_eq!(t.trim(), "hi");
+        assert_eq!(utf32_label("utf-16le"), None);
+        assert_eq!(utf32_label("utf-32x"), None);
     }
 
     #[test]
