@@ -9,14 +9,19 @@
 //!
 //! - the value as sent (`Bearer abc...`), and the part after its scheme word (`abc...`);
 //! - for `Basic`, the decoded `user:password` and the password alone;
-//! - each of those percent-encoded (`Bearer%20abc...`, as a URL carries it) and in
+//! - each of those percent-encoded (`Bearer%20abc...`, as a URL carries it, or with any
+//!   other byte encoded too: compared decoded, below) and in
 //!   `application/x-www-form-urlencoded` form (`Bearer+abc...`);
 //! - each of those as a format escapes it: text is compared with the forms after a backslash
 //!   before ASCII punctuation is read as the character (Markdown from HTML writes `sk_live`
 //!   as `sk\_live`, PHP's JSON writes `a/b` as `a\/b`), JSON's `\uXXXX` as the character it
 //!   names, an HTML or XML character reference as the character (`&#115;`, `&#x73;`,
-//!   `&amp;`: an XML answer quoting the value), and a percent-encoded byte's hex digits in
-//!   either case (`%2f` is `%2F`).
+//!   `&amp;`: an XML answer quoting the value), and a percent-encoded byte as its character,
+//!   whether a URL must encode it or not (`%2f` and `%2F` are `/`, `sk%5Flive` and `%73k_live`
+//!   are `sk_live`, `%C3%A9` is `é`);
+//! - in any ASCII case: a parser folds a host's case (`Location: http://TOKEN.example/` comes
+//!   back lower-cased in the error naming that host), and a credential is never a word of
+//!   text that differs from it only in case.
 //!
 //! Parts shorter than [`MIN_PART_CHARS`] are left alone (a one-letter password would otherwise
 //! blank every such letter of a page); the whole value is always replaced. Longer forms are
@@ -25,7 +30,6 @@
 //! a form's first characters) is replaced too.
 
 use base64::Engine;
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use std::borrow::Cow;
 use toolgate_core::ToolError;
 
@@ -34,14 +38,6 @@ use super::response::HttpResponse;
 /// The shortest part of a value (a token after its scheme, a decoded password) replaced on
 /// its own, in characters.
 pub const MIN_PART_CHARS: usize = 6;
-
-/// Characters a URL carries as they are (RFC 3986 §2.3, unreserved); every other one is
-/// percent-encoded in the encoded forms.
-const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
 
 /// The forms of the credential values to replace (as text is compared with them: see the
 /// module docs), each with its marker; longest first.
@@ -65,12 +61,12 @@ impl Secrets {
         for (host, value) in values {
             let marker = format!("[toolgate: the credential for {host}]");
             for form in forms_of(value) {
-                let mut spellings = whatwg_forms(&form);
-                spellings.extend([
-                    utf8_percent_encode(&form, UNRESERVED).to_string(),
+                // a percent-encoded spelling (a URL's, with `%20`, or with every byte encoded)
+                // is compared decoded, as the form itself; a form's `+` for a space is not
+                let spellings: [String; 2] = [
                     url::form_urlencoded::byte_serialize(form.as_bytes()).collect(),
                     form,
-                ]);
+                ];
                 for shown in spellings {
                     let shown = normalize(&shown);
                     if !forms.iter().any(|(f, _)| *f == shown) {
@@ -197,7 +193,8 @@ impl Secrets {
 
 /// Calls `emit(start, c)` for each character `c` of `text` as it is compared with the forms
 /// (see the module docs), `start` being where the text it is read from starts in `text`.
-fn compared_chars(text: &str, mut emit: impl FnMut(usize, char)) {
+fn compared_chars(text: &str, mut out: impl FnMut(usize, char)) {
+    let mut emit = |at: usize, c: char| out(at, c.to_ascii_lowercase());
     let bytes = text.as_bytes();
     let hex = |at: usize, n: usize| {
         bytes
@@ -226,17 +223,47 @@ fn compared_chars(text: &str, mut emit: impl FnMut(usize, char)) {
             (1..len).for_each(|_| {
                 chars.next();
             });
-        } else if c == '%' && hex(at + 1, 2).is_some() {
-            emit(at, '%');
-            for _ in 0..2 {
-                if let Some((at, h)) = chars.next() {
-                    emit(at, h.to_ascii_uppercase());
-                }
-            }
+        } else if let Some((code, len)) = (c == '%').then(|| percent_escape(&bytes[at..])).flatten()
+        {
+            emit(at, code);
+            (1..len).for_each(|_| {
+                chars.next();
+            });
         } else {
             emit(at, c);
         }
     }
+}
+
+/// The character a percent-encoded sequence at the start of `bytes` stands for, and the
+/// sequence's length in bytes: `%5F` (any byte, not only the ones a URL must encode: `%73k`
+/// is `sk`), or the escapes of one UTF-8 character (`%C3%A9`). `None` when `bytes` starts
+/// with no such sequence.
+fn percent_escape(bytes: &[u8]) -> Option<(char, usize)> {
+    let byte = |i: usize| -> Option<u8> {
+        let at = 3 * i;
+        match bytes.get(at..at + 3)? {
+            [b'%', hi, lo] => {
+                let hex = |c: u8| char::from(c).to_digit(16);
+                Some((hex(*hi)? * 16 + hex(*lo)?) as u8)
+            }
+            _ => None,
+        }
+    };
+    let lead = byte(0)?;
+    let len = match lead {
+        0x00..=0x7f => 1,
+        0xc2..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf4 => 4,
+        _ => return None,
+    };
+    let mut utf8 = [0u8; 4];
+    for (i, slot) in utf8.iter_mut().enumerate().take(len) {
+        *slot = byte(i)?;
+    }
+    let c = std::str::from_utf8(&utf8[..len]).ok()?.chars().next()?;
+    Some((c, 3 * len))
 }
 
 /// The character an HTML or XML character reference at the start of `bytes` names, and the
@@ -286,32 +313,6 @@ fn offsets_in(text: &str, positions: &[usize]) -> Vec<usize> {
         compared += c.len_utf8();
     });
     out.resize(positions.len(), text.len());
-    out
-}
-
-/// `form` as the WHATWG URL Standard writes it in a URL's path, query and fragment (the
-/// url crate's serialization, which toolgate gives a redirect's `Location` and the final
-/// URL): those encode fewer characters than [`UNRESERVED`] does (`correct horse!` is
-/// `correct%20horse!` in a query), so a credential a server echoes in a `Location` is found
-/// in that spelling too. A form holding `/`, `?` or `#` is left to the other spellings.
-fn whatwg_forms(form: &str) -> Vec<String> {
-    if form.contains(['/', '?', '#', '\\']) {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for (prefix, part) in [("http://h/", 0u8), ("http://h/?", 1), ("http://h/#", 2)] {
-        let Ok(u) = url::Url::parse(&format!("{prefix}{form}")) else {
-            continue;
-        };
-        let shown = match part {
-            0 => Some(u.path().trim_start_matches('/').to_string()),
-            1 => u.query().map(str::to_string),
-            _ => u.fragment().map(str::to_string),
-        };
-        if let Some(shown) = shown.filter(|s| !s.is_empty() && s != form) {
-            out.push(shown);
-        }
-    }
     out
 }
 
@@ -382,7 +383,6 @@ mod tests {
         ] {
             assert_eq!(s.scrub(text), want, "{text}");
         }
-        assert_eq!(whatwg_forms("a/b"), Vec::<String>::new());
     }
 
     #[test]
@@ -447,6 +447,49 @@ mod tests {
         let mut cut = r"echo: sk\_live\_a1".to_string();
         s.scrub_cut_end(&mut cut);
         assert_eq!(cut, format!("echo: {m}"));
+    }
+
+    /// A percent-encoding of characters a URL need not encode (`%5F` for `_`, `%73` for `s`,
+    /// every byte), one of a UTF-8 character, and a value in another ASCII case (a parser
+    /// folds a host's case before the error naming it is made) are the value.
+    #[test]
+    fn over_encoded_and_case_folded_forms_are_replaced() {
+        let s = Secrets::new([("h", "Bearer sk_live_SECRETCANARY12345")]);
+        let m = "[toolgate: the credential for h]";
+        let every_byte: String = "sk_live_SECRETCANARY12345"
+            .bytes()
+            .map(|b| format!("%{b:02X}"))
+            .collect();
+        for (shown, scrubbed) in [
+            ("t=sk%5Flive%5FSECRETCANARY12345&n=1", format!("t={m}&n=1")),
+            ("t=%73k_live_SECRETCANARY12345", format!("t={m}")),
+            ("t=sk%5flive%5fSECRETCANARY12345", format!("t={m}")),
+            (&format!("t={every_byte}"), format!("t={m}")),
+            ("a=Bearer%20sk%5Flive%5FSECRETCANARY12345", format!("a={m}")),
+            ("a=Bearer+sk_live_SECRETCANARY12345", format!("a={m}")),
+            (
+                "redirect_to_blocked: http://sk_live_secretcanary12345.localhost/",
+                format!("redirect_to_blocked: http://{m}.localhost/"),
+            ),
+            (
+                "the host \"SK_LIVE_SECRETCANARY12345.example.invalid\"",
+                format!("the host \"{m}.example.invalid\""),
+            ),
+            // escapes that spell nothing of it stay as they are
+            (
+                "%C3%28 %ff %E2%82 %zz %4 100%",
+                "%C3%28 %ff %E2%82 %zz %4 100%".to_string(),
+            ),
+        ] {
+            assert_eq!(s.scrub(shown), scrubbed, "{shown}");
+        }
+        let s = Secrets::new([("h", "Bearer naïve-tøken-99")]);
+        assert_eq!(
+            s.scrub("k=na%C3%AFve-t%c3%b8ken-99;"),
+            "k=[toolgate: the credential for h];"
+        );
+        assert_eq!(percent_escape(b"%E2%9C%93!"), Some(('✓', 9)));
+        assert_eq!(percent_escape(b"%C0%80"), None);
     }
 
     /// XML's named references stand for the characters a value holds (`&`, `<`, `"`, ...).

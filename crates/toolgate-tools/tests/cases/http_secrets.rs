@@ -189,3 +189,79 @@ async fn a_credential_cut_by_the_byte_cap_is_not_shown_in_part() {
     );
     assert!(!body.contains("tok-9"), "{body}");
 }
+
+/// The three echoes a tester got past the scrubber: the credential percent-encoded where no
+/// encoding was needed (`tok%2D...`, `%74ok-...`), carried in a redirect's host (which the URL
+/// parser lower-cases before the error naming it is made), and in a body labelled UTF-32
+/// (read as UTF-8, every character came back between NUL escapes).
+#[tokio::test]
+async fn over_encoded_case_folded_and_utf32_echoes_are_not_shown() {
+    let a = HttpServer::start("127.0.0.2");
+    let http = Http::new(config());
+    let marker = "[toolgate: the credential for 127.0.0.2]";
+    let plain = |body: &str| Reply::ok("text/plain", body.to_string());
+    a.route("/pct", plain("t=tok%2D91c2e7%2Dreflected&n=1"));
+    a.route("/pct-one", plain("t=%74ok-91c2e7-reflected"));
+    a.route(
+        "/pct-all",
+        plain(&format!(
+            "t={}",
+            TOKEN
+                .bytes()
+                .map(|b| format!("%{b:02x}"))
+                .collect::<String>()
+        )),
+    );
+    a.route(
+        "/host",
+        Reply::redirect(302, "http://TOK-91C2E7-REFLECTED.localhost:9/".to_string()),
+    );
+    let utf32 = |big_endian: bool| {
+        let text = format!("{{\"echo\": \"{VALUE}\"}}");
+        let mark: &[u8] = if big_endian {
+            &[0, 0, 0xfe, 0xff]
+        } else {
+            &[0xff, 0xfe, 0, 0]
+        };
+        let units = text.chars().flat_map(|c| {
+            let c = c as u32;
+            if big_endian {
+                c.to_be_bytes()
+            } else {
+                c.to_le_bytes()
+            }
+        });
+        Reply::ok(
+            "application/json; charset=utf-32",
+            mark.iter().copied().chain(units).collect::<Vec<u8>>(),
+        )
+    };
+    a.route("/utf32le", utf32(false));
+    a.route("/utf32be", utf32(true));
+
+    let mut shown = Vec::new();
+    for (path, want) in [
+        ("/pct", format!("t={marker}&n=1")),
+        ("/pct-one", format!("t={marker}")),
+        ("/pct-all", format!("t={marker}")),
+        ("/utf32le", format!("{{\"echo\": \"{marker}\"}}")),
+        ("/utf32be", format!("{{\"echo\": \"{marker}\"}}")),
+    ] {
+        let r = http.fetch(&a.url(path)).await;
+        assert_eq!(ok(&r)["body"], want.as_str(), "{path}");
+        shown.push(r);
+    }
+    let r = http.fetch(&a.url("/host")).await;
+    assert_eq!(blocked(&r), "redirect_to_blocked");
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(text.contains(&format!("{marker}.localhost")), "{text}");
+    shown.push(r);
+    for r in &shown {
+        let text = serde_json::to_string(r).unwrap();
+        assert_clean(&text);
+        assert_clean(&text.to_ascii_lowercase());
+    }
+    for rec in http.audit.records() {
+        assert_clean(&serde_json::to_string(&rec).unwrap());
+    }
+}
