@@ -29,7 +29,9 @@
 //!   entry stays unsettled until the operator settles it (`toolgate ledger resolve`): this
 //!   toolset has no mailbox to look in, so its reconcile hook answers unknown;
 //! - credentials come from environment variables the configuration names, never from
-//!   arguments or the configuration file.
+//!   arguments or the configuration file, and a relay that sends the password back (in a
+//!   `535`, in its final reply) has it replaced before the model or the ledger sees it
+//!   (the crate's `scrub` module).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -49,6 +51,7 @@ pub mod address;
 pub mod contacts;
 mod draft;
 pub mod handles;
+mod scrub;
 mod search_files;
 mod send;
 pub mod smtp;

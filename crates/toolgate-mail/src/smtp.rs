@@ -8,7 +8,10 @@
 //! failure up to there, a step that does not finish by the hand-over deadline included, is
 //! [`Failure::NotSent`]. Then the message is handed over: a negative final reply is
 //! [`Failure::NotSent`] too; a connection lost or a final reply that does not come by the
-//! reply deadline leaves the server maybe holding it ([`Failure::Unknown`]).
+//! reply deadline leaves the server maybe holding it ([`Failure::Unknown`]). Last, every text
+//! the server or lettre gave (the final reply, a failure's message) has the configured
+//! password replaced in whatever form a relay sent it back (the crate's `scrub` module), before a
+//! result, an error or a ledger entry is made of it.
 //!
 //! The server's certificate is checked against the public web roots, or only against the
 //! operator's own CA when [`MailConfig::ca_file`] names one, and against the configured host
@@ -196,11 +199,25 @@ fn refused(what: &'static str) -> impl FnOnce(lettre::transport::smtp::Error) ->
 }
 
 /// Sends `email` (the formatted message) to the envelope's recipients, each step by its
-/// deadline; `tls` from [`tls_parameters`].
+/// deadline; `tls` from [`tls_parameters`]. The server's final reply, or the failure, with
+/// every form of the configured password a server sent back replaced
+/// ([`crate::scrub::Scrubber`]).
 ///
 /// # Errors
 /// See [`Failure`].
 pub(crate) async fn send(
+    config: &MailConfig,
+    tls: Option<&TlsParameters>,
+    envelope: &Envelope,
+    email: &[u8],
+    by: Deadlines,
+) -> Result<String, Failure> {
+    let outcome = deliver(config, tls, envelope, email, by).await;
+    crate::scrub::Scrubber::new(config).outcome(outcome)
+}
+
+/// [`send`] before the password is scrubbed from its texts.
+async fn deliver(
     config: &MailConfig,
     tls: Option<&TlsParameters>,
     envelope: &Envelope,

@@ -7,6 +7,7 @@ mod support {
 }
 mod bad_input;
 mod refusals;
+mod relay_echo;
 mod rerun;
 mod send;
 mod timeouts;

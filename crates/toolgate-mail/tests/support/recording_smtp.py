@@ -11,6 +11,11 @@ Options:
   --stall SECONDS        wait this long before the final reply to DATA
   --reject-domain D      answer 550 to RCPT TO for addresses at domain D
   --user U --password P  require AUTH with these credentials (plain text allowed)
+  --echo-credentials     a relay that quotes the credentials it was sent, as the tester's
+                         did: a refused AUTH is answered with a 535 holding AUTH PLAIN's
+                         base64, LOGIN's base64 of the password and the decoded pair, and an
+                         accepted message with a 250 holding the same
+  --only-login           offer AUTH LOGIN only (not PLAIN)
   --stall-greeting S     wait this long before the greeting (220)
   --stall-auth S         wait this long before answering AUTH
   --no-smtputf8          do not offer SMTPUTF8 (RFC 6531): internationalized addresses are
@@ -72,6 +77,8 @@ def main() -> None:
     ap.add_argument("--reject-domain", default=None)
     ap.add_argument("--user", default=None)
     ap.add_argument("--password", default=None)
+    ap.add_argument("--echo-credentials", action="store_true")
+    ap.add_argument("--only-login", action="store_true")
     ap.add_argument("--stall-greeting", type=float, default=0.0)
     ap.add_argument("--stall-auth", type=float, default=0.0)
     ap.add_argument("--no-smtputf8", action="store_true")
@@ -91,6 +98,15 @@ def main() -> None:
         trustme.CA().cert_pem.write_to_path(os.path.join(args.out, "other-ca.pem"))
         ssl_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ca.issue_cert(args.cert_host).configure_cert(ssl_context)
+
+    def quoted(auth_data) -> str:
+        """The credentials a client sent, as an echoing relay quotes them."""
+        login = getattr(auth_data, "login", None) or b""
+        password = getattr(auth_data, "password", None) or b""
+        plain = base64.b64encode(b"\0" + login + b"\0" + password).decode()
+        login_form = base64.b64encode(password).decode()
+        decoded = (b" " + login + b" " + password).decode("utf-8", "replace")
+        return "[%s] [%s] decoded [%s]" % (plain, login_form, decoded)
 
     class Recorder:
         count = 0
@@ -120,6 +136,8 @@ def main() -> None:
             os.replace(path + ".tmp", path)
             if args.stall:
                 await asyncio.sleep(args.stall)
+            if args.echo_credentials:
+                return "250 2.0.0 queued; auth was %s" % quoted(session.auth_data)
             return "250 2.0.0 Message accepted for delivery"
 
     def authenticator(server, session, envelope, mechanism, auth_data):
@@ -128,8 +146,13 @@ def main() -> None:
             and getattr(auth_data, "login", None) == args.user.encode()
             and getattr(auth_data, "password", None) == args.password.encode()
         )
+        if ok:
+            return AuthResult(success=True, auth_data=auth_data)
+        if args.echo_credentials:
+            message = "535 5.7.8 bad credentials for %s" % quoted(auth_data)
+            return AuthResult(success=False, handled=False, message=message)
         # handled=False: aiosmtpd then answers 535 itself
-        return AuthResult(success=ok, handled=False)
+        return AuthResult(success=False, handled=False)
 
     class Stalling(SMTP):
         async def _handle_client(self):
@@ -148,6 +171,8 @@ def main() -> None:
             kwargs.update(
                 authenticator=authenticator, auth_required=True, auth_require_tls=False
             )
+            if args.only_login:
+                kwargs.update(auth_exclude_mechanism=["PLAIN"])
         if args.tls == "starttls":
             kwargs.update(tls_context=ssl_context, require_starttls=True)
         return Stalling(Recorder(), hostname="toolgate-test", **kwargs)
