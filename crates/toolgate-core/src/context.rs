@@ -46,6 +46,9 @@ pub struct ToolContext {
     pub(crate) tool: Option<Arc<dyn Tool>>,
     /// The strongest of those verdicts, read by the record stage.
     pub(crate) reached: Option<Arc<Mutex<Option<Verdict>>>>,
+    /// The resources the guard resolved and the policy judged (set by the pipeline before
+    /// the handler runs), for [`ToolContext::check_judged`].
+    pub(crate) judged: Option<Arc<Vec<crate::tool::ResolvedResource>>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -82,6 +85,7 @@ impl ToolContext {
                 idempotency_key: None,
                 tool: None,
                 reached: None,
+                judged: None,
             },
         }
     }
@@ -111,6 +115,37 @@ impl ToolContext {
     /// `invalid_input` for NUL.
     pub fn resolve(&self, path: &str) -> Result<WsPath, ToolError> {
         Ok(self.require_workspace()?.resolve(path)?)
+    }
+
+    /// Checks that `path`, as the handler resolved it where it acts, is a path the policy
+    /// judged for this call with `access`: the guard stage resolved the same argument before
+    /// the policy decided, and a link swapped in since (`pub/a.txt` made a link to
+    /// `secrets/key.txt` while the call ran) would have the handler act on a path nobody
+    /// judged. Always `Ok` for a handler called outside the pipeline.
+    ///
+    /// # Errors
+    /// `tool_failed` / `file_changed` (recoverable), naming the path as judged (not where it
+    /// leads now, which the policy may keep from the caller): nothing was done.
+    pub fn check_judged(&self, path: &WsPath, access: crate::Access) -> Result<(), ToolError> {
+        let Some(judged) = &self.judged else {
+            return Ok(());
+        };
+        let mut named = judged.iter().filter_map(|r| match r {
+            crate::tool::ResolvedResource::Path { path, access: a } if *a == access => Some(path),
+            _ => None,
+        });
+        if named.clone().any(|p| p == path) {
+            return Ok(());
+        }
+        // where it leads now is not named: the policy may keep that path from the caller
+        let before = named
+            .next()
+            .map_or_else(|| "the path".to_string(), |p| format!("{:?}", p.display()));
+        Err(ToolError::failed(format!(
+            "{before} changed while the call ran (a link was made or moved there after the \
+             call was checked), so nothing was done; send the call again"
+        ))
+        .with_reason("file_changed"))
     }
 
     /// The agent profile the call runs under.

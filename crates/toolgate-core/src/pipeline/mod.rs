@@ -562,6 +562,13 @@ impl Pipeline {
         authorize::authorize(inner, &entry, &args, &ctx, &resources, session, id, st)
             .instrument(tracing::debug_span!("authorize"))
             .await?;
+        // the handler acts on the paths the policy judged, or on none
+        if resources
+            .iter()
+            .any(|r| matches!(r, crate::tool::ResolvedResource::Path { .. }))
+        {
+            ctx.judged = Some(Arc::new(resources));
+        }
         budget::limit(inner, session, spec)?;
         budget::charge(session, spec)?;
         let output = match &plan {
@@ -636,6 +643,7 @@ impl Pipeline {
             idempotency_key: None,
             tool,
             reached,
+            judged: None,
         }
     }
 }

@@ -213,6 +213,7 @@ impl TypedTool for EditFile {
     ) -> Result<EditFileOutput, ToolError> {
         check_strings(&args)?;
         let path = resolve_for_write(&ctx, &args.path, self.allow_protected)?;
+        ctx.check_judged(&path, toolgate_core::Access::Write)?;
         let ws = ctx.require_workspace()?.clone();
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
         // the edit commits by one rename or not at all: every failure left the file as it

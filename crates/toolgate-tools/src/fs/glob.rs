@@ -114,6 +114,7 @@ impl TypedTool for Glob {
         let matcher = compile(&args.pattern)?;
         let base =
             crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
+        ctx.check_judged(&base, toolgate_core::Access::Read)?;
         let ws = ctx.require_workspace()?.clone();
         let hidden = names_hidden(&args.pattern);
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);

@@ -117,6 +117,7 @@ impl TypedTool for ListDir {
     async fn call(&self, args: ListDirArgs, ctx: ToolContext) -> Result<ListDirOutput, ToolError> {
         let path =
             crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
+        ctx.check_judged(&path, toolgate_core::Access::Read)?;
         let ws = ctx.require_workspace()?.clone();
         blocking::run(move || list(&ws, &path, &ctx)).await
     }
@@ -139,6 +140,7 @@ fn list(ws: &Workspace, path: &WsPath, ctx: &ToolContext) -> Result<ListDirOutpu
         .dir()
         .open_dir(path.as_path())
         .map_err(|e| io_error(&shown, &e))?;
+    super::check_opened(ws, path, std::os::fd::AsFd::as_fd(&dir))?;
     let mut first = TopK::new(MAX_ENTRIES);
     let mut total = 0u64;
     for entry in dir.entries().map_err(|e| io_error(&shown, &e))? {

@@ -167,6 +167,7 @@ impl TypedTool for ReadFile {
         ctx: ToolContext,
     ) -> Result<ReadFileOutput, ToolError> {
         let path = crate::fs::protected::resolve_for_read(&ctx, &args.path)?;
+        ctx.check_judged(&path, toolgate_core::Access::Read)?;
         let ws = ctx.require_workspace()?.clone();
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
@@ -200,6 +201,7 @@ fn open_text(
             std::io::ErrorKind::NotFound => lookup::not_found(ws, path, visible),
             _ => io_error(&shown, &e),
         })?;
+    super::check_opened(ws, path, std::os::fd::AsFd::as_fd(&file))?;
     let meta = file.metadata().map_err(|e| io_error(&shown, &e))?;
     if meta.is_dir() {
         return Err(is_a_directory(&shown));

@@ -151,6 +151,7 @@ impl TypedTool for WriteFile {
     ) -> Result<WriteFileOutput, ToolError> {
         check_size("content", args.content.len())?;
         let path = resolve_for_write(&ctx, &args.path, self.allow_protected)?;
+        ctx.check_judged(&path, toolgate_core::Access::Write)?;
         let ws = ctx.require_workspace()?.clone();
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
         blocking::run(move || write(&ws, &path, args.content.as_bytes(), &cancel)).await

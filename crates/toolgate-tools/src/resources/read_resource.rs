@@ -115,6 +115,7 @@ impl Tool for ReadResource {
         Box::pin(async move {
             let requested = args(&a)?.uri.clone();
             let path = crate::fs::protected::resolve_for_read(&ctx, &uri::to_path(&requested)?)?;
+            ctx.check_judged(&path, toolgate_core::Access::Read)?;
             let ws = ctx.require_workspace()?.clone();
             blocking::run(move || read(&ws, &path, requested)).await
         })
@@ -138,6 +139,7 @@ fn read(ws: &Workspace, path: &WsPath, requested: String) -> Result<ToolOutput, 
             .with_details(serde_json::json!({ "uri": requested })),
             _ => io_error(&shown, &e),
         })?;
+    crate::fs::check_opened(ws, path, std::os::fd::AsFd::as_fd(&file))?;
     let meta = file.metadata().map_err(|e| io_error(&shown, &e))?;
     if meta.is_dir() {
         return Err(not_a_file(&shown, "a directory"));

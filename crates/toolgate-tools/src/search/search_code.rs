@@ -213,6 +213,7 @@ impl TypedTool for SearchCode {
     ) -> Result<SearchCodeOutput, ToolError> {
         let base =
             crate::fs::protected::resolve_for_read(&ctx, args.path.as_deref().unwrap_or("."))?;
+        ctx.check_judged(&base, toolgate_core::Access::Read)?;
         let ws = ctx.require_workspace()?.clone();
         let (cancel, _stop_on_drop) = blocking::call_token(&ctx);
         // compiling a pattern can take seconds (`\w{5000}`): off the runtime, under the timeout

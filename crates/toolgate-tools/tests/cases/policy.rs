@@ -123,3 +123,124 @@ async fn walks_from_a_parent_do_not_reach_a_denied_directory() {
         }
     }
 }
+
+/// Allows every call, and while it decides swaps `name` (under `root`) for a link to `to`:
+/// the race of a process that makes a link while a call runs, between the guard's
+/// resolution and the handler's, made certain.
+struct SwapsWhileDeciding {
+    root: std::path::PathBuf,
+    name: &'static str,
+    to: &'static str,
+}
+
+impl Policy for SwapsWhileDeciding {
+    fn decide(&self, input: &PolicyInput<'_>) -> Verdict {
+        let at = self.root.join(self.name);
+        let tmp = self.root.join(format!("{}.swap", self.name));
+        if std::os::unix::fs::symlink(self.to, &tmp).is_ok() {
+            if at.is_dir() {
+                std::fs::rename(&at, self.root.join("moved-away")).unwrap();
+            }
+            std::fs::rename(&tmp, &at).unwrap();
+        }
+        let judged: Vec<String> = input
+            .resources
+            .iter()
+            .filter_map(|r| match r {
+                ResolvedResource::Path { path, .. } => Some(path.display()),
+                _ => None,
+            })
+            .collect();
+        if judged.iter().any(|p| p.starts_with("secrets")) {
+            Verdict::deny("test.secrets", "secrets/ is protected")
+        } else {
+            Verdict::allow("test.allow", "judged before the swap")
+        }
+    }
+}
+
+/// A path swapped for a link to a denied file after the guard resolved it, while the policy
+/// decided: read_file returned the denied file's content, write_file and edit_file changed
+/// it, list_dir and search_code showed a denied directory (fs toctou class). The handler
+/// acts on the path the policy judged or fails with `file_changed`, having done nothing.
+#[tokio::test]
+async fn a_path_swapped_for_a_link_after_the_policy_judged_it_is_not_followed() {
+    for (tool, args, name, to) in [
+        (
+            "read_file",
+            json!({"path": "pub/a.txt"}),
+            "pub/a.txt",
+            "../secrets/key.txt",
+        ),
+        (
+            "write_file",
+            json!({"path": "pub/a.txt", "content": "PWN"}),
+            "pub/a.txt",
+            "../secrets/key.txt",
+        ),
+        (
+            "edit_file",
+            json!({"path": "pub/a.txt", "old_string": "CANARY", "new_string": "PWN"}),
+            "pub/a.txt",
+            "../secrets/key.txt",
+        ),
+        ("list_dir", json!({"path": "pub/d"}), "pub/d", "../secrets"),
+        (
+            "search_code",
+            json!({"pattern": "CANARY", "path": "pub/d"}),
+            "pub/d",
+            "../secrets",
+        ),
+        (
+            "glob",
+            json!({"pattern": "*", "path": "pub/d"}),
+            "pub/d",
+            "../secrets",
+        ),
+    ] {
+        let f = Fixture::new();
+        f.write("secrets/key.txt", "CANARY-KEY\n");
+        f.write("pub/a.txt", "CANARY public\n");
+        f.write("pub/d/x.txt", "public\n");
+        let registry = toolgate_tools::register_write_tools(toolgate_tools::register_read_only(
+            Registry::builder(),
+        ))
+        .build()
+        .unwrap();
+        let pipeline = Pipeline::builder(registry)
+            .policy(Arc::new(SwapsWhileDeciding {
+                root: f.ws(),
+                name,
+                to,
+            }))
+            .build();
+        let session = pipeline
+            .session("p")
+            .workspace(Workspace::open(f.ws()).unwrap())
+            .build()
+            .unwrap();
+        let r = pipeline
+            .dispatch(ToolCall::new("c", tool, args.clone()), &session)
+            .await;
+        let e = r
+            .error
+            .as_ref()
+            .unwrap_or_else(|| panic!("{tool} {args}: {}", r.text()));
+        assert_eq!(
+            e.reason.as_deref(),
+            Some("file_changed"),
+            "{tool} {args}: {}",
+            r.text()
+        );
+        assert!(
+            !r.text().contains("CANARY-KEY") && !r.text().contains("key.txt"),
+            "{tool}: {}",
+            r.text()
+        );
+        assert_eq!(
+            std::fs::read_to_string(f.ws().join("secrets/key.txt")).unwrap(),
+            "CANARY-KEY\n",
+            "{tool}"
+        );
+    }
+}
