@@ -6,8 +6,10 @@
 //!    that are set in toolgate's own environment (by default `PATH`, `LANG`, `LC_ALL`, `TERM`,
 //!    `TZ`, `USER`; nothing that usually holds a secret);
 //! 2. the fixed variables of [`ShellConfig::env`](super::ShellConfig::env);
-//! 3. `HOME` and `TMPDIR` set to the run's private temporary directory, `PWD` unset (bash sets
-//!    it), and the git settings of [`git_env`], which turn off everything through which a
+//! 3. `HOME` and `TMPDIR` set to the run's private home and temporary directories (two, so a
+//!    path made from `$TMPDIR` does not reach the startup files programs read from `HOME`),
+//!    `PYTHONNOUSERSITE=1` unless set (Python's user site runs code at every start), `PWD`
+//!    unset (bash sets it), and the git settings of [`git_env`], which turn off everything through which a
 //!    repository's own files could run code (hooks, fsmonitor, pagers, editors, credential
 //!    helpers, `ext::` transports, implicit bare repositories), and terminal prompts;
 //! 4. git's author and committer from [`ShellConfig::git_identity`](super::ShellConfig::git_identity),
@@ -65,6 +67,7 @@ pub fn build(
     inherit: &[String],
     fixed: &BTreeMap<String, String>,
     private_tmp: &Path,
+    home: &Path,
     identity: Option<&super::Identity>,
 ) -> BTreeMap<OsString, OsString> {
     let mut env: BTreeMap<OsString, OsString> = parent
@@ -76,8 +79,12 @@ pub fn build(
     for (k, v) in fixed {
         env.insert(k.into(), v.into());
     }
-    env.insert("HOME".into(), private_tmp.into());
+    env.insert("HOME".into(), home.into());
     env.insert("TMPDIR".into(), private_tmp.into());
+    // Python's user site (`~/.local/lib/python3.X/site-packages`, whose `.pth` files and
+    // `usercustomize` run at every start) is not read
+    env.entry("PYTHONNOUSERSITE".into())
+        .or_insert_with(|| "1".into());
     env.remove(&OsString::from("PWD"));
     for (k, v) in git_env() {
         env.insert(k.into(), v.into());
@@ -114,13 +121,15 @@ mod tests {
             &inherit,
             &BTreeMap::new(),
             Path::new("/tmp/p"),
+            Path::new("/tmp/h"),
             None,
         );
         let get = |k: &str| env.get(&OsString::from(k)).map(|v| v.to_str().unwrap());
         assert_eq!(get("PATH"), Some("/bin"));
         assert_eq!(get("LANG"), Some("C.UTF-8"));
-        assert_eq!(get("HOME"), Some("/tmp/p"));
+        assert_eq!(get("HOME"), Some("/tmp/h"));
         assert_eq!(get("TMPDIR"), Some("/tmp/p"));
+        assert_eq!(get("PYTHONNOUSERSITE"), Some("1"));
         assert_eq!(get("GIT_CONFIG_KEY_0"), Some("core.hooksPath"));
         for secret in ["OPENAI_API_KEY", "TOOLGATE_TEST_API_KEY", "BASH_ENV"] {
             assert_eq!(get(secret), None);
@@ -137,6 +146,7 @@ mod tests {
             &["LANG".to_string()],
             &fixed,
             Path::new("/t"),
+            Path::new("/h"),
             None,
         );
         assert_eq!(env[&OsString::from("PATH")], OsString::from(FALLBACK_PATH));

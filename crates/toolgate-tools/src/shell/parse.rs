@@ -1067,6 +1067,36 @@ impl Analyzer {
                 }
             }
         }
+        // the run's home directory holds the startup files programs read (`~/.gdbinit`,
+        // `~/.lesskey`, Python's user site): a line that may write there may have an allowed
+        // program run what it wrote (`cd` alone goes there too); programs that only print or
+        // read what they name are left alone
+        let bare_cd = words.len() == 1 && matches!(words[0].text.as_str(), "cd" | "pushd");
+        let writes_by_operand = words.first().is_some_and(|w| {
+            !matches!(
+                program::program_name(&w.text),
+                "echo"
+                    | "printf"
+                    | "ls"
+                    | "cat"
+                    | "head"
+                    | "tail"
+                    | "wc"
+                    | "stat"
+                    | "test"
+                    | "["
+                    | "realpath"
+                    | "readlink"
+                    | "dirname"
+                    | "basename"
+                    | "du"
+                    | "file"
+                    | "grep"
+            )
+        });
+        if bare_cd || (writes_by_operand && words.iter().skip(1).any(|w| reaches_home(&w.text))) {
+            self.doubt_local(HOME_DOUBT);
+        }
         let shapes = words
             .iter()
             .map(|w| Shape {
@@ -1517,6 +1547,9 @@ impl Analyzer {
             return;
         }
         let target = word(dest, src);
+        if reaches_home(&target.text) {
+            self.doubt_local(HOME_DOUBT);
+        }
         let dup = matches!(op.as_str(), ">&" | "<&" | ">&-" | "<&-")
             && (target.text.bytes().all(|b| b.is_ascii_digit()) || target.text == "-");
         if dup {
@@ -1598,6 +1631,22 @@ fn code_word(program: &str, w: &str, k: usize) -> bool {
         .is_some_and(|(o, _)| o.starts_with('-') && code_option(program, o))
         || (program::is_interactive(program) && w.starts_with('+') && w.len() > 1)
         || (matches!(program, "sqlite3" | "sqlite") && k >= 2 && !w.starts_with('-'))
+}
+
+/// Why a line that reaches the run's home directory is uncertain.
+const HOME_DOUBT: &str = "the line reaches the run's home directory, where programs read \
+     their startup files (~/.gdbinit, ~/.lesskey, Python's user site): what an allowed program \
+     runs after the line writes there cannot be read";
+
+/// Whether the word `text` (as written) names the run's home directory or a path in it: `~`
+/// or `~/...` (any `~user` too), `$HOME` or `${HOME...}` anywhere in it, or the name of the
+/// directory toolgate makes for it (`toolgate-home-`).
+fn reaches_home(text: &str) -> bool {
+    let unquoted = text.trim_start_matches(['"', '\'']);
+    unquoted.starts_with('~')
+        || text.contains("$HOME")
+        || text.contains("${HOME")
+        || text.contains("toolgate-home-")
 }
 
 /// Whether bash itself sets the variable `name` to text from outside the line, without an

@@ -293,6 +293,11 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         // what cannot be read at all
         ("echo \"$X\" | bash", &uncertain),
         ("vim -c '!ls x' f", &uncertain),
+        // the run's home holds startup files programs read: a line reaching it is uncertain
+        ("echo 'shell ls' > ~/.gdbinit; gdb -batch", &uncertain),
+        ("cp g ~/.lesskey", &uncertain),
+        ("cp g \"$HOME/.gdbinit\"", &uncertain),
+        ("cd; ls", &uncertain),
         ("vim -c '!touch x' f", &deny),
         ("env -S \"$CMD\"", &uncertain),
         // a wrapper no rule allows

@@ -717,6 +717,7 @@ pub(crate) struct Run {
     watched: Arc<Watched>,
     // removed when the run ends
     _tmp: tempfile::TempDir,
+    _home: tempfile::TempDir,
     _cover: Option<tempfile::TempDir>,
 }
 
@@ -745,7 +746,18 @@ impl Run {
             .path()
             .canonicalize()
             .map_err(|e| internal("resolving the temporary directory", &e))?;
-        let mut writable = vec![root.to_path_buf(), tmp_path];
+        // the run's home is not its temporary directory: a path made from `$TMPDIR` or
+        // `mktemp` (`$(mktemp -d)/../.gdbinit`) does not reach the startup files programs
+        // read there, and a line naming the home is uncertain (see `parse::reaches_home`)
+        let home = tempfile::Builder::new()
+            .prefix("toolgate-home-")
+            .tempdir()
+            .map_err(|e| internal("making the run's home directory", &e))?;
+        let home_path = home
+            .path()
+            .canonicalize()
+            .map_err(|e| internal("resolving the home directory", &e))?;
+        let mut writable = vec![root.to_path_buf(), tmp_path, home_path];
         writable.extend(config.extra_writable.iter().cloned());
         let c_path = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
         let landlock = if landlock_ok {
@@ -844,6 +856,7 @@ impl Run {
                 &config.inherit_env,
                 &config.env,
                 tmp.path(),
+                home.path(),
                 identity,
             ))
             .current_dir(cwd)
@@ -857,6 +870,7 @@ impl Run {
             cgroup,
             watched,
             _tmp: tmp,
+            _home: home,
             _cover: cover,
         })
     }
@@ -893,6 +907,7 @@ impl Run {
             cgroup,
             watched,
             _tmp,
+            _home,
             _cover,
         } = self;
         // the pipeline's deadline backs the command's own up; leave room to report
