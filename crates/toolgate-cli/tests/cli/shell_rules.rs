@@ -185,6 +185,8 @@ fn shell_ansi_c_deny_72_every_spelling_of_a_denied_command_is_denied() {
         "perl -e 'system q(touch pwned)'",
         "echo x | awk '{ print | \"touch pwned\" }'",
         "sqlite3 :memory: '.shell touch pwned'",
+        "echo touch pwned | xargs env",
+        "printf 'touch\\0pwned\\0' | xargs -0 timeout 5",
         "gdb -batch -ex 'shell touch pwned'",
         "vim -es -c '!touch pwned' -c q",
         "make -f /dev/stdin <<< $'all:\\n\\ttouch pwned'",

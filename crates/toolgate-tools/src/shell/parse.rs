@@ -491,7 +491,8 @@ impl Analyzer {
         let text = unquote(line);
         let decoded = decoded.map(|d| unquote(&d)).filter(|d| *d != text);
         let fine = |t: &str| -> Vec<String> {
-            t.split(|c: char| c.is_whitespace() || ";&|()<>`${}=,:".contains(c))
+            // a control character decoded from `\0` or `\x01` separates too (`xargs -0`)
+            t.split(|c: char| c.is_whitespace() || c.is_control() || ";&|()<>`${}=,:".contains(c))
                 .filter(|w| !w.is_empty())
                 .map(str::to_string)
                 .collect()
@@ -1200,6 +1201,26 @@ impl Analyzer {
             // code from its input: no rule can name it
             self.doubt_local(code.why.to_string());
         }
+        if cmd.open_args {
+            // `echo touch x | xargs env`, `... | xargs timeout 5`, `... | xargs git`: the words
+            // xargs adds are the program a wrapper runs, or the subcommand, so what runs is the
+            // input's text; read it from any word for the rules that restrict
+            let program = cmd.argv.first().map(|w| program::program_name(w));
+            // a wrapper or shell not given its program or code yet (`sh -c 'echo "$1"' _`
+            // gets arguments, not code)
+            let given = reading.wraps.is_some()
+                || !reading.runs.is_empty()
+                || reading.code.as_ref().is_some_and(|c| c.at < cmd.argv.len());
+            let takes_a_program = !given && program.is_some_and(program::runs_other_programs);
+            let bare = cmd.argv.len() == 1 && !program.is_some_and(program::runs_nothing_else);
+            if takes_a_program || bare {
+                self.doubt(format!(
+                    "`{}` gets more arguments when it runs (from xargs's input, or the names \
+                     find gives), which may name the program or subcommand it runs",
+                    program.unwrap_or("")
+                ));
+            }
+        }
         if let (Some(name), Some(Some(why))) = (cmd.argv.first(), shapes.first().map(|s| s.name)) {
             // the same words as for the first word of a line, so the reason is given once
             let doubt = format!("the command name `{name}` {why}");
@@ -1317,7 +1338,8 @@ impl Analyzer {
                     if let Some(p) = placeholders.iter().find(|p| line.contains(p.as_str())) {
                         // `xargs -I{} sh -c '{}'`, `find -exec sh -c 'echo {}' ;`: the words
                         // put in for the placeholder when it runs are read as shell code
-                        self.doubt_local(format!(
+                        // as code: what the input says is read from any word of the line
+                        self.doubt(format!(
                             "the shell line `{line}` gets its input put in for `{p}` when it \
                              runs, as code; pass it as an argument (`sh -c '... \"$1\"' _ {p}`)"
                         ));

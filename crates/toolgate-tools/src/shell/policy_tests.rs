@@ -237,6 +237,12 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("ssh -o ProxyCommand='touch x' h", &deny),
         ("less '+!touch x' f", &deny),
         ("make CC='touch x'", &deny),
+        // xargs adding the program a wrapper runs, or the subcommand, from its input
+        ("echo touch x | xargs env", &deny),
+        ("echo touch x | xargs timeout 5", &deny),
+        ("echo touch x | xargs -I{} sh -c {}", &deny),
+        ("echo touch x | xargs -n2 stdbuf -o0", &deny),
+        ("printf 'touch\\0x\\0' | xargs -0 env", &deny),
         // a program's own language that runs a shell line: its code options and words
         ("sqlite3 :memory: '.shell touch x'", &deny),
         ("sqlite3 -cmd '.system touch x' db .quit", &deny),
@@ -293,6 +299,8 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         // what cannot be read at all
         ("echo \"$X\" | bash", &uncertain),
         ("vim -c '!ls x' f", &uncertain),
+        ("echo ls | xargs env", &uncertain),
+        ("echo status | xargs git", &uncertain),
         // the run's home holds startup files programs read: a line reaching it is uncertain
         ("echo 'shell ls' > ~/.gdbinit; gdb -batch", &uncertain),
         ("cp g ~/.lesskey", &uncertain),

@@ -166,6 +166,13 @@ pub fn is_interactive(name: &str) -> bool {
     tables::interactive(name)
 }
 
+/// Whether the grammar knows `name` as a program that runs other programs or code: a shell,
+/// an interpreter, a wrapper (`env`, `timeout`, `nice`, `sudo`, ...), a runner (`strace`,
+/// `parallel`, ...) or an editor that reads commands.
+pub fn runs_other_programs(name: &str) -> bool {
+    tables::runs_others(name)
+}
+
 /// Whether `name` is a shell: a POSIX one (`bash`, `sh`, `dash`, ...) or one whose language
 /// differs (`zsh`, `ksh`, `fish`, ...).
 pub fn is_shell(name: &str) -> bool {
