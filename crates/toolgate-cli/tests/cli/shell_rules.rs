@@ -250,6 +250,8 @@ fn a_redirection_into_a_git_directory_is_refused() {
 fn a_command_making_git_metadata_by_its_operands_is_refused() {
     let (_t, ws) = workspace(&[
         ("allow", "command:cp"),
+        ("allow", "command:find"),
+        ("allow", "command:ls"),
         ("allow", "command:mkdir"),
         ("allow", "command:dd"),
         ("allow", "command:cd"),
@@ -273,6 +275,14 @@ fn a_command_making_git_metadata_by_its_operands_is_refused() {
     assert!(!ws.join(".git/commondir").exists() && !ws.join("src/.git").exists());
     ran(&ws, "cat .git/config");
     ran(&ws, "git init -q sub2 && cat sub2/.git/HEAD");
+    // patterns that match or leave out git directories name nothing to write
+    for command in [
+        "find . -name '*.txt' -not -path './.git/*'",
+        "find . -path '*/.git' -prune -o -type f -print",
+        "cp -r src src2 && ls src2",
+    ] {
+        ran(&ws, command);
+    }
 }
 
 /// A path rule that keeps a file from being read holds for its committed copies that a git

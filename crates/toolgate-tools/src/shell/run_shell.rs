@@ -219,9 +219,9 @@ before running it again.";
 
 /// Programs that name a path in a git directory without writing it, and git itself (which
 /// makes its metadata as git does): [`new_git_metadata`] passes them over.
-const NAMES_GIT_WITHOUT_WRITING: [&str; 16] = [
+const NAMES_GIT_WITHOUT_WRITING: [&str; 22] = [
     "git", "rm", "rmdir", "ls", "cat", "stat", "test", "[", "head", "tail", "file", "wc", "du",
-    "less", "realpath", "readlink",
+    "less", "realpath", "readlink", "find", "grep", "rg", "diff", "cmp", "tree",
 ];
 
 /// Refuses a command that names, as an argument, a path in a git directory (or a git
@@ -251,7 +251,18 @@ fn new_git_metadata(
     let Ok(ws) = ctx.require_workspace() else {
         return Ok(());
     };
+    let mut pattern_next = false;
     for word in &argv[1..] {
+        // a pattern names what to match or leave out, not a path to write (`tar
+        // --exclude='.git/*'`, `zip -x '.git/*'`, `--exclude=sub/.git`, `--exclude sub/.git`)
+        let excludes = word.starts_with('-')
+            && ["exclude", "include", "ignore", "filter"]
+                .iter()
+                .any(|k| word.contains(k));
+        let pattern = std::mem::replace(&mut pattern_next, excludes && !word.contains('='));
+        if pattern || excludes || word.contains(['*', '?', '[']) {
+            continue;
+        }
         // `of=.git/commondir`, `--target-directory=.git`: the value after `=` too
         let value = word.split_once('=').map(|(_, v)| v);
         for text in std::iter::once(word.as_str()).chain(value) {
