@@ -609,3 +609,33 @@ fn programs_that_run_programs_do_not_run_them_on_their_own_rule() {
         ran(&ws, command);
     }
 }
+
+/// A descriptor toolgate got open from whatever started it (here fd 77, a file outside the
+/// workspace, opened by the shell that starts toolgate) does not pass into the sandbox:
+/// `echo >&77` wrote outside the workspace, which Landlock, checking opens, did not stop.
+#[test]
+fn descriptors_toolgate_inherited_do_not_reach_the_command() {
+    let (t, ws) = workspace(&[("allow", "command:echo")]);
+    let outside = t.path().join("outside.txt");
+    let args = serde_json::json!({ "command": "echo PWNED >&77" }).to_string();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("exec 77>>\"$1\"; exec \"$2\" call run_shell \"$3\" -w \"$4\"")
+        .arg("_")
+        .arg(&outside)
+        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(&args)
+        .arg(&ws)
+        .output()
+        .unwrap();
+    let v = json(&out);
+    assert_eq!(v["is_error"], false, "{v}");
+    assert!(
+        v["structured_content"]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("Bad file descriptor"),
+        "{v}"
+    );
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "");
+}

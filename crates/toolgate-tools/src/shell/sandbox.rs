@@ -189,6 +189,7 @@ impl ChildSetup {
     /// Runs in the forked child. Only system calls on data prepared by the parent.
     /// `toolgate` is toolgate's own pid (the child's parent outside a new PID namespace).
     fn apply(&mut self, in_new_pid: bool, toolgate: u32) -> io::Result<()> {
+        close_inherited_on_exec();
         for procs in &self.cgroup_procs {
             // `0`: the writing process itself
             rustix::io::write(procs, b"0").map_err(step(10))?;
@@ -659,6 +660,49 @@ fn errno() -> i32 {
     io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)
+}
+
+/// Marks every descriptor above standard error close-on-exec, so the command gets only its
+/// standard streams: a descriptor toolgate got from whatever started it without
+/// `FD_CLOEXEC` (`toolgate call ... 77>>/elsewhere/file`, an MCP client's leaked pipe)
+/// would otherwise pass into the sandbox, where Landlock, which checks opens, does not
+/// govern writes through it. The child's own setup keeps using its descriptors until the
+/// `exec`. `close_range` (Linux 5.11); on an older kernel each descriptor up to the open
+/// files limit (at most 65,536) is marked by `fcntl`. Only system calls, as a `pre_exec`
+/// hook must.
+fn close_inherited_on_exec() {
+    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC closes nothing; it sets a flag on open
+    // descriptors of this (single-threaded, forked) process.
+    let done = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    } == 0;
+    if done {
+        return;
+    }
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct given; fcntl on a descriptor that is not
+    // open fails with EBADF and changes nothing.
+    unsafe {
+        let most = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur.min(65_536) as i32
+        } else {
+            4096
+        };
+        for fd in 3..most {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
 }
 
 /// Installs `setup` as `command`'s pre-exec hook.
