@@ -238,6 +238,12 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("less '+!touch x' f", &deny),
         ("make CC='touch x'", &deny),
         // xargs adding the program a wrapper runs, or the subcommand, from its input
+        // git configuration the line sets and then uses
+        (
+            "git init -q s && cd s && git config alias.t '!touch x' && git t",
+            &deny,
+        ),
+        ("git config filter.f.clean 'touch x' && git status", &deny),
         ("echo touch x | xargs env", &deny),
         ("echo touch x | xargs timeout 5", &deny),
         ("echo touch x | xargs -I{} sh -c {}", &deny),
@@ -418,6 +424,9 @@ fn deny_rules_on_subcommands_match_every_spelling() {
         "/usr/bin/git -C sub tag",
         "git --exec-path=/usr/lib/git-core tag",
         "git -c alias.t=tag t v9",
+        "git -c alias.p=push p origin",
+        "git config alias.p push && git p origin",
+        "git config set alias.p 'push --force' && git p",
         "git --bogus tag",
         "git --bogus value tag",
         "timeout 5 git -C . push",

@@ -292,5 +292,28 @@ fn config(words: &[&str], rest: usize, r: &mut Reading) {
                 words[k]
             ),
         );
+        // what the value makes git run later in the line is read for the rules that restrict,
+        // as for `git -c`: a shell line (`alias.t '!touch x'`, `filter.f.clean`), or the
+        // subcommand an alias stands for (`alias.p push`)
+        if let Some(value) = words.get(k + 1) {
+            if let Some(line) = setting_runs(&format!("{}={value}", words[k])) {
+                r.runs.push(Run::Line(line));
+            }
+        }
     }
+}
+
+/// What a git setting (`key=value`) makes git run when it is used: the shell line
+/// ([`git_setting_shell_line`]), or for an alias that is not one, the git command it stands
+/// for (`alias.p=push` runs `git push`).
+pub(super) fn setting_runs(setting: &str) -> Option<String> {
+    if let Some(line) = git_setting_shell_line(setting) {
+        return Some(line.to_string());
+    }
+    let (key, value) = setting.split_once('=')?;
+    let alias = key
+        .to_ascii_lowercase()
+        .strip_prefix("alias.")
+        .is_some_and(|name| !name.is_empty());
+    (alias && !value.trim().is_empty()).then(|| format!("git {value}"))
 }

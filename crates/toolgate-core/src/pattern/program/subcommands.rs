@@ -256,10 +256,10 @@ pub(super) fn globals(name: &str, words: &[&str], r: &mut Reading, spec: &Global
                 sub.any = true;
                 // a shell line it may run is a command of its own too, for the rules to decide
                 if let Some(line) = (opt == "-c")
-                    .then(|| super::git::git_setting_shell_line(value))
+                    .then(|| super::git::setting_runs(value))
                     .flatten()
                 {
-                    r.runs.push(Run::Line(line.to_string()));
+                    r.runs.push(Run::Line(line));
                 }
             }
             sub.globals
