@@ -688,3 +688,22 @@ fn data_naming_a_denied_program_is_not_denied() {
         assert_eq!(decided(&rules, line).0, Decision::Ask, "{line}");
     }
 }
+
+/// `allow command:gdb -batch` does not cover the commands gdb is given: its flags come
+/// before its code (`-ex 'shell ...'`, `-ex 'python ...'`), which a rule naming the flag ran.
+#[test]
+fn a_debuggers_flags_are_not_its_code() {
+    let rules = CommandRules::from_pairs([(Decision::Allow, "gdb -batch")]).unwrap();
+    for line in [
+        "gdb -batch -ex 'shell cp a b'",
+        "gdb -batch -ex 'python import os'",
+        "gdb -batch -x cmds.gdb",
+        "gdb -batch ./prog",
+    ] {
+        assert_ne!(
+            rules.verdict(&analyze(line)).decision,
+            Decision::Allow,
+            "{line}"
+        );
+    }
+}

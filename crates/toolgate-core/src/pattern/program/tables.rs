@@ -485,6 +485,50 @@ fn interpreter(name: &str, words: &[&str], r: &mut Reading) {
         matches!(w, "--version" | "-V" | "--help" | "-h" | "-version")
             || (w == "-v" && matches!(name, "node" | "nodejs" | "perl" | "php" | "deno" | "bun"))
     };
+    if matches!(name, "gdb" | "gdb-multiarch" | "lldb") {
+        // a debugger's flags (`-batch`, `-q`, `-nx`) come before what it runs: the code is
+        // the first command option's value (`-ex`, `-x`, lldb's `-o`) or the program
+        let code = |w: &str| {
+            matches!(
+                w,
+                "-ex"
+                    | "--ex"
+                    | "-iex"
+                    | "--iex"
+                    | "-x"
+                    | "--x"
+                    | "-ix"
+                    | "--ix"
+                    | "-command"
+                    | "--command"
+                    | "-eval-command"
+                    | "--eval-command"
+                    | "-init-eval-command"
+                    | "--init-eval-command"
+                    | "-o"
+                    | "-O"
+                    | "-s"
+                    | "-S"
+                    | "--one-line"
+                    | "--source"
+                    | "--one-line-before-file"
+                    | "--source-before-file"
+            ) || w.starts_with("--eval-command=")
+                || w.starts_with("-eval-command=")
+                || w.starts_with("--command=")
+                || !w.starts_with('-')
+        };
+        let at = words
+            .iter()
+            .skip(1)
+            .position(|w| code(w) && !info(w))
+            .map_or(words.len(), |p| p + 1);
+        r.code_at(
+            at,
+            format!("`{name}` runs the program or the commands its arguments name"),
+        );
+        return;
+    }
     let at = words.iter().skip(1).position(|w| !info(w)).map_or(
         if words.len() > 1 {
             None
