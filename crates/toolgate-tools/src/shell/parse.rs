@@ -459,9 +459,74 @@ impl Analyzer {
                         .any(|r| r.access == Access::Write && r.path == *script)
                 })
         });
-        if self.unread || writes_its_script {
+        if self.unread || writes_its_script || self.runs_what_it_writes() {
             self.possible_words(UNPARSED, src);
         }
+    }
+
+    /// Whether the line writes a file (by redirection) that a command of the line then runs
+    /// or reads as code: one naming it (`./s.sh`, `bash < f`, `sh s.sh`, `python3 -m m` after
+    /// `m.py`, `vim -S v.vim`), or a file a build tool reads by its name (`Makefile` for
+    /// `make`, `package.json` for `npm run`, `Cargo.toml`, `conftest.py`, ...).
+    fn runs_what_it_writes(&self) -> bool {
+        const READ_BY_NAME: &[&str] = &[
+            "Makefile",
+            "makefile",
+            "GNUmakefile",
+            "package.json",
+            ".npmrc",
+            ".yarnrc",
+            ".yarnrc.yml",
+            "Cargo.toml",
+            "build.rs",
+            "pyproject.toml",
+            "setup.py",
+            "setup.cfg",
+            "conftest.py",
+            "pytest.ini",
+            "tox.ini",
+            "noxfile.py",
+            "Rakefile",
+            "Gemfile",
+            "build.gradle",
+            "build.gradle.kts",
+            "settings.gradle",
+            "pom.xml",
+            "CMakeLists.txt",
+            "justfile",
+            "Justfile",
+            "Taskfile.yml",
+            "meson.build",
+            ".envrc",
+            "deno.json",
+        ];
+        let written: Vec<&str> = self
+            .redirects
+            .iter()
+            .filter(|r| r.access == Access::Write)
+            .map(|r| r.path.trim_start_matches("./"))
+            .collect();
+        if written.is_empty() {
+            return false;
+        }
+        let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+        let named = |w: &str| {
+            let w = w.trim_start_matches("./");
+            written
+                .iter()
+                .any(|p| *p == w || base(p) == w || (base(p).strip_suffix(".py") == Some(w)))
+        };
+        written
+            .iter()
+            .any(|p| READ_BY_NAME.contains(&base(p).as_str()))
+            || self
+                .redirects
+                .iter()
+                .any(|r| r.access == Access::Read && named(&r.path))
+            || self
+                .commands
+                .iter()
+                .any(|c| c.argv.iter().any(|w| named(w)))
     }
 
     /// Keeps the words of `line` as a possible command of `program`, a program the command
@@ -1097,6 +1162,22 @@ impl Analyzer {
         });
         if bare_cd || (writes_by_operand && words.iter().skip(1).any(|w| reaches_home(&w.text))) {
             self.doubt_local(HOME_DOUBT);
+        }
+        // bash's history runs earlier lines again, changed (`fc -s`, `!!` after `set -H`,
+        // `history -s TEXT` then `fc -s`): words that were data become a command
+        let history = match words.first().map(|w| w.text.as_str()) {
+            Some("fc") => true,
+            Some("history") => words.iter().any(|w| w.text == "-s"),
+            Some("set" | "shopt") => words.iter().skip(1).any(|w| {
+                matches!(w.text.as_str(), "history" | "histexpand" | "histappend")
+                    || (w.text.starts_with(['-', '+'])
+                        && !w.text.starts_with("--")
+                        && w.text.contains('H'))
+            }),
+            _ => false,
+        };
+        if history {
+            self.doubt("the line turns on or uses bash's history, which runs earlier lines again");
         }
         let shapes = words
             .iter()

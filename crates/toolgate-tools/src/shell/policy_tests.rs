@@ -244,6 +244,22 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
             &deny,
         ),
         ("git config filter.f.clean 'touch x' && git status", &deny),
+        // a file the line writes, then runs or has a build tool read by its name
+        ("printf 'all:\\n\\ttouch x\\n' > Makefile; make", &deny),
+        (
+            "echo '{\"scripts\":{\"t\":\"touch x\"}}' > package.json; npm run t",
+            &deny,
+        ),
+        ("printf 'touch x' > s.sh; chmod +x s.sh; ./s.sh", &deny),
+        ("echo 'touch x' > f; bash < f", &deny),
+        (
+            "echo 'import os; os.system(\"touch x\")' > m.py; python3 -m m",
+            &deny,
+        ),
+        // bash's history running earlier words again
+        ("set -o history\n: touch x\nfc -s :=", &deny),
+        ("set -o history\nhistory -s 'touch x'\nfc -s", &deny),
+        ("set -o history -H\necho touch x\n!!:1-2", &deny),
         ("echo touch x | xargs env", &deny),
         ("echo touch x | xargs timeout 5", &deny),
         ("echo touch x | xargs -I{} sh -c {}", &deny),
