@@ -621,6 +621,16 @@ impl Analyzer {
         self.possible_argv(std::iter::once(CODE).chain(words));
     }
 
+    /// Keeps a program's file `path` as a possible command of its own: `/usr/bin/touch`, and
+    /// for git's own programs (`/usr/lib/git-core/git-push`) the git command they are.
+    fn possible_program_file(&mut self, path: &str) {
+        let name = program::program_name(path);
+        match name.strip_prefix("git-").filter(|sub| !sub.is_empty()) {
+            Some(sub) => self.possible_argv(["git", sub].into_iter()),
+            None => self.possible_argv(std::iter::once(path)),
+        }
+    }
+
     /// Keeps `words` as a possible command.
     fn possible_argv<'w>(&mut self, words: impl Iterator<Item = &'w str>) {
         let argv: Vec<String> = words.map(str::to_string).collect();
@@ -740,6 +750,10 @@ impl Analyzer {
             {
                 // an assignment without a command: a shell variable
                 let (name, value) = assignment_parts(node, src);
+                // `f=/usr/bin/touch; cp "$f" t`: a program's file held in a variable
+                if let Some(v) = value.as_deref().filter(|v| names_a_program_file(v)) {
+                    self.possible_program_file(v);
+                }
                 let number = node
                     .child_by_field_name("value")
                     .is_some_and(|v| is_number(v, src));
@@ -1384,15 +1398,35 @@ impl Analyzer {
                 }
             }
         }
+        // `f=/usr/bin/touch; cp "$f" t`: a program's file held in a variable
+        for value in cmd.assignments.iter().filter_map(|a| a.split_once('=')) {
+            let value = value.1.trim_matches(['"', '\'']);
+            if names_a_program_file(value) {
+                self.possible_program_file(value);
+            }
+        }
         if let Some(first) = cmd.argv.first() {
             let program = program::program_name(first);
-            if COPIES_FILES.contains(&program) {
-                // `ln -s /usr/bin/touch t; ./t x`: a copy or link of a program runs as it
-                // does, so the program's path given to them is read as a command of its own
-                for (word, shape) in cmd.argv.iter().zip(&shapes).skip(1) {
-                    if shape.name.is_none() && !word.starts_with('-') && word.contains('/') {
-                        self.possible_argv(std::iter::once(word.as_str()));
-                    }
+            if let Some(sub) = program.strip_prefix("git-").filter(|s| !s.is_empty()) {
+                // `/usr/lib/git-core/git-push`, `git-push`: git's own program for `git push`
+                let rest = cmd.argv[1..].iter().map(String::as_str);
+                self.possible_argv(["git", sub].into_iter().chain(rest));
+            }
+            let copies = COPIES_FILES.contains(&program);
+            // `ln -s /usr/bin/touch t; ./t x`: a copy or link of a program runs as it does,
+            // so the program's path given to them is read as a command of its own; so is a
+            // program's file given to any other command (`cat /usr/bin/touch > t`, `dd
+            // if=/usr/bin/touch`, `base64 /usr/bin/touch`), which can copy it as well
+            for (word, shape) in cmd.argv.iter().zip(&shapes).skip(1) {
+                let value = word.split_once('=').map_or(word.as_str(), |(_, v)| v);
+                let path = (shape.name.is_none() && !word.starts_with('-') && word.contains('/'))
+                    .then_some(word.as_str());
+                let path = match path {
+                    Some(p) if copies || names_a_program_file(p) => Some(p),
+                    _ => names_a_program_file(value).then_some(value),
+                };
+                if let Some(p) = path {
+                    self.possible_program_file(p);
                 }
             }
         }
@@ -1689,6 +1723,10 @@ impl Analyzer {
             "<" | "<&" => Access::Read,
             _ => Access::Write,
         };
+        if access == Access::Read && names_a_program_file(&path) {
+            // `cat < /usr/bin/touch > t`: a copy of the program
+            self.possible_program_file(&path);
+        }
         if op == "<>" {
             self.redirects.push(Redirect {
                 path: path.clone(),
@@ -1734,6 +1772,18 @@ fn code_word(program: &str, w: &str, k: usize) -> bool {
         .is_some_and(|(o, _)| o.starts_with('-') && code_option(program, o))
         || (program::is_interactive(program) && w.starts_with('+') && w.len() > 1)
         || (matches!(program, "sqlite3" | "sqlite") && k >= 2 && !w.starts_with('-'))
+}
+
+/// Whether `word` is a path into a directory of programs (`/usr/bin/touch`, `/bin/sh`,
+/// `/usr/local/sbin/x`, `/usr/lib/git-core/git-push`, `/opt/tool/bin/x`, a glob such as
+/// `/usr/bin/tou*`): naming such a file can copy the program.
+fn names_a_program_file(word: &str) -> bool {
+    word.starts_with('/')
+        && (word.contains("/bin/")
+            || word.contains("/sbin/")
+            || word.contains("/libexec/")
+            || word.contains("/git-core/"))
+        && !word.ends_with('/')
 }
 
 /// Why a line that reaches the run's home directory is uncertain.

@@ -256,6 +256,13 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
             "echo 'import os; os.system(\"touch x\")' > m.py; python3 -m m",
             &deny,
         ),
+        // a copy of the program's file made by reading it
+        ("cat /usr/bin/touch > t; chmod +x t; ./t x", &deny),
+        ("dd if=/usr/bin/touch of=t; ./t x", &deny),
+        ("base64 /usr/bin/touch | base64 -d > t; ./t x", &deny),
+        ("cat < /usr/bin/touch > t; ./t x", &deny),
+        ("cp /usr/bin/tou* t; ./t x", &deny),
+        ("f=/usr/bin/touch; cp \"$f\" t; ./t x", &deny),
         // bash's history running earlier words again
         ("set -o history\n: touch x\nfc -s :=", &deny),
         ("set -o history\nhistory -s 'touch x'\nfc -s", &deny),
@@ -443,6 +450,8 @@ fn deny_rules_on_subcommands_match_every_spelling() {
         "git -c alias.p=push p origin",
         "git config alias.p push && git p origin",
         "git config set alias.p 'push --force' && git p",
+        "/usr/lib/git-core/git-push r HEAD",
+        "git-push r",
         "git --bogus tag",
         "git --bogus value tag",
         "timeout 5 git -C . push",
