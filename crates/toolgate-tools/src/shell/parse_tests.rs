@@ -1031,7 +1031,10 @@ fn an_unread_line_keeps_its_words() {
         (
             "BASH_CMDS[ls]=/usr/bin/touch; ls x",
             // the program's file held in a variable, then the line's words
-            &["/usr/bin/touch", "(unparsed) BASH_CMDS[ls] /usr/bin/touch ls x"],
+            &[
+                "/usr/bin/touch",
+                "(unparsed) BASH_CMDS[ls] /usr/bin/touch ls x",
+            ],
         ),
         // `t[o]uch x` at the start of a statement reads as an array element to the grammar
         (": > touch; t[o]uch x", &["(unparsed) touch t[o]uch x"]),
