@@ -1412,6 +1412,23 @@ impl Analyzer {
                 let rest = cmd.argv[1..].iter().map(String::as_str);
                 self.possible_argv(["git", sub].into_iter().chain(rest));
             }
+            if program == "git" {
+                // plumbing that does what a porcelain command does (`git send-pack` pushes):
+                // read as that command too, so a rule on it holds
+                let at = reading.subcommand.as_ref().map_or(1, |s| s.at);
+                let porcelain = match cmd.argv.get(at).map(String::as_str) {
+                    Some("send-pack" | "http-push") => Some("push"),
+                    Some("fetch-pack") => Some("fetch"),
+                    Some("commit-tree") => Some("commit"),
+                    Some("update-ref") => Some("branch"),
+                    Some("read-tree" | "checkout-index") => Some("checkout"),
+                    _ => None,
+                };
+                if let Some(porcelain) = porcelain {
+                    let rest = cmd.argv[at + 1..].iter().map(String::as_str);
+                    self.possible_argv(["git", porcelain].into_iter().chain(rest));
+                }
+            }
             let copies = COPIES_FILES.contains(&program);
             // `ln -s /usr/bin/touch t; ./t x`: a copy or link of a program runs as it does,
             // so the program's path given to them is read as a command of its own; so is a

@@ -452,6 +452,8 @@ fn deny_rules_on_subcommands_match_every_spelling() {
         "git config set alias.p 'push --force' && git p",
         "/usr/lib/git-core/git-push r HEAD",
         "git-push r",
+        "git send-pack r.git HEAD:refs/heads/x",
+        "git -C . http-push r",
         "git --bogus tag",
         "git --bogus value tag",
         "timeout 5 git -C . push",
