@@ -136,11 +136,15 @@ fn list(ws: &Workspace, path: &WsPath, ctx: &ToolContext) -> Result<ListDirOutpu
         ))
         .with_reason("not_a_directory"));
     }
-    let dir = ws
-        .dir()
-        .open_dir(path.as_path())
-        .map_err(|e| io_error(&shown, &e))?;
-    super::check_opened(ws, path, std::os::fd::AsFd::as_fd(&dir))?;
+    let dir = super::open_exact(ws, path, true)
+        .map(cap_std::fs::Dir::from_std_file)
+        .map_err(|e| {
+            if super::is_changed(&e) {
+                super::changed_error(&shown)
+            } else {
+                io_error(&shown, &e)
+            }
+        })?;
     let mut first = TopK::new(MAX_ENTRIES);
     let mut total = 0u64;
     for entry in dir.entries().map_err(|e| io_error(&shown, &e))? {

@@ -19,43 +19,90 @@ mod replace;
 pub mod temp;
 pub mod write_file;
 
-/// Checks that `opened` (a file or directory a tool opened by `path`, its canonical path in
-/// `ws`) is the entry at that path: the kernel's name for the open file
-/// (`/proc/self/fd/N`) is its name for the workspace root's descriptor joined with `path`. The open follows links
-/// inside the workspace, and a link swapped in between the path's resolution and the open
-/// would have the tool read what nobody judged (`pub/a.txt` made a link to
-/// `secrets/key.txt`). Where `/proc` cannot be read the check passes: the sandbox's reads
-/// stay confined to the workspace either way.
+/// Opens `path` (canonical in `ws`: no component is a link) for reading, following no link
+/// on the way (`openat2` with `RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH` from the workspace
+/// root's descriptor), non-blocking so a FIFO does not hang the call; a directory when
+/// `directory`. A component swapped for a link since the path was resolved (`pub/a.txt`
+/// made a link to `secrets/key.txt` while the call ran) fails the open ([`is_changed`])
+/// instead of being followed, so a tool reads the entry the policy judged or nothing. On a
+/// kernel without `openat2` (before 5.6, or a filter that refuses it) the path is opened
+/// as before and the kernel's name for the open descriptor (`/proc/self/fd`) is compared
+/// with the path.
 ///
 /// # Errors
-/// `tool_failed` / `file_changed` (recoverable): nothing was read.
-pub(crate) fn check_opened(
+/// The open's I/O error; `ELOOP` when the path changed ([`is_changed`]).
+pub(crate) fn open_exact(
+    ws: &toolgate_core::Workspace,
+    path: &toolgate_core::WsPath,
+    directory: bool,
+) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    if directory {
+        flags |= OFlags::DIRECTORY;
+    }
+    let target = if path.is_root() {
+        std::path::Path::new(".")
+    } else {
+        path.as_path()
+    };
+    let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(ws.dir(), target, flags, Mode::empty(), resolve) {
+        Ok(fd) => Ok(std::fs::File::from(fd)),
+        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
+            let file = if directory {
+                ws.dir().open_dir(target)?.into_std_file()
+            } else {
+                ws.dir()
+                    .open_with(target, &crate::walk::read_options())?
+                    .into_std()
+            };
+            if opened_elsewhere(ws, path, std::os::fd::AsFd::as_fd(&file)) {
+                return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
+            }
+            Ok(file)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Whether an error of [`open_exact`] says the path changed since it was resolved: a link
+/// on the way (`ELOOP`) or a way out of the workspace (`EXDEV`).
+pub(crate) fn is_changed(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ELOOP | libc::EXDEV))
+}
+
+/// The error of a path that changed while the call ran: `tool_failed` / `file_changed`
+/// (recoverable), naming the path as the call gave it resolved; nothing was read.
+pub(crate) fn changed_error(shown: &str) -> toolgate_core::ToolError {
+    toolgate_core::ToolError::failed(format!(
+        "{shown:?} changed while the call ran (a link was made or moved there meanwhile), so \
+         nothing was read; send the call again"
+    ))
+    .with_reason("file_changed")
+}
+
+/// Whether the kernel's name for `opened` (`/proc/self/fd/N`) is not the workspace root's
+/// (by its own descriptor, so a workspace moved meanwhile still compares) joined with
+/// `path`. False where `/proc` cannot be read.
+fn opened_elsewhere(
     ws: &toolgate_core::Workspace,
     path: &toolgate_core::WsPath,
     opened: std::os::fd::BorrowedFd<'_>,
-) -> Result<(), toolgate_core::ToolError> {
+) -> bool {
     use std::os::fd::{AsFd, AsRawFd};
     let name = |fd: std::os::fd::BorrowedFd<'_>| {
         std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
     };
-    // the root by its descriptor's name too, so a workspace moved meanwhile still compares
     let (Ok(actual), Ok(root)) = (name(opened), name(ws.dir().as_fd())) else {
-        return Ok(());
+        return false;
     };
     let expected = if path.is_root() {
         root
     } else {
         root.join(path.as_path())
     };
-    if actual == expected {
-        return Ok(());
-    }
-    Err(toolgate_core::ToolError::failed(format!(
-        "{:?} changed while the call ran (a link was made or moved there meanwhile), so \
-         nothing was read; send the call again",
-        path.display()
-    ))
-    .with_reason("file_changed"))
+    actual != expected
 }
 
 pub use edit_file::EditFile;

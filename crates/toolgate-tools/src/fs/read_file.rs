@@ -24,7 +24,6 @@
 use super::lookup;
 use crate::blocking;
 use crate::text::push_cut_of;
-use crate::walk::read_options;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Read};
@@ -194,26 +193,22 @@ fn open_text(
     if path.is_root() {
         return Err(is_a_directory(&shown));
     }
-    let file = ws
-        .dir()
-        .open_with(path.as_path(), &read_options())
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => lookup::not_found(ws, path, visible),
-            _ => io_error(&shown, &e),
-        })?;
-    super::check_opened(ws, path, std::os::fd::AsFd::as_fd(&file))?;
+    let file = super::open_exact(ws, path, false).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => lookup::not_found(ws, path, visible),
+        _ if super::is_changed(&e) => super::changed_error(&shown),
+        // a socket cannot be opened (`ENXIO`): not a regular file, like a FIFO or a device
+        _ if e.raw_os_error() == Some(libc::ENXIO) => not_regular(&shown),
+        _ => io_error(&shown, &e),
+    })?;
     let meta = file.metadata().map_err(|e| io_error(&shown, &e))?;
     if meta.is_dir() {
         return Err(is_a_directory(&shown));
     }
     if !meta.is_file() {
-        return Err(ToolError::failed(format!(
-            "{shown:?} is not a regular file (a FIFO, socket or device); read_file reads regular files only"
-        ))
-        .with_reason("not_a_regular_file"));
+        return Err(not_regular(&shown));
     }
-    refuse_hard_link(ws, path, cap_std::fs::MetadataExt::nlink(&meta))?;
-    let mut file = file.into_std().take(meta.len());
+    refuse_hard_link(ws, path, std::os::unix::fs::MetadataExt::nlink(&meta))?;
+    let mut file = file.take(meta.len());
     let mut sniff = Vec::with_capacity(BINARY_SNIFF_BYTES);
     (&mut file)
         .take(BINARY_SNIFF_BYTES as u64)
@@ -237,6 +232,15 @@ fn open_text(
         cr_only,
     };
     Ok((BufReader::with_capacity(CHUNK, bytes), meta.len()))
+}
+
+/// The error of a path that names a FIFO, socket or device.
+fn not_regular(shown: &str) -> ToolError {
+    ToolError::failed(format!(
+        "{shown:?} is not a regular file (a FIFO, socket or device); read_file reads regular \
+         files only"
+    ))
+    .with_reason("not_a_regular_file")
 }
 
 /// The UTF-8 byte-order mark.

@@ -14,7 +14,6 @@
 use super::uri;
 use crate::blocking;
 use crate::fs::read_file::BINARY_SNIFF_BYTES;
-use crate::walk::read_options;
 use base64::Engine;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
@@ -128,18 +127,15 @@ fn read(ws: &Workspace, path: &WsPath, requested: String) -> Result<ToolOutput, 
     if path.is_root() {
         return Err(not_a_file(&shown, "a directory"));
     }
-    let file = ws
-        .dir()
-        .open_with(path.as_path(), &read_options())
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ToolError::not_found(format!(
-                "no resource at {requested:?}: {shown:?} does not exist in the workspace; list \
-                 the resources (resources/list) for the URIs there are"
-            ))
-            .with_details(serde_json::json!({ "uri": requested })),
-            _ => io_error(&shown, &e),
-        })?;
-    crate::fs::check_opened(ws, path, std::os::fd::AsFd::as_fd(&file))?;
+    let file = crate::fs::open_exact(ws, path, false).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::not_found(format!(
+            "no resource at {requested:?}: {shown:?} does not exist in the workspace; list \
+             the resources (resources/list) for the URIs there are"
+        ))
+        .with_details(serde_json::json!({ "uri": requested })),
+        _ if crate::fs::is_changed(&e) => crate::fs::changed_error(&shown),
+        _ => io_error(&shown, &e),
+    })?;
     let meta = file.metadata().map_err(|e| io_error(&shown, &e))?;
     if meta.is_dir() {
         return Err(not_a_file(&shown, "a directory"));
@@ -158,8 +154,7 @@ fn read(ws: &Workspace, path: &WsPath, requested: String) -> Result<ToolOutput, 
         ));
     }
     // a hard link may be a name of a file outside the workspace, as for read_file
-    crate::fs::read_file::refuse_hard_link(ws, path, cap_std::fs::MetadataExt::nlink(&meta))?;
-    let file = file.into_std();
+    crate::fs::read_file::refuse_hard_link(ws, path, std::os::unix::fs::MetadataExt::nlink(&meta))?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(MAX_RESOURCE_BYTES)
         .read_to_end(&mut bytes)
