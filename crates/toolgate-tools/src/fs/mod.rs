@@ -36,16 +36,30 @@ pub(crate) fn open_exact(
     path: &toolgate_core::WsPath,
     directory: bool,
 ) -> std::io::Result<std::fs::File> {
-    use rustix::fs::{Mode, OFlags, ResolveFlags};
-    let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
-    if directory {
-        flags |= OFlags::DIRECTORY;
-    }
     let target = if path.is_root() {
         std::path::Path::new(".")
     } else {
         path.as_path()
     };
+    open_exact_rel(ws, target, directory)
+}
+
+/// [`open_exact`] of `rel`, a path relative to the workspace root with no link on it (a
+/// file a walk found).
+///
+/// # Errors
+/// As [`open_exact`]'s.
+pub(crate) fn open_exact_rel(
+    ws: &toolgate_core::Workspace,
+    rel: &std::path::Path,
+    directory: bool,
+) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    if directory {
+        flags |= OFlags::DIRECTORY;
+    }
+    let target = rel;
     let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
     match rustix::fs::openat2(ws.dir(), target, flags, Mode::empty(), resolve) {
         Ok(fd) => Ok(std::fs::File::from(fd)),
@@ -57,7 +71,7 @@ pub(crate) fn open_exact(
                     .open_with(target, &crate::walk::read_options())?
                     .into_std()
             };
-            if opened_elsewhere(ws, path, std::os::fd::AsFd::as_fd(&file)) {
+            if opened_elsewhere(ws, rel, std::os::fd::AsFd::as_fd(&file)) {
                 return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
             }
             Ok(file)
@@ -87,7 +101,7 @@ pub(crate) fn changed_error(shown: &str) -> toolgate_core::ToolError {
 /// `path`. False where `/proc` cannot be read.
 fn opened_elsewhere(
     ws: &toolgate_core::Workspace,
-    path: &toolgate_core::WsPath,
+    rel: &std::path::Path,
     opened: std::os::fd::BorrowedFd<'_>,
 ) -> bool {
     use std::os::fd::{AsFd, AsRawFd};
@@ -97,10 +111,10 @@ fn opened_elsewhere(
     let (Ok(actual), Ok(root)) = (name(opened), name(ws.dir().as_fd())) else {
         return false;
     };
-    let expected = if path.is_root() {
+    let expected = if rel == std::path::Path::new(".") {
         root
     } else {
-        root.join(path.as_path())
+        root.join(rel)
     };
     actual != expected
 }

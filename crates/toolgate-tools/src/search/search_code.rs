@@ -18,7 +18,7 @@ use crate::blocking;
 use crate::fs::glob::names_hidden;
 use crate::fs::lookup;
 use crate::topk::TopK;
-use crate::walk::{host_path, read_options, Unreadable, Walk, WalkOptions};
+use crate::walk::{host_path, Unreadable, Walk, WalkOptions};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
@@ -359,8 +359,6 @@ fn search(
     let walk = Walk::new(ws, base, WalkOptions { hidden, overrides });
     let max = args.max_matches.clamp(1, MAX_MATCHES) as usize;
     let context = args.context.min(MAX_CONTEXT) as usize;
-    let dir = ws.dir();
-    let open = read_options();
     let parts = walk.run(
         || Worker {
             searcher: searcher(context),
@@ -388,8 +386,10 @@ fn search(
             if !ctx.permits(rel, Access::Read) {
                 return WalkState::Continue;
             }
-            let file = match dir.open_with(rel, &open) {
-                Ok(f) => f.into_std(),
+            // following no link: a directory swapped for one during the walk is not read
+            // through (the walk goes by name)
+            let file = match crate::fs::open_exact_rel(ws, rel, false) {
+                Ok(f) => f,
                 Err(e) => {
                     worker.found.unreadable.file(rel, &e);
                     return WalkState::Continue;
