@@ -102,6 +102,9 @@ pub struct SimpleCommand {
     pub wrappers: Vec<Vec<String>>,
     /// Whether more arguments are added when it runs (the command of `xargs`, `find -exec`).
     pub open_args: bool,
+    /// Whether those arguments are words of `xargs`'s input, which may be anything, options
+    /// included (`find -exec` adds the paths it finds, which start with its root).
+    pub args_from_input: bool,
     /// What the command grammar read in `argv`: the word through which it runs code that
     /// cannot be read, if any, and its global options.
     pub reading: Reading,
@@ -459,74 +462,147 @@ impl Analyzer {
                         .any(|r| r.access == Access::Write && r.path == *script)
                 })
         });
-        if self.unread || writes_its_script || self.runs_what_it_writes() {
+        if !writes_its_script && self.runs_what_it_writes() {
+            // uncertain too: what it wrote may not be readable (`base64 -d > Makefile`)
+            self.doubt(
+                "the line writes a file that it then runs as code (a script, a build tool's \
+                 file); what it runs is only known when it runs",
+            );
+        }
+        if self.unread || writes_its_script {
             self.possible_words(UNPARSED, src);
         }
     }
 
-    /// Whether the line writes a file (by redirection) that a command of the line then runs
-    /// or reads as code: one naming it (`./s.sh`, `bash < f`, `sh s.sh`, `python3 -m m` after
-    /// `m.py`, `vim -S v.vim`), or a file a build tool reads by its name (`Makefile` for
-    /// `make`, `package.json` for `npm run`, `Cargo.toml`, `conftest.py`, ...).
+    /// Whether the line writes a file that a command of the line then runs as code: the
+    /// files it writes are its redirection targets and what `tee`, `sponge`, `dd of=`, `cp`,
+    /// `mv`, `install`, `ln` and `rsync` write; one is run when a command runs it by name
+    /// (`./s.sh`), an interpreter or shell is given it as its code (`bash s.sh`, `python3 -m
+    /// m` after `m.py`) or as its input (`bash < f`), or it is a file a build tool of the line
+    /// reads by its name (`Makefile` and `make`, `package.json` and `npm`, `Cargo.toml` and
+    /// `cargo`, `conftest.py` and `pytest`, ...). An interpreter or shell whose code is a word
+    /// only known when the line runs (`bash $f`, `bash ./s*.sh`) counts as running any of
+    /// them. A file only named by other commands (`git add README.md`, `cat notes.md`) is
+    /// data.
     fn runs_what_it_writes(&self) -> bool {
-        const READ_BY_NAME: &[&str] = &[
-            "Makefile",
-            "makefile",
-            "GNUmakefile",
-            "package.json",
-            ".npmrc",
-            ".yarnrc",
-            ".yarnrc.yml",
-            "Cargo.toml",
-            "build.rs",
-            "pyproject.toml",
-            "setup.py",
-            "setup.cfg",
-            "conftest.py",
-            "pytest.ini",
-            "tox.ini",
-            "noxfile.py",
-            "Rakefile",
-            "Gemfile",
-            "build.gradle",
-            "build.gradle.kts",
-            "settings.gradle",
-            "pom.xml",
-            "CMakeLists.txt",
-            "justfile",
-            "Justfile",
-            "Taskfile.yml",
-            "meson.build",
-            ".envrc",
-            "deno.json",
+        const READ_BY_NAME: &[(&str, &[&str])] = &[
+            ("Makefile", &["make", "gmake"]),
+            ("makefile", &["make", "gmake"]),
+            ("GNUmakefile", &["make", "gmake"]),
+            (
+                "package.json",
+                &["npm", "pnpm", "yarn", "npx", "bun", "node"],
+            ),
+            (".npmrc", &["npm", "pnpm", "npx"]),
+            (".yarnrc", &["yarn"]),
+            (".yarnrc.yml", &["yarn"]),
+            ("Cargo.toml", &["cargo"]),
+            ("build.rs", &["cargo"]),
+            (
+                "pyproject.toml",
+                &["pip", "pip3", "python", "python3", "uv", "poetry", "pytest"],
+            ),
+            ("setup.py", &["pip", "pip3", "python", "python3", "uv"]),
+            ("setup.cfg", &["pip", "pip3", "python", "python3", "pytest"]),
+            ("conftest.py", &["pytest", "python", "python3"]),
+            ("pytest.ini", &["pytest", "python", "python3"]),
+            ("tox.ini", &["tox", "pytest"]),
+            ("noxfile.py", &["nox"]),
+            ("Rakefile", &["rake", "bundle"]),
+            ("Gemfile", &["bundle", "gem"]),
+            ("build.gradle", &["gradle", "gradlew"]),
+            ("build.gradle.kts", &["gradle", "gradlew"]),
+            ("settings.gradle", &["gradle", "gradlew"]),
+            ("pom.xml", &["mvn", "mvnw"]),
+            ("CMakeLists.txt", &["cmake"]),
+            ("justfile", &["just"]),
+            ("Justfile", &["just"]),
+            ("Taskfile.yml", &["task"]),
+            ("meson.build", &["meson", "ninja"]),
+            (".envrc", &["direnv"]),
+            ("deno.json", &["deno"]),
         ];
-        let written: Vec<&str> = self
+        let plain = |p: &str| p.trim_start_matches("./").to_string();
+        let mut written: Vec<String> = self
             .redirects
             .iter()
             .filter(|r| r.access == Access::Write)
-            .map(|r| r.path.trim_start_matches("./"))
+            .map(|r| plain(&r.path))
             .collect();
+        for c in &self.commands {
+            let Some(first) = c.argv.first() else {
+                continue;
+            };
+            let operands = || c.argv[1..].iter().filter(|w| !w.starts_with('-'));
+            match program::program_name(first) {
+                "tee" | "sponge" => written.extend(operands().map(|w| plain(w))),
+                "dd" => written.extend(
+                    c.argv
+                        .iter()
+                        .filter_map(|w| w.strip_prefix("of="))
+                        .map(&plain),
+                ),
+                "cp" | "mv" | "install" | "ln" | "rsync" => {
+                    written.extend(operands().last().map(|w| plain(w)))
+                }
+                _ => {}
+            }
+        }
         if written.is_empty() {
             return false;
         }
         let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
-        let named = |w: &str| {
-            let w = w.trim_start_matches("./");
+        let names = |w: &str| {
+            let w = plain(w);
             written
                 .iter()
-                .any(|p| *p == w || base(p) == w || (base(p).strip_suffix(".py") == Some(w)))
+                .any(|p| *p == w || base(p) == w || base(p) == base(&w))
         };
-        written
+        let unknown = |w: &str| w.contains(['*', '?', '[', '$', '`']);
+        let programs: Vec<&str> = self
+            .commands
             .iter()
-            .any(|p| READ_BY_NAME.contains(&base(p).as_str()))
-            || self
-                .redirects
+            .filter_map(|c| c.argv.first().map(|w| program::program_name(w)))
+            .collect();
+        let build_file = written.iter().any(|p| {
+            READ_BY_NAME
                 .iter()
-                .any(|r| r.access == Access::Read && named(&r.path))
-            || self
-                .commands
-                .iter()
-                .any(|c| c.argv.iter().any(|w| named(w)))
+                .any(|(file, tools)| base(p) == *file && tools.iter().any(|t| programs.contains(t)))
+        });
+        let runs_one = self.commands.iter().any(|c| {
+            let Some(first) = c.argv.first() else {
+                return false;
+            };
+            // `./s.sh`, `sub/run`
+            let by_name = first.contains('/') && names(first);
+            // `bash s.sh`, `python3 x.py`, `bash $f`; `python3 -m m` after `m.py`
+            let as_code = c.reading.code.as_ref().is_some_and(|k| {
+                c.argv.get(k.at).is_some_and(|w| {
+                    names(w)
+                        || unknown(w)
+                        || (w == "-m"
+                            && c.argv.get(k.at + 1).is_some_and(|m| {
+                                names(&format!("{m}.py")) || names(&format!("{m}/__main__.py"))
+                            }))
+                })
+            });
+            by_name || as_code
+        });
+        // `bash < f`, `sh -s < f`: a shell or interpreter reading its code from a file written
+        let as_input = self
+            .redirects
+            .iter()
+            .any(|r| r.access == Access::Read && names(&r.path))
+            && self.commands.iter().any(|c| {
+                c.argv
+                    .first()
+                    .is_some_and(|w| program::is_shell(program::program_name(w)))
+                    || c.reading
+                        .code
+                        .as_ref()
+                        .is_some_and(|k| k.at >= c.argv.len())
+            });
+        build_file || runs_one || as_input
     }
 
     /// Keeps the words of `line` as a possible command of `program`, a program the command
@@ -573,6 +649,9 @@ impl Analyzer {
         if let Some(d) = &decoded {
             words.extend(fine(d));
         }
+        // a word of nothing but pattern characters (`*` in `a * b`, a markdown list's `*`)
+        // names no program: taken for every word it may become, it would match any rule
+        words.retain(|w| !w.chars().all(|c| matches!(c, '*' | '?')));
         self.possible_argv(std::iter::once(program).chain(words.iter().map(String::as_str)));
     }
 
@@ -1290,6 +1369,7 @@ impl Analyzer {
             cmd.argv.drain(..k);
             shapes.drain(..k.min(shapes.len()));
             cmd.open_args |= name == "xargs";
+            cmd.args_from_input |= name == "xargs";
             reading = program::read(&cmd.argv);
         }
         if let Some(code) = reading.code.as_ref().filter(|c| c.at >= cmd.argv.len()) {
@@ -1306,8 +1386,41 @@ impl Analyzer {
             let given = reading.wraps.is_some()
                 || !reading.runs.is_empty()
                 || reading.code.as_ref().is_some_and(|c| c.at < cmd.argv.len());
-            let takes_a_program = !given && program.is_some_and(program::runs_other_programs);
+            // sed, awk and make take files after their script or targets, not a program
+            let script_first = program.is_some_and(|p| {
+                matches!(
+                    p,
+                    "sed"
+                        | "gsed"
+                        | "awk"
+                        | "gawk"
+                        | "mawk"
+                        | "nawk"
+                        | "make"
+                        | "gmake"
+                        | "find"
+                        | "fd"
+                        | "fdfind"
+                )
+            });
+            let takes_a_program =
+                !given && !script_first && program.is_some_and(program::runs_other_programs);
             let bare = cmd.argv.len() == 1 && !program.is_some_and(program::runs_nothing_else);
+            if cmd.args_from_input
+                && !given
+                && !takes_a_program
+                && !bare
+                && program.is_some_and(program::options_matter)
+                && !cmd.argv.iter().any(|w| w == "--")
+            {
+                // `cat b | xargs -0 tar -cf t.tar h` with b holding `--checkpoint-action=exec=`:
+                // a word of the input may be an option that writes files or runs a program
+                self.doubt_local(format!(
+                    "`{}` gets words of xargs's input as arguments, which may be options that \
+                     run a program or write files; end its options with `--` before them",
+                    program.unwrap_or("")
+                ));
+            }
             if takes_a_program || bare {
                 self.doubt(format!(
                     "`{}` gets more arguments when it runs (from xargs's input, or the names \
@@ -1430,6 +1543,37 @@ impl Analyzer {
                 }
             }
             let copies = COPIES_FILES.contains(&program);
+            // programs that only look at a file (its name, size, links, hash, matching lines)
+            let inspects = matches!(
+                program,
+                "ls" | "stat"
+                    | "readlink"
+                    | "realpath"
+                    | "file"
+                    | "which"
+                    | "type"
+                    | "du"
+                    | "wc"
+                    | "md5sum"
+                    | "sha1sum"
+                    | "sha256sum"
+                    | "sha512sum"
+                    | "cksum"
+                    | "test"
+                    | "["
+                    | "grep"
+                    | "rg"
+                    | "ldd"
+                    | "find"
+                    | "cmp"
+                    | "diff"
+                    | "strings"
+                    | "nm"
+                    | "command"
+                    | "whereis"
+                    | "dpkg"
+                    | "rpm"
+            );
             // `ln -s /usr/bin/touch t; ./t x`: a copy or link of a program runs as it does,
             // so the program's path given to them is read as a command of its own; so is a
             // program's file given to any other command (`cat /usr/bin/touch > t`, `dd
@@ -1439,8 +1583,8 @@ impl Analyzer {
                 let path = (shape.name.is_none() && !word.starts_with('-') && word.contains('/'))
                     .then_some(word.as_str());
                 let path = match path {
-                    Some(p) if copies || names_a_program_file(p) => Some(p),
-                    _ => names_a_program_file(value).then_some(value),
+                    Some(p) if copies || (!inspects && names_a_program_file(p)) => Some(p),
+                    _ => (!inspects && names_a_program_file(value)).then_some(value),
                 };
                 if let Some(p) = path {
                     self.possible_program_file(p);

@@ -157,6 +157,7 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
     let code = (Decision::Ask, "shell.runs_code".to_string());
     let unlisted = (Decision::Ask, "shell.unlisted".to_string());
     let uncertain = (Decision::Ask, "shell.uncertain".to_string());
+    let allow = (Decision::Allow, "shell.allow".to_string());
     let table: &[(&str, &(Decision, String))] = &[
         // what they run is read, and decided by the rules
         ("sed -n '1e touch pwned' f.txt", &deny),
@@ -329,6 +330,14 @@ fn a_rule_for_a_program_does_not_cover_what_it_runs() {
         ("echo \"$X\" | bash", &uncertain),
         ("vim -c '!ls x' f", &uncertain),
         ("echo ls | xargs env", &uncertain),
+        // words of xargs's input may be options of a program whose options run programs
+        ("ls | xargs -0 sort -o out", &uncertain),
+        // a written file only named by other commands is data, not run
+        (
+            "echo '# use touch to download' > README.md && git add README.md",
+            &allow,
+        ),
+        ("echo 'x * y' > f.txt; ls f.txt", &allow),
         ("echo status | xargs git", &uncertain),
         // the run's home holds startup files programs read: a line reaching it is uncertain
         ("echo 'shell ls' > ~/.gdbinit; gdb -batch", &uncertain),
