@@ -719,6 +719,45 @@ pub(crate) enum Program<'a> {
 }
 
 /// One prepared run: the command to spawn and what the sandbox lacks.
+/// A run's home directory: a directory of 32 random letters and digits inside a directory its owner
+/// may enter and write but not list (mode `0300`; the command runs without the capability
+/// to read past that), so `/tmp/toolgate-home-*/.lesskey` names nothing a command can find
+/// and only `$HOME`, `~` or a bare `cd` (which make a line uncertain) lead there. Both are
+/// removed when it is dropped.
+pub(crate) struct PrivateHome {
+    // dropped first: removing it needs only the parent's write and search permissions
+    home: tempfile::TempDir,
+    parent: tempfile::TempDir,
+}
+
+impl PrivateHome {
+    fn new() -> std::io::Result<PrivateHome> {
+        use std::os::unix::fs::PermissionsExt;
+        let parent = tempfile::Builder::new()
+            .prefix("toolgate-home-")
+            .tempdir()?;
+        let home = tempfile::Builder::new()
+            .prefix("")
+            .rand_bytes(32)
+            .tempdir_in(parent.path())?;
+        std::fs::set_permissions(parent.path(), std::fs::Permissions::from_mode(0o300))?;
+        Ok(PrivateHome { home, parent })
+    }
+
+    fn path(&self) -> &Path {
+        self.home.path()
+    }
+}
+
+impl Drop for PrivateHome {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        // listable again, so the parent's own removal can read it
+        let _ =
+            std::fs::set_permissions(self.parent.path(), std::fs::Permissions::from_mode(0o700));
+    }
+}
+
 pub(crate) struct Run {
     command: Command,
     new_pid: bool,
@@ -728,7 +767,7 @@ pub(crate) struct Run {
     watched: Arc<Watched>,
     // removed when the run ends
     _tmp: tempfile::TempDir,
-    _home: tempfile::TempDir,
+    _home: PrivateHome,
     _cover: Option<tempfile::TempDir>,
 }
 
@@ -760,10 +799,8 @@ impl Run {
         // the run's home is not its temporary directory: a path made from `$TMPDIR` or
         // `mktemp` (`$(mktemp -d)/../.gdbinit`) does not reach the startup files programs
         // read there, and a line naming the home is uncertain (see `parse::reaches_home`)
-        let home = tempfile::Builder::new()
-            .prefix("toolgate-home-")
-            .tempdir()
-            .map_err(|e| internal("making the run's home directory", &e))?;
+        let home =
+            PrivateHome::new().map_err(|e| internal("making the run's home directory", &e))?;
         let home_path = home
             .path()
             .canonicalize()
