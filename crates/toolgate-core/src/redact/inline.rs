@@ -516,6 +516,12 @@ impl<'a, 'f> Scan<'a, 'f> {
     fn value(&self, at: usize, colon: bool) -> Option<Range<usize>> {
         let b = self.b;
         let at = if colon { skip_blanks(b, at) } else { at };
+        // bash's `$'...'` and `$"..."` are quoted strings, not a reference (`$TOKEN`)
+        let at = if b.get(at) == Some(&b'$') && matches!(b.get(at + 1), Some(b'\'' | b'"')) {
+            at + 1
+        } else {
+            at
+        };
         let r = match b.get(at) {
             Some(&q @ (b'"' | b'\'')) => {
                 let start = at + 1;
@@ -774,6 +780,10 @@ mod tests {
             (
                 "sudo -S id <<< hunter2; sudo id <<< notapw",
                 format!("sudo -S id <<< {r}; sudo id <<< notapw"),
+            ),
+            (
+                "export PASSWORD=$'hunter2'; mysql --password=$'hunter3' db; TOKEN=$\"t0k\" ./d.sh; echo $PASSWORD",
+                format!("export PASSWORD=$'{r}'; mysql --password=$'{r}' db; TOKEN=$\"{r}\" ./d.sh; echo $PASSWORD"),
             ),
             (
                 "htpasswd -bc .htpasswd admin hunter2; htpasswd -nbB bob 'pw 5'; htpasswd -c f u",
