@@ -462,6 +462,7 @@ fn deny_rules_on_subcommands_match_every_spelling() {
         "/usr/lib/git-core/git-push r HEAD",
         "git-push r",
         "git send-pack r.git HEAD:refs/heads/x",
+        "git clone -q --config alias.p=push . c && git -C c p r",
         "git -C . http-push r",
         "git --bogus tag",
         "git --bogus value tag",

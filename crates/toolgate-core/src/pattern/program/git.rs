@@ -218,6 +218,19 @@ pub(super) fn git(words: &[&str], r: &mut Reading) {
                         i
                     };
                     r.code_at(at, format!("`git {sub} {w}` names a program it runs"));
+                    // `git clone --config alias.p=push`: the new repository's setting, read
+                    // as `git -c` is for what it makes git run later in the line
+                    if sub == "clone" {
+                        let value = match *w {
+                            "-c" | "--config" => words.get(i + 1).copied(),
+                            _ => w
+                                .strip_prefix("--config=")
+                                .or_else(|| w.strip_prefix("-c").filter(|v| !v.is_empty())),
+                        };
+                        if let Some(line) = value.and_then(setting_runs) {
+                            r.runs.push(Run::Line(line));
+                        }
+                    }
                 }
             }
         }
