@@ -543,7 +543,7 @@ impl Analyzer {
                         .map(&plain),
                 ),
                 "cp" | "mv" | "install" | "ln" | "rsync" => {
-                    written.extend(operands().last().map(|w| plain(w)))
+                    written.extend(operands().next_back().map(|w| plain(w)))
                 }
                 _ => {}
             }
