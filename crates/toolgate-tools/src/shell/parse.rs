@@ -1231,28 +1231,9 @@ impl Analyzer {
         // program run what it wrote (`cd` alone goes there too); programs that only print or
         // read what they name are left alone
         let bare_cd = words.len() == 1 && matches!(words[0].text.as_str(), "cd" | "pushd");
-        let writes_by_operand = words.first().is_some_and(|w| {
-            !matches!(
-                program::program_name(&w.text),
-                "echo"
-                    | "printf"
-                    | "ls"
-                    | "cat"
-                    | "head"
-                    | "tail"
-                    | "wc"
-                    | "stat"
-                    | "test"
-                    | "["
-                    | "realpath"
-                    | "readlink"
-                    | "dirname"
-                    | "basename"
-                    | "du"
-                    | "file"
-                    | "grep"
-            )
-        });
+        let writes_by_operand = words
+            .first()
+            .is_some_and(|w| !never_writes_operands(program::program_name(&w.text)));
         if bare_cd || (writes_by_operand && words.iter().skip(1).any(|w| reaches_home(&w.text))) {
             self.doubt_local(HOME_DOUBT);
         }
@@ -1543,37 +1524,7 @@ impl Analyzer {
                 }
             }
             let copies = COPIES_FILES.contains(&program);
-            // programs that only look at a file (its name, size, links, hash, matching lines)
-            let inspects = matches!(
-                program,
-                "ls" | "stat"
-                    | "readlink"
-                    | "realpath"
-                    | "file"
-                    | "which"
-                    | "type"
-                    | "du"
-                    | "wc"
-                    | "md5sum"
-                    | "sha1sum"
-                    | "sha256sum"
-                    | "sha512sum"
-                    | "cksum"
-                    | "test"
-                    | "["
-                    | "grep"
-                    | "rg"
-                    | "ldd"
-                    | "find"
-                    | "cmp"
-                    | "diff"
-                    | "strings"
-                    | "nm"
-                    | "command"
-                    | "whereis"
-                    | "dpkg"
-                    | "rpm"
-            );
+            let inspects = looks_only(program);
             // `ln -s /usr/bin/touch t; ./t x`: a copy or link of a program runs as it does,
             // so the program's path given to them is read as a command of its own; so is a
             // program's file given to any other command (`cat /usr/bin/touch > t`, `dd
@@ -1945,6 +1896,53 @@ fn names_a_program_file(word: &str) -> bool {
             || word.contains("/libexec/")
             || word.contains("/git-core/"))
         && !word.ends_with('/')
+}
+
+/// Whether `program` only looks at the files it names (their names, sizes, links, hashes,
+/// matching lines), copying no file's content anywhere and writing none of them.
+pub(crate) fn looks_only(program: &str) -> bool {
+    matches!(
+        program,
+        "ls" | "stat"
+            | "readlink"
+            | "realpath"
+            | "file"
+            | "which"
+            | "type"
+            | "du"
+            | "wc"
+            | "md5sum"
+            | "sha1sum"
+            | "sha256sum"
+            | "sha512sum"
+            | "cksum"
+            | "test"
+            | "["
+            | "grep"
+            | "rg"
+            | "ldd"
+            | "find"
+            | "cmp"
+            | "diff"
+            | "strings"
+            | "nm"
+            | "command"
+            | "whereis"
+            | "dpkg"
+            | "rpm"
+            | "tree"
+    )
+}
+
+/// Whether `program` writes none of the files it names as operands: [`looks_only`] but
+/// `find` (whose `-fprint` writes one), and the programs that print them or their names
+/// (`cat`, `head`, `echo`, `basename`, ...).
+pub(crate) fn never_writes_operands(program: &str) -> bool {
+    (looks_only(program) && program != "find")
+        || matches!(
+            program,
+            "echo" | "printf" | "cat" | "head" | "tail" | "less" | "dirname" | "basename"
+        )
 }
 
 /// Why a line that reaches the run's home directory is uncertain.

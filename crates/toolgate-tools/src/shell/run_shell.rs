@@ -217,13 +217,6 @@ stopped at once, before it starts another step, and every process it started is 
 call fails with outcome_unknown (reason timeout) and the end of the output: check its effects \
 before running it again.";
 
-/// Programs that name a path in a git directory without writing it, and git itself (which
-/// makes its metadata as git does): [`new_git_metadata`] passes them over.
-const NAMES_GIT_WITHOUT_WRITING: [&str; 22] = [
-    "git", "rm", "rmdir", "ls", "cat", "stat", "test", "[", "head", "tail", "file", "wc", "du",
-    "less", "realpath", "readlink", "find", "grep", "rg", "diff", "cmp", "tree",
-];
-
 /// Refuses a command that names, as an argument, a path in a git directory (or a git
 /// directory itself) that does not exist yet (`cp -r g sub/.git`, `cp f .git/commondir`,
 /// `dd of=.git/commondir`): the sandbox holds read-only only the git metadata that exists
@@ -245,7 +238,12 @@ fn new_git_metadata(
     let Some(program) = argv.first().map(|w| program::program_name(w)) else {
         return Ok(());
     };
-    if NAMES_GIT_WITHOUT_WRITING.contains(&program) {
+    // programs that write none of their operands, git itself (which makes its metadata as
+    // git does), the removers and find (whose paths there are patterns to match or prune)
+    // are passed over
+    if super::parse::never_writes_operands(program)
+        || matches!(program, "git" | "rm" | "rmdir" | "find")
+    {
         return Ok(());
     }
     let Ok(ws) = ctx.require_workspace() else {

@@ -9,6 +9,28 @@ use toolgate_core::{
     ToolCall, Verdict, Workspace,
 };
 
+/// A pipeline of the read-only tools (and the write tools when `write`) under `policy`, and
+/// a session on the fixture's workspace.
+fn with_policy(
+    f: &Fixture,
+    write: bool,
+    policy: Arc<dyn Policy>,
+) -> (Pipeline, toolgate_core::Session) {
+    let mut builder = toolgate_tools::register_read_only(Registry::builder());
+    if write {
+        builder = toolgate_tools::register_write_tools(builder);
+    }
+    let pipeline = Pipeline::builder(builder.build().unwrap())
+        .policy(policy)
+        .build();
+    let session = pipeline
+        .session("p")
+        .workspace(Workspace::open(f.ws()).unwrap())
+        .build()
+        .unwrap();
+    (pipeline, session)
+}
+
 /// Denies any call that reads under `secrets/`.
 struct DenySecrets;
 
@@ -39,17 +61,7 @@ async fn tools_declare_their_resolved_paths_to_the_policy() {
     f.write("secrets/sub/key.pem", "CANARY-KEY\n");
     f.write("open/a.txt", "a\n");
     f.link("secrets/sub", "innocent");
-    let registry = toolgate_tools::register_read_only(Registry::builder())
-        .build()
-        .unwrap();
-    let pipeline = Pipeline::builder(registry)
-        .policy(Arc::new(DenySecrets))
-        .build();
-    let session = pipeline
-        .session("p")
-        .workspace(Workspace::open(f.ws()).unwrap())
-        .build()
-        .unwrap();
+    let (pipeline, session) = with_policy(&f, false, Arc::new(DenySecrets));
     let calls = [
         ("read_file", json!({"path": "secrets/sub/key.pem"})),
         ("read_file", json!({"path": "innocent/key.pem"})),
@@ -93,17 +105,7 @@ async fn walks_from_a_parent_do_not_reach_a_denied_directory() {
     let f = Fixture::new();
     f.write("secrets/sub/key.pem", "CANARY-KEY\n");
     f.write("open/a.pem", "CANARY-OPEN\n");
-    let registry = toolgate_tools::register_read_only(Registry::builder())
-        .build()
-        .unwrap();
-    let pipeline = Pipeline::builder(registry)
-        .policy(Arc::new(DenySecrets))
-        .build();
-    let session = pipeline
-        .session("p")
-        .workspace(Workspace::open(f.ws()).unwrap())
-        .build()
-        .unwrap();
+    let (pipeline, session) = with_policy(&f, false, Arc::new(DenySecrets));
     let calls = [
         ("search_code", json!({"pattern": "CANARY"})),
         ("search_code", json!({"pattern": "CANARY", "path": "."})),
@@ -202,23 +204,12 @@ async fn a_path_swapped_for_a_link_after_the_policy_judged_it_is_not_followed() 
         f.write("secrets/key.txt", "CANARY-KEY\n");
         f.write("pub/a.txt", "CANARY public\n");
         f.write("pub/d/x.txt", "public\n");
-        let registry = toolgate_tools::register_write_tools(toolgate_tools::register_read_only(
-            Registry::builder(),
-        ))
-        .build()
-        .unwrap();
-        let pipeline = Pipeline::builder(registry)
-            .policy(Arc::new(SwapsWhileDeciding {
-                root: f.ws(),
-                name,
-                to,
-            }))
-            .build();
-        let session = pipeline
-            .session("p")
-            .workspace(Workspace::open(f.ws()).unwrap())
-            .build()
-            .unwrap();
+        let policy = Arc::new(SwapsWhileDeciding {
+            root: f.ws(),
+            name,
+            to,
+        });
+        let (pipeline, session) = with_policy(&f, true, policy);
         let r = pipeline
             .dispatch(ToolCall::new("c", tool, args.clone()), &session)
             .await;
