@@ -257,6 +257,16 @@ async fn a_fifo_is_refused_without_blocking() {
     assert_err(&r, ErrorKind::ToolFailed, Some("not_a_regular_file"));
 }
 
+/// A unix socket cannot be opened (`ENXIO`): it is not a regular file, as a FIFO is not,
+/// rather than an I/O error.
+#[tokio::test]
+async fn a_socket_is_not_a_regular_file() {
+    let f = Fixture::new();
+    let _socket = std::os::unix::net::UnixListener::bind(f.ws().join("sock")).unwrap();
+    let r = f.call("read_file", json!({"path": "sock"})).await;
+    assert_err(&r, ErrorKind::ToolFailed, Some("not_a_regular_file"));
+}
+
 #[tokio::test]
 async fn a_link_inside_the_workspace_reads_its_target() {
     let f = Fixture::new();
