@@ -15,13 +15,15 @@
 //!
 //! Text an upstream writes (names, titles, descriptions) is cleaned like every output; a
 //! resource or template whose text the quarantine screen flags ([`crate::quarantine`]) is not
-//! listed (logged). A prompt is pinned in the store as its tools are (`prompt:NAME`, its
+//! listed (logged), and a read of it (or of a URI the template covers) after that listing is
+//! refused ([`screened`]): `resource_quarantined`. A prompt is pinned in the store as its tools are (`prompt:NAME`, its
 //! name, title, description and arguments as canonical JSON): quarantined before its first
 //! listing when the screen flags it, blocked when its definition changed, until the operator
 //! approves it (`toolgate upstream list`, `diff`, `approve`); a blocked prompt is not listed and
 //! is refused, saying why.
 
 pub(crate) mod known;
+pub(crate) mod screened;
 
 use crate::definition::Definition;
 use crate::gateway::GatewayInner;
@@ -291,8 +293,10 @@ impl UpstreamCatalog {
         resources
             .into_iter()
             .filter_map(|mut r| {
-                if let Some(why) = screened_item(r.title.as_deref(), r.description.as_deref(), &r) {
-                    tracing::warn!(upstream = %u.name(), uri = %r.uri, findings = %why, "an upstream resource is quarantined: not listed");
+                let why = screened_item(r.title.as_deref(), r.description.as_deref(), &r);
+                u.screened.lock().listed(&r.uri, why.is_some());
+                if let Some(why) = why {
+                    tracing::warn!(upstream = %u.name(), uri = %r.uri, findings = %why, "an upstream resource is quarantined: not listed; a read of it is refused");
                     return None;
                 }
                 media_type_only(&mut r.mime_type);
@@ -326,9 +330,11 @@ impl UpstreamCatalog {
                 }
             };
             let prefix = uri_prefix(&u.config, self.separator());
+            let mut quarantined = Vec::new();
             for mut t in templates {
                 if let Some(why) = screened_item(t.title.as_deref(), t.description.as_deref(), &t) {
-                    tracing::warn!(upstream = %u.name(), template = %t.uri_template, findings = %why, "an upstream resource template is quarantined: not listed");
+                    tracing::warn!(upstream = %u.name(), template = %t.uri_template, findings = %why, "an upstream resource template is quarantined: not listed; a read of a URI it covers is refused");
+                    quarantined.push(t.uri_template);
                     continue;
                 }
                 media_type_only(&mut t.mime_type);
@@ -338,6 +344,7 @@ impl UpstreamCatalog {
                 clean_opt(&mut t.description);
                 out.push(t);
             }
+            u.screened.lock().templates(quarantined);
         }
         out
     }

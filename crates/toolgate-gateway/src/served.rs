@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use toolgate_core::registry::UNLISTED_TAG;
 use toolgate_core::{
-    Args, Content, Effects, Risk, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+    Args, Content, Effects, Resource, Risk, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
 };
 
 /// The name of `upstream`'s resource-reading tool.
@@ -177,6 +177,27 @@ impl Tool for ReadUpstreamResource {
 
     fn decode(&self, arguments: &Value) -> Result<Args, ToolError> {
         Ok(Args::new(arguments.clone()))
+    }
+
+    /// Refuses, before the policy and any approval, a read of a resource the upstream's latest
+    /// listing quarantined (or a URI a quarantined template covers): `tool_failed` with the
+    /// reason `resource_quarantined`.
+    fn guard(&self, args: &Args, _ctx: &ToolContext) -> Result<Vec<Resource>, ToolError> {
+        let uri = args
+            .downcast_ref::<Value>()
+            .and_then(|a| a["uri"].as_str())
+            .unwrap_or_default();
+        if self.upstream.screened.lock().refuses(uri) {
+            let prefix = crate::catalog::uri_prefix(&self.upstream.config, &self.separator);
+            return Err(ToolError::failed(format!(
+                "{prefix}{uri} cannot be read: the upstream server {} describes it with text \
+                 aimed at the model, so it is quarantined and not listed. Nothing was read; use \
+                 a resource from resources/list instead",
+                self.upstream.name()
+            ))
+            .with_reason("resource_quarantined"));
+        }
+        Ok(Vec::new())
     }
 
     fn call(&self, args: Args, _ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {

@@ -102,6 +102,8 @@ pub(crate) struct Upstream {
     client_requests: Option<ClientRequestHook>,
     restart: Notify,
     pub(crate) health: Mutex<Health>,
+    /// What its latest listings quarantined, for its resource reads.
+    pub(crate) screened: Mutex<crate::catalog::screened::Screened>,
     store: Store,
 }
 
@@ -132,6 +134,7 @@ impl Upstream {
                 restarts: 0,
                 failures: 0,
             }),
+            screened: Mutex::default(),
             store,
         }
     }

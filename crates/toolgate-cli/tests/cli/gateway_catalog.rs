@@ -172,6 +172,16 @@ fn upstream_prompts_and_resources_are_namespaced_screened_cleaned_and_audited() 
         ),
         &["sc+notes://missing", "not_found"],
     );
+    // nor is a quarantined resource read by a client that knows its URI (a link in a result)
+    rpc_error(
+        &request(
+            &mut s,
+            11,
+            "resources/read",
+            json!({"uri": "sc+notes://evil"}),
+        ),
+        &["sc+notes://evil", "quarantined", "resource_quarantined"],
+    );
     // a rule that denies every call of the tool hides it, as it hides a tool from tools/list
     rpc_error(
         &request(&mut s, 9, "resources/read", json!({"uri": "sc2+notes://a"})),
@@ -234,8 +244,9 @@ fn upstream_prompts_and_resources_are_namespaced_screened_cleaned_and_audited() 
     let of = |tool: &str| records.iter().filter(|r| r["tool"] == tool).count();
     // the get that reached the upstream; the refused ones never became calls
     assert_eq!(of("toolgate.upstream.sc.get_prompt"), 1, "{records:#?}");
-    // the read, the missing one (the upstream said so); the refused one of sc2
-    assert_eq!(of("toolgate.upstream.sc.read_resource"), 2, "{records:#?}");
+    // the read, the missing one (the upstream said so), the quarantined one (refused by the
+    // guard, recorded); the refused one of sc2
+    assert_eq!(of("toolgate.upstream.sc.read_resource"), 3, "{records:#?}");
     assert!(
         records
             .iter()

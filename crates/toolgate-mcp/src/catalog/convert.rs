@@ -144,7 +144,13 @@ pub fn prompt_error(name: &str, result: &ToolResult) -> ErrorData {
 fn code(e: &toolgate_core::ToolError) -> ErrorCode {
     let asked_wrongly = matches!(
         e.reason.as_deref(),
-        Some("not_found" | "not_a_regular_file" | "is_a_directory" | "unknown_prompt")
+        Some(
+            "not_found"
+                | "not_a_regular_file"
+                | "is_a_directory"
+                | "unknown_prompt"
+                | "resource_quarantined"
+        )
     );
     if asked_wrongly {
         return ErrorCode::INVALID_PARAMS;
