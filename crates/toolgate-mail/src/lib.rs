@@ -110,8 +110,10 @@ impl Tls {
     }
 }
 
-/// The mail toolset's settings (`[mail]` in `toolgate.toml`).
-#[derive(Debug, Clone)]
+/// The mail toolset's settings (`[mail]` in `toolgate.toml`). Its `Debug` shows the SMTP
+/// user name but never the password (`<redacted>`), so a log line or panic message that
+/// prints the settings does not carry it.
+#[derive(Clone)]
 pub struct MailConfig {
     /// The SMTP server's host name or address.
     pub smtp_host: String,
@@ -134,6 +136,36 @@ pub struct MailConfig {
     /// A PEM file of the CA certificates trusted for the server's TLS certificate, instead of
     /// the public web roots (an internal relay's private CA); `None` trusts the public roots.
     pub ca_file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for MailConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let MailConfig {
+            smtp_host,
+            smtp_port,
+            tls,
+            credentials,
+            from,
+            contacts,
+            timeout,
+            max_message_bytes,
+            ca_file,
+        } = self;
+        f.debug_struct("MailConfig")
+            .field("smtp_host", smtp_host)
+            .field("smtp_port", smtp_port)
+            .field("tls", tls)
+            .field(
+                "credentials",
+                &credentials.as_ref().map(|(user, _)| (user, "<redacted>")),
+            )
+            .field("from", from)
+            .field("contacts", contacts)
+            .field("timeout", timeout)
+            .field("max_message_bytes", max_message_bytes)
+            .field("ca_file", ca_file)
+            .finish()
+    }
 }
 
 impl MailConfig {
@@ -314,5 +346,17 @@ mod tests {
             .collect();
         assert_eq!(with_tls.len(), 5);
         assert_eq!(specs(), with_tls);
+    }
+
+    #[test]
+    fn the_settings_debug_shows_the_user_never_the_password() {
+        let mut config = MailConfig::new("localhost", "toolgate@localhost");
+        config.credentials = Some(("mailer".into(), "hunter2-secret".into()));
+        let shown = format!("{config:?} {config:#?}");
+        assert!(
+            shown.contains("mailer") && shown.contains("<redacted>"),
+            "{shown}"
+        );
+        assert!(!shown.contains("hunter2"), "{shown}");
     }
 }

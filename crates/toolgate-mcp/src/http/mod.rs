@@ -61,8 +61,8 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 /// The default grace period for calls in flight at shutdown.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
 
-/// How to serve over HTTP.
-#[derive(Debug, Clone)]
+/// How to serve over HTTP. Its `Debug` never shows the bearer token (`<redacted>`).
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
     /// The address to bind (port 0 picks one).
@@ -94,6 +94,39 @@ pub struct HttpConfig {
     /// Rate limits on the requests of each caller to `/mcp` (`[[limits.rate]]` with
     /// `counts = "requests"`), checked before dispatch: `429` with `Retry-After` past them.
     pub request_limits: Option<Arc<toolgate_core::rate::RateLimits>>,
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let HttpConfig {
+            addr,
+            token,
+            allowed_hosts,
+            allowed_origins,
+            max_body_bytes,
+            grace,
+            legacy_sessions,
+            json_response,
+            metrics,
+            limits,
+            auth,
+            request_limits,
+        } = self;
+        f.debug_struct("HttpConfig")
+            .field("addr", addr)
+            .field("token", &token.as_ref().map(|_| "<redacted>"))
+            .field("allowed_hosts", allowed_hosts)
+            .field("allowed_origins", allowed_origins)
+            .field("max_body_bytes", max_body_bytes)
+            .field("grace", grace)
+            .field("legacy_sessions", legacy_sessions)
+            .field("json_response", json_response)
+            .field("metrics", &metrics.as_ref().map(|_| "PrometheusHandle"))
+            .field("limits", limits)
+            .field("auth", auth)
+            .field("request_limits", request_limits)
+            .finish()
+    }
 }
 
 impl HttpConfig {

@@ -49,8 +49,9 @@ pub const DEFAULT_ALGORITHMS: [Algorithm; 4] = [
     Algorithm::EdDSA,
 ];
 
-/// RFC 7662 client credentials and endpoint.
-#[derive(Debug, Clone)]
+/// RFC 7662 client credentials and endpoint. Its `Debug` never shows the client secret
+/// (`<redacted>`).
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Introspection {
     /// The introspection endpoint.
@@ -59,6 +60,16 @@ pub struct Introspection {
     pub client_id: String,
     /// toolgate's client secret there.
     pub client_secret: String,
+}
+
+impl std::fmt::Debug for Introspection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Introspection")
+            .field("endpoint", &self.endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"<redacted>")
+            .finish()
+    }
 }
 
 impl Introspection {
@@ -472,6 +483,30 @@ mod tests {
         c.required_scopes = vec!["mcp:tools".into()];
         c.claims = vec!["groups".into()];
         ResourceServer::new(c, "https://mcp.example.com/mcp".into()).unwrap()
+    }
+
+    #[test]
+    fn the_settings_debug_never_shows_a_secret() {
+        let mut c = AuthConfig::new("https://as.example.com");
+        c.introspection = Some(Introspection::new(
+            "https://as.example.com/introspect",
+            "toolgate",
+            "s3cret-client-value",
+        ));
+        let mut http = crate::http::HttpConfig::new(([127, 0, 0, 1], 0).into());
+        http.token = Some("t0ken-value-xyz".into());
+        http.auth = Some(c);
+        let shown = format!("{http:?} {http:#?}");
+        assert!(shown.contains("<redacted>"), "{shown}");
+        let alone = format!("{:?}", http.auth.as_ref().unwrap().introspection);
+        assert!(
+            alone.contains("toolgate") && alone.contains("<redacted>") && !alone.contains("s3cret"),
+            "{alone}"
+        );
+        assert!(
+            !shown.contains("s3cret") && !shown.contains("t0ken"),
+            "{shown}"
+        );
     }
 
     #[test]
