@@ -32,6 +32,8 @@ pub struct SandboxRule<'a> {
     pub pattern: &'a PathPattern,
     /// What the sandbox does.
     pub enforced: SandboxEnforces,
+    /// The rule repeated for a path a link it names leads to (the pattern is that path).
+    pub via_link: bool,
 }
 
 /// What run_shell's sandbox does about a path rule.
@@ -170,6 +172,8 @@ pub fn load_str(
         problems.sort_by_key(|p| (p.line, p.column));
         return Err(problems);
     }
+    let mut rules = rules;
+    crate::links::add_aliases(root, &mut rules);
     let command_rules = command_rules(&rules);
     let store_at = raw
         .store
@@ -411,6 +415,7 @@ impl Compiler<'_> {
                 roles: r.roles.clone(),
                 condition,
                 reason,
+                via_link: false,
             });
         }
         out
@@ -927,6 +932,7 @@ impl Config {
                 (Decision::Deny, true, _) => SandboxEnforces::Hidden,
             };
             out.push(SandboxRule {
+                via_link: r.via_link,
                 rule: &r.label,
                 pattern,
                 enforced,
@@ -1144,6 +1150,12 @@ impl Config {
         for r in &self.rules {
             let decision = format!("{:?}", r.decision).to_lowercase();
             let mut line = format!("rule {}: {decision}: {}", r.label, r.reason);
+            if let (true, Some(ResourcePattern::Path(p))) = (r.via_link, &r.resource) {
+                line.push_str(&format!(
+                    " (also path:{}, where a link the rule names leads)",
+                    p.as_str()
+                ));
+            }
             if !r.roles.is_empty() {
                 line.push_str(&format!(" (roles: {})", r.roles.join(", ")));
             }

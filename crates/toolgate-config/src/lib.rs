@@ -31,6 +31,7 @@ mod compile;
 mod http;
 mod ledger;
 mod limits;
+mod links;
 pub mod locate;
 pub mod mail;
 pub mod model;

@@ -18,6 +18,9 @@ pub(crate) struct CompiledRule {
     pub roles: Vec<String>,
     pub condition: Option<crate::cedar::Condition>,
     pub reason: Cow<'static, str>,
+    /// Repeats the rule before it for a path a link that rule names leads to
+    /// ([`crate::links`]).
+    pub via_link: bool,
 }
 
 impl CompiledRule {
@@ -154,7 +157,7 @@ impl Protected {
 }
 
 /// `text` with glob metacharacters escaped.
-fn globset_escape(text: &str) -> String {
+pub(crate) fn globset_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {

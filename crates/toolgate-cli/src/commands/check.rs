@@ -281,7 +281,14 @@ fn sandbox_paths(
         paths.iter().filter(|x| p.matches(x)).count()
     };
     for r in config.sandbox_rules() {
-        let head = format!("sandbox: rule {} (path:{})", r.rule, r.pattern);
+        let head = if r.via_link {
+            format!(
+                "sandbox: rule {} (path:{}, where a link the rule names leads)",
+                r.rule, r.pattern
+            )
+        } else {
+            format!("sandbox: rule {} (path:{})", r.rule, r.pattern)
+        };
         let (n, verb, how) = match r.enforced {
             SandboxEnforces::Hidden => (count(&covered.hidden, r.pattern), "read", "hidden"),
             SandboxEnforces::ReadOnly => {

@@ -264,3 +264,52 @@ fn serve_keeps_the_policy_it_started_with() {
     .unwrap();
     denied(&mut serve, "the file was replaced");
 }
+
+/// A deny rule naming a link covers what the link leads to: the same file under its own name
+/// (and through a linked directory the rule's pattern names) is refused by the file tools
+/// under the operator's rule, and search_code does not show it.
+#[test]
+fn a_rule_naming_a_link_covers_its_target_under_its_own_name() {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(ws.join("config")).unwrap();
+    std::fs::create_dir_all(ws.join("vault/keys")).unwrap();
+    std::fs::write(ws.join("config/prod.env"), "SECRET=CANARY-LINK-1\n").unwrap();
+    std::fs::write(ws.join("vault/keys/a.pem"), "CANARY-LINK-2\n").unwrap();
+    std::fs::write(ws.join("vault/keys/notes.txt"), "plain\n").unwrap();
+    symlink("config/prod.env", ws.join(".env")).unwrap();
+    symlink("vault/keys", ws.join("keys")).unwrap();
+    std::fs::write(
+        ws.join("toolgate.toml"),
+        format!(
+            "{CONFIG}\n[[rules]]\nname = \"no-pem\"\ndecision = \"deny\"\n\
+             resource = \"path:keys/*.pem\"\n"
+        ),
+    )
+    .unwrap();
+    for (path, rule) in [
+        (".env", "no-env"),
+        ("config/prod.env", "no-env"),
+        ("./config/../config/PROD.env", "no-env"),
+        ("keys/a.pem", "no-pem"),
+        ("vault/keys/a.pem", "no-pem"),
+    ] {
+        let out = call(&ws, "read_file", &format!(r#"{{"path":"{path}"}}"#), &[]);
+        let v = json(&out);
+        assert_eq!(v["error"]["reason"], rule, "{path}: {v}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("CANARY-LINK-"));
+    }
+    let v = json(&call(
+        &ws,
+        "read_file",
+        r#"{"path":"vault/keys/notes.txt"}"#,
+        &[],
+    ));
+    assert_eq!(v["is_error"], false, "{v}");
+    let out = call(&ws, "search_code", r#"{"pattern":"CANARY-LINK-\\d"}"#, &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("CANARY-LINK-1") && !text.contains("CANARY-LINK-2"),
+        "{text}"
+    );
+}

@@ -682,8 +682,9 @@ tool = "edit_file"
 }
 
 /// A rule naming a link holds for what it leads to: `.env` linking to `settings/prod.env`,
-/// `secrets` to `private` (read_file returned them under the link's name), and a write
-/// rule on `config/prod.toml` linking to `envs/prod.toml` (write_file wrote through it).
+/// `secrets` to `private` (read_file returned them under the link's name, and under their
+/// own), and a write rule on `config/prod.toml` linking to `envs/prod.toml` (write_file
+/// wrote through it).
 #[tokio::test]
 async fn a_rule_naming_a_link_holds_for_what_it_leads_to() {
     let ws = TempWorkspace::new();
@@ -740,10 +741,26 @@ tool = "write_file"
         std::fs::read_to_string(s.ws.root().join("envs/prod.toml")).unwrap(),
         "prod=1\n"
     );
-    // the file under its own name is not what the rule names
+    // the same files under their own names: the rules name the links, and the operator means
+    // what they hold (run_shell's sandbox covers the targets too)
+    for path in ["settings/prod.env", "private/key.txt"] {
+        let r = s.call("read_file", json!({ "path": path })).await;
+        assert_eq!(
+            error(&r).0,
+            ErrorKind::PermissionDenied,
+            "{path}: {}",
+            r.text()
+        );
+    }
     let r = s
-        .call("read_file", json!({"path": "private/key.txt"}))
+        .call(
+            "write_file",
+            json!({"path": "envs/prod.toml", "content": "prod=HACKED\n"}),
+        )
         .await;
+    assert_eq!(error(&r).0, ErrorKind::PermissionDenied, "{}", r.text());
+    // a write rule stays a write rule for the target: reading it is allowed
+    let r = s.call("read_file", json!({"path": "envs/prod.toml"})).await;
     assert!(r.error.is_none(), "{}", r.text());
 }
 
