@@ -315,3 +315,16 @@ pub enum RegistrationError {
         message: String,
     },
 }
+
+impl RegistrationError {
+    /// The tool the error is about, when it is about one (not a profile).
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            RegistrationError::InvalidName { name, .. }
+            | RegistrationError::Duplicate { name, .. } => Some(name),
+            RegistrationError::InvalidSchema { tool, .. }
+            | RegistrationError::Invalid { tool, .. } => Some(tool),
+            RegistrationError::InvalidProfile { .. } => None,
+        }
+    }
+}

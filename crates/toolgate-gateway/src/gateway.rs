@@ -151,7 +151,13 @@ impl Gateway {
             upstreams: upstreams.clone(),
             separator: options.separator,
             store: options.store,
-            reserved: options.reserved.into_iter().collect(),
+            // the base registry's names, and those toolgate may add to it later: the search
+            // tool (registered when a profile defers tools) and its own `toolgate.*` tools
+            reserved: options
+                .reserved
+                .into_iter()
+                .chain([toolgate_core::search::SEARCH_TOOLS.to_string()])
+                .collect(),
             wrap: options.wrap,
             tools: Mutex::new(BTreeMap::new()),
             made_from: Mutex::new(BTreeMap::new()),
@@ -182,6 +188,19 @@ impl Gateway {
     /// Every upstream tool now: served ones, and blocked ones (unlisted), to register.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.inner.all_tools()
+    }
+
+    /// The registry of `base()`'s tools and every upstream tool now, built failing closed: an
+    /// upstream tool the registry refuses is left out (logged), and when the registry still
+    /// cannot be built, it holds the base tools alone.
+    ///
+    /// # Errors
+    /// The base tools alone cannot be registered.
+    pub fn registry(
+        &self,
+        base: &(dyn Fn() -> RegistryBuilder + Send + Sync),
+    ) -> Result<Registry, toolgate_core::RegistrationError> {
+        build_failing_closed(base, self.inner.all_tools())
     }
 
     /// From now on, a change of an upstream's tools rebuilds `pipeline`'s registry from
@@ -342,7 +361,7 @@ impl GatewayInner {
                 continue;
             }
             let listed_name = crate::catalog::listed(config, &self.separator, &own);
-            if self.reserved.contains(&listed_name) {
+            if self.reserved.contains(&listed_name) || listed_name.starts_with(RESERVED_PREFIX) {
                 tracing::error!(upstream = %config.name, tool = %own, name = %listed_name, "the upstream tool would shadow a built-in tool of that name; it is not served");
                 continue;
             }
@@ -471,20 +490,61 @@ impl GatewayInner {
             .map(|(pipeline, _)| pipeline.audit().clone())
     }
 
+    /// Builds the pipeline's registry again from the base tools and every upstream's tools
+    /// now ([`build_failing_closed`]): the previous registry never stays, since it may serve
+    /// a definition that is blocked now.
     fn rebuild(&self) {
         let _one_at_a_time = self.rebuilding.lock();
         let Some((pipeline, base)) = self.attached.lock().clone() else {
             return;
         };
-        let registry: Result<Registry, _> = base().tools(self.all_tools()).build();
-        match registry.map(|r| pipeline.replace_registry(r)) {
+        let built = build_failing_closed(&*base, self.all_tools());
+        match built.map(|r| pipeline.replace_registry(r)) {
             Ok(Ok(())) => {}
             Ok(Err(e)) | Err(e) => {
-                tracing::error!(error = %e, "the registry with the upstreams' tools could not be built; the previous one stays");
+                tracing::error!(error = %e, "the registry could not be built again; the previous one stays");
             }
         }
     }
 }
+
+/// The most builds [`build_failing_closed`] tries, leaving out one refused tool each time.
+const MAX_REBUILD_TRIES: usize = 16;
+
+/// A registry of `base()`'s tools and the upstream `tools`, failing closed: an upstream tool
+/// the registry refuses (a name toolgate adds later, a schema it cannot compile) is left out,
+/// logged, and the build tried again without it; when it still cannot be built, the base
+/// tools alone. So an upstream can neither stop toolgate from starting nor freeze the tools
+/// it serves.
+///
+/// # Errors
+/// The base tools alone cannot be registered.
+pub(crate) fn build_failing_closed(
+    base: &(dyn Fn() -> RegistryBuilder + Send + Sync),
+    mut tools: Vec<Arc<dyn Tool>>,
+) -> Result<Registry, toolgate_core::RegistrationError> {
+    for _ in 0..MAX_REBUILD_TRIES {
+        match base().tools(tools.clone()).build() {
+            Ok(r) => return Ok(r),
+            Err(e) => {
+                let before = tools.len();
+                if let Some(name) = e.tool() {
+                    tools.retain(|t| t.spec().name.as_ref() != name);
+                }
+                tracing::error!(error = %e, "an upstream tool cannot be registered: it is not served");
+                if tools.len() == before {
+                    break;
+                }
+            }
+        }
+    }
+    tracing::error!("the registry with the upstreams' tools could not be built; no upstream tool is served until it can be");
+    base().build()
+}
+
+/// Listed names upstream tools may not take: toolgate's own unlisted tools (an upstream's
+/// resource reader, `toolgate.upstream.<name>.read_resource`) live under it.
+const RESERVED_PREFIX: &str = "toolgate.";
 
 /// Reads the store's approvals mark every [`PIN_POLL`], and at once when a blocked tool is
 /// called; when it moved (the operator approved something, in any process sharing the store),
@@ -577,4 +637,40 @@ fn served_tool(
     // its schemas must compile, or the whole registry would not build
     Registry::builder().tool(tool.clone()).build()?;
     Ok(tool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> Arc<dyn Tool> {
+        Arc::new(BlockedTool::new(name, "up", name, BlockReason::Changed, Arc::default()).unwrap())
+    }
+
+    #[test]
+    fn a_tool_the_registry_refuses_is_left_out_not_the_registry_kept() {
+        let base = || Registry::builder().tools([tool("read_file")]);
+        let r =
+            build_failing_closed(&base, vec![tool("mul"), tool("read_file"), tool("add")]).unwrap();
+        assert!(r.get("mul", None).is_some() && r.get("add", None).is_some());
+        assert_eq!(r.versions("read_file").len(), 1);
+
+        // more refused tools than the tries: the base tools alone
+        let many: Vec<Arc<dyn Tool>> = std::iter::repeat_with(|| tool("read_file"))
+            .take(MAX_REBUILD_TRIES + 2)
+            .chain([tool("mul")])
+            .collect();
+        let r = build_failing_closed(&base, many).unwrap();
+        assert!(r.get("mul", None).is_some(), "left out one name at a time");
+        let clash: Vec<Arc<dyn Tool>> = (0..MAX_REBUILD_TRIES + 2)
+            .map(|i| tool(&format!("t{i}")))
+            .flat_map(|t| [t.clone(), t])
+            .collect();
+        let r = build_failing_closed(&base, clash).unwrap();
+        assert_eq!(r.len(), 1, "only the base tool");
+
+        // the base tools themselves cannot be registered: the error
+        let bad_base = || Registry::builder().tools([tool("x"), tool("x")]);
+        assert!(build_failing_closed(&bad_base, vec![tool("mul")]).is_err());
+    }
 }

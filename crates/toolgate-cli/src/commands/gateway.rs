@@ -20,10 +20,10 @@ pub struct Running {
 impl Running {
     /// The registry: the built-in tools, the profiles and every upstream tool now.
     pub fn registry(&self) -> anyhow::Result<Registry> {
-        base_builder(&self.base, &self.config)
-            .tools(self.gateway.tools())
-            .build()
-            .context("registering the built-in and upstream tools")
+        let (base, config) = (&self.base, &self.config);
+        self.gateway
+            .registry(&|| base_builder(base, config))
+            .context("registering the built-in tools")
     }
 
     /// Rebuilds `pipeline`'s registry whenever an upstream's tools change.
