@@ -30,6 +30,7 @@
 
 #![deny(missing_docs)]
 
+mod answer;
 pub mod breaker;
 pub mod catalog;
 mod client;

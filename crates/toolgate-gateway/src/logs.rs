@@ -37,9 +37,20 @@ pub type ClientLogHook = Arc<dyn Fn() -> Option<ClientLog> + Send + Sync>;
 pub(crate) struct LogRoutes {
     routes: Mutex<Vec<(u64, Arc<str>, ClientLog)>>,
     next: AtomicU64,
+    /// The upstream's credentials, replaced in its messages ([`crate::answer`]).
+    secrets: toolgate_tools::http::secrets::Secrets,
 }
 
 impl LogRoutes {
+    /// Routes for an upstream whose messages must not carry `secrets`.
+    pub(crate) fn new(secrets: toolgate_tools::http::secrets::Secrets) -> LogRoutes {
+        LogRoutes {
+            routes: Mutex::default(),
+            next: AtomicU64::new(0),
+            secrets,
+        }
+    }
+
     /// Routes the upstream's log messages to `log` (the client of a call in `session`) until
     /// the guard is dropped.
     pub(crate) fn route(self: &Arc<Self>, session: &str, log: ClientLog) -> LogRoute {
@@ -78,6 +89,7 @@ impl LogRoutes {
         let too_large = |data: &Value| toolgate_core::json::compact_len(data) > MAX_LOG_BYTES;
         if !too_large(&message.data) {
             clean_value(&mut message.data);
+            self.secrets.scrub_value(&mut message.data);
         }
         if too_large(&message.data) {
             message.data = Value::String(format!(

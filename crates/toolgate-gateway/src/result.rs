@@ -31,6 +31,7 @@ pub fn output(
 ) -> Result<ToolOutput, ToolError> {
     let mut content: Vec<Content> = result.content.into_iter().map(content).collect();
     namespace_uris(&mut content, uri_prefix);
+    crate::answer::check_blocks(&mut content);
     let mut structured = result.structured_content;
     let removed = unhide_parts(&mut content, structured.as_mut(), tool);
     if result.is_error == Some(true) {

@@ -201,7 +201,13 @@ impl Tool for ReadUpstreamResource {
     }
 
     fn call(&self, args: Args, _ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
+        Box::pin(async move { self.upstream.held(self.read(args).await) })
+    }
+}
+
+impl ReadUpstreamResource {
+    async fn read(&self, args: Args) -> Result<ToolOutput, ToolError> {
+        {
             let args = args
                 .downcast::<Value>()
                 .map_err(|_| ToolError::internal("arguments of another type"))?;
@@ -245,9 +251,10 @@ impl Tool for ReadUpstreamResource {
                 structured: None,
                 content,
             };
+            crate::answer::check_blocks(&mut out.content);
             crate::result::unhide_output(&mut out, &self.spec.name);
             Ok(out)
-        })
+        }
     }
 }
 
@@ -291,7 +298,13 @@ impl Tool for GetUpstreamPrompt {
     }
 
     fn call(&self, args: Args, _ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
+        Box::pin(async move { self.upstream.held(self.get(args).await) })
+    }
+}
+
+impl GetUpstreamPrompt {
+    async fn get(&self, args: Args) -> Result<ToolOutput, ToolError> {
+        {
             let args = args
                 .downcast::<Value>()
                 .map_err(|_| ToolError::internal("arguments of another type"))?;
@@ -306,9 +319,11 @@ impl Tool for GetUpstreamPrompt {
             if let Some(d) = got.description {
                 value["description"] = d.into();
             }
+            let prefix = crate::catalog::uri_prefix(&self.upstream.config, "");
+            crate::answer::namespace_prompt(&mut value, &prefix);
             let mut out = ToolOutput::structured(value);
             crate::result::unhide_output(&mut out, &self.spec.name);
             Ok(out)
-        })
+        }
     }
 }

@@ -434,7 +434,10 @@ impl Tool for UpstreamTool {
 
     fn call(&self, args: Args, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         match args.downcast::<Value>() {
-            Ok(v) => Box::pin(self.run(v, ctx)),
+            Ok(v) => Box::pin(async move {
+                let answer = self.run(v, ctx).await;
+                self.upstream.held(answer)
+            }),
             Err(_) => Box::pin(async {
                 Err(ToolError::internal(
                     "decoded arguments of the wrong type reached an upstream tool",

@@ -102,6 +102,8 @@ pub(crate) struct Upstream {
     client_requests: Option<ClientRequestHook>,
     restart: Notify,
     pub(crate) health: Mutex<Health>,
+    /// The credentials toolgate hands it, kept out of its answers ([`crate::answer`]).
+    pub(crate) secrets: toolgate_tools::http::secrets::Secrets,
     /// What its latest listings quarantined, for its resource reads.
     pub(crate) screened: Mutex<crate::catalog::screened::Screened>,
     store: Store,
@@ -117,13 +119,14 @@ impl Upstream {
         Upstream {
             breaker: breaker(&config),
             budgets: Arc::new(Budgets::new(&config.name, &config.notifications)),
+            secrets: crate::answer::secrets_of(&config),
+            logs: Arc::new(LogRoutes::new(crate::answer::secrets_of(&config))),
             config,
             peer: ArcSwapOption::empty(),
             progress: Arc::default(),
             list_changed: Arc::default(),
             prompts_changed: Arc::default(),
             subscriptions: Arc::default(),
-            logs: Arc::default(),
             client_log,
             requests: Arc::default(),
             client_requests,
@@ -137,6 +140,20 @@ impl Upstream {
             screened: Mutex::default(),
             store,
         }
+    }
+
+    /// `answer`, an answer of this upstream's (a call's, a read's, a prompt's) or the error
+    /// its call ended with, with the credentials toolgate hands it replaced
+    /// ([`crate::answer`]).
+    pub(crate) fn held(
+        &self,
+        mut answer: Result<toolgate_core::ToolOutput, toolgate_core::ToolError>,
+    ) -> Result<toolgate_core::ToolOutput, toolgate_core::ToolError> {
+        match &mut answer {
+            Ok(out) => crate::answer::scrub_output(out, &self.secrets),
+            Err(e) => crate::answer::scrub_error(e, &self.secrets),
+        }
+        answer
     }
 
     pub(crate) fn name(&self) -> &str {

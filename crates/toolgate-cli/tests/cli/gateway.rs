@@ -630,6 +630,53 @@ fn an_upstream_tool_named_as_toolgates_own_is_left_out_and_the_rest_still_pinned
     assert!(s.finish().success());
 }
 
+/// A credential toolgate hands an upstream (a secret-named variable of a stdio upstream's
+/// `env`, as an HTTP upstream's header values) never comes back to the model in its answers,
+/// while an ordinary variable's value does.
+#[test]
+#[cfg_attr(
+    toolgate_no_python,
+    ignore = "needs TOOLGATE_TEST_PYTHON (README: Prerequisites)"
+)]
+fn a_credential_handed_to_an_upstream_is_kept_out_of_its_answers() {
+    let Some(python) = client_program("TOOLGATE_TEST_PYTHON") else {
+        return;
+    };
+    let config = format!(
+        "[[rules]]\ndecision = \"allow\"\ntool = \"cr__getenv\"\n\n{}",
+        entry(
+            &python,
+            "cr",
+            "ok",
+            "tools.json",
+            "env = [\"TOOLGATE_TEST_UP_TOKEN\", \"TOOLGATE_TEST_UP_REGION\"]"
+        )
+    );
+    let (_t, ws) = workspace(&config);
+    let tools = json!([{"name": "getenv", "description": "Reads a variable.",
+        "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}]);
+    std::fs::write(ws.join("tools.json"), tools.to_string()).unwrap();
+    let run = |name: &str| {
+        Command::new(TOOLGATE)
+            .args(["call", "cr__getenv", &json!({ "name": name }).to_string()])
+            .arg("--workspace")
+            .arg(&ws)
+            .env("TOOLGATE_TEST_UP_TOKEN", "ghp_UPCANARY0123456789abcdef")
+            .env("TOOLGATE_TEST_UP_REGION", "eu-west-3-north")
+            .output()
+            .unwrap()
+    };
+    let out = run("TOOLGATE_TEST_UP_TOKEN");
+    let shown = text(&out);
+    assert!(!shown.contains("UPCANARY"), "{shown}");
+    assert!(
+        shown.contains("[toolgate: the credential for upstream cr]"),
+        "{shown}"
+    );
+    let shown = text(&run("TOOLGATE_TEST_UP_REGION"));
+    assert!(shown.contains("eu-west-3-north"), "{shown}");
+}
+
 /// Upstreams that crash, hang, flood, write garbage or never answer `initialize`, beside one
 /// that behaves: serving starts within the startup timeouts, every call ends with a clear
 /// error within its timeout, the breakers open and close, the good upstream keeps serving.

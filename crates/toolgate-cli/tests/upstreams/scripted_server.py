@@ -31,6 +31,9 @@ found, as servers before SEP-2164 say it). It also declares resource subscriptio
 --log file as `{"method": ..., "uri": ...}`), of any other URI -32002. The prompts and
 resources files are read again on every list.
 
+`getenv` answers the value of the environment variable its `name` argument names, as
+`NAME=value` text and as structured content `{"value": ...}`.
+
 Tools that make it talk to its client before answering: `touch` sends
 `notifications/resources/updated` for its `uri`; `announce` sends
 `notifications/resources/list_changed` and `notifications/prompts/list_changed`; `chatty`
@@ -190,6 +193,10 @@ def main() -> None:
                 if mode == "crash" and a.get("a") == 13:
                     os._exit(3)
                 result = {"content": [{"type": "text", "text": str(a.get("a", 0) + a.get("b", 0))}]}
+            elif name == "getenv":
+                value = os.environ.get(a.get("name", ""), "")
+                result = {"content": [{"type": "text", "text": f"{a.get('name')}={value}"}],
+                          "structuredContent": {"value": value}}
             elif name == "touch":
                 write({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": a.get("uri", "")}})
                 result = {"content": [{"type": "text", "text": "touched"}]}

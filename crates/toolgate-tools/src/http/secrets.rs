@@ -177,17 +177,23 @@ impl Secrets {
         }
         self.scrub_in_place(&mut error.message);
         if let Some(details) = error.details.as_deref_mut() {
-            self.scrub_json(details);
+            self.scrub_value(details);
         }
     }
 
-    fn scrub_json(&self, value: &mut serde_json::Value) {
+    /// Replaces the forms in every string of `value` (object keys are left as they are).
+    pub fn scrub_value(&self, value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(s) => self.scrub_in_place(s),
-            serde_json::Value::Array(a) => a.iter_mut().for_each(|v| self.scrub_json(v)),
-            serde_json::Value::Object(o) => o.values_mut().for_each(|v| self.scrub_json(v)),
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|v| self.scrub_value(v)),
+            serde_json::Value::Object(o) => o.values_mut().for_each(|v| self.scrub_value(v)),
             _ => {}
         }
+    }
+
+    /// Replaces the forms in `text`, in place.
+    pub fn scrub_string(&self, text: &mut String) {
+        self.scrub_in_place(text);
     }
 }
 
