@@ -171,7 +171,7 @@ pub(crate) fn is_base64(data: &str) -> bool {
     }
     match padding {
         0 => n % 4 != 1,
-        p => (n + p) % 4 == 0,
+        p => (n + p).is_multiple_of(4),
     }
 }
 
