@@ -188,6 +188,9 @@ struct Analyzer {
     possible_reads: usize,
     /// What each line being read (the innermost last) sets its variables to: see [`Known`].
     known: Vec<Known>,
+    /// `set -k` (or `-a`) came before in the line: a `NAME=value` argument after a command's
+    /// name may be in its environment, and is judged as an assignment for it.
+    keyword: bool,
 }
 
 /// The variables of one line whose text bash may evaluate without running anything: bash
@@ -1234,7 +1237,11 @@ impl Analyzer {
         let writes_by_operand = words
             .first()
             .is_some_and(|w| !never_writes_operands(program::program_name(&w.text)));
-        if bare_cd || (writes_by_operand && words.iter().skip(1).any(|w| reaches_home(&w.text))) {
+        // `echo ~ | xargs -I{} cp g {}/.lesskey`: an operand filled in from input, in a line
+        // that names the home
+        let filled_in =
+            || words.iter().skip(1).any(|w| w.text.contains("{}")) && mentions_home(src);
+        if bare_cd || (writes_by_operand && (words.iter().skip(1).any(|w| w.home) || filled_in())) {
             self.doubt_local(HOME_DOUBT);
         }
         // bash's history runs earlier lines again, changed (`fc -s`, `!!` after `set -H`,
@@ -1262,6 +1269,18 @@ impl Analyzer {
             })
             .collect();
         let argv: Vec<String> = words.into_iter().map(|w| w.text).collect();
+        if self.keyword {
+            // after `set -k`, bash puts `NAME=value` arguments in the command's environment
+            for w in argv.iter().skip(1) {
+                if let Some((name, value)) = w.split_once('=') {
+                    let identifier = name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+                        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                    if identifier {
+                        self.assign(name, Some(value), nesting);
+                    }
+                }
+            }
+        }
         self.unwrap(
             SimpleCommand {
                 argv,
@@ -1594,41 +1613,71 @@ impl Analyzer {
         match name {
             "env" => {
                 let end = reading.wraps.unwrap_or(argv.len());
+                let cleared = || {
+                    Var::Pinned(
+                        "`env -i` clears the sandbox's git settings from the environment".into(),
+                    )
+                };
+                // getopt takes a long option's unique prefix: `--ignore-env`, `--uns=NAME`
+                let long = |a: &str, full: &str| a.len() > 3 && full.starts_with(a);
                 let mut i = 1;
                 while i < end {
                     let a = argv[i].as_str();
-                    match a {
-                        "-i" | "--ignore-environment" | "-" => self.var(Var::Pinned(
-                            "`env -i` clears the sandbox's git settings from the environment"
-                                .into(),
-                        )),
-                        "-u" | "--unset" => {
-                            i += 1;
-                            if let Some(n) = argv.get(i) {
-                                self.var(vars::judge_unset(n));
+                    if a == "-" || (a.starts_with("--") && long(a, "--ignore-environment")) {
+                        self.var(cleared());
+                    } else if let Some((flag, n)) =
+                        a.split_once('=').filter(|_| a.starts_with("--"))
+                    {
+                        if long(flag, "--unset") {
+                            self.var(vars::judge_unset(n));
+                        }
+                    } else if a.starts_with("--") && long(a, "--unset") {
+                        i += 1;
+                        if let Some(n) = argv.get(i) {
+                            self.var(vars::judge_unset(n));
+                        }
+                    } else if a.len() > 1 && a.starts_with('-') && !a.starts_with("--") {
+                        // a cluster, read as getopt does: `-vu NAME`, `-iv`, `-uNAME`
+                        for (k, c) in a.char_indices().skip(1) {
+                            match c {
+                                'i' => self.var(cleared()),
+                                'u' | 'C' | 'S' | 'P' | 'a' => {
+                                    let rest = &a[k + 1..];
+                                    let value = if rest.is_empty() {
+                                        i += 1;
+                                        argv.get(i).map(String::as_str)
+                                    } else {
+                                        Some(rest)
+                                    };
+                                    if c == 'u' {
+                                        if let Some(n) = value {
+                                            self.var(vars::judge_unset(n));
+                                        }
+                                    }
+                                    break;
+                                }
+                                _ => {}
                             }
                         }
-                        _ => {
-                            if let Some(n) = a
-                                .strip_prefix("--unset=")
-                                .or_else(|| a.strip_prefix("-u").filter(|_| !a.starts_with("--")))
-                            {
-                                self.var(vars::judge_unset(n));
-                            } else if !a.starts_with('-') {
-                                if let Some((n, v)) = a.split_once('=') {
-                                    self.assign(n, Some(v), nesting);
-                                }
-                            } else if a.starts_with("-") && !a.starts_with("--") && a.contains('i')
-                            {
-                                self.var(Var::Pinned(
-                                    "`env -i` clears the sandbox's git settings from the \
-                                     environment"
-                                        .into(),
-                                ));
-                            }
+                    } else if !a.starts_with('-') {
+                        if let Some((n, v)) = a.split_once('=') {
+                            self.assign(n, Some(v), nesting);
                         }
                     }
                     i += 1;
+                }
+            }
+            "exec" => {
+                // `exec -c` runs the command with an empty environment, as `env -i` does
+                let end = reading.wraps.unwrap_or(argv.len());
+                if argv[1..end]
+                    .iter()
+                    .take_while(|a| a.starts_with('-') && a.len() > 1 && *a != "--")
+                    .any(|a| a[1..].split('a').next().is_some_and(|f| f.contains('c')))
+                {
+                    self.var(Var::Pinned(
+                        "`exec -c` clears the sandbox's git settings from the environment".into(),
+                    ));
                 }
             }
             "export" | "declare" | "typeset" | "local" | "readonly" | "unset" => {
@@ -1636,14 +1685,13 @@ impl Analyzer {
                 // value it keeps counts as unknown
                 self.declare(argv, None);
             }
-            "set" => {
-                let allexport = argv
-                    .iter()
-                    .skip(1)
-                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('a'))
-                    || argv.windows(2).any(|w| w[0] == "-o" && w[1] == "allexport");
-                if allexport {
-                    self.doubt_local("`set -a` exports every variable set after it");
+            "set" | "shopt" => {
+                if Self::exports_assignments(argv) {
+                    self.keyword = true;
+                    self.doubt_local(
+                        "`set -a` (allexport) exports every variable set after it, and `set -k` \
+                         (keyword) puts every NAME=value argument in the command's environment",
+                    );
                 }
             }
             "read" | "printf" | "getopts" | "mapfile" | "readarray" => {
@@ -1682,6 +1730,33 @@ impl Analyzer {
             }
             _ => {}
         }
+    }
+
+    /// Whether `set` or `shopt` with words `argv` may turn on bash's `allexport` (`set -a`, `set
+    /// -o allexport`, `shopt -os allexport`) or `keyword` (`set -k`): in a cluster (`-eak`,
+    /// `-eo allexport`), in either order; `+` forms turn them off, but are read the same (fail
+    /// closed). The same options given to a shell (`bash -kc`) are read with the shell's line.
+    pub(crate) fn exports_assignments(argv: &[String]) -> bool {
+        let named = |w: &str| matches!(w, "allexport" | "keyword");
+        let mut words = argv.iter().skip(1).peekable();
+        while let Some(w) = words.next() {
+            if named(w) {
+                return true;
+            }
+            let flags = w
+                .strip_prefix('-')
+                .or_else(|| w.strip_prefix('+'))
+                .filter(|f| !f.starts_with('-'));
+            if let Some(f) = flags {
+                if f.contains(['a', 'k']) && argv[0] == "set" {
+                    return true;
+                }
+                if f.contains('o') && words.peek().is_some_and(|n| named(n)) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// `export`, `declare`, `typeset`, `local`, `readonly` and `unset`, with their words;
@@ -1755,7 +1830,10 @@ impl Analyzer {
                 None => (a.as_str(), None),
             };
             let name = name.split('[').next().unwrap_or(name);
-            let v = if unset || unexport {
+            // an array is never exported: `declare -ax GIT_CONFIG_COUNT` takes the variable
+            // out of the commands' environment, as unset does
+            let array = !unset && flags.contains(['a', 'A']);
+            let v = if unset || unexport || (array && vars::is_pinned(name)) {
                 vars::judge_unset(name)
             } else if value.is_none() && (keyword == "readonly" || exports && vars::is_pinned(name))
             {
@@ -1796,7 +1874,7 @@ impl Analyzer {
             return;
         }
         let target = word(dest, src);
-        if reaches_home(&target.text) {
+        if target.home {
             self.doubt_local(HOME_DOUBT);
         }
         let dup = matches!(op.as_str(), ">&" | "<&" | ">&-" | "<&-")
@@ -1954,11 +2032,68 @@ const HOME_DOUBT: &str = "the line reaches the run's home directory, where progr
 /// or `~/...` (any `~user` too), `$HOME` or `${HOME...}` anywhere in it, or the name of the
 /// directory toolgate makes for it (`toolgate-home-`).
 fn reaches_home(text: &str) -> bool {
-    let unquoted = text.trim_start_matches(['"', '\'']);
-    unquoted.starts_with('~')
-        || text.contains("$HOME")
-        || text.contains("${HOME")
-        || text.contains("toolgate-home-")
+    mentions_home(text) || text.contains("toolgate-home-")
+}
+
+/// Whether the shell text `text` (a word, or a whole line) may name the run's home as bash
+/// reads it: a `~` starting a word outside quotes (`"~30%"` is text), `$HOME` or `${HOME`
+/// outside single quotes (`'handle $HOME'` is text); inside a command substitution too
+/// (`"$(echo ~)"`), where the word `HOME` counts as well (`$(printenv HOME)`).
+fn mentions_home(text: &str) -> bool {
+    let b = text.as_bytes();
+    let (mut single, mut double) = (false, false);
+    // inside a command substitution (`$(...)`, backquotes), where the word `HOME` may be a
+    // program's argument that prints the home (`printenv HOME`)
+    let (mut depth, mut backquoted) = (0usize, false);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\\' if !single => {
+                i += 2;
+                continue;
+            }
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            // a command substitution opens a new quoting context
+            b'(' if !single && i > 0 && b[i - 1] == b'$' => {
+                depth += 1;
+                double = false;
+            }
+            b')' if !single && !double => depth = depth.saturating_sub(1),
+            b'`' if !single => {
+                backquoted = !backquoted;
+                double = false;
+            }
+            b'~' if !single && !double => {
+                let starts_word = i == 0
+                    || matches!(
+                        b[i - 1],
+                        b' ' | b'\t' | b'\n' | b'=' | b':' | b'(' | b'`' | b';' | b'|' | b'&'
+                    );
+                if starts_word {
+                    return true;
+                }
+            }
+            b'$' if !single
+                && (text[i + 1..].starts_with("HOME") || text[i + 1..].starts_with("{HOME")) =>
+            {
+                return true;
+            }
+            b'H' if !single && (depth > 0 || backquoted) && text[i..].starts_with("HOME") => {
+                let before = i.checked_sub(1).map(|j| b[j]);
+                let after = b.get(i + 4).copied();
+                let ident =
+                    |x: Option<u8>| x.is_some_and(|x| x.is_ascii_alphanumeric() || x == b'_');
+                if !ident(before) && !ident(after) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Whether bash itself sets the variable `name` to text from outside the line, without an
@@ -2542,8 +2677,24 @@ fn known(root: Node, src: &str) -> Known {
             }
             "for_statement" | "select_statement" => {
                 if let Some(v) = n.child_by_field_name("variable") {
-                    k.tainted.insert(text(v, src).to_string());
-                    k.foreign.insert(text(v, src).to_string());
+                    // `for i in 1 2 3`: inside the loop, a number of the line's
+                    let mut cursor = n.walk();
+                    let values: Vec<Node> =
+                        n.children_by_field_name("value", &mut cursor).collect();
+                    let numbers = n.kind() == "for_statement"
+                        && !values.is_empty()
+                        && values.iter().all(|v| is_number(*v, src));
+                    if numbers {
+                        k.set.push(Set {
+                            name: text(v, src).to_string(),
+                            from: n.start_byte(),
+                            to: n.end_byte(),
+                            function: function_of(n),
+                        });
+                    } else {
+                        k.tainted.insert(text(v, src).to_string());
+                        k.foreign.insert(text(v, src).to_string());
+                    }
                 }
             }
             "c_style_for_statement" => {
@@ -3234,6 +3385,8 @@ struct Word {
     split: bool,
     /// What begins it (for a word holding an expansion: whether it may be an option).
     lead: Lead,
+    /// As written, it may name the run's home ([`reaches_home`]).
+    home: bool,
 }
 
 /// What begins a word holding an expansion, quotes removed.
@@ -3398,6 +3551,7 @@ fn word(node: Node, src: &str) -> Word {
     w.brace = unquoted.contains('{')
         && unquoted.contains('}')
         && (unquoted.contains(',') || unquoted.contains(".."));
+    w.home = reaches_home(text(node, src));
     w
 }
 

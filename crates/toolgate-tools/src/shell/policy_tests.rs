@@ -744,3 +744,104 @@ fn a_debuggers_flags_are_not_its_code() {
         );
     }
 }
+
+/// Round 35's forms: bash options and builtins that change what a command runs or gets in
+/// its environment (`set -k`, `exec -a`, `exec -c`, `env` long prefixes and clusters, an
+/// exported array), clusters of one-letter options naming code, programs taken off the
+/// "runs nothing else" list, the run's home reached through a substitution; and the ordinary
+/// lines that must not ask.
+#[test]
+fn options_that_change_what_runs_are_read_and_ordinary_lines_pass() {
+    let rules = CommandRules::from_pairs([
+        (Decision::Allow, "set"),
+        (Decision::Allow, "shopt"),
+        (Decision::Allow, "less"),
+        (Decision::Allow, "printf"),
+        (Decision::Allow, "git"),
+        (Decision::Allow, "make test"),
+        (Decision::Allow, "ssh"),
+        (Decision::Allow, "scp"),
+        (Decision::Allow, "zip"),
+        (Decision::Allow, "diff3"),
+        (Decision::Allow, "curl"),
+        (Decision::Allow, "cp"),
+        (Decision::Allow, "echo"),
+        (Decision::Allow, "xargs"),
+        (Decision::Allow, "sed"),
+        (Decision::Allow, "bash"),
+        (Decision::Allow, "declare"),
+        (Decision::Deny, "touch"),
+        (Decision::Deny, "git push"),
+    ])
+    .unwrap();
+    for line in [
+        "set -k; less g LESSOPEN='|id > x; cat %s'",
+        "set -e -k; less g LESSOPEN='|id > x; cat %s'",
+        "set -e -o keyword; less g LESSOPEN='|id > x; cat %s'",
+        "set -eo allexport; LESSOPEN='|id > x; cat %s'; less g",
+        "shopt -os allexport; LESSOPEN='|id > x; cat %s'; less g",
+        "shopt -s -o keyword; less g LESSOPEN='|id'",
+        "(exec -a git-fetch git status --upload-pack='id > x;:')",
+        "exec -a busybox-x git status",
+        "make test -sf evil.mk",
+        "scp -qS ./p a b",
+        "ssh -qF cfg h",
+        "ssh -qo ProxyCommand='id > x' h",
+        "ssh -qoProxyCommand='id > x' h",
+        "zip -T -qTT ./p a.zip f",
+        "less -Xk kb g",
+        "less --LESSKEY-SRC=src g",
+        "diff3 --diff-program=./p a b c",
+        "curl -s --engine /tmp/e.so http://127.0.0.1:1/",
+        "cp g \"$(echo ~)/.lesskey\"; less g",
+        "cp g \"$(printenv HOME)/.lesskey\"; less g",
+        "echo ~ | xargs -I{} cp g {}/.lesskey; less g",
+    ] {
+        assert_eq!(decided(&rules, line).0, Decision::Ask, "{line}");
+    }
+    for line in [
+        "set -k; less g LESSOPEN='|touch x; cat %s'",
+        "set -k; git diff GIT_EXTERNAL_DIFF='touch x'",
+        "(exec -a git-push git r.git HEAD:refs/heads/x)",
+        "exec -a git-push git status HEAD:refs/heads/pwn",
+        "exec -a git-fetch git status --upload-pack='touch x;:'",
+        "ssh -qo ProxyCommand='touch x' h",
+    ] {
+        assert_eq!(decided(&rules, line).0, Decision::Deny, "{line}");
+    }
+    for line in [
+        "(exec -c git commit -qm m)",
+        "exec -cl git status",
+        "env --ignore-env git commit -qm m",
+        "env --uns=GIT_CONFIG_COUNT git commit -qm m",
+        "env -vu GIT_CONFIG_COUNT git commit -qm m",
+        "env -vuGIT_CONFIG_COUNT git status",
+        "declare -ax GIT_CONFIG_COUNT; git commit -qm m",
+        "declare -A GIT_CONFIG_COUNT; git status",
+    ] {
+        assert_eq!(
+            decided(&rules, line),
+            (Decision::Deny, "shell.pinned".into()),
+            "{line}"
+        );
+    }
+    for line in [
+        "git commit -qm '~30% faster'",
+        "git commit -qm \"~30% faster\"",
+        "git commit -qam 'handle $HOME'",
+        "sed -i 's/$HOME/$XDG/' f",
+        "cp f \"~backup\"",
+        "for i in 1 2 3; do echo $((i*2)); done",
+        "make test -s",
+        "ssh -q h true",
+        "less -XR g",
+        "curl -sS http://127.0.0.1:1/",
+        "(exec git status)",
+        "env -v git status",
+        "set -e; git status",
+        "set -euo pipefail; git status",
+        "declare -a arr=(1 2); git status",
+    ] {
+        assert_eq!(decided(&rules, line).0, Decision::Allow, "{line}");
+    }
+}

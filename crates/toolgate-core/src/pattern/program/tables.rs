@@ -47,10 +47,12 @@ static INTERACTIVE: Lexicon = Lexicon::new(
     "vim vi nvim view vimdiff ex gvim rvim rview evim gview nvi emacs nano pico ed at batch",
 );
 
-/// Programs that run nothing else, whatever their arguments.
+/// Programs that run nothing else, whatever their arguments. Not here, for what they run:
+/// `curl` (`--engine PATH` loads a library, `-K` a configuration that may), `diff3` and
+/// `sdiff` (`--diff-program`), `cmake-format` (a `.py` configuration is run as Python).
 static INERT: Lexicon = Lexicon::new(
     ": [ basename base32 base64 bc cat cd chgrp chmod chown cksum clear cmp column comm cp \
-     csplit curl cut date dd df diff diff3 dirname du echo egrep expand expr factor false \
+     csplit cut date dd df diff dirname du echo egrep expand expr factor false \
      fgrep file fmt fold free getconf grep groups gunzip gzip bzip2 bunzip2 xz unxz zstd \
      unzstd lz4 zcat bzcat xzcat head hexdump hostname iconv id jq join kill link ln locale \
      logname ls lsblk lscpu md5sum mkdir mkfifo mktemp more mv nl nproc numfmt od paste \
@@ -58,7 +60,7 @@ static INERT: Lexicon = Lexicon::new(
      rmdir seq sha1sum sha224sum sha256sum sha384sum sha512sum shasum shred shuf sleep stat \
      strings sum sync tac tail tee test touch tput tr tree true truncate tsort tty type umask \
      uname unexpand uniq unlink unzip uptime users wait wc which who whoami xxd yes zgrep \
-     cmake-format getopts mapfile readarray unset shift exit return break continue true jobs \
+     getopts mapfile readarray unset shift exit return break continue true jobs \
      ulimit shopt set pushd popd dirs caller times help history fc disown bg fg suspend \
      logout local declare typeset export readonly compgen complete compopt",
 );
@@ -77,7 +79,7 @@ pub(crate) fn inert(name: &str) -> bool {
 /// `shopt`, `declare`, ...) and the rest of the bookkeeping builtins.
 static OPTIONS_HARMLESS: Lexicon = Lexicon::new(
     ": [ basename base32 base64 bc cat cd chgrp chmod chown cksum clear cmp column comm cp \
-     csplit cut df diff diff3 dirname du echo egrep expand expr factor false fgrep fmt fold \
+     csplit cut df diff dirname du echo egrep expand expr factor false fgrep fmt fold \
      free getconf grep groups gunzip gzip bzip2 bunzip2 xz unxz zstd unzstd lz4 zcat bzcat \
      xzcat head hexdump id jq join kill link ln locale logname ls lsblk lscpu md5sum mkdir \
      mkfifo mktemp more mv nl nproc numfmt od paste pathchk pgrep pidof pinky pr printenv ps \
@@ -167,6 +169,11 @@ fn program_options(name: &str) -> &'static [&'static str] {
             "-F",
         ],
         "rsync" => &["-e", "--rsh", "--rsync-path"],
+        "diff3" | "sdiff" => &["--diff-program"],
+        "curl" => &["--engine", "-K", "--config"],
+        "openssl" => &["-engine", "-provider-path", "-provider", "-keygen_engine"],
+        "ssh-keygen" => &["-D"],
+        "ssh-add" => &["-s", "-S", "-e"],
         "ssh" | "slogin" => &["-F"],
         "scp" | "sftp" => &["-F", "-S", "-D"],
         "less" => &["-k", "--lesskey-file", "--lesskey-src"],
@@ -576,9 +583,46 @@ fn options(name: &str, words: &[&str], r: &mut Reading) {
     let opts = program_options(name);
     let why = |w: &str| format!("`{name} {w}` names a program or code it runs");
     let last = words.len().saturating_sub(1);
+    // the one-letter options that name code, for clusters (`-sf FILE`, `-qoProxyCommand=...`)
+    // (zip's `-TT` is two letters)
+    let shorts: Vec<&str> = opts
+        .iter()
+        .filter_map(|o| o.strip_prefix('-').filter(|l| matches!(l.len(), 1 | 2)))
+        .filter(|l| l.bytes().all(|b| b.is_ascii_alphabetic()))
+        .collect();
     for (i, w) in words.iter().enumerate().skip(1) {
         if *w == "--" {
             break;
+        }
+        // less takes its long options in any case (`--LESSKEY-SRC=x`)
+        let lowered;
+        let text: &str = if name == "less" && w.starts_with("--") {
+            lowered = w.to_ascii_lowercase();
+            &lowered
+        } else {
+            w
+        };
+        let w = &text;
+        // getopt reads `-qsf FILE` as `-q -s -f FILE`: a code option later in a cluster takes
+        // the rest of it, or the next word (the letters before it may take values of their
+        // own, `-Cdirf`: then this reads too much, which asks rather than passes)
+        if w.len() > 2
+            && w.starts_with('-')
+            && !w.starts_with("--")
+            && !matches!(name, "tar" | "gtar" | "bsdtar")
+        {
+            let found = shorts
+                .iter()
+                .filter_map(|s| w[2..].find(s).map(|at| (2 + at, *s)))
+                .min();
+            if let Some((at, short)) = found {
+                let value_at = if at + short.len() < w.len() {
+                    i
+                } else {
+                    (i + 1).min(last)
+                };
+                r.code_at(value_at, why(&format!("-{short}")));
+            }
         }
         for opt in opts {
             if w == opt {
@@ -618,10 +662,13 @@ fn options(name: &str, words: &[&str], r: &mut Reading) {
                 r.code_at(at, why("-e"));
             }
             "ssh" | "slogin" | "scp" | "sftp" => {
-                let value = if *w == "-o" {
+                // `-o KEY=V`, `-oKEY=V`, and in a cluster `-qo KEY=V`, `-qoKEY=V`
+                let value = if *w == "-o" || (cluster && w.ends_with('o')) {
                     words.get(i + 1).map(|v| (i + 1, *v))
+                } else if cluster {
+                    w[1..].find('o').map(|p| (i, &w[p + 2..]))
                 } else {
-                    w.strip_prefix("-o").map(|v| (i, v))
+                    None
                 };
                 if let Some((at, v)) = value {
                     let key = v

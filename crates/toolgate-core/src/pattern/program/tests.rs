@@ -436,7 +436,7 @@ fn wrappers_point_at_the_command_they_run() {
         ("timeout -s KILL -k 1 5s curl", Some("curl")),
         ("nohup curl", Some("curl")),
         ("command curl", Some("curl")),
-        ("exec -a name curl", Some("curl")),
+        ("exec -l curl", Some("curl")),
         ("time -f %e curl", Some("curl")),
         ("sudo -u root curl", Some("curl")),
         ("sudo --user=root -- curl", Some("curl")),
@@ -473,6 +473,23 @@ fn wrappers_point_at_the_command_they_run() {
             "{line}"
         );
     }
+    // `exec -a NAME`: the command as written and as NAME makes it run, both read, and code
+    // no rule grants (git's `git-push` is `git push`)
+    let w = words("exec -a git-push git r.git HEAD");
+    let r = read(&w);
+    assert_eq!(r.wraps, None);
+    assert_eq!(
+        r.runs,
+        [
+            Run::Words {
+                start: 3,
+                end: 6,
+                open: false
+            },
+            Run::Line("'git' 'push' 'r.git' 'HEAD'".into())
+        ]
+    );
+    assert!(r.code.is_some());
 }
 
 #[test]

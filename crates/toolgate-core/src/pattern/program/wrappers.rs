@@ -61,7 +61,6 @@ fn spec(name: &str) -> Option<Spec> {
             false,
         ),
         "command" => s(NONE, 0, &["-v", "-V"], NONE, NONE, false),
-        "exec" => s(&["-a"], 0, NONE, NONE, NONE, false),
         "sudo" => s(
             &[
                 "-u",
@@ -204,6 +203,10 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
             sg(words, r);
             return true;
         }
+        "exec" => {
+            exec(words, r);
+            return true;
+        }
         _ => {}
     }
     let Some(spec) = spec(name) else {
@@ -293,6 +296,74 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
         );
     }
     true
+}
+
+/// bash's `exec [-cl] [-a NAME] COMMAND`: wraps the command; with `-a NAME` the program runs
+/// with NAME as its `argv[0]`, which picks what a program of many names does (git runs its
+/// builtin `git-push` for `exec -a git-push git ...`, busybox the applet): read as code no
+/// rule grants, and the line `NAME ARGS...` is read too, for the rules that restrict (`deny
+/// command:git push` holds). `-c` (the environment cleared) is the shell's to judge.
+fn exec(words: &[&str], r: &mut Reading) {
+    let mut i = 1;
+    let mut argv0 = None;
+    while i < words.len() {
+        let w = words[i];
+        if w == "--" {
+            i += 1;
+            break;
+        }
+        if w.len() < 2 || !w.starts_with('-') {
+            break;
+        }
+        let mut used = 1;
+        if let Some(k) = w[1..].find('a') {
+            let rest = &w[k + 2..];
+            if rest.is_empty() {
+                argv0 = words.get(i + 1).map(|a| (i + 1, *a));
+                used = 2;
+            } else {
+                argv0 = Some((i, rest));
+            }
+        }
+        i += used;
+    }
+    if i >= words.len() {
+        return;
+    }
+    let Some((at, name)) = argv0 else {
+        r.wraps = Some(i);
+        return;
+    };
+    // both readings: the command as written, and as the name makes it run
+    r.runs.push(Run::Words {
+        start: i,
+        end: words.len(),
+        open: false,
+    });
+    {
+        r.code_at(
+            at,
+            "`exec -a NAME` runs the program under the name NAME, which picks what a program of \
+             many names does",
+        );
+        // git runs its builtin `git-X` as `git X` would
+        let base = name.rsplit('/').next().unwrap_or(name);
+        let program: Vec<&str> = match base.strip_prefix("git-").filter(|s| !s.is_empty()) {
+            Some(sub) => vec!["git", sub],
+            None => vec![name],
+        };
+        let line: Vec<String> = program
+            .into_iter()
+            .chain(words[i + 1..].iter().copied())
+            .map(single_quoted)
+            .collect();
+        r.runs.push(Run::Line(line.join(" ")));
+    }
+}
+
+/// `word` in single quotes, as the shell reads it back.
+fn single_quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 /// What a cluster of one-letter options (`-abc`, or `-aVALUE`) of a wrapper means.
