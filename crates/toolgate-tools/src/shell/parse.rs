@@ -1685,14 +1685,12 @@ impl Analyzer {
                 // value it keeps counts as unknown
                 self.declare(argv, None);
             }
-            "set" | "shopt" => {
-                if Self::exports_assignments(argv) {
-                    self.keyword = true;
-                    self.doubt_local(
-                        "`set -a` (allexport) exports every variable set after it, and `set -k` \
-                         (keyword) puts every NAME=value argument in the command's environment",
-                    );
-                }
+            "set" | "shopt" if Self::exports_assignments(argv) => {
+                self.keyword = true;
+                self.doubt_local(
+                    "`set -a` (allexport) exports every variable set after it, and `set -k` \
+                     (keyword) puts every NAME=value argument in the command's environment",
+                );
             }
             "read" | "printf" | "getopts" | "mapfile" | "readarray" => {
                 for n in assigned_names(name, argv) {
