@@ -50,14 +50,18 @@ pub fn redact_inline(s: &str) -> Cow<'_, str> {
     found.sort_by_key(|r| r.start);
     let mut out = String::with_capacity(s.len());
     let mut at = 0;
+    let mut any = false;
     for r in found {
-        if r.end <= at {
+        // a range that overlaps or touches the last one (the same secret found as written
+        // and decoded) extends it under the same marker
+        if any && r.start <= at {
+            at = at.max(r.end);
             continue;
         }
-        let start = r.start.max(at);
-        out.push_str(&s[at..start]);
+        out.push_str(&s[at..r.start]);
         out.push_str(REDACTED);
         at = r.end;
+        any = true;
     }
     out.push_str(&s[at..]);
     Cow::Owned(out)
@@ -911,6 +915,11 @@ mod tests {
             ("cargo test --release", "cargo test --release".into()),
             ("", String::new()),
             ("ünïcödé password=pässwörd ok", format!("ünïcödé password={r} ok")),
+            // one secret found by two shapes (a named value, a PEM block) is one marker
+            (
+                "password: -----BEGIN RSA PRIVATE KEY-----\nMIIEow",
+                format!("password: {r}"),
+            ),
         ];
         for (input, expected) in table {
             assert_eq!(&redact_inline(input), expected, "{input:?}");
