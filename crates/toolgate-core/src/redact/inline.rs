@@ -27,7 +27,10 @@
 //! 6. `Bearer` and `Basic` credentials that look like keys (a digit, mixed case or
 //!    punctuation, at least 8 characters);
 //! 7. each of these inside percent-encoded text (`?next=https%3A%2F%2Fa.com%2Fcb%3F
-//!    access_token%3DSECRET`): [`super::percent`].
+//!    access_token%3DSECRET`): [`super::percent`];
+//! 8. each of these inside backslash-escaped text, JSON carried in a string escaped once or
+//!    twice (`curl -d "{\"password\":\"SECRET\"}"`, `\u0070assword=SECRET`):
+//!    [`super::escaped`].
 //!
 //! Denying too much is recoverable, showing too much is not: a name that merely contains
 //! `token` (`--max-tokens=100`) loses its value too.
@@ -44,6 +47,7 @@ pub fn redact_inline(s: &str) -> Cow<'_, str> {
     let mut found = Vec::new();
     find(s, &mut found);
     super::percent::encoded_secrets(s, &mut found);
+    super::escaped::escaped_secrets(s, &mut found);
     if found.is_empty() {
         return Cow::Borrowed(s);
     }
@@ -543,7 +547,13 @@ impl<'a, 'f> Scan<'a, 'f> {
                 while end < b.len() && !matches!(b[end], b'\n' | b'\r' | b'\'' | b'"' | b'`') {
                     end += 1;
                 }
-                // trailing blanks and a JSON/YAML separator stay
+                // the backslashes of an escaped closing quote, trailing blanks and a
+                // JSON/YAML separator stay
+                if matches!(b.get(end), Some(b'"' | b'\'')) {
+                    while end > at && b[end - 1] == b'\\' {
+                        end -= 1;
+                    }
+                }
                 while end > at && matches!(b[end - 1], b' ' | b'\t' | b',' | b'}') {
                     end -= 1;
                 }
@@ -554,6 +564,16 @@ impl<'a, 'f> Scan<'a, 'f> {
         };
         let v = &self.s[r.clone()];
         if v.is_empty() || v.starts_with('$') || v == REDACTED {
+            return None;
+        }
+        // the backslashes of an escaped quote (`password=\"x\"`, `"token\": \"x\"`, JSON
+        // in a string) open a quoted value, read in the decoded text by super::escaped; inside
+        // quotes they are part of the value (`password="\"x"`)
+        let backslashes = v.bytes().take_while(|&c| c == b'\\').count();
+        if backslashes > 0
+            && !matches!(b[at], b'"' | b'\'')
+            && matches!(b.get(r.start + backslashes), Some(b'"' | b'\''))
+        {
             return None;
         }
         Some(r)
@@ -645,9 +665,24 @@ fn assignment(b: &[u8], at: usize) -> Option<(usize, bool)> {
     Some((value, spaced || rest[0] == b':' || len == 2))
 }
 
+/// Where a word starting at `at` ends: at a character of [`ends_word`], or at the backslashes
+/// of an escaped quote that closes a quoted string (`\"Bearer abc\"}` in JSON carried in a
+/// string); an escaped quote inside a word (`abc\"def`) is part of it.
 fn word_end(b: &[u8], mut at: usize) -> usize {
     while at < b.len() && !ends_word(b[at]) {
-        at += 1;
+        if b[at] != b'\\' {
+            at += 1;
+            continue;
+        }
+        let run = b[at..]
+            .iter()
+            .position(|&c| c != b'\\')
+            .map_or(b.len(), |n| at + n);
+        match b.get(run) {
+            Some(b'"' | b'\'') if b.get(run + 1).is_some_and(|&c| is_word(c)) => at = run + 1,
+            Some(b'"' | b'\'') => return at,
+            _ => at = run,
+        }
     }
     at
 }
@@ -1056,6 +1091,153 @@ mod tests {
         }
     }
 
+    /// A secret inside JSON carried in a string (escaped once or twice, a key spelled with
+    /// `\u` escapes) is found in the decoded text and cut out of the escaped one whole,
+    /// escapes within it included; the text around it stays as it was written.
+    #[test]
+    fn secrets_inside_backslash_escaped_text_are_cut_out() {
+        let r = REDACTED;
+        let table: &[(&str, String)] = &[
+            (
+                r#"curl -d "{\"password\":\"hunter2\"}" http://x"#,
+                format!(r#"curl -d "{{\"password\":\"{r}\"}}" http://x"#),
+            ),
+            (
+                r#"{\"api_key\": \"sk-abc\", \"n\": 1}"#,
+                format!(r#"{{\"api_key\": \"{r}\", \"n\": 1}}"#),
+            ),
+            (r"\u0070assword=hunter2 x", format!(r"\u0070assword={r} x")),
+            (
+                r#"\u0022token\u0022:\u0022abc\u0022"#,
+                format!(r#"\u0022token\u0022:\u0022{r}\u0022"#),
+            ),
+            (r#""token\":\"abc""#, format!(r#""token\":\"{r}""#)),
+            // escaped quotes around the value, escapes inside it
+            (
+                r#"export PASSWORD=\"hunter2\"; echo ok"#,
+                format!(r#"export PASSWORD=\"{r}\"; echo ok"#),
+            ),
+            (
+                r#"{\"secret\": \"a\/b\\c\\\"d\u00e9\", \"path\": \"\/tmp\/x\"}"#,
+                format!(r#"{{\"secret\": \"{r}\", \"path\": \"\/tmp\/x\"}}"#),
+            ),
+            (
+                r#"{\"Authorization\": \"Bearer abc123def\"}"#,
+                format!(r#"{{\"Authorization\": \"Bearer {r}\"}}"#),
+            ),
+            (
+                r#"{\'password\': \'hunter2\'}"#,
+                format!(r#"{{\'password\': \'{r}\'}}"#),
+            ),
+            // an escaped quote inside a quoted value or a word is part of the value
+            (
+                r#"PASSWORD="\"pw 1\"" TOKEN=ab\"cd x; {"secret": "\"x\""}"#,
+                format!(r#"PASSWORD="{r}" TOKEN={r} x; {{"secret": "{r}"}}"#),
+            ),
+            // JSON escaped twice, and a value holding an escaped quote
+            (
+                r#"sh -c "curl -d \"{\\\"password\\\":\\\"hunter2\\\"}\" http://x""#,
+                format!(r#"sh -c "curl -d \"{{\\\"password\\\":\\\"{r}\\\"}}\" http://x""#),
+            ),
+            (
+                r#"{\\\"token\\\":\\\"ab\\\\\\\"cd\\\"}"#,
+                format!(r#"{{\\\"token\\\":\\\"{r}\\\"}}"#),
+            ),
+            (
+                r#"{\"password\":\"hun\\\"ter2\"}"#,
+                format!(r#"{{\"password\":\"{r}\"}}"#),
+            ),
+            // a PEM key's lines joined by `\n` inside a JSON string, under any key or none
+            (
+                r#"{\"private_key\": \"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN\nBgkqhkiG9w0B\n-----END PRIVATE KEY-----\n\", \"n\": 1}"#,
+                format!(r#"{{\"private_key\": \"{r}\", \"n\": 1}}"#),
+            ),
+            (
+                r#"{\"k\": \"-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n\"}"#,
+                format!(r#"{{\"k\": \"{r}\n\"}}"#),
+            ),
+            // a value with a control escape is read whole
+            (
+                r#"{\"password\":\"line1\nline2\"}"#,
+                format!(r#"{{\"password\":\"{r}\"}}"#),
+            ),
+            // escapes inside percent-encoded text, and percent-encoded text inside escaped
+            (
+                r#"{\"next\":\"https%3A%2F%2Fa.com%2Fcb%3Faccess_token%3DSECRET9x\"}"#,
+                format!(r#"{{\"next\":\"https%3A%2F%2Fa.com%2Fcb%3Faccess_token%3D{r}\"}}"#),
+            ),
+        ];
+        for (input, expected) in table {
+            assert_eq!(&redact_inline(input), expected, "{input:?}");
+        }
+    }
+
+    /// Backslashes in ordinary text (paths, regular expressions, escapes in an echo line,
+    /// JSON without a secret) hide nothing: the text is kept as it is.
+    #[test]
+    fn backslashes_in_ordinary_text_are_kept() {
+        for s in [
+            r"dir C:\new\test\tokens\x.txt",
+            r"copy C:\Users\bob\notes.txt D:\backup\",
+            r"grep -E '\d{3}-\d{4}\s+\w+' f.txt",
+            r"sed 's/\/usr\/local/\/opt/g' f",
+            r#"echo "line1\nline2\tcol" | tr '\n' ' '"#,
+            r#"printf 'password is required\n'"#,
+            r#"echo \"the token expired\""#,
+            r#"curl -d "{\"user\":\"bob\",\"n\":1,\"path\":\"C:\\\\new\"}" http://x"#,
+            r#"{\"text\": \"caf\u00e9 \ud83d\ude00\", \"count\": 100}"#,
+            r"\u0041\u00e9\\\\",
+        ] {
+            assert_eq!(redact_inline(s), s, "{s:?}");
+        }
+    }
+
+    /// Malformed escapes (short `\u`, a lone surrogate, a trailing backslash) neither panic
+    /// nor hide a secret that follows them.
+    #[test]
+    fn malformed_escapes_neither_panic_nor_hide_a_secret() {
+        let r = REDACTED;
+        let table: &[(&str, String)] = &[
+            (r"\u12", r"\u12".into()),
+            ("x\\", "x\\".into()),
+            ("\\", "\\".into()),
+            (r"\uD800", r"\uD800".into()),
+            (r"\uDC00\uD800\uD800", r"\uDC00\uD800\uD800".into()),
+            (r"\ud83d\ude00", r"\ud83d\ude00".into()),
+            (
+                r#"{\"password\":\"\uD800x\"} \u12 \"token\":\"y\"\"#,
+                format!(r#"{{\"password\":\"{r}\"}} \u12 \"token\":\"{r}\"\"#),
+            ),
+            (
+                r"password=\u12 token=\uD800 \",
+                format!(r"password={r} token={r} \"),
+            ),
+        ];
+        for (input, expected) in table {
+            assert_eq!(&redact_inline(input), expected, "{input:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text of the characters escapes are made of is redacted without a panic, and
+        /// what the redaction keeps is the original's text, in order, between its markers.
+        #[test]
+        fn any_escaped_text_is_redacted_without_a_panic(
+            s in proptest::string::string_regex(
+                r#"(\\|\\\\|\\"|\\u|\\uD8|\\uDC00|\\u0070|\\n|\\/|\\'|"|'|:|=| |, |\{|\}|[0-9a-fD]|password|token|Bearer |é|%3D|-----BEGIN PRIVATE KEY-----){0,24}"#
+            ).unwrap()
+        ) {
+            let out = redact_inline(&s);
+            let mut at = 0;
+            for kept in out.split(REDACTED) {
+                let found = s[at..].find(kept);
+                proptest::prop_assert!(found.is_some(), "{:?} kept {:?}", s, out);
+                at += found.unwrap_or(0) + kept.len();
+            }
+            let _ = redact_inline(&out);
+        }
+    }
+
     /// Arbitrary text never panics and never grows a secret back: the output of a second pass
     /// is the output of the first.
     #[test]
@@ -1088,6 +1270,13 @@ mod tests {
             " : ",
             " => ",
             "%C3%A9",
+            "\\\"",
+            "\\\\\\\"",
+            "\\u0070assword",
+            "\\uD800",
+            "\\u12",
+            "\\n",
+            "\\/",
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         for _ in 0..5000 {

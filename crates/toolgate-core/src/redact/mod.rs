@@ -11,7 +11,8 @@
 //!   `KEY=value` assignments to secret-looking names (`password = ...`, `"password" : ...`
 //!   and `=>` too), `--password=...`, URL userinfo, `Authorization:` headers in command
 //!   lines, PEM blocks in a file's content, and each of those inside percent-encoded text
-//!   (a URL in another URL's query).
+//!   (a URL in another URL's query) and inside backslash-escaped text (JSON carried in a
+//!   string, escaped once or twice).
 //!
 //! [`for_audit`] is what the audit keeps: the redacted arguments with each string cut to a
 //! bounded head and tail around its length and SHA-256, and each argument's JSON bounded
@@ -19,6 +20,7 @@
 //! apply it on their own thread, off the caller's path.
 
 mod bound;
+mod escaped;
 mod inline;
 mod percent;
 

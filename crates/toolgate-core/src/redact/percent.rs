@@ -41,10 +41,11 @@ pub(super) fn encoded_secrets(s: &str, found: &mut Vec<Range<usize>>) {
     }
 }
 
-/// Characters that end a run: blanks, quotes and angle brackets (a URL in a command line, a
-/// JSON string, an HTML attribute). All ASCII, so a run's ends are character boundaries.
+/// Characters that end a run: blanks, quotes, angle brackets and backslashes (a URL in a
+/// command line, a JSON string, an HTML attribute, an escaped quote after it). All ASCII, so
+/// a run's ends are character boundaries.
 fn ends_run(c: u8) -> bool {
-    c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'<' | b'>')
+    c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'`' | b'<' | b'>' | b'\\')
 }
 
 /// The byte a `%` at `at` and the two hex digits after it stand for.
