@@ -69,6 +69,13 @@ fn credentials_inside_arguments_reach_neither_the_audit_nor_the_store() {
             "-H 'X-Session: [REDACTED]' http",
         ),
         (
+            // JSON carried in the command line, its quotes escaped
+            "run_shell",
+            json!({"command": r#"curl -s -m 1 -d "{\"user\":\"bob\",\"password\":\"CANARYJSON\"}" http://127.0.0.1:9/ || true"#}),
+            "CANARYJSON",
+            r#"-d "{\"user\":\"bob\",\"password\":\"[REDACTED]\"}" http"#,
+        ),
+        (
             "write_file",
             json!({"path": ".env", "content": "AWS_SECRET_ACCESS_KEY=CANARYFIVEwJalrXUtnFEMI/K7MDENG\nSTRIPE_KEY=sk_live_CANARYSIX0123456789\nDEBUG=1\n"}),
             "CANARYFIVE",
