@@ -250,6 +250,11 @@ pub fn protected_name(name: &OsStr) -> Option<&'static str> {
             "ssh's configuration and keys, which run commands at the next ssh \
              (ProxyCommand) or let a key in (authorized_keys)",
         ),
+        ".cargo" | "rust-toolchain" | "rust-toolchain.toml" => Some(
+            "cargo's and rustup's settings (.cargo/config.toml names a rustc-wrapper, a linker, \
+             aliases; rust-toolchain names the toolchain that runs), which run code at the next \
+             cargo or rustc",
+        ),
         ".envrc" | ".devcontainer" => Some(
             "a directory environment (direnv's .envrc, a dev container), which runs code when \
              a shell or an editor enters the directory",
@@ -283,15 +288,28 @@ pub fn is_git_name(name: &OsStr) -> bool {
 }
 
 /// Whether `name` can fold to a protected name, from its first byte: every protected name
-/// starts with `.`, `t` (`toolgate.toml`), `g` (`GIT~1`), `l` (`lefthook.yml`) or `o`
-/// (`opencode.json`), in either case, possibly after HFS+-ignorable characters (whose UTF-8
+/// starts with `.`, `t` (`toolgate.toml`), `g` (`GIT~1`), `l` (`lefthook.yml`), `o`
+/// (`opencode.json`) or `r` (`rust-toolchain`), in either case, possibly after HFS+-ignorable characters (whose UTF-8
 /// starts with `0xE2` or `0xEF`).
 /// Run on every entry of a workspace walk, so most names are passed over without folding.
 fn may_be_protected(name: &OsStr) -> bool {
     use std::os::unix::ffi::OsStrExt;
     matches!(
         name.as_bytes().first(),
-        Some(b'.' | b't' | b'T' | b'g' | b'G' | b'l' | b'L' | b'o' | b'O' | 0xE2 | 0xEF)
+        Some(
+            b'.' | b't'
+                | b'T'
+                | b'g'
+                | b'G'
+                | b'l'
+                | b'L'
+                | b'o'
+                | b'O'
+                | b'r'
+                | b'R'
+                | 0xE2
+                | 0xEF
+        )
     )
 }
 
@@ -412,6 +430,10 @@ mod tests {
             "app/.ENVRC",
             ".devcontainer/devcontainer.json",
             "svc/.DevContainer/Dockerfile",
+            ".cargo/config.toml",
+            "crates/x/.cargo/config",
+            "rust-toolchain",
+            "Rust-Toolchain.toml",
             ".config/git",
             ".config/git/config",
             ".config/git/attributes",
@@ -452,6 +474,9 @@ mod tests {
             ".pre-commit-hooks.yaml",
             "lefthook.yaml.example",
             "devcontainer/devcontainer.json",
+            "cargo/config.toml",
+            "rust-toolchain.md",
+            "docs/rust-toolchain-notes.txt",
             ".config/nextest.toml",
             ".config/nvim/git",
             "config/git/config",
