@@ -526,17 +526,21 @@ impl Analyzer {
             ("deno.json", &["deno"]),
         ];
         let plain = |p: &str| p.trim_start_matches("./").to_string();
+        // a command of the line writes files whose names the line does not show (`split`'s,
+        // an archive's members): any file may be one
+        let mut extracted_at: Option<usize> = None;
         let mut written: Vec<String> = self
             .redirects
             .iter()
             .filter(|r| r.access == Access::Write)
             .map(|r| plain(&r.path))
             .collect();
-        for c in &self.commands {
+        for (at, c) in self.commands.iter().enumerate() {
             let Some(first) = c.argv.first() else {
                 continue;
             };
             let operands = || c.argv[1..].iter().filter(|w| !w.starts_with('-'));
+            let mut prefixed = false;
             match program::program_name(first) {
                 "tee" | "sponge" => written.extend(operands().map(|w| plain(w))),
                 "dd" => written.extend(
@@ -548,8 +552,96 @@ impl Analyzer {
                 "cp" | "mv" | "install" | "ln" | "rsync" => {
                     written.extend(operands().next_back().map(|w| plain(w)))
                 }
+                // `find -fprintf FILE FMT`, `-fprint FILE`, `-fprint0 FILE`, `-fls FILE`
+                "find" | "gfind" => written.extend(
+                    c.argv
+                        .windows(2)
+                        .filter(|w| {
+                            matches!(w[0].as_str(), "-fprint" | "-fprint0" | "-fprintf" | "-fls")
+                        })
+                        .map(|w| plain(&w[1])),
+                ),
+                // `uniq IN OUT`; `xxd -r [IN] OUT` (an input `-` is not an operand here)
+                "uniq" => written.extend(operands().nth(1).map(|w| plain(w))),
+                "xxd" if c.argv.iter().any(|w| w == "-r" || w == "-revert") => {
+                    written.extend(operands().next_back().map(|w| plain(w)))
+                }
+                // `sort -o FILE`, `-oFILE`, `--output=FILE`
+                "sort" => {
+                    for (k, w) in c.argv.iter().enumerate() {
+                        let file = match w.as_str() {
+                            "-o" | "--output" => c.argv.get(k + 1).map(String::as_str),
+                            _ => w
+                                .strip_prefix("--output=")
+                                .or_else(|| w.strip_prefix("-o").filter(|f| !f.is_empty())),
+                        };
+                        written.extend(file.map(&plain));
+                    }
+                }
+                // their output files start with a prefix: every file the line names may be one
+                "split" | "csplit" => prefixed = true,
+                // `gunzip s.gz` (`gzip -d s.gz`) writes `s`
+                name @ ("gunzip" | "unxz" | "unzstd" | "bunzip2" | "uncompress" | "unlz4"
+                | "gzip" | "xz" | "zstd" | "bzip2" | "lz4")
+                    if matches!(
+                        name,
+                        "gunzip" | "unxz" | "unzstd" | "bunzip2" | "uncompress" | "unlz4"
+                    ) || c.argv.iter().any(|w| {
+                        w == "--decompress"
+                            || (w.starts_with('-') && !w.starts_with("--") && w.contains('d'))
+                    }) =>
+                {
+                    written.extend(operands().map(|w| {
+                        let w = plain(w);
+                        [".gz", ".xz", ".zst", ".bz2", ".Z", ".lz4", ".tgz"]
+                            .iter()
+                            .find_map(|ext| w.strip_suffix(ext).map(str::to_string))
+                            .unwrap_or(w)
+                    }))
+                }
+                // what an archive holds is only known when it is extracted (or a patch
+                // applied); tar when it extracts (`-x`, `xf`, `--extract`, `--get`)
+                "tar" | "gtar" | "bsdtar" => {
+                    let extracts = c.argv[1..].iter().enumerate().any(|(k, w)| {
+                        matches!(w.as_str(), "--extract" | "--get")
+                            || (!w.starts_with("--")
+                                && (w.starts_with('-') || k == 0)
+                                && w.contains('x'))
+                    });
+                    // to a command or standard output, the members are not written
+                    let to_files = !c.argv.iter().any(|w| {
+                        w.starts_with("--to-command")
+                            || w == "--to-stdout"
+                            || (w.starts_with('-') && !w.starts_with("--") && w.contains('O'))
+                    });
+                    prefixed |= extracts && to_files;
+                }
+                "unzip" | "cpio" | "7z" | "7za" | "ar" | "patch" => prefixed = true,
                 _ => {}
             }
+            if prefixed && extracted_at.is_none() {
+                extracted_at = Some(at);
+            }
+        }
+        // a command after the one that wrote files the line does not name, which runs a
+        // file by its name or as code, is a build tool, or git (an archive may hold a git
+        // directory whose configuration runs commands)
+        let after_extract = extracted_at.is_some_and(|k| {
+            self.commands[k + 1..].iter().any(|c| {
+                let Some(first) = c.argv.first() else {
+                    return false;
+                };
+                let program = program::program_name(first);
+                first.contains('/')
+                    || c.reading.code.is_some()
+                    || program == "git"
+                    || READ_BY_NAME
+                        .iter()
+                        .any(|(_, tools)| tools.contains(&program))
+            })
+        });
+        if after_extract {
+            return true;
         }
         if written.is_empty() {
             return false;
@@ -2973,20 +3065,70 @@ fn literal_output(before: Node, src: &str) -> Option<String> {
         Some("echo") if words.iter().all(|w| w.literal) => {
             let args: Vec<&str> = words[1..].iter().map(|w| w.text.as_str()).collect();
             let start = args.iter().take_while(|a| a.starts_with('-')).count();
-            Some(args[start..].join(" "))
+            let raw = args[start..].join(" ");
+            // `echo -e`, and a plain echo under `shopt -s xpg_echo` or dash's, decode escapes
+            // (`\x63`, `\0143`): both texts are read
+            Some(match echo_decoded(&raw).filter(|d| *d != raw) {
+                Some(decoded) => format!("{raw}\n{decoded}"),
+                None => raw,
+            })
         }
         Some("cat") if words.len() == 1 => stdin_text(before, src),
-        // `printf 'touch x\n' | sh`: a format without conversions, its escapes read
+        // `printf 'touch x\n' | sh`, `printf 'tou\143h x' | sh`, `printf 'tou%sh x' c | sh`:
+        // the format with its escapes and conversions read, as printf writes it
         Some("printf")
             if words.iter().all(|w| w.literal)
-                && words.get(1).is_some_and(|f| !f.text.starts_with('-'))
-                && words.len() == 2
-                && !words[1].text.contains('%') =>
+                && words.get(1).is_some_and(|f| !f.text.starts_with('-')) =>
         {
-            Some(words[1].text.replace("\\n", "\n").replace("\\t", "\t"))
+            let args: Vec<&str> = words[2..].iter().map(|w| w.text.as_str()).collect();
+            Some(printf_output(&words[1].text, &args))
         }
         _ => None,
     }
+}
+
+/// `text` with the escapes `echo -e` decodes (`\n`, `\x63`, `\0143`), or `None` when one
+/// cannot be read.
+fn echo_decoded(text: &str) -> Option<String> {
+    if !text.contains('\\') {
+        return None;
+    }
+    // echo's octal escapes are `\0NNN`; `$'...'`'s are `\NNN`
+    unescape_ansi_c(&format!(
+        "$'{}'",
+        text.replace("\\0", "\\").replace('\'', "\\'")
+    ))
+}
+
+/// What `printf FORMAT ARGS...` writes, as far as the analysis reads it: the format's escapes
+/// decoded and `%s`, `%b`, `%c`, `%d`, `%q` (flags and widths ignored) given the arguments in
+/// order, the format used once.
+fn printf_output(format: &str, args: &[&str]) -> String {
+    let decode = |t: &str| echo_decoded(t).unwrap_or_else(|| t.to_string());
+    let format = decode(format);
+    let mut args = args.iter();
+    let mut out = String::with_capacity(format.len());
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        while chars
+            .peek()
+            .is_some_and(|d| !d.is_ascii_alphabetic() && *d != '%')
+        {
+            chars.next();
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some('b') => out.push_str(&decode(args.next().copied().unwrap_or_default())),
+            Some('c') => out.extend(args.next().and_then(|a| a.chars().next())),
+            Some(_) => out.push_str(args.next().copied().unwrap_or_default()),
+            None => {}
+        }
+    }
+    out
 }
 
 /// The literal output ([`literal_output`]) of the command in the first process substitution

@@ -845,3 +845,46 @@ fn options_that_change_what_runs_are_read_and_ordinary_lines_pass() {
         assert_eq!(decided(&rules, line).0, Decision::Allow, "{line}");
     }
 }
+
+/// What a shell reads from a pipe is read as printf and echo write it (escapes decoded,
+/// conversions given their arguments), and more writers feed the "written, then run" check:
+/// find's -fprint family, uniq's and xxd's output, sort -o, split and csplit, a decompressor,
+/// an archive extracted (its members, a git directory among them, are only known then).
+#[test]
+fn piped_text_is_read_decoded_and_every_writer_feeds_what_runs() {
+    let rules =
+        CommandRules::from_pairs([(Decision::Allow, "*"), (Decision::Deny, "touch")]).unwrap();
+    for line in [
+        "printf 'tou\\143h x' | bash",
+        "echo -e 'tou\\x63h x' | bash",
+        "printf '%b' 'tou\\0143h x' | bash",
+        "printf 'tou%ch x' c | bash",
+        "printf 'tou%sh x' c | bash",
+        "echo 'tou\\0143h x' | sh",
+        "find . -maxdepth 0 -fprintf s.sh 'touch x\\n'; bash s.sh",
+        "echo 'touch x' > a.txt; uniq a.txt s.sh; bash s.sh",
+        "echo 'touch x' | sort -o s.sh; bash s.sh",
+        "echo 'touch x' | split -l 1 - s_; bash s_aa",
+        "echo 'touch x' | csplit -s -f s_ - 1; bash s_01",
+        "echo 'touch x' | gzip > s.gz; gunzip s.gz; bash s",
+    ] {
+        assert_eq!(decided(&rules, line).0, Decision::Deny, "{line}");
+    }
+    for line in [
+        "printf '74 6f 75 63 68 20 78' | xxd -r -p - s.sh; bash s.sh",
+        "find . -maxdepth 0 -fprintf Makefile 'all:\\n\\tid > x\\n'; make",
+        "printf 'all:\\n\\tid\\n' > a.txt; uniq a.txt Makefile; make",
+        "tar -cf t.tar --transform 's,X,.,' sub/Xgit && tar -xf t.tar && git -C sub diff",
+        "unzip -o pkg.zip && make",
+    ] {
+        assert_eq!(decided(&rules, line).0, Decision::Ask, "{line}");
+    }
+    for line in [
+        "tar -czf out.tgz src && git status",
+        "sort -u a.txt > b.txt && git diff",
+        "gzip -k a.txt && make",
+        "echo -e 'a\\tb' | column -t",
+    ] {
+        assert_eq!(decided(&rules, line).0, Decision::Allow, "{line}");
+    }
+}
