@@ -52,6 +52,11 @@ pub struct GatewayOptions {
     pub start: StartContext,
     /// Names upstream tools may not take (the base registry's tools).
     pub reserved: Vec<String>,
+    /// Which addresses a URL an upstream tool is given (an argument declared `kind = "url"`)
+    /// may name or resolve to: the HTTP tools' policy (`[http] allow_private`), so a fetch
+    /// server behind the gateway is not sent to a private or metadata address
+    /// ([`toolgate_core::egress`]).
+    pub egress: toolgate_core::egress::EgressPolicy,
     /// Applied to each upstream tool before registration.
     pub wrap: Option<WrapTool>,
     /// Where an upstream's log messages sent while it serves a call go: the call's client
@@ -139,12 +144,14 @@ impl Gateway {
             .upstreams
             .into_iter()
             .map(|c| {
-                Arc::new(Upstream::new(
+                let mut u = Upstream::new(
                     c,
                     options.store.clone(),
                     options.client_log.clone(),
                     options.client_requests.clone(),
-                ))
+                );
+                u.egress = options.egress.clone();
+                Arc::new(u)
             })
             .collect();
         let inner = Arc::new(GatewayInner {

@@ -146,7 +146,50 @@ impl UpstreamTool {
         Ok(args)
     }
 
+    /// Refuses a declared URL argument whose host name resolves (with the system's resolver,
+    /// as the upstream's own lookup would) to an address the egress policy blocks: the
+    /// `http://vm/` of `/etc/hosts`, a name of a public DNS zone pointing at 127.0.0.1. A name
+    /// that does not resolve within [`NAME_LOOKUP`] passes (the upstream cannot connect to it
+    /// either); the upstream resolves again when it connects, which this cannot pin.
+    async fn names_reach_public(&self, args: &Value) -> Result<(), ToolError> {
+        let Some(obj) = args.as_object() else {
+            return Ok(());
+        };
+        for r in &self.resources {
+            if !matches!(r.kind, ArgumentKind::Url) {
+                continue;
+            }
+            let values: Vec<&str> = match obj.get(&r.name) {
+                Some(Value::String(s)) => vec![s.as_str()],
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                _ => continue,
+            };
+            for v in values {
+                let Ok(url) = url::Url::parse(v) else {
+                    continue;
+                };
+                let Some(url::Host::Domain(host)) = url.host() else {
+                    continue;
+                };
+                let port = url.port_or_known_default().unwrap_or(80);
+                let lookup = tokio::net::lookup_host((host, port));
+                let Ok(Ok(found)) = tokio::time::timeout(NAME_LOOKUP, lookup).await else {
+                    continue;
+                };
+                let ips: Vec<std::net::IpAddr> = found.map(|a| a.ip()).collect();
+                if !ips.is_empty() {
+                    self.upstream
+                        .egress
+                        .check_answers(host, &ips)
+                        .map_err(|e| ToolError::from(e).no_effect())?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     async fn run(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        self.names_reach_public(&args).await?;
         let up = match self.upstream.breaker.admit() {
             Ok(a) => a,
             Err(left) => {
@@ -425,7 +468,16 @@ impl Tool for UpstreamTool {
                         path: v.to_string(),
                         access: r.access,
                     },
-                    ArgumentKind::Url => Resource::Url { url: v.to_string() },
+                    ArgumentKind::Url => {
+                        // an http(s) URL to a private or metadata address, as the HTTP tools
+                        // refuse it (a URL that does not parse is refused later, saying so)
+                        if let Ok(url) = url::Url::parse(v) {
+                            if matches!(url.scheme(), "http" | "https") {
+                                self.upstream.egress.check(&url).map_err(ToolError::from)?;
+                            }
+                        }
+                        Resource::Url { url: v.to_string() }
+                    }
                 });
             }
         }
@@ -446,6 +498,9 @@ impl Tool for UpstreamTool {
         }
     }
 }
+
+/// How long [`UpstreamTool::names_reach_public`] waits for one name's addresses.
+const NAME_LOOKUP: Duration = Duration::from_secs(2);
 
 /// The error for a declared path or URL argument whose value toolgate cannot read as one (a
 /// number, an object, an array holding one): passed on, it would reach the upstream with no

@@ -102,6 +102,10 @@ pub(crate) struct Upstream {
     client_requests: Option<ClientRequestHook>,
     restart: Notify,
     pub(crate) health: Mutex<Health>,
+    /// Where the URLs its tools are given may lead ([`GatewayOptions::egress`]).
+    ///
+    /// [`GatewayOptions::egress`]: crate::gateway::GatewayOptions::egress
+    pub(crate) egress: toolgate_core::egress::EgressPolicy,
     /// The credentials toolgate hands it, kept out of its answers ([`crate::answer`]).
     pub(crate) secrets: toolgate_tools::http::secrets::Secrets,
     /// What its latest listings quarantined, for its resource reads.
@@ -120,6 +124,7 @@ impl Upstream {
             breaker: breaker(&config),
             budgets: Arc::new(Budgets::new(&config.name, &config.notifications)),
             secrets: crate::answer::secrets_of(&config),
+            egress: toolgate_core::egress::EgressPolicy::new(),
             logs: Arc::new(LogRoutes::new(crate::answer::secrets_of(&config))),
             config,
             peer: ArcSwapOption::empty(),

@@ -98,6 +98,8 @@ pub fn start(
             report: toolgate_tools::shell::sandbox_report(),
         },
         reserved,
+        egress: toolgate_core::egress::EgressPolicy::new()
+            .allow_private(config.http_config().allow_private.iter().copied()),
         wrap: Some(Arc::new(move |t| limits.limit(t))),
         // an upstream's log messages go to the client of the call they came with
         client_log: Some(Arc::new(|| {

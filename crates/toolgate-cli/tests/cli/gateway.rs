@@ -1001,6 +1001,33 @@ fn declared_arguments_toolgate_cannot_decide_are_refused_before_the_upstream() {
             "host:evil.com",
         ),
     ];
+    // a URL to a private or metadata address, as the HTTP tools refuse it: a fetch server
+    // behind the gateway is not turned against the network it runs in
+    let mut refused = refused.to_vec();
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fd00:ec2::254]/",
+        "http://127.0.0.2:8080/admin",
+        "http://localhost./",
+        "http://2130706433/",
+    ] {
+        refused.push((json!({ "url": url }), "unsafe_input", "private_address"));
+    }
+    // and a name that resolves to one (from /etc/hosts, when it has such a name)
+    let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    let loopback_name = hosts.lines().find_map(|l| {
+        let mut fields = l.split_whitespace();
+        let addr = fields.next()?;
+        let name = fields.find(|n| !n.starts_with("localhost") && !n.starts_with('#'))?;
+        (addr.starts_with("127.") && !l.trim_start().starts_with('#')).then(|| name.to_string())
+    });
+    if let Some(name) = &loopback_name {
+        refused.push((
+            json!({ "url": format!("http://{name}:18801/admin") }),
+            "unsafe_input",
+            "private_address",
+        ));
+    }
     for (args, kind, says) in refused {
         let e = envelope(&toolgate(&ws, &["call", "up__open", &args.to_string()]));
         assert_eq!(e["error"]["kind"], kind, "{args}: {e}");
