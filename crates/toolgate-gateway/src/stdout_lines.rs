@@ -272,7 +272,44 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 /// read it: `None` when it passes as it is (after lone surrogate escapes were replaced in
 /// place), else the message to pass instead, as a line (see the module's documentation).
 pub(crate) fn rewrite(line: &mut [u8]) -> Option<Vec<u8>> {
-    unreadable(line).or_else(|| unreadable_answer(line))
+    unreadable(line)
+        .or_else(|| unreadable_answer(line))
+        .or_else(|| ambiguous_answer(line))
+}
+
+/// The members of an answer that say whether it is one (the others are skipped).
+#[derive(Deserialize)]
+struct AnswerProbe {
+    id: Option<RequestId>,
+    method: Option<serde::de::IgnoredAny>,
+    result: Option<serde::de::IgnoredAny>,
+    error: Option<serde::de::IgnoredAny>,
+}
+
+/// For an answer holding both `result` and `error` (JSON-RPC 2.0 section 5: exactly one of
+/// them), which rmcp drops and so leaves its call to wait for its timeout: the JSON-RPC error
+/// that answers its id instead. Looked at only when both names appear in the line.
+fn ambiguous_answer(line: &[u8]) -> Option<Vec<u8>> {
+    memchr::memmem::find(line, b"\"result\"")?;
+    memchr::memmem::find(line, b"\"error\"")?;
+    let Ok(AnswerProbe {
+        id: Some(id),
+        method: None,
+        result: Some(_),
+        error: Some(_),
+    }) = serde_json::from_slice(line)
+    else {
+        return None;
+    };
+    line_of(&serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": -32603,
+            "message": "the upstream's answer held both a result and an error, which JSON-RPC \
+                        2.0 does not allow (section 5), so neither is taken",
+        },
+    }))
 }
 
 /// `line` rewritten as the `toolgate/unreadable` request, when it is a request rmcp could not
@@ -520,6 +557,29 @@ mod tests {
                 .is_some_and(|w| w.contains("recursion")),
             "{got}"
         );
+    }
+
+    #[test]
+    fn an_answer_with_both_a_result_and_an_error_is_an_error_for_its_id() {
+        let rewritten = |line: &str| {
+            rewrite(&mut line.as_bytes().to_vec())
+                .map(|r| serde_json::from_slice::<Value>(&r).unwrap())
+        };
+        let got = rewritten(
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]},"error":{"code":1,"message":"x"}}"#,
+        )
+        .unwrap();
+        assert_eq!(got["id"], 7);
+        assert_eq!(got["error"]["code"], -32603);
+        assert!(got.get("result").is_none(), "{got}");
+        // the names inside text, or one of them alone, change nothing
+        for line in [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"\"error\": 1"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"\"result\""}}"#,
+            r#"{"jsonrpc":"2.0","method":"m","params":{"result":1,"error":2}}"#,
+        ] {
+            assert!(rewritten(line).is_none(), "{line}");
+        }
     }
 
     #[test]
