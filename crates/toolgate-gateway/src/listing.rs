@@ -10,7 +10,7 @@
 //!
 //! Paging follows `nextCursor` for at most [`MAX_PAGES`] pages and stops at a cursor the
 //! upstream gave before, so an upstream that pages forever ends its listing (with an error)
-//! instead of growing it until the timeout.
+//! instead of growing it until the timeout; a listing keeps at most [`MAX_ITEMS`] items.
 
 use rmcp::model::{
     ClientRequest, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
@@ -25,6 +25,11 @@ use std::collections::HashSet;
 
 /// The most pages one listing follows.
 pub(crate) const MAX_PAGES: usize = 100;
+
+/// The most items one listing keeps: each tool is screened, pinned and its schemas compiled,
+/// at every start and every `list_changed`, so an upstream listing 20,000 took 19 s a start;
+/// the items past it are left out (logged). No client shows a model that many.
+pub(crate) const MAX_ITEMS: usize = 2_000;
 
 /// What one list method lists.
 pub(crate) trait Listed: DeserializeOwned + Sized {
@@ -193,6 +198,17 @@ pub(crate) async fn all<T: Listed>(
     for _ in 0..MAX_PAGES {
         let page = page::<T>(peer, upstream, cursor).await?;
         items.extend(page.items);
+        if items.len() > MAX_ITEMS {
+            tracing::warn!(
+                upstream,
+                method = T::METHOD,
+                kept = MAX_ITEMS,
+                "the upstream lists more than {MAX_ITEMS} {}s; the rest are left out",
+                T::ITEM
+            );
+            items.truncate(MAX_ITEMS);
+            return Ok(items);
+        }
         match page.next_cursor {
             None => return Ok(items),
             Some(c) if !seen.insert(c.clone()) => {
