@@ -781,6 +781,10 @@ fn options_that_change_what_runs_are_read_and_ordinary_lines_pass() {
         "set -eo allexport; LESSOPEN='|id > x; cat %s'; less g",
         "shopt -os allexport; LESSOPEN='|id > x; cat %s'; less g",
         "shopt -s -o keyword; less g LESSOPEN='|id'",
+        "bash -kc \"less g LESSOPEN='|id > x; cat %s'\"",
+        "bash -o keyword -c \"less g LESSOPEN='|id'\"",
+        "bash -ac \"LESSOPEN='|id > x; cat %s'; less g\"",
+        "bash -o allexport -c \"LESSOPEN='|id'; less g\"",
         "(exec -a git-fetch git status --upload-pack='id > x;:')",
         "exec -a busybox-x git status",
         "make test -sf evil.mk",
@@ -802,6 +806,8 @@ fn options_that_change_what_runs_are_read_and_ordinary_lines_pass() {
     for line in [
         "set -k; less g LESSOPEN='|touch x; cat %s'",
         "set -k; git diff GIT_EXTERNAL_DIFF='touch x'",
+        "bash -kc \"git diff GIT_EXTERNAL_DIFF='touch x'\"",
+        "sh -k -c \"less g LESSOPEN='|touch x; cat %s'\"",
         "(exec -a git-push git r.git HEAD:refs/heads/x)",
         "exec -a git-push git status HEAD:refs/heads/pwn",
         "exec -a git-fetch git status --upload-pack='touch x;:'",
@@ -840,6 +846,8 @@ fn options_that_change_what_runs_are_read_and_ordinary_lines_pass() {
         "env -v git status",
         "set -e; git status",
         "set -euo pipefail; git status",
+        "bash -o pipefail -c 'git status'",
+        "bash -ec 'git status'",
         "declare -a arr=(1 2); git status",
     ] {
         assert_eq!(decided(&rules, line).0, Decision::Allow, "{line}");

@@ -336,6 +336,10 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
 fn shell(name: &str, words: &[&str], r: &mut Reading, posix: bool) {
     let mut i = 1;
     let mut line = false;
+    // the shell's own settings that change what its line's commands get (`bash -kc`, `-ac`,
+    // `-o allexport`, `-o keyword`): put before the line as the commands that set them, so
+    // the line is read as it runs (after `set -k`, NAME=value arguments are assignments)
+    let mut settings: Vec<String> = Vec::new();
     while i < words.len() {
         let a = words[i];
         if a == "--" || a == "-" {
@@ -345,6 +349,11 @@ fn shell(name: &str, words: &[&str], r: &mut Reading, posix: bool) {
         match a {
             "--version" | "--help" => return,
             "-o" | "+o" | "-O" | "+O" => {
+                if let Some(option @ ("allexport" | "keyword")) = words.get(i + 1).copied() {
+                    if a == "-o" {
+                        settings.push(format!("set -o {option}"));
+                    }
+                }
                 i += 2;
                 continue;
             }
@@ -363,6 +372,10 @@ fn shell(name: &str, words: &[&str], r: &mut Reading, posix: bool) {
             if a.starts_with('-') && flags.contains('c') {
                 line = true;
             }
+            if a.starts_with('-') && flags.contains(['a', 'k']) {
+                let set: String = flags.chars().filter(|c| matches!(c, 'a' | 'k')).collect();
+                settings.push(format!("set -{set}"));
+            }
             if a.starts_with('-') && (flags.contains('s') || flags.contains('i')) && !line {
                 r.code_at(
                     words.len(),
@@ -374,12 +387,19 @@ fn shell(name: &str, words: &[&str], r: &mut Reading, posix: bool) {
         }
         break;
     }
+    let with_settings = |string: &str| {
+        if settings.is_empty() {
+            string.to_string()
+        } else {
+            format!("{}\n{string}", settings.join("; "))
+        }
+    };
     match (words.get(i), line) {
-        (Some(string), true) if posix => r.runs.push(Run::Line((*string).to_string())),
+        (Some(string), true) if posix => r.runs.push(Run::Line(with_settings(string))),
         (Some(string), true) => {
             // read with bash's grammar all the same, so a deny or ask rule holds for the
             // commands it names (`zsh -c 'touch x'`); the line stays code no rule grants
-            r.runs.push(Run::Line((*string).to_string()));
+            r.runs.push(Run::Line(with_settings(string)));
             r.code_at(
                 i,
                 format!("`{name} -c` runs a line in a language toolgate does not read"),
