@@ -255,6 +255,10 @@ pub fn protected_name(name: &OsStr) -> Option<&'static str> {
              aliases; rust-toolchain names the toolchain that runs), which run code at the next \
              cargo or rustc",
         ),
+        ".yarnrc" | ".yarnrc.yml" => Some(
+            "yarn's settings (yarnPath, yarn-path: the file every yarn command runs), which run \
+             code at the next yarn",
+        ),
         ".envrc" | ".devcontainer" => Some(
             "a directory environment (direnv's .envrc, a dev container), which runs code when \
              a shell or an editor enters the directory",
@@ -434,6 +438,8 @@ mod tests {
             "crates/x/.cargo/config",
             "rust-toolchain",
             "Rust-Toolchain.toml",
+            ".yarnrc.yml",
+            "web/.yarnrc",
             ".config/git",
             ".config/git/config",
             ".config/git/attributes",
@@ -476,6 +482,8 @@ mod tests {
             "devcontainer/devcontainer.json",
             "cargo/config.toml",
             "rust-toolchain.md",
+            "yarnrc.yml",
+            ".yarnrc.yml.example",
             "docs/rust-toolchain-notes.txt",
             ".config/nextest.toml",
             ".config/nvim/git",
