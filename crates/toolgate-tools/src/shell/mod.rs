@@ -160,9 +160,10 @@ pub struct ShellConfig {
     /// `$HOME/.cargo` when those exist), since `HOME` is the run's private directory and
     /// rustup's proxies could not find the toolchain otherwise; both stay read-only.
     pub env: BTreeMap<String, String>,
-    /// Paths the command may not read (absolute). Default: the usual credential stores under
-    /// `$HOME` (`.ssh`, `.aws`, `.gnupg`, `.netrc`, `.git-credentials`, `.docker`, `.kube`,
-    /// `.config/gh`, `.cargo/credentials.toml`, `.npmrc`, `.pypirc`).
+    /// Paths the command may not read (absolute). Default: the usual credential stores
+    /// ([`CREDENTIAL_STORES`]: `.ssh`, `.aws`, `.gnupg`, `.netrc`, `.git-credentials`,
+    /// `.docker`, `.kube`, `.config/gh`, `.config/gcloud`, `.pgpass`, `.npmrc`, ...) of
+    /// `$HOME`, `/root` and every directory of `/home`.
     pub deny_read: Vec<PathBuf>,
     /// Directories the command may write besides the workspace and its private temporary
     /// directory (absolute; default none).
@@ -265,27 +266,89 @@ fn toolchain_env() -> BTreeMap<String, String> {
     env
 }
 
-/// The credential stores under `$HOME` that a command may not read by default.
+/// The credential stores of a home directory a command may not read by default
+/// ([`default_deny_read`]).
+pub const CREDENTIAL_STORES: [&str; 33] = [
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".gnupg",
+    ".netrc",
+    ".git-credentials",
+    ".docker",
+    ".kube",
+    ".config/gh",
+    ".config/gcloud",
+    ".config/hub",
+    ".config/op",
+    ".config/rclone",
+    ".config/doctl",
+    ".config/configstore",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".npmrc",
+    ".yarnrc",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    ".s3cfg",
+    ".boto",
+    ".oci",
+    ".password-store",
+    ".local/share/keyrings",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".bash_history",
+];
+
+/// The credential stores ([`CREDENTIAL_STORES`]) of every home directory on the machine that a
+/// command may not read by default: `$HOME`'s, `/root`'s and those of the directories in
+/// `/home` (another user's `.ssh` as much as toolgate's own).
 fn default_deny_read() -> Vec<PathBuf> {
-    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
-        return Vec::new();
-    };
-    let home = PathBuf::from(home);
-    [
-        ".ssh",
-        ".aws",
-        ".gnupg",
-        ".netrc",
-        ".git-credentials",
-        ".docker",
-        ".kube",
-        ".config/gh",
-        ".cargo/credentials.toml",
-        ".cargo/credentials",
-        ".npmrc",
-        ".pypirc",
-    ]
-    .into_iter()
-    .map(|p| home.join(p))
-    .collect()
+    let mut homes: Vec<PathBuf> = Vec::new();
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        homes.push(PathBuf::from(home));
+    }
+    homes.push(PathBuf::from("/root"));
+    if let Ok(entries) = std::fs::read_dir("/home") {
+        homes.extend(
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path()),
+        );
+    }
+    let mut seen = std::collections::HashSet::new();
+    homes.retain(|h| seen.insert(std::fs::canonicalize(h).unwrap_or_else(|_| h.clone())));
+    homes
+        .iter()
+        .flat_map(|home| CREDENTIAL_STORES.iter().map(move |p| home.join(p)))
+        .collect()
+}
+
+#[cfg(test)]
+mod deny_read_tests {
+    use super::*;
+
+    #[test]
+    fn the_credential_stores_of_every_home_are_denied() {
+        let denied = default_deny_read();
+        for store in [".ssh", ".pgpass", ".config/gcloud", ".aws", ".vault-token"] {
+            assert!(
+                denied.contains(&std::path::Path::new("/root").join(store)),
+                "{store}"
+            );
+        }
+        for home in std::fs::read_dir("/home").into_iter().flatten().flatten() {
+            if home.file_type().is_ok_and(|t| t.is_dir()) {
+                assert!(denied.contains(&home.path().join(".ssh")), "{home:?}");
+            }
+        }
+        // each once, however many names lead to a home
+        let unique: std::collections::HashSet<&PathBuf> = denied.iter().collect();
+        assert_eq!(unique.len(), denied.len());
+    }
 }
