@@ -321,7 +321,11 @@ impl<'a, 'f> Scan<'a, 'f> {
             assignment(b, sep).filter(|_| !openssl_pass && is_secret_key(name))
         {
             if let Some(v) = self.value(at, line) {
-                let v = if line { self.keep_scheme(v) } else { v };
+                let v = if line {
+                    self.keep_scheme(v)
+                } else {
+                    self.scheme_then_token(v)
+                };
                 let end = v.end;
                 self.push(v);
                 return end;
@@ -594,6 +598,26 @@ impl<'a, 'f> Scan<'a, 'f> {
                 let skip = scheme.len() + 1 + (rest.len() - rest.trim_start().len());
                 v.start + skip..v.end
             }
+            _ => v,
+        }
+    }
+
+    /// A one-word value that is a scheme word followed by a blank and a credential
+    /// (`Authorization=Bearer abc` in an INI file or a command line): the credential, the
+    /// scheme kept as after `Authorization: `. Any other value as it is (a scheme word alone
+    /// stays the value: `TOKEN=Bearer` loses it).
+    fn scheme_then_token(&self, v: Range<usize>) -> Range<usize> {
+        let b = self.b;
+        if !matches!(b.get(v.end), Some(b' ' | b'\t'))
+            || !AUTH_SCHEMES
+                .iter()
+                .any(|s| self.s[v.clone()].eq_ignore_ascii_case(s))
+        {
+            return v;
+        }
+        match self.value(skip_blanks(b, v.end), false) {
+            // a flag is the command's next word, not a credential
+            Some(t) if b[t.start] != b'-' => t,
             _ => v,
         }
     }
@@ -1031,6 +1055,53 @@ mod tests {
             (
                 "the password is required; compass = north; design : flat",
                 "the password is required; compass = north; design : flat".into(),
+            ),
+        ];
+        for (input, expected) in table {
+            assert_eq!(&redact_inline(input), expected, "{input:?}");
+        }
+    }
+
+    /// `NAME=Scheme TOKEN` (an INI file's `Authorization=Bearer ...`, a search pattern, a
+    /// command line): the token goes and the scheme word stays, as after `Authorization: `.
+    /// Each of these leaked its token before (the scheme word was taken for the value).
+    #[test]
+    fn a_scheme_word_after_an_equals_sign_loses_the_token_after_it() {
+        let r = REDACTED;
+        let table: &[(&str, String)] = &[
+            (
+                "[api]\nAuthorization=Bearer CANARYE1xyz\nurl=https://x\n",
+                format!("[api]\nAuthorization=Bearer {r}\nurl=https://x\n"),
+            ),
+            (
+                "Authorization=Bearer CANARYF1xyz",
+                format!("Authorization=Bearer {r}"),
+            ),
+            (
+                "token=Bearer CANARYA7xyz ./run.sh; api_key=Bearer k2 x",
+                format!("token=Bearer {r} ./run.sh; api_key=Bearer {r} x"),
+            ),
+            (
+                "Authorization=Basic dXNlcjpwYXNz; Authorization=Token t0k; AUTHORIZATION=bearer\tt1",
+                format!("Authorization=Basic {r}; Authorization=Token {r}; AUTHORIZATION=bearer\t{r}"),
+            ),
+            (
+                "Authorization=Bearer 'a b' x",
+                format!("Authorization=Bearer '{r}' x"),
+            ),
+            // a scheme word alone, before a reference, a flag or a command's end is the value
+            ("TOKEN=Bearer", format!("TOKEN={r}")),
+            ("TOKEN=Bearer\nx", format!("TOKEN={r}\nx")),
+            (
+                "AUTH=token --verbose; TOKEN=Bearer $T; auth=basic && make",
+                format!("AUTH={r} --verbose; TOKEN={r} $T; auth={r} && make"),
+            ),
+            // quoted, the whole value goes as before
+            ("token=\"Bearer abc\" x", format!("token=\"{r}\" x")),
+            // names that name no secret keep their values
+            (
+                "mode=basic setup; scheme=Bearer x; kind=token y",
+                "mode=basic setup; scheme=Bearer x; kind=token y".into(),
             ),
         ];
         for (input, expected) in table {
