@@ -284,6 +284,17 @@ impl<'a, 'f> Scan<'a, 'f> {
             while end < b.len() && is_word(b[end]) {
                 end += 1;
             }
+            // `printf "user=bob\nghp_..."`, `{\"a\":\"x\npass=y\"}`: the letter of a `\n`,
+            // `\t` or `\r` escape is glued to the word after it; the word without it is tried
+            // first, the word as written if that finds nothing (`C:\temp\token=x`)
+            if i > 0 && b[i - 1] == b'\\' && matches!(b[i], b'n' | b't' | b'r') && end > i + 1 {
+                let before = self.found.len();
+                let next = self.word(i + 1..end);
+                if self.found.len() > before {
+                    i = next.max(end);
+                    continue;
+                }
+            }
             i = self.word(i..end).max(end);
         }
     }
@@ -1106,6 +1117,62 @@ mod tests {
         ];
         for (input, expected) in table {
             assert_eq!(&redact_inline(input), expected, "{input:?}");
+        }
+    }
+
+    /// A key-shaped token or a secret's name right after a `\n`, `\t` or `\r` escape (printf,
+    /// `echo -e`, JSON carried in a string) is read without the escape's letter glued to it.
+    /// Each of these leaked before.
+    #[test]
+    fn secrets_right_after_a_control_escape_are_cut_out() {
+        let r = REDACTED;
+        let table: &[(&str, String)] = &[
+            (
+                r#"printf "user=bob\nghp_STRADDLE0123456789abcdefghijklmnopq\n" > creds.txt"#,
+                format!(r#"printf "user=bob\n{r}\n" > creds.txt"#),
+            ),
+            (
+                r#"echo -e "line1\nsk-proj-STRADDLEabcdefghijklmnop0123456789""#,
+                format!(r#"echo -e "line1\n{r}""#),
+            ),
+            (
+                r"printf 'id\tAKIAIOSFODNN7EXAMPLE\n'",
+                format!(r"printf 'id\t{r}\n'"),
+            ),
+            (
+                r"printf 'a\rxoxb-123456789012-abcdefghij\r\nglpat-abcdefghij0123456789'",
+                format!(r"printf 'a\r{r}\r\n{r}'"),
+            ),
+            (
+                r#"printf '%s\n' x\ngithub_pat_11ABCDEFG0123456789_abcdefghijklmnop"#,
+                format!(r#"printf '%s\n' x\n{r}"#),
+            ),
+            // short names of a secret after `\n` in JSON carried in a string
+            // (a one-word value runs past a control escape: `pass=a\nb` hides `b` too)
+            (
+                r#"{\"a\": \"A=1\npass=hunter2\", \"b\": \"x\tpwd=hunter3\", \"c\": \"\rpass=h4\"}"#,
+                format!(
+                    r#"{{\"a\": \"A=1\npass={r}\", \"b\": \"x\tpwd={r}\", \"c\": \"\rpass={r}\"}}"#
+                ),
+            ),
+            (
+                r#"printf "host=h\ntoken=t0k" "\tpin=1234""#,
+                format!(r#"printf "host=h\ntoken={r}" "\tpin={r}""#),
+            ),
+            // the word as written is still read when the one without the letter holds nothing
+            (r"C:\temp\token=abc x", format!(r"C:\temp\token={r} x")),
+        ];
+        for (input, expected) in table {
+            assert_eq!(&redact_inline(input), expected, "{input:?}");
+        }
+        // ordinary words after an escape keep their letters and their text
+        for s in [
+            r#"printf "name\nskip\ttask\rnpm install\n""#,
+            r#"echo -e "a\nsk-learn\takia\npassing\tpinned\ntokens""#,
+            r"dir C:\new\test\repo\npass\tpwdx",
+            r#"{\"text\": \"line1\nnpass is a word\ntoken expired\"}"#,
+        ] {
+            assert_eq!(redact_inline(s), s, "{s:?}");
         }
     }
 
