@@ -509,7 +509,7 @@ pub(crate) fn preview(arguments: &Value) -> String {
 }
 
 fn write_preview(out: &mut String, v: &Value) {
-    use crate::redact::{is_secret_key, redact_str, REDACTED};
+    use crate::redact::{is_secret_field, redact_str, REDACTED};
     let string = |out: &mut String, s: &str| {
         let room = (ARGUMENTS_PREVIEW_BYTES + 1).saturating_sub(out.len());
         let end = crate::results::floor_char_boundary(s, room);
@@ -543,7 +543,7 @@ fn write_preview(out: &mut String, v: &Value) {
                 }
                 string(out, k);
                 out.push(':');
-                if !v.is_null() && is_secret_key(k) {
+                if !v.is_null() && is_secret_field(k, v) {
                     string(out, REDACTED);
                 } else {
                     write_preview(out, v);

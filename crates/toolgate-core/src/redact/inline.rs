@@ -35,7 +35,7 @@
 //! Denying too much is recoverable, showing too much is not: a name that merely contains
 //! `token` (`--max-tokens=100`) loses its value too.
 
-use super::{is_jwt, is_secret_key, SECRET_PREFIXES};
+use super::{ends_in_key, is_jwt, is_secret_key, looks_generated, SECRET_PREFIXES};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -109,22 +109,31 @@ fn xml_elements(s: &str, found: &mut Vec<Range<usize>>) {
     }
 }
 
-/// The ranges of PEM private key blocks.
+/// The ranges of PEM private key blocks, and of OpenPGP's armored ones (`-----BEGIN PGP
+/// PRIVATE KEY BLOCK-----`).
 fn pem_blocks(s: &str, found: &mut Vec<Range<usize>>) {
-    const MARK: &str = "PRIVATE KEY-----";
-    let finder = memchr::memmem::Finder::new(MARK);
+    const KEY: &str = "PRIVATE KEY";
+    let finder = memchr::memmem::Finder::new(KEY);
     let mut from = 0;
     while let Some(i) = finder.find(&s.as_bytes()[from..]) {
         let mark = from + i;
+        // the whole marker: `PRIVATE KEY-----` or `PRIVATE KEY BLOCK-----`
+        let tail = ["-----", " BLOCK-----"]
+            .into_iter()
+            .find(|t| s[mark + KEY.len()..].starts_with(t));
+        let Some(tail) = tail else {
+            from = mark + KEY.len();
+            continue;
+        };
+        let full = &s[mark..mark + KEY.len() + tail.len()];
         let line_start = s[..mark].rfind('\n').map_or(0, |n| n + 1);
         let line = &s[line_start..mark];
-        let after = mark + MARK.len();
+        let after = mark + full.len();
         if let Some(b) = line.find("-----BEGIN") {
             let start = line_start + b;
             // the block ends with the END line's marker, or runs to the end of the text
-            let end = finder
-                .find(&s.as_bytes()[after..])
-                .map_or(s.len(), |j| after + j + MARK.len());
+            let end = memchr::memmem::find(&s.as_bytes()[after..], full.as_bytes())
+                .map_or(s.len(), |j| after + j + full.len());
             found.push(start..end);
             from = end;
         } else {
@@ -173,6 +182,8 @@ const PASSWORD_FLAGS: &[(u8, bool, &[&str])] = &[
             "mongorestore",
             "mongoexport",
             "mongoimport",
+            // `az login -u name -p password`
+            "az",
         ],
     ),
     (b'a', true, &["redis-cli", "valkey-cli"]),
@@ -228,6 +239,16 @@ const AUTH_SCHEMES: &[&str] = &[
     "scram-sha-256",
     "token",
     "vapid",
+];
+
+/// Webhook URLs whose path is their secret (anyone holding it can post): the host and the
+/// path's start, after which the rest of the URL is redacted.
+const WEBHOOKS: &[(&str, &str)] = &[
+    ("hooks.slack.com", "/services/"),
+    ("hooks.slack.com", "/workflows/"),
+    ("hooks.slack.com", "/triggers/"),
+    ("discord.com", "/api/webhooks/"),
+    ("discordapp.com", "/api/webhooks/"),
 ];
 
 /// Characters of a name or a key (`OPENAI_API_KEY`, `--password`, `sk-proj-abc.def`).
@@ -343,6 +364,17 @@ impl<'a, 'f> Scan<'a, 'f> {
             }
             return at;
         }
+        // `ENCRYPTION_KEY=...`, `sort_key: ...`: a key when its value looks generated
+        // (the cheap test of the name first: most words name no key)
+        if let Some((at, line)) = ends_in_key(name).then(|| assignment(b, sep)).flatten() {
+            if let Some(v) = self.value(at, line) {
+                if looks_generated(&s[v.clone()]) {
+                    let end = v.end;
+                    self.push(v);
+                    return end;
+                }
+            }
+        }
         if b.get(sep) == Some(&b'=') && matches!(text, "--user" | "-u") {
             return self.user_password(sep + 1);
         }
@@ -408,6 +440,9 @@ impl<'a, 'f> Scan<'a, 'f> {
         if text == "htpasswd" {
             return self.htpasswd(w.end);
         }
+        if text == "vault" {
+            return self.vault_login(w.end);
+        }
         if text.eq_ignore_ascii_case("pass") && b.get(w.end) == Some(&b':') {
             // openssl's `-passin pass:hunter2` (`env:VAR` and `file:PATH` name no secret)
             let end = word_end(b, w.end + 1);
@@ -472,9 +507,11 @@ impl<'a, 'f> Scan<'a, 'f> {
             return false;
         }
         let segment = self.segment_before(at);
+        // a program inside a quoted argument or an option's value runs too: `sh -c 'mysql
+        // -pX'`, `ssh -o 'ProxyCommand=sshpass -p X ssh h'`
         let runs = |program: &&str| {
             segment
-                .split(|c: char| c.is_ascii_whitespace())
+                .split(|c: char| c.is_ascii_whitespace() || matches!(c, '\'' | '"' | '='))
                 .any(|word| word.rsplit('/').next() == Some(*program))
         };
         PASSWORD_FLAGS
@@ -522,6 +559,42 @@ impl<'a, 'f> Scan<'a, 'f> {
             self.push(v);
         }
         end
+    }
+
+    /// `vault login [flags] TOKEN`: the token is its first operand (`vault login -method=userpass
+    /// username=bob` takes none; `-` reads it from standard input). Returns where scanning
+    /// goes on.
+    fn vault_login(&mut self, from: usize) -> usize {
+        let b = self.b;
+        let at = skip_blanks(b, from);
+        if !b[at..].starts_with(b"login")
+            || b.get(at + 5).is_some_and(|&c| !c.is_ascii_whitespace())
+        {
+            return from;
+        }
+        let end = self.stage_end(at);
+        let mut at = skip_blanks(b, at + 5);
+        while at < end {
+            let Some(v) = self.value(at, false) else {
+                return at;
+            };
+            let quoted = matches!(b[at], b'"' | b'\'');
+            let word = &self.s[v.clone()];
+            if !quoted && word.starts_with('-') {
+                if word.trim_start_matches('-').starts_with("method") {
+                    return v.end;
+                }
+                at = skip_blanks(b, v.end);
+                continue;
+            }
+            if word.contains('=') && !quoted {
+                return at;
+            }
+            let v_end = v.end;
+            self.push(v);
+            return v_end;
+        }
+        at
     }
 
     /// The text of the command `at` is in, from the last command separator before it.
@@ -660,6 +733,17 @@ impl<'a, 'f> Scan<'a, 'f> {
             end += 1;
         }
         let authority = &self.s[at..end];
+        let host = authority.rsplit('@').next().unwrap_or(authority);
+        if let Some(&(_, path)) = WEBHOOKS
+            .iter()
+            .find(|(h, p)| host.eq_ignore_ascii_case(h) && b[end..].starts_with(p.as_bytes()))
+        {
+            // the path after it is the webhook's secret
+            let from = end + path.len();
+            let to = word_end(b, from);
+            self.push(from..to);
+            return to;
+        }
         let Some(atsign) = authority.rfind('@') else {
             return at;
         };
@@ -753,6 +837,22 @@ mod tests {
             "%2",
             " = ",
             "=>",
+            "vault",
+            " login ",
+            "-method",
+            "https://hooks.slack.com",
+            "/services/",
+            "PRIVATE KEY",
+            " BLOCK-----",
+            "-----BEGIN",
+            "\\n",
+            "\\",
+            "ghp_0123456789abcdef",
+            "Bearer ",
+            "token=",
+            "DB_PASS",
+            "_KEY=",
+            "az ",
         ];
         let mut x: u64 = 0x2545_F491_4F6C_DD1D;
         for _ in 0..100_000 {
@@ -1176,6 +1276,91 @@ mod tests {
         }
     }
 
+    /// Names of a secret spelled `PASS`, `PW`, `PWD`, `DSN` as their last part, keys named
+    /// `*_KEY` with a generated value, more CLI forms, OpenPGP private key blocks and webhook
+    /// URLs. Each of these leaked before.
+    #[test]
+    fn more_secret_names_forms_and_shapes_are_cut_out() {
+        let r = REDACTED;
+        let table: &[(&str, String)] = &[
+            (
+                "export DB_PASS=CANARYF2xyz; ./deploy.sh",
+                format!("export DB_PASS={r}; ./deploy.sh"),
+            ),
+            (
+                "export MYSQL_PWD=c1 SMTP_PASS=c2 DB_PW=c3 ADMIN_PWD=c4 smtpPass=c5 db.pw=c6 --db-pass=c7",
+                format!("export MYSQL_PWD={r} SMTP_PASS={r} DB_PW={r} ADMIN_PWD={r} smtpPass={r} db.pw={r} --db-pass={r}"),
+            ),
+            (
+                "PGPASSWORD=c8 psql -h db; pw=c9 x",
+                format!("PGPASSWORD={r} psql -h db; pw={r} x"),
+            ),
+            (
+                "ENCRYPTION_KEY=CANARYk1 MASTER_KEY=abc ./app",
+                format!("ENCRYPTION_KEY={r} MASTER_KEY={r} ./app"),
+            ),
+            (
+                "SIGNING_SEED_KEY=9f86d081884c7d659a2feaa0c55ad015 sort_key=name cache_key=v1",
+                format!("SIGNING_SEED_KEY={r} sort_key=name cache_key=v1"),
+            ),
+            (
+                "SENTRY_DSN=https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1 ./run",
+                format!("SENTRY_DSN={r} ./run"),
+            ),
+            ("db:\n  db_pass: CANARYy1\n", format!("db:\n  db_pass: {r}\n")),
+            ("https://h/x?a=1&db_pass=CANARYq1&b=2", format!("https://h/x?a=1&db_pass={r}&b=2")),
+            (
+                "curl -H 'X-Access-Key: CANARYh1' -H 'X-Auth-Key: h2' u",
+                format!("curl -H 'X-Access-Key: {r}' -H 'X-Auth-Key: {r}' u"),
+            ),
+            (
+                "az login -u bob@x.com -p CANARYaz1; az group list -o table",
+                format!("az login -u bob@x.com -p {r}; az group list -o table"),
+            ),
+            (
+                "vault login hvs.CANARYv1; vault login -no-print 's.CANARYv2'",
+                format!("vault login {r}; vault login -no-print '{r}'"),
+            ),
+            (
+                "ssh -o 'ProxyCommand=sshpass -p CANARYs1 ssh h' x; sh -c \"mysql -pCANARYm1 db\"",
+                format!("ssh -o 'ProxyCommand=sshpass -p {r} ssh h' x; sh -c \"mysql -p{r} db\""),
+            ),
+            (
+                "x\n-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0\n=abcd\n-----END PGP PRIVATE KEY BLOCK-----\ny",
+                format!("x\n{r}\ny"),
+            ),
+            (
+                "curl -X POST https://hooks.slack.com/services/T0001/B0002/CANARYslack123 -d '{}'",
+                format!("curl -X POST https://hooks.slack.com/services/{r} -d '{{}}'"),
+            ),
+            (
+                "\"url\": \"https://discord.com/api/webhooks/123/CANARYdisc\"",
+                format!("\"url\": \"https://discord.com/api/webhooks/{r}\""),
+            ),
+            (
+                "--pw hunter2 --dsn postgres://u@h/db",
+                format!("--pw {r} --dsn {r}"),
+            ),
+        ];
+        for (input, expected) in table {
+            assert_eq!(&redact_inline(input), expected, "{input:?}");
+        }
+        // words that only contain these names, other programs' options, other keys and
+        // other URLs and armored blocks keep their text
+        for s in [
+            "bypass=1 compass=north surpass=x passage=y",
+            "cd $PWD; OLDPWD=/tmp; echo $DB_PASS",
+            "sort_key=created_at partition_key=user/2024/01 primary_key=id",
+            "git -C /x log -p; tar -c -p f; vault status; vault login -method=userpass username=bob",
+            "https://hooks.slack.com/help https://discord.com/channels/1/2 https://h/services/a/b",
+            "-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQENBF\n-----END PGP PUBLIC KEY BLOCK-----",
+            "-----BEGIN PGP SIGNATURE-----\nwsBc\n-----END PGP SIGNATURE-----",
+            "the PRIVATE KEY is in a vault; PRIVATE KEY",
+        ] {
+            assert_eq!(redact_inline(s), s, "{s:?}");
+        }
+    }
+
     /// A secret inside percent-encoded text (a URL in another's query, a form value holding
     /// a query, double encoding) is found in the decoded text and cut out of the encoded.
     #[test]
@@ -1362,7 +1547,7 @@ mod tests {
         #[test]
         fn any_escaped_text_is_redacted_without_a_panic(
             s in proptest::string::string_regex(
-                r#"(\\|\\\\|\\"|\\u|\\uD8|\\uDC00|\\u0070|\\n|\\/|\\'|"|'|:|=| |, |\{|\}|[0-9a-fD]|password|token|Bearer |é|%3D|-----BEGIN PRIVATE KEY-----){0,24}"#
+                r#"(\\|\\\\|\\"|\\u|\\uD8|\\uDC00|\\u0070|\\n|\\/|\\'|"|'|:|=| |, |\{|\}|[0-9a-fD]|password|token|Bearer |é|%3D|-----BEGIN PRIVATE KEY-----|\\t|\\r|ghp_0123456789abcdef|=Bearer |_KEY=|vault login |https://hooks\.slack\.com/services/|PRIVATE KEY BLOCK-----){0,24}"#
             ).unwrap()
         ) {
             let out = redact_inline(&s);

@@ -48,20 +48,22 @@ const SECRET_KEY_PARTS: &[&str] = &[
     "authorization",
     "apikey",
     "api_key",
-    "api-key",
     "cookie",
     "credential",
     "private_key",
     "privatekey",
     "session_key",
     "access_key",
+    "encryption_key",
+    "master_key",
+    "auth_key",
+    "hmac_key",
+    "license_key",
     "sessionid",
     "session_id",
-    "session-id",
     "signature",
     "signing_key",
     "signingkey",
-    "subscription-key",
     "subscription_key",
     "bearer",
     "storepass",
@@ -75,7 +77,49 @@ const SECRET_KEY_PARTS: &[&str] = &[
 
 /// Names of a secret as a whole (ASCII case ignored, leading dashes dropped): too short to
 /// look for inside longer names (`pass` is in `compass`, `sig` in `design`).
-const SECRET_KEYS: &[&str] = &["pass", "pwd", "otp", "sig", "cvv", "cvc", "auth", "pin"];
+const SECRET_KEYS: &[&str] = &[
+    "pass", "pw", "pwd", "otp", "sig", "cvv", "cvc", "auth", "pin", "dsn",
+];
+
+/// Names of a secret as the last part of a longer name, after `_`, `-` or `.` or as its last
+/// capitalized word (`DB_PASS`, `MYSQL_PWD`, `db.pw`, `smtpPass`, `SENTRY_DSN`: a DSN's URL
+/// holds its key), never inside a word (`bypass`, `compass`).
+const SECRET_LAST_PARTS: &[&str] = &["pass", "pw", "pwd", "dsn", "otp"];
+
+/// The last part of a name (see [`SECRET_LAST_PARTS`]): after its last `_`, `-` or `.`, and
+/// there from its last capital that follows a small letter (`smtpPass`); `None` when the name
+/// is one part.
+fn last_part(name: &str) -> Option<&str> {
+    let b = name.as_bytes();
+    let seg = b
+        .iter()
+        .rposition(|c| matches!(c, b'_' | b'-' | b'.'))
+        .map_or(0, |p| p + 1);
+    let camel = (seg + 1..b.len())
+        .rev()
+        .find(|&i| b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase());
+    let from = camel.unwrap_or(seg);
+    // `seg` and `camel` are positions of ASCII bytes or just past one: boundaries
+    (from > 0).then(|| &name[from..])
+}
+
+/// Whether `name` ends in a part `key` after another part (`ENCRYPTION_KEY`, `sort_key`,
+/// `appKey`): a key, or an index or a path. Its value is one when it looks generated
+/// ([`looks_generated`]).
+pub(crate) fn ends_in_key(name: &str) -> bool {
+    last_part(name.trim_start_matches('-')).is_some_and(|p| p.eq_ignore_ascii_case("key"))
+}
+
+/// Whether `v` looks like a generated key rather than a name, a path or a number: at least 16
+/// characters of base64 or hex (`+/=_-` too), with a letter and a digit.
+pub(crate) fn looks_generated(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() >= 16
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'_' | b'-'))
+        && b.iter().any(u8::is_ascii_digit)
+        && b.iter().any(u8::is_ascii_alphabetic)
+}
 
 /// Prefixes of well-known key formats (OpenAI and Stripe, GitHub, GitLab, Slack, AWS, Google,
 /// Hugging Face, npm, PyPI).
@@ -128,20 +172,27 @@ pub fn is_secret_key(key: &str) -> bool {
     // this on every key of every record): the parts are lowercase ASCII, so a window matches
     // exactly where the lowercased key contains the part
     let whole = key.trim_start_matches('-');
-    if SECRET_KEYS.iter().any(|k| whole.eq_ignore_ascii_case(k)) {
+    if SECRET_KEYS.iter().any(|k| whole.eq_ignore_ascii_case(k))
+        || last_part(whole)
+            .is_some_and(|p| SECRET_LAST_PARTS.iter().any(|k| p.eq_ignore_ascii_case(k)))
+    {
         return true;
     }
+    // `_`, `-` and `.` are one separator (`X-Access-Key`, `api.key`, `session-id`)
     let key = key.as_bytes();
     SECRET_KEY_PARTS.iter().any(|p| {
-        key.windows(p.len())
-            .any(|w| w.eq_ignore_ascii_case(p.as_bytes()))
+        key.windows(p.len()).any(|w| {
+            w.iter()
+                .zip(p.as_bytes())
+                .all(|(&a, &b)| a.eq_ignore_ascii_case(&b) || b == b'_' && matches!(a, b'-' | b'.'))
+        })
     })
 }
 
 /// Whether a string value looks like a credential.
 pub fn looks_like_secret(s: &str) -> bool {
     let t = s.trim();
-    if t.contains("PRIVATE KEY-----") {
+    if t.contains("PRIVATE KEY-----") || t.contains("PRIVATE KEY BLOCK-----") {
         return true;
     }
     // the first 7 characters, lowercased, are "bearer " or start with "basic ": both are
@@ -265,13 +316,20 @@ pub(crate) fn is_value_field(key: &str) -> bool {
     matches!(key, "value" | "Value" | "ParameterValue")
 }
 
+/// Whether the value `v` under the key `k` is a secret by its key: the key names a secret
+/// ([`is_secret_key`]), or it names a key (`ENCRYPTION_KEY`, `cacheKey`: [`ends_in_key`]) and
+/// `v` is a string that looks generated.
+pub(crate) fn is_secret_field(k: &str, v: &Value) -> bool {
+    is_secret_key(k) || ends_in_key(k) && v.as_str().is_some_and(looks_generated)
+}
+
 /// Redacts secrets in place, at every depth (see the module docs).
 pub fn redact(value: &mut Value) {
     match value {
         Value::Object(map) => {
             let named = names_a_secret(map);
             for (k, v) in map.iter_mut() {
-                if (is_secret_key(k) || named && is_value_field(k)) && !v.is_null() {
+                if (is_secret_field(k, v) || named && is_value_field(k)) && !v.is_null() {
                     *v = Value::String(REDACTED.into());
                 } else {
                     redact(v);
@@ -332,6 +390,34 @@ mod tests {
             })
         );
     }
+    /// Keys spelled with `PASS`, `PW`, `PWD` or `DSN` as their last part, `-` or `.` for `_`,
+    /// and keys named `*_key` holding a generated value: each leaked before.
+    #[test]
+    fn more_secret_names_as_keys() {
+        let mut v = json!({
+            "DB_PASS": "p1", "mysqlPwd": "p2", "smtp.pw": "p3", "SENTRY_DSN": "https://k@h/1",
+            "X-Access-Key": "p4", "api.key": "p5", "ENCRYPTION_KEY": "p6",
+            "dataKey": "9f86d081884c7d659a2feaa0c55ad015",
+            "env": [{"name": "MYSQL_PWD", "value": "p7"}],
+            "sort_key": "created_at", "key": "9f86d081884c7d659a2feaa0c55ad015",
+            "s3_key": "uploads/2024/report-final.pdf", "bypass": "x", "compass": "north",
+            "PWD": "/home/bob", "pass_count": 3
+        });
+        redact(&mut v);
+        assert_eq!(
+            v,
+            json!({
+                "DB_PASS": REDACTED, "mysqlPwd": REDACTED, "smtp.pw": REDACTED,
+                "SENTRY_DSN": REDACTED, "X-Access-Key": REDACTED, "api.key": REDACTED,
+                "ENCRYPTION_KEY": REDACTED, "dataKey": REDACTED,
+                "env": [{"name": "MYSQL_PWD", "value": REDACTED}],
+                "sort_key": "created_at", "key": "9f86d081884c7d659a2feaa0c55ad015",
+                "s3_key": "uploads/2024/report-final.pdf", "bypass": "x", "compass": "north",
+                "PWD": REDACTED, "pass_count": 3
+            })
+        );
+    }
+
     #[test]
     fn a_secrets_files_text_is_redacted_whatever_its_keys_are_named() {
         for p in [
@@ -373,7 +459,7 @@ mod tests {
 
     /// The predicates as first written, with lowercase copies: the copy-free ones must agree.
     fn is_secret_key_by_copy(key: &str) -> bool {
-        let lower = key.to_ascii_lowercase();
+        let lower = key.to_ascii_lowercase().replace(['-', '.'], "_");
         SECRET_KEY_PARTS.iter().any(|p| lower.contains(p))
     }
 
@@ -415,6 +501,12 @@ mod tests {
             "\u{1f511}",
             "credentials",
             "Authorization",
+            "X-Access-Key",
+            "api.key",
+            "session-id",
+            "Ocp-Apim-Subscription-Key",
+            "master-keys",
+            "a_b.c-d",
         ];
         for k in keys {
             assert_eq!(is_secret_key(k), is_secret_key_by_copy(k), "{k:?}");
