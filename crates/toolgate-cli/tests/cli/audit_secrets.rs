@@ -76,6 +76,32 @@ fn credentials_inside_arguments_reach_neither_the_audit_nor_the_store() {
             r#"-d "{\"user\":\"bob\",\"password\":\"[REDACTED]\"}" http"#,
         ),
         (
+            // a scheme word after `=` (an INI file, a search pattern): the token goes
+            "write_file",
+            json!({"path": "app/config.ini", "content": "[api]\nAuthorization=Bearer CANARYINI1xyz\nurl=https://x\n"}),
+            "CANARYINI1",
+            "Authorization=Bearer [REDACTED]\nurl=https://x",
+        ),
+        (
+            "search_code",
+            json!({"pattern": "Authorization=Bearer CANARYPAT1xyz"}),
+            "CANARYPAT1",
+            "Authorization=Bearer [REDACTED]",
+        ),
+        (
+            // a token glued to a printf escape's letter
+            "run_shell",
+            json!({"command": r#"printf "user=bob\nghp_CANARYESC0123456789abcdefghijklmno\n" > creds.txt"#}),
+            "CANARYESC",
+            r#"printf "user=bob\n[REDACTED]\n" > creds.txt"#,
+        ),
+        (
+            "run_shell",
+            json!({"command": "export DB_PASS=CANARYPASS1; export MYSQL_PWD=CANARYPWD1; echo set"}),
+            "CANARYPWD1",
+            "export DB_PASS=[REDACTED]; export MYSQL_PWD=[REDACTED]; echo",
+        ),
+        (
             "write_file",
             json!({"path": ".env", "content": "AWS_SECRET_ACCESS_KEY=CANARYFIVEwJalrXUtnFEMI/K7MDENG\nSTRIPE_KEY=sk_live_CANARYSIX0123456789\nDEBUG=1\n"}),
             "CANARYFIVE",
@@ -98,7 +124,7 @@ fn credentials_inside_arguments_reach_neither_the_audit_nor_the_store() {
     for ((tool, _, secret, kept), record) in cases.iter().zip(&records) {
         assert_eq!(record["tool"], *tool);
         let shown = record["arguments"].to_string();
-        for s in [*secret, "CANARYSIX"] {
+        for s in [*secret, "CANARYSIX", "CANARYPASS1"] {
             assert!(!text.contains(s), "{s} in `toolgate audit --json`");
             assert!(!contains(&table.stdout, s), "{s} in `toolgate audit`");
             assert!(!contains(&bytes, s), "{s} in the store's files");
@@ -107,6 +133,7 @@ fn credentials_inside_arguments_reach_neither_the_audit_nor_the_store() {
         let value = arguments["command"]
             .as_str()
             .or(arguments["content"].as_str())
+            .or(arguments["pattern"].as_str())
             .unwrap();
         assert!(value.contains(kept), "{kept:?} in {shown}");
     }
