@@ -172,7 +172,8 @@ pub struct AuditRecord {
     /// included).
     pub attempts: u32,
     /// The idempotency key of a side-effecting call under the ledger: the caller's, or the
-    /// one derived for it (`tg-...`).
+    /// one derived for it (`tg-...`). The writers keep it as
+    /// [`crate::redact::idempotency_key`] gives it (a key that is a token is redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<Arc<str>>,
     /// What the idempotency ledger did with the call: `executed`, `replayed` (the recorded
@@ -305,8 +306,19 @@ impl MemoryAuditSink {
 
 impl AuditSink for MemoryAuditSink {
     fn record(&self, mut record: AuditRecord) {
-        record.arguments = crate::redact::for_audit(&record.arguments);
+        redact_record(&mut record);
         self.records.lock().push(record);
+    }
+}
+
+/// What a writer redacts of a record: its arguments ([`crate::redact::for_audit`]) and its
+/// idempotency key ([`crate::redact::idempotency_key`]).
+fn redact_record(r: &mut AuditRecord) {
+    r.arguments = crate::redact::for_audit(&r.arguments);
+    if let Some(k) = &r.idempotency_key {
+        if let Cow::Owned(redacted) = crate::redact::idempotency_key(k) {
+            r.idempotency_key = Some(redacted.into());
+        }
     }
 }
 
@@ -397,7 +409,7 @@ fn writer_loop<W: Write>(
             match msg {
                 Msg::Record(mut r, t) => {
                     ticket = ticket.max(t);
-                    r.arguments = crate::redact::for_audit(&r.arguments);
+                    redact_record(&mut r);
                     if failed.is_none() {
                         let res = serde_json::to_writer(&mut out, &*r)
                             .map_err(io::Error::from)
@@ -545,5 +557,36 @@ mod tests {
         assert_eq!(lines.len(), 1001);
         assert_eq!(lines[1000].call_id.as_str(), "c1000");
         assert!(!text.contains("hunter2"));
+    }
+
+    #[test]
+    fn a_secret_idempotency_key_is_redacted_by_both_writers() {
+        let keyed = |i, k: &str| AuditRecord {
+            idempotency_key: Some(k.into()),
+            ..rec(i)
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let memory = MemoryAuditSink::default();
+        {
+            let sink = JsonlAuditSink::open(&path).unwrap();
+            for sink in [&sink as &dyn AuditSink, &memory] {
+                sink.record(keyed(1, "ghp_CANARYH1abcdefghijklmnop0123456789"));
+                sink.record(keyed(2, "K-0001"));
+            }
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("CANARYH1"), "{text}");
+        let from_file: Vec<AuditRecord> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for records in [from_file, memory.records()] {
+            let keys: Vec<_> = records
+                .iter()
+                .map(|r| r.idempotency_key.as_deref().unwrap_or_default().to_string())
+                .collect();
+            assert_eq!(keys, [crate::redact::REDACTED, "K-0001"]);
+        }
     }
 }

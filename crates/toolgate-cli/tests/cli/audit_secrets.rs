@@ -166,6 +166,58 @@ fn credentials_inside_arguments_reach_neither_the_audit_nor_the_store() {
     assert_eq!(verify.status.code(), Some(0));
 }
 
+/// An idempotency key that is a token is redacted in the audit (`--json` and the table),
+/// while the ledger keeps the key itself: the same call sent again with it is replayed.
+#[test]
+fn a_secret_idempotency_key_stays_out_of_the_audit_and_still_replays() {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let dir = ws.to_str().unwrap();
+    let key = "ghp_CANARYKEY0123456789abcdefghijklmnop";
+    let args = json!({"command": "echo hi >> once.txt"}).to_string();
+    for _ in 0..2 {
+        let out = toolgate(
+            &[
+                "call",
+                "run_shell",
+                &args,
+                "--idempotency-key",
+                key,
+                "-w",
+                dir,
+                "--yes",
+            ],
+            &ws,
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // the ledger found the first call by its key: the command ran once
+    assert_eq!(
+        std::fs::read_to_string(ws.join("once.txt")).unwrap(),
+        "hi\n"
+    );
+    let audit = toolgate(&["audit", "--json", "-w", dir], &ws);
+    let table = toolgate(&["audit", "-w", dir], &ws);
+    let text = String::from_utf8_lossy(&audit.stdout).into_owned();
+    assert!(!text.contains("CANARYKEY"), "{text}");
+    assert!(!contains(&table.stdout, "CANARYKEY"));
+    let keys: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["idempotency_key"].clone())
+        .collect();
+    assert!(!keys.is_empty());
+    assert!(keys.iter().all(|k| k == "[REDACTED]"), "{keys:?}");
+    assert!(text.contains(r#""ledger":"replayed""#), "{text}");
+    let verify = toolgate(&["audit", "verify", "-w", dir], &ws);
+    assert_eq!(verify.status.code(), Some(0));
+}
+
 /// An 11 MiB write_file (refused: past the 10 MiB a file write takes) is audited with a
 /// bounded head and tail of its content, the content's length and SHA-256, not 11 MB.
 #[test]

@@ -358,6 +358,16 @@ pub fn redact_str(s: &str) -> Option<String> {
     }
 }
 
+/// The idempotency key as the audit keeps it: [`redact_str`] of it, borrowed when it holds no
+/// secret (a caller may send any text as a key, a token too). The ledger keeps the key itself,
+/// so replays and `toolgate ledger` find their entry by it; only the audit's copy is redacted.
+pub fn idempotency_key(key: &str) -> Cow<'_, str> {
+    match redact_str(key) {
+        Some(r) => Cow::Owned(r),
+        None => Cow::Borrowed(key),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -415,6 +425,30 @@ mod tests {
                 "s3_key": "uploads/2024/report-final.pdf", "bypass": "x", "compass": "north",
                 "PWD": REDACTED, "pass_count": 3
             })
+        );
+    }
+
+    #[test]
+    fn an_idempotency_key_that_is_a_secret_is_redacted() {
+        for k in [
+            "K-0001",
+            "tg-0123456789abcdef0123456789abcdef",
+            "order-42:retry",
+            "",
+        ] {
+            assert!(
+                matches!(idempotency_key(k), Cow::Borrowed(b) if b == k),
+                "{k}"
+            );
+        }
+        assert_eq!(
+            idempotency_key("ghp_CANARYH1abcdefghijklmnop0123"),
+            REDACTED
+        );
+        assert_eq!(idempotency_key("AKIAIOSFODNN7EXAMPLE"), REDACTED);
+        assert_eq!(
+            idempotency_key("run-1-token=abc"),
+            format!("run-1-token={REDACTED}")
         );
     }
 

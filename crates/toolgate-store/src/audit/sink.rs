@@ -12,7 +12,8 @@
 //!
 //! Redaction is the writer's: it reads each record's arguments back from their text (or takes
 //! the moved value) and stores what [`write_value_redacted`] gives (secrets redacted, long
-//! strings and arguments bounded: `toolgate_core::redact::for_audit`). Canonical JSON read
+//! strings and arguments bounded: `toolgate_core::redact::for_audit`), and the idempotency
+//! key as `toolgate_core::redact::idempotency_key` gives it. Canonical JSON read
 //! back is the same value (numbers are written as `serde_json` parses them back), so what is
 //! stored and hashed does not depend on which way the arguments came.
 //!
@@ -622,7 +623,16 @@ impl Scratch {
         text: &str,
         prev: &Hash,
     ) -> rusqlite::Result<Hash> {
-        let (view, sent) = e.view(text);
+        let redacted_key;
+        let (mut view, sent) = e.view(text);
+        // the key as the caller sent it stays in the ledger; the audit keeps it redacted
+        if let Some(std::borrow::Cow::Owned(k)) = view
+            .idempotency_key
+            .map(toolgate_core::redact::idempotency_key)
+        {
+            redacted_key = k;
+            view.idempotency_key = Some(&redacted_key);
+        }
         self.arguments.clear();
         match &e.large {
             Some(large) => write_value_redacted(&mut self.arguments, large),

@@ -104,6 +104,34 @@ fn secrets_in_arguments_are_redacted_before_they_are_stored() {
     }
 }
 
+/// An idempotency key that is a token (the key's alphabet admits every shape the redactor
+/// knows) is redacted in the audit, stored and hashed so, while the ledger keeps the key
+/// itself for replays; an ordinary key is kept as sent.
+#[test]
+fn an_idempotency_key_that_is_a_secret_is_redacted_in_the_audit() {
+    let t = TempStore::new();
+    let sink = SqliteAuditSink::new(&t.store).unwrap();
+    let mut secret = rec(1);
+    secret.idempotency_key = Some("ghp_CANARYH1abcdefghijklmnop0123456789".into());
+    let mut plain = rec(2);
+    plain.idempotency_key = Some("K-0001".into());
+    sink.record(secret);
+    sink.record(plain);
+    sink.flush_checked().unwrap();
+    let keys: Vec<_> = all(&t.store)
+        .into_iter()
+        .map(|r| r.idempotency_key.map(|k| k.to_string()))
+        .collect();
+    assert_eq!(keys, [Some(REDACTED.to_string()), Some("K-0001".into())]);
+    assert!(t.store.verify_audit().unwrap().is_intact());
+    drop(sink);
+    let mut bytes = std::fs::read(t.path()).unwrap();
+    if let Ok(wal) = std::fs::read(t.dir.path().join("toolgate.db-wal")) {
+        bytes.extend(wal);
+    }
+    assert!(!bytes.windows(13).any(|w| w == b"ghp_CANARYH1a"));
+}
+
 /// audit-secret-88 (secret_leak), the store's part: credentials inside longer strings (a
 /// command line, a `.env` file's content, a URL) are cut out by the writer, in small records
 /// the caller copies and in large ones it hands over, and reach neither the stored arguments
