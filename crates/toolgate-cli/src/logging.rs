@@ -48,10 +48,48 @@ pub fn colour() -> bool {
 }
 
 /// The stderr log's filter: `TOOLGATE_LOG` (an `EnvFilter` directive such as `debug` or
-/// `toolgate_core=trace`), `warn` when unset or invalid.
+/// `toolgate_core=trace`), `warn` when unset or invalid, with the libraries that log message
+/// bodies capped at `info` ([`capped`]).
 pub fn filter() -> tracing_subscriber::EnvFilter {
-    tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+    std::env::var("TOOLGATE_LOG")
+        .ok()
+        .and_then(|d| tracing_subscriber::EnvFilter::try_new(capped(&d)).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn"))
+}
+
+/// Libraries whose `debug` and `trace` events print what a call carries, unredacted: rmcp
+/// every message's body (a `tools/call`'s arguments, its result), grep-regex a search's
+/// pattern. The audit redacts the same text.
+const BODY_TARGETS: &[&str] = &["rmcp", "grep_regex"];
+
+/// `directives` with each of [`BODY_TARGETS`] capped at `info` when a bare level above it
+/// (`debug`, `trace`) would enable its message dumps and the directives do not name it:
+/// `TOOLGATE_LOG=debug` keeps rmcp at `info`, `debug,rmcp=debug` gives it `debug`.
+fn capped(directives: &str) -> std::borrow::Cow<'_, str> {
+    use tracing_subscriber::filter::LevelFilter;
+    let mut default = None;
+    let mut named = [false; BODY_TARGETS.len()];
+    for d in directives.split(',').map(str::trim) {
+        let target = d.split(['=', '[']).next().unwrap_or_default();
+        if target == d {
+            // a bare word: a level for every target, or a target at every level
+            if let Ok(level) = target.parse::<LevelFilter>() {
+                default = Some(level);
+                continue;
+            }
+        }
+        for (t, named) in BODY_TARGETS.iter().zip(&mut named) {
+            *named |= target == *t || target.strip_prefix(t).is_some_and(|r| r.starts_with("::"));
+        }
+    }
+    if default.is_none_or(|l| l <= LevelFilter::INFO) || named.iter().all(|&n| n) {
+        return directives.into();
+    }
+    let mut out = directives.to_string();
+    for (t, _) in BODY_TARGETS.iter().zip(named).filter(|(_, n)| !n) {
+        out.push_str(&format!(",{t}=info"));
+    }
+    out.into()
 }
 
 /// Writes one line to stderr, dropping it when stderr is closed (`eprintln!` would panic).
@@ -76,4 +114,44 @@ pub fn escaped_fields(
         }
     })
     .delimited(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::capped;
+
+    #[test]
+    fn message_dumps_stay_off_unless_named() {
+        for (given, want) in [
+            ("debug", "debug,rmcp=info,grep_regex=info"),
+            ("trace", "trace,rmcp=info,grep_regex=info"),
+            (
+                "TRACE,toolgate_core=trace",
+                "TRACE,toolgate_core=trace,rmcp=info,grep_regex=info",
+            ),
+            ("debug,rmcp=debug", "debug,rmcp=debug,grep_regex=info"),
+            (
+                "debug,rmcp::service=trace",
+                "debug,rmcp::service=trace,grep_regex=info",
+            ),
+            ("trace,rmcp,grep_regex=trace", "trace,rmcp,grep_regex=trace"),
+            // at `info` and below, or without a bare level, nothing of theirs is enabled
+            ("warn", "warn"),
+            ("info", "info"),
+            ("warn,toolgate_core=debug", "warn,toolgate_core=debug"),
+            ("toolgate_core=debug", "toolgate_core=debug"),
+            ("", ""),
+            // a name that only starts alike is not theirs
+            (
+                "debug,rmcpx=debug",
+                "debug,rmcpx=debug,rmcp=info,grep_regex=info",
+            ),
+        ] {
+            assert_eq!(capped(given), want, "{given:?}");
+            assert!(
+                tracing_subscriber::EnvFilter::try_new(want).is_ok(),
+                "{want}"
+            );
+        }
+    }
 }

@@ -218,6 +218,29 @@ fn a_secret_idempotency_key_stays_out_of_the_audit_and_still_replays() {
     assert_eq!(verify.status.code(), Some(0));
 }
 
+/// `TOOLGATE_LOG=debug` keeps rmcp's message dumps (every `tools/call`'s arguments and
+/// result, as sent) out of the log; naming rmcp (`debug,rmcp=debug`) brings them back.
+#[test]
+fn a_debug_log_holds_no_call_arguments_unless_rmcp_is_named() {
+    use super::mcp::{self, call, StdioServe};
+    for (directives, dumps) in [("debug", false), ("debug,rmcp=debug", true)] {
+        let t = mcp::workspace();
+        let mut s = StdioServe::start(&mcp::ws(&t), &[], &[("TOOLGATE_LOG", directives)]);
+        s.handshake(json!({}));
+        s.send(&call(
+            1,
+            "search_code",
+            json!({"pattern": "password=LOGCANARY123"}),
+        ));
+        assert_eq!(s.recv()["id"], 1);
+        let log = s.stderr.clone();
+        assert!(s.finish().success());
+        let log = log.lock().unwrap().clone();
+        assert!(log.contains("DEBUG"), "{directives}: no debug log: {log}");
+        assert_eq!(log.contains("LOGCANARY123"), dumps, "{directives}: {log}");
+    }
+}
+
 /// An 11 MiB write_file (refused: past the 10 MiB a file write takes) is audited with a
 /// bounded head and tail of its content, the content's length and SHA-256, not 11 MB.
 #[test]
