@@ -4,9 +4,12 @@
 //! [`REDACTED`], leaving the rest of the text as it was:
 //!
 //! 1. PEM private key blocks (`-----BEGIN ... PRIVATE KEY-----` to its `END` line, or to the
-//!    end of the text; an `END` line without its `BEGIN` from the start of the text);
+//!    end of the text; an `END` line without its `BEGIN` from the start of the text), and
+//!    OpenPGP's (`-----BEGIN PGP PRIVATE KEY BLOCK-----`);
 //! 2. keys with a well-known prefix ([`SECRET_PREFIXES`]: `sk-`, `ghp_`, `AKIA`, ...) as a
 //!    word of at least 16 characters, and JSON Web Tokens (`eyJ...` in three dotted parts);
+//!    a word right after a `\n`, `\t` or `\r` escape is read without the escape's letter
+//!    too (`printf "a\nghp_..."`), for every shape;
 //! 3. assignments to a name that names a secret ([`is_secret_key`]): `OPENAI_API_KEY=...`,
 //!    `--password=...`, `password: ...`, `"api_key": "..."`, `X-Api-Key: ...` and
 //!    `Authorization: Bearer ...` (the scheme word is kept), `?access_token=...` in a URL,
@@ -15,15 +18,19 @@
 //!    Ruby's and PHP's `"password" => "..."`, Go's `token := ...`; the value is a quoted
 //!    string up to its closing quote, or a word (after `=` without blanks) or the rest of the
 //!    line (after `:`, `=>`, `:=` or a spaced `=`); a value that is a reference (`$TOKEN`)
-//!    is kept;
+//!    is kept; a one-word value that is a scheme word gives way to the credential after it
+//!    (`Authorization=Bearer [REDACTED]`); a name ending in `_KEY` (`ENCRYPTION_KEY` aside)
+//!    loses a value that looks generated;
 //! 4. a flag naming a secret followed by its value (`--password hunter2`, `--token "x y"`),
 //!    curl's `-u`/`--user name:password` (the part after the colon), the short password
 //!    options of the programs in [`PASSWORD_FLAGS`] (`mysql -phunter2`, `docker login -p
-//!    hunter2`, `redis-cli -a hunter2`, `smbclient -U bob%hunter2`), openssl's `pass:hunter2`,
+//!    hunter2`, `redis-cli -a hunter2`, `smbclient -U bob%hunter2`, `az login -p hunter2`; the
+//!    program named inside a quoted argument too), `vault login TOKEN`, openssl's `pass:hunter2`,
 //!    and a bare name of a secret followed by a value that looks generated (`aws configure
 //!    set aws_secret_access_key wJalr...`);
 //! 5. URL userinfo: the password of `scheme://user:password@host`, and a user name that
-//!    looks like a key (`https://0123456789abcdef0123@host`);
+//!    looks like a key (`https://0123456789abcdef0123@host`); the path of a webhook URL
+//!    ([`WEBHOOKS`]: Slack's, Discord's);
 //! 6. `Bearer` and `Basic` credentials that look like keys (a digit, mixed case or
 //!    punctuation, at least 8 characters);
 //! 7. each of these inside percent-encoded text (`?next=https%3A%2F%2Fa.com%2Fcb%3F

@@ -10,7 +10,8 @@
 //! - inside any other string, each secret it holds ([`redact_inline`]): keys of those shapes,
 //!   `KEY=value` assignments to secret-looking names (`password = ...`, `"password" : ...`
 //!   and `=>` too), `--password=...`, URL userinfo, `Authorization:` headers in command
-//!   lines, PEM blocks in a file's content, and each of those inside percent-encoded text
+//!   lines, PEM and OpenPGP private key blocks in a file's content, webhook URLs, and each of
+//!   those inside percent-encoded text
 //!   (a URL in another URL's query) and inside backslash-escaped text (JSON carried in a
 //!   string, escaped once or twice).
 //!
