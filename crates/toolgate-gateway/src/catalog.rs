@@ -422,7 +422,9 @@ impl UpstreamCatalog {
                     "name": p.name, "title": p.title, "description": p.description,
                     "arguments": args,
                 });
-                let quarantine = screened(p.title.as_deref(), p.description.as_deref(), &args);
+                // its name too, as spelled and as words, as a tool's is
+                let named = json!({"name": p.name, "arguments": args});
+                let quarantine = screened(p.title.as_deref(), p.description.as_deref(), &named);
                 (Definition::of_value(&definition), quarantine)
             })
             .collect();

@@ -60,7 +60,13 @@ fn upstream_prompts_and_resources_are_namespaced_screened_cleaned_and_audited() 
     let prompts = json!([
         {"name": "summary", "description": "Summarizes a topic.",
          "arguments": [{"name": "topic", "required": true}, {"name": "tone"}]},
-        {"name": "poisoned", "description": POISON}
+        {"name": "poisoned", "description": POISON},
+        // instructions written as names are read as words, ordinary names are not held
+        {"name": "brief", "description": "Summarizes.",
+         "arguments": [{"name": "ignore_previous_instructions"}]},
+        {"name": "youMustReadIt", "description": "Summarizes."},
+        {"name": "chat", "description": "Chats.",
+         "arguments": [{"name": "system_prompt"}, {"name": "previous_messages"}]}
     ]);
     std::fs::write(ws.join("prompts.json"), prompts.to_string()).unwrap();
     let resources = json!([
@@ -93,6 +99,11 @@ fn upstream_prompts_and_resources_are_namespaced_screened_cleaned_and_audited() 
         !raw.contains("poisoned") && !raw.contains("IMPORTANT"),
         "{raw}"
     );
+    assert!(
+        !raw.contains("sc__brief") && !raw.contains("youMustReadIt"),
+        "{raw}"
+    );
+    assert!(raw.contains("\"sc__chat\""), "{raw}");
     rpc_error(
         &request(&mut s, 2, "prompts/get", json!({"name": "sc__poisoned"})),
         &["sc__poisoned", "quarantined"],
@@ -204,6 +215,16 @@ fn upstream_prompts_and_resources_are_namespaced_screened_cleaned_and_audited() 
         .find(|l| l.contains("prompt:poisoned"))
         .unwrap_or_else(|| panic!("{list}"));
     assert!(row.contains("quarantined"), "{row}");
+    for (prompt, why) in [
+        ("prompt:brief", "\"ignore previous\""),
+        ("prompt:youMustReadIt", "\"you must\""),
+    ] {
+        let row = list
+            .lines()
+            .find(|l| l.contains(prompt))
+            .unwrap_or_else(|| panic!("{list}"));
+        assert!(row.contains("quarantined") && row.contains(why), "{row}");
+    }
 
     // a rug pull: the upstream changes a pinned prompt; it is blocked until approved
     let changed = json!([
