@@ -55,9 +55,18 @@ class Quiet:
 
 def main():
     zone = Zone(json.loads(sys.argv[1]))
-    udp = DNSServer(zone, address="127.0.0.1", port=0, logger=Quiet())
-    port = udp.server.server_address[1]
-    tcp = DNSServer(zone, address="127.0.0.1", port=port, tcp=True, logger=Quiet())
+    # the UDP port is the system's pick; the same number may be taken for TCP by another
+    # test's server, so pick again until both are free
+    for _ in range(50):
+        udp = DNSServer(zone, address="127.0.0.1", port=0, logger=Quiet())
+        port = udp.server.server_address[1]
+        try:
+            tcp = DNSServer(zone, address="127.0.0.1", port=port, tcp=True, logger=Quiet())
+            break
+        except OSError:
+            udp.server.server_close()
+    else:
+        sys.exit("no port free for both UDP and TCP")
     udp.start_thread()
     tcp.start_thread()
     print(f"port {port}", flush=True)
