@@ -16,8 +16,9 @@
 //! Text an upstream writes (names, titles, descriptions) is cleaned like every output; a
 //! resource or template whose text the quarantine screen flags ([`crate::quarantine`]) is not
 //! listed (logged), and a read of it (or of a URI the template covers) after that listing is
-//! refused ([`screened`]): `resource_quarantined`. A prompt is pinned in the store as its tools are (`prompt:NAME`, its
-//! name, title, description and arguments as canonical JSON): quarantined before its first
+//! refused: `resource_quarantined`. A prompt is pinned in the store as its tools are
+//! (`prompt:NAME`, its name, title, description and arguments as canonical JSON):
+//! quarantined before its first
 //! listing when the screen flags it, blocked when its definition changed, until the operator
 //! approves it (`toolgate upstream list`, `diff`, `approve`); a blocked prompt is not listed and
 //! is refused, saying why.

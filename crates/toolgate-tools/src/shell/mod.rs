@@ -266,8 +266,8 @@ fn toolchain_env() -> BTreeMap<String, String> {
     env
 }
 
-/// The credential stores of a home directory a command may not read by default
-/// ([`default_deny_read`]).
+/// The credential stores of a home directory a command may not read by default: those of
+/// `$HOME`, `/root` and every directory of `/home` make [`ShellConfig::deny_read`]'s default.
 pub const CREDENTIAL_STORES: [&str; 33] = [
     ".ssh",
     ".aws",
