@@ -155,18 +155,14 @@ impl Overlong {
             );
             return None;
         };
-        line_of(&serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {
-                "code": -32603,
-                "message": format!(
-                    "the upstream's answer is {} bytes long, more than the {MAX_LINE} bytes a \
-                     stdio message may hold",
-                    self.len
-                ),
-            },
-        }))
+        error_line(
+            id,
+            &format!(
+                "the upstream's answer is {} bytes long, more than the {MAX_LINE} bytes a stdio \
+                 message may hold",
+                self.len
+            ),
+        )
     }
 }
 
@@ -301,14 +297,20 @@ fn ambiguous_answer(line: &[u8]) -> Option<Vec<u8>> {
     else {
         return None;
     };
+    error_line(
+        id,
+        "the upstream's answer held both a result and an error, which JSON-RPC 2.0 does not \
+         allow (section 5), so neither is taken",
+    )
+}
+
+/// The JSON-RPC error (`-32603`, internal error) that answers `id` in place of an answer rmcp
+/// would drop, as one line.
+fn error_line(id: RequestId, message: &str) -> Option<Vec<u8>> {
     line_of(&serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
-        "error": {
-            "code": -32603,
-            "message": "the upstream's answer held both a result and an error, which JSON-RPC \
-                        2.0 does not allow (section 5), so neither is taken",
-        },
+        "error": {"code": -32603, "message": message},
     }))
 }
 
@@ -371,15 +373,12 @@ fn unreadable_answer(line: &mut [u8]) -> Option<Vec<u8>> {
         return None;
     };
     let e = syntax_error(line)?;
-    line_of(&serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {
-            "code": -32603,
-            "message": format!("the upstream's answer could not be read ({e}): it is nested \
-                                deeper than 127 levels"),
-        },
-    }))
+    error_line(
+        id,
+        &format!(
+            "the upstream's answer could not be read ({e}): it is nested deeper than 127 levels"
+        ),
+    )
 }
 
 /// The four hex digits at `at` as a number (`None` unless all four are hex digits).
