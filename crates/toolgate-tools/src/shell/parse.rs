@@ -1325,14 +1325,20 @@ impl Analyzer {
         // `~/.lesskey`, Python's user site): a line that may write there may have an allowed
         // program run what it wrote (`cd` alone goes there too); programs that only print or
         // read what they name are left alone
-        let bare_cd = words.len() == 1 && matches!(words[0].text.as_str(), "cd" | "pushd");
+        // `cd`, `cd -P`, `cd --`: with no operand, cd goes home
+        let bare_cd = matches!(words.first().map(|w| w.text.as_str()), Some("cd" | "pushd"))
+            && words[1..]
+                .iter()
+                .all(|w| w.literal && w.text.starts_with('-') && w.text != "-");
         let writes_by_operand = words
             .first()
             .is_some_and(|w| !never_writes_operands(program::program_name(&w.text)));
         // `echo ~ | xargs -I{} cp g {}/.lesskey`: an operand filled in from input, in a line
         // that names the home
-        let filled_in =
-            || words.iter().skip(1).any(|w| w.text.contains("{}")) && mentions_home(src);
+        let filled_in = || {
+            words.iter().skip(1).any(|w| w.text.contains("{}"))
+                && (mentions_home(src) || spliced_home(&format!("$({src})")))
+        };
         if bare_cd || (writes_by_operand && (words.iter().skip(1).any(|w| w.home) || filled_in())) {
             self.doubt_local(HOME_DOUBT);
         }
@@ -1711,7 +1717,7 @@ impl Analyzer {
                     )
                 };
                 // getopt takes a long option's unique prefix: `--ignore-env`, `--uns=NAME`
-                let long = |a: &str, full: &str| a.len() > 3 && full.starts_with(a);
+                let long = |a: &str, full: &str| a.len() >= 3 && full.starts_with(a);
                 let mut i = 1;
                 while i < end {
                     let a = argv[i].as_str();
@@ -2122,7 +2128,27 @@ const HOME_DOUBT: &str = "the line reaches the run's home directory, where progr
 /// or `~/...` (any `~user` too), `$HOME` or `${HOME...}` anywhere in it, or the name of the
 /// directory toolgate makes for it (`toolgate-home-`).
 fn reaches_home(text: &str) -> bool {
-    mentions_home(text) || text.contains("toolgate-home-")
+    mentions_home(text) || text.contains("toolgate-home-") || spliced_home(text)
+}
+
+/// Whether a command substitution in `text` names `HOME` once its quotes and backslashes are
+/// taken out (`$(printenv H\OME)`, `$(printenv H''OME)`, `<(printenv "HOM"E)`).
+fn spliced_home(text: &str) -> bool {
+    let Some(at) = ["$(", "<(", ">(", "`"]
+        .iter()
+        .filter_map(|o| text.find(o))
+        .min()
+    else {
+        return false;
+    };
+    let joined: String = text[at..]
+        .chars()
+        .filter(|c| !matches!(c, '\\' | '\'' | '"'))
+        .collect();
+    joined.match_indices("HOME").any(|(i, _)| {
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        !ident(joined[..i].chars().next_back()) && !ident(joined[i + 4..].chars().next())
+    })
 }
 
 /// Whether the shell text `text` (a word, or a whole line) may name the run's home as bash
@@ -2146,7 +2172,7 @@ fn mentions_home(text: &str) -> bool {
             b'\'' if !double => single = !single,
             b'"' if !single => double = !double,
             // a command substitution opens a new quoting context
-            b'(' if !single && i > 0 && b[i - 1] == b'$' => {
+            b'(' if !single && i > 0 && matches!(b[i - 1], b'$' | b'<' | b'>') => {
                 depth += 1;
                 double = false;
             }

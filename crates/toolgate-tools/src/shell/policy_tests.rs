@@ -770,6 +770,10 @@ fn options_that_change_what_runs_are_read_and_ordinary_lines_pass() {
         (Decision::Allow, "sed"),
         (Decision::Allow, "bash"),
         (Decision::Allow, "declare"),
+        (Decision::Allow, "cd"),
+        (Decision::Allow, "pwd"),
+        (Decision::Allow, "cat"),
+        (Decision::Allow, "printenv"),
         (Decision::Deny, "touch"),
         (Decision::Deny, "git push"),
     ])
@@ -800,6 +804,14 @@ fn options_that_change_what_runs_are_read_and_ordinary_lines_pass() {
         "cp g \"$(echo ~)/.lesskey\"; less g",
         "cp g \"$(printenv HOME)/.lesskey\"; less g",
         "echo ~ | xargs -I{} cp g {}/.lesskey; less g",
+        "printenv HOME | xargs -I{} cp g {}/.lesskey; less g",
+        "cp g \"$(printenv H\\OME)/.lesskey\"; less g",
+        "cp g \"$(printenv H''OME)/.lesskey\"; less g",
+        "cp g \"$(cd -P; pwd)/.lesskey\"; less g",
+        "(cd -- && cat > .lesskey) < g; less g",
+        "ssh -o ' ProxyCommand=id > x' h true",
+        "ssh -o '=ProxyCommand=id > x' h true",
+        "ssh -o '\"ProxyCommand\"=id > x' h true",
     ] {
         assert_eq!(decided(&rules, line).0, Decision::Ask, "{line}");
     }
@@ -822,6 +834,7 @@ fn options_that_change_what_runs_are_read_and_ordinary_lines_pass() {
         "env --uns=GIT_CONFIG_COUNT git commit -qm m",
         "env -vu GIT_CONFIG_COUNT git commit -qm m",
         "env -vuGIT_CONFIG_COUNT git status",
+        "env --u=GIT_CONFIG_COUNT git commit -qm m",
         "declare -ax GIT_CONFIG_COUNT; git commit -qm m",
         "declare -A GIT_CONFIG_COUNT; git status",
     ] {
@@ -847,6 +860,8 @@ fn options_that_change_what_runs_are_read_and_ordinary_lines_pass() {
         "set -e; git status",
         "set -euo pipefail; git status",
         "bash -o pipefail -c 'git status'",
+        "cd - && git status",
+        "git commit -qm 'mention HOME in the docs'",
         "bash -ec 'git status'",
         "declare -a arr=(1 2); git status",
     ] {

@@ -691,7 +691,10 @@ fn options(name: &str, words: &[&str], r: &mut Reading) {
                     None
                 };
                 if let Some((at, v)) = value {
+                    // ssh skips blanks and `=` before the keyword and takes it out of quotes
                     let key = v
+                        .trim_start_matches([' ', '\t', '='])
+                        .replace('"', "")
                         .split(['=', ' ', '\t'])
                         .next()
                         .unwrap_or_default()
