@@ -500,6 +500,32 @@ impl Analyzer {
             (".yarnrc", &["yarn"]),
             (".yarnrc.yml", &["yarn"]),
             ("Cargo.toml", &["cargo"]),
+            (
+                "rust-toolchain",
+                &[
+                    "cargo",
+                    "rustc",
+                    "rustup",
+                    "rustfmt",
+                    "rustdoc",
+                    "cargo-fmt",
+                    "cargo-clippy",
+                ],
+            ),
+            (
+                "rust-toolchain.toml",
+                &[
+                    "cargo",
+                    "rustc",
+                    "rustup",
+                    "rustfmt",
+                    "rustdoc",
+                    "cargo-fmt",
+                    "cargo-clippy",
+                ],
+            ),
+            // `.cargo/config.toml`: a rustc-wrapper, a linker, aliases
+            ("config.toml", &["cargo"]),
             ("build.rs", &["cargo"]),
             (
                 "pyproject.toml",
@@ -562,18 +588,40 @@ impl Analyzer {
                         .map(|w| plain(&w[1])),
                 ),
                 // `uniq IN OUT`; `xxd -r [IN] OUT` (an input `-` is not an operand here)
-                "uniq" => written.extend(operands().nth(1).map(|w| plain(w))),
+                "uniq" => written.extend(
+                    c.argv[1..]
+                        .iter()
+                        .filter(|w| !w.starts_with('-') || *w == "-")
+                        .nth(1)
+                        .map(|w| plain(w)),
+                ),
                 "xxd" if c.argv.iter().any(|w| w == "-r" || w == "-revert") => {
                     written.extend(operands().next_back().map(|w| plain(w)))
                 }
                 // `sort -o FILE`, `-oFILE`, `--output=FILE`
                 "sort" => {
                     for (k, w) in c.argv.iter().enumerate() {
-                        let file = match w.as_str() {
-                            "-o" | "--output" => c.argv.get(k + 1).map(String::as_str),
-                            _ => w
-                                .strip_prefix("--output=")
-                                .or_else(|| w.strip_prefix("-o").filter(|f| !f.is_empty())),
+                        let next = || c.argv.get(k + 1).map(String::as_str);
+                        // `--out`, `--outp=`: getopt takes a long option's prefix
+                        let long = |f: &str| f.len() >= 4 && "--output".starts_with(f);
+                        let file = if let Some((flag, v)) =
+                            w.split_once('=').filter(|_| w.starts_with("--"))
+                        {
+                            long(flag).then_some(v)
+                        } else if w.starts_with("--") {
+                            if long(w) {
+                                next()
+                            } else {
+                                None
+                            }
+                        } else if let Some(cluster) = w.strip_prefix('-') {
+                            // `-o FILE`, `-oFILE`, `-uo FILE`, `-uoFILE`
+                            cluster
+                                .find('o')
+                                .map(|at| &cluster[at + 1..])
+                                .and_then(|rest| if rest.is_empty() { next() } else { Some(rest) })
+                        } else {
+                            None
                         };
                         written.extend(file.map(&plain));
                     }
@@ -626,15 +674,29 @@ impl Analyzer {
         // a command after the one that wrote files the line does not name, which runs a
         // file by its name or as code, is a build tool, or git (an archive may hold a git
         // directory whose configuration runs commands)
+        let changes_dir = self.commands.iter().any(|c| {
+            c.argv
+                .first()
+                .is_some_and(|w| matches!(w.as_str(), "cd" | "pushd"))
+        });
         let after_extract = extracted_at.is_some_and(|k| {
             self.commands[k + 1..].iter().any(|c| {
                 let Some(first) = c.argv.first() else {
                     return false;
                 };
                 let program = program::program_name(first);
+                // git at the root reads the root's own .git (bound read-only); git pointed
+                // at another directory may read one the archive made
+                let git_elsewhere = program == "git"
+                    && (changes_dir
+                        || c.argv.iter().any(|w| {
+                            matches!(w.as_str(), "-C" | "--no-index")
+                                || w.starts_with("--git-dir")
+                                || w.starts_with("--work-tree")
+                        }));
                 first.contains('/')
                     || c.reading.code.is_some()
-                    || program == "git"
+                    || git_elsewhere
                     || READ_BY_NAME
                         .iter()
                         .any(|(_, tools)| tools.contains(&program))
@@ -668,8 +730,10 @@ impl Analyzer {
             let Some(first) = c.argv.first() else {
                 return false;
             };
-            // `./s.sh`, `sub/run`
-            let by_name = first.contains('/') && names(first);
+            // `./s.sh`, `sub/run`; `. s.sh`, `source s.sh`
+            let by_name = (first.contains('/') && names(first))
+                || (matches!(first.as_str(), "." | "source")
+                    && c.argv.get(1).is_some_and(|f| names(f)));
             // `bash s.sh`, `python3 x.py`, `bash $f`; `python3 -m m` after `m.py`
             let as_code = c.reading.code.as_ref().is_some_and(|k| {
                 c.argv.get(k.at).is_some_and(|w| {
@@ -3102,12 +3166,16 @@ fn literal_output(before: Node, src: &str) -> Option<String> {
         Some("cat") if words.len() == 1 => stdin_text(before, src),
         // `printf 'touch x\n' | sh`, `printf 'tou\143h x' | sh`, `printf 'tou%sh x' c | sh`:
         // the format with its escapes and conversions read, as printf writes it
-        Some("printf")
-            if words.iter().all(|w| w.literal)
-                && words.get(1).is_some_and(|f| !f.text.starts_with('-')) =>
-        {
-            let args: Vec<&str> = words[2..].iter().map(|w| w.text.as_str()).collect();
-            Some(printf_output(&words[1].text, &args))
+        Some("printf") if words.iter().all(|w| w.literal) => {
+            // `printf -- FORMAT ...`
+            let at = if words.get(1).is_some_and(|w| w.text == "--") {
+                2
+            } else {
+                1
+            };
+            let format = words.get(at).filter(|f| !f.text.starts_with('-'))?;
+            let args: Vec<&str> = words[at + 1..].iter().map(|w| w.text.as_str()).collect();
+            Some(printf_output(&format.text, &args))
         }
         _ => None,
     }
@@ -3128,12 +3196,29 @@ fn echo_decoded(text: &str) -> Option<String> {
 
 /// What `printf FORMAT ARGS...` writes, as far as the analysis reads it: the format's escapes
 /// decoded and `%s`, `%b`, `%c`, `%d`, `%q` (flags and widths ignored) given the arguments in
-/// order, the format used once.
+/// order, the format used again while arguments remain (as bash's printf does, at most 64
+/// times).
 fn printf_output(format: &str, args: &[&str]) -> String {
     let decode = |t: &str| echo_decoded(t).unwrap_or_else(|| t.to_string());
     let format = decode(format);
-    let mut args = args.iter();
+    let mut args = args.iter().peekable();
     let mut out = String::with_capacity(format.len());
+    for _ in 0..64 {
+        printf_once(&format, &mut args, &decode, &mut out);
+        if args.peek().is_none() || !format.contains('%') {
+            break;
+        }
+    }
+    out
+}
+
+/// One use of `format` (escapes decoded) by printf, taking arguments from `args`.
+fn printf_once<'a>(
+    format: &str,
+    args: &mut std::iter::Peekable<std::slice::Iter<'a, &'a str>>,
+    decode: &dyn Fn(&str) -> String,
+    out: &mut String,
+) {
     let mut chars = format.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '%' {
@@ -3154,7 +3239,6 @@ fn printf_output(format: &str, args: &[&str]) -> String {
             None => {}
         }
     }
-    out
 }
 
 /// The literal output ([`literal_output`]) of the command in the first process substitution

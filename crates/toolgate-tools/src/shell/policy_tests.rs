@@ -890,6 +890,12 @@ fn piped_text_is_read_decoded_and_every_writer_feeds_what_runs() {
         "echo 'touch x' | split -l 1 - s_; bash s_aa",
         "echo 'touch x' | csplit -s -f s_ - 1; bash s_01",
         "echo 'touch x' | gzip > s.gz; gunzip s.gz; bash s",
+        "printf -- 'touch x' | bash",
+        "printf '%s' tou 'ch x' | bash",
+        "echo 'touch x' | uniq - s.sh; bash s.sh",
+        "echo 'touch x' | sort -uo s.sh; bash s.sh",
+        "echo 'touch x' | sort --out s.sh; bash s.sh",
+        "echo 'touch x' | sort -o s.sh; . ./s.sh",
     ] {
         assert_eq!(decided(&rules, line).0, Decision::Deny, "{line}");
     }
@@ -899,11 +905,17 @@ fn piped_text_is_read_decoded_and_every_writer_feeds_what_runs() {
         "printf 'all:\\n\\tid\\n' > a.txt; uniq a.txt Makefile; make",
         "tar -cf t.tar --transform 's,X,.,' sub/Xgit && tar -xf t.tar && git -C sub diff",
         "unzip -o pkg.zip && make",
+        "tar xzf r.tgz && cd sub && git diff",
+        "printf '/tmp/tc\\n' > rust-toolchain; rustc --version",
+        "cp a .cargo/config.toml; cargo fmt",
+        "echo 'all: ; id' | uniq - Makefile; make",
     ] {
         assert_eq!(decided(&rules, line).0, Decision::Ask, "{line}");
     }
     for line in [
         "tar -czf out.tgz src && git status",
+        "tar xzf release.tgz && git status --short",
+        "unzip -q release.zip && git diff --stat",
         "sort -u a.txt > b.txt && git diff",
         "gzip -k a.txt && make",
         "echo -e 'a\\tb' | column -t",
