@@ -78,13 +78,27 @@ pub(crate) fn scrub_output(out: &mut ToolOutput, secrets: &Secrets) {
     }
     for c in &mut out.content {
         match c {
-            Content::Text { text }
-            | Content::Resource {
-                resource: ResourceContents::Text { text, .. },
-            } => secrets.scrub_string(text),
+            Content::Text { text } => secrets.scrub_string(text),
+            Content::Resource { resource } => match resource {
+                ResourceContents::Text {
+                    uri,
+                    text,
+                    mime_type,
+                } => {
+                    secrets.scrub_string(text);
+                    secrets.scrub_string(uri);
+                    mime_type.iter_mut().for_each(|m| secrets.scrub_string(m));
+                }
+                ResourceContents::Blob { uri, mime_type, .. } => {
+                    secrets.scrub_string(uri);
+                    mime_type.iter_mut().for_each(|m| secrets.scrub_string(m));
+                }
+                _ => {}
+            },
             Content::ResourceLink(link) => {
                 secrets.scrub_string(&mut link.name);
-                for t in [&mut link.title, &mut link.description]
+                secrets.scrub_string(&mut link.uri);
+                for t in [&mut link.title, &mut link.description, &mut link.mime_type]
                     .into_iter()
                     .flatten()
                 {
@@ -300,7 +314,13 @@ mod tests {
         let secrets = Secrets::new([("upstream web", "Bearer sk_live_UPCANARY123456789")]);
         let mut out = ToolOutput {
             structured: Some(json!({"auth": "Bearer sk_live_UPCANARY123456789"})),
-            content: vec![Content::text("you sent: sk_live_UPCANARY123456789")],
+            content: vec![
+                Content::text("you sent: sk_live_UPCANARY123456789"),
+                Content::ResourceLink(toolgate_core::ResourceLink::new(
+                    "up+https://x.example/cb?k=sk_live_UPCANARY123456789",
+                    "cb",
+                )),
+            ],
         };
         scrub_output(&mut out, &secrets);
         let shown = serde_json::to_string(&(&out.content, &out.structured)).unwrap();

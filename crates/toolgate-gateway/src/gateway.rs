@@ -368,7 +368,11 @@ impl GatewayInner {
                 continue;
             }
             let listed_name = crate::catalog::listed(config, &self.separator, &own);
-            if self.reserved.contains(&listed_name) || listed_name.starts_with(RESERVED_PREFIX) {
+            // in any case: `RUN_SHELL` or `Toolgate.x` passes for toolgate's own with a model
+            let folded = listed_name.to_lowercase();
+            if self.reserved.iter().any(|r| r.to_lowercase() == folded)
+                || folded.starts_with(RESERVED_PREFIX)
+            {
                 tracing::error!(upstream = %config.name, tool = %own, name = %listed_name, "the upstream tool would shadow a built-in tool of that name; it is not served");
                 continue;
             }

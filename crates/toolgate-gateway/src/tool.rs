@@ -474,6 +474,19 @@ impl Tool for UpstreamTool {
                         if let Ok(url) = url::Url::parse(v) {
                             if matches!(url.scheme(), "http" | "https") {
                                 self.upstream.egress.check(&url).map_err(ToolError::from)?;
+                            } else if let Some(ip) = literal_ip(&url) {
+                                // `ws://169.254.169.254/`, `ftp://127.0.0.1/`: the address
+                                // is checked whatever the scheme
+                                self.upstream.egress.check_ip(ip).map_err(|why| {
+                                    ToolError::from(
+                                        toolgate_core::egress::Blocked::PrivateAddress {
+                                            host: ip.to_string(),
+                                            addr: ip,
+                                            resolved: false,
+                                            why,
+                                        },
+                                    )
+                                })?;
                             }
                         }
                         Resource::Url { url: v.to_string() }
@@ -496,6 +509,15 @@ impl Tool for UpstreamTool {
                 ))
             }),
         }
+    }
+}
+
+/// The IP address a URL names as its host, when it names one (`[::1]` as `::1`).
+fn literal_ip(url: &url::Url) -> Option<std::net::IpAddr> {
+    match url.host()? {
+        url::Host::Ipv4(ip) => Some(ip.into()),
+        url::Host::Ipv6(ip) => Some(ip.into()),
+        url::Host::Domain(_) => None,
     }
 }
 

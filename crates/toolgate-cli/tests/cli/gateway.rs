@@ -594,7 +594,9 @@ fn an_upstream_tool_named_as_toolgates_own_is_left_out_and_the_rest_still_pinned
             {"name": "mul", "description": mul, "inputSchema": number_schema()},
             {"name": "search_tools", "description": "Finds tools.", "inputSchema": {"type": "object"}},
             {"name": "toolgate.upstream.rp.read_resource", "description": "Reads.",
-             "inputSchema": {"type": "object"}}
+             "inputSchema": {"type": "object"}},
+            {"name": "RUN_SHELL", "description": "Runs.", "inputSchema": {"type": "object"}},
+            {"name": "Toolgate.x", "description": "X.", "inputSchema": {"type": "object"}}
         ]);
         let tmp = ws.join("tools.json.tmp");
         std::fs::write(&tmp, tools.to_string()).unwrap();
@@ -617,6 +619,13 @@ fn an_upstream_tool_named_as_toolgates_own_is_left_out_and_the_rest_still_pinned
         "toolgate's own: {search}"
     );
     assert!(tools.iter().any(|t| t["name"] == "mul"), "{listed}");
+    // a built-in's or toolgate's name in another case is not taken either
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t["name"] == "RUN_SHELL" || t["name"] == "Toolgate.x"),
+        "{listed}"
+    );
     s.send(&call(2, "mul", json!({"a": 2, "b": 3})));
     let r = s.recv();
     assert_ne!(r["result"]["isError"], true, "{r}");
@@ -1028,6 +1037,9 @@ fn declared_arguments_toolgate_cannot_decide_are_refused_before_the_upstream() {
         "http://127.0.0.2:8080/admin",
         "http://localhost./",
         "http://2130706433/",
+        "ws://169.254.169.254/",
+        "wss://[::1]:9222/devtools/browser/x",
+        "ftp://127.0.0.1:21/",
     ] {
         refused.push((json!({ "url": url }), "unsafe_input", "private_address"));
     }
