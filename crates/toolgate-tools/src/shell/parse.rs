@@ -488,6 +488,16 @@ impl Analyzer {
     /// them. A file only named by other commands (`git add README.md`, `cat notes.md`) is
     /// data.
     fn runs_what_it_writes(&self) -> bool {
+        // the programs rustup's proxies stand for, which read the toolchain file
+        const RUSTUP_PROXIES: &[&str] = &[
+            "cargo",
+            "rustc",
+            "rustup",
+            "rustfmt",
+            "rustdoc",
+            "cargo-fmt",
+            "cargo-clippy",
+        ];
         const READ_BY_NAME: &[(&str, &[&str])] = &[
             ("Makefile", &["make", "gmake"]),
             ("makefile", &["make", "gmake"]),
@@ -500,30 +510,8 @@ impl Analyzer {
             (".yarnrc", &["yarn"]),
             (".yarnrc.yml", &["yarn"]),
             ("Cargo.toml", &["cargo"]),
-            (
-                "rust-toolchain",
-                &[
-                    "cargo",
-                    "rustc",
-                    "rustup",
-                    "rustfmt",
-                    "rustdoc",
-                    "cargo-fmt",
-                    "cargo-clippy",
-                ],
-            ),
-            (
-                "rust-toolchain.toml",
-                &[
-                    "cargo",
-                    "rustc",
-                    "rustup",
-                    "rustfmt",
-                    "rustdoc",
-                    "cargo-fmt",
-                    "cargo-clippy",
-                ],
-            ),
+            ("rust-toolchain", RUSTUP_PROXIES),
+            ("rust-toolchain.toml", RUSTUP_PROXIES),
             // `.cargo/config.toml`: a rustc-wrapper, a linker, aliases
             ("config.toml", &["cargo"]),
             ("build.rs", &["cargo"]),
