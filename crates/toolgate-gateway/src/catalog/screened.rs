@@ -29,6 +29,7 @@ pub(crate) struct Screened {
 impl Screened {
     /// Records a listed resource `uri` (the upstream's own) as quarantined or clean.
     pub(crate) fn listed(&mut self, uri: &str, quarantined: bool) {
+        let uri = &normalized(uri);
         if quarantined {
             self.clean.remove(uri);
             if self.quarantined.len() < MAX_URIS {
@@ -46,12 +47,13 @@ impl Screened {
 
     /// Replaces the quarantined templates with those of the latest listing.
     pub(crate) fn templates(&mut self, quarantined: Vec<String>) {
-        self.templates = quarantined;
+        self.templates = quarantined.iter().map(|t| normalized(t)).collect();
     }
 
     /// Whether a read of `uri` (the upstream's own) is refused: its listing quarantined it, or
     /// a quarantined template covers it and no listing served it clean.
     pub(crate) fn refuses(&self, uri: &str) -> bool {
+        let uri = &normalized(uri);
         if self.quarantined.contains(uri) {
             return true;
         }
@@ -60,6 +62,64 @@ impl Screened {
         }
         self.overflowed || self.templates.iter().any(|t| template_matches(t, uri))
     }
+}
+
+/// `uri` as the sets compare it, so a spelling an upstream's router may take for the same
+/// resource is the same (RFC 3986 section 6.2.2): the scheme and authority in lower case, a
+/// percent-encoded unreserved character decoded, `.` segments and repeated slashes left out, a
+/// fragment, an empty query and a trailing slash dropped.
+pub(crate) fn normalized(uri: &str) -> String {
+    let uri = uri.split('#').next().unwrap_or(uri);
+    let uri = uri.strip_suffix('?').unwrap_or(uri);
+    // the scheme and authority: up to the first `/` after `://` (or the whole of a URI
+    // without one)
+    let (head, path) = match uri.find("://") {
+        Some(at) => match uri[at + 3..].find('/') {
+            Some(slash) => uri.split_at(at + 3 + slash),
+            None => (uri, ""),
+        },
+        None => match uri.find(':') {
+            Some(at) => uri.split_at(at + 1),
+            None => ("", uri),
+        },
+    };
+    let mut out = head.to_ascii_lowercase();
+    let decoded = decode_unreserved(path);
+    let segments: Vec<&str> = decoded
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    if !segments.is_empty() || path.starts_with('/') {
+        out.push('/');
+    }
+    out.push_str(&segments.join("/"));
+    out
+}
+
+/// `text` with each `%XX` that encodes an unreserved character (RFC 3986 section 2.3)
+/// decoded.
+fn decode_unreserved(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Some(v) = text
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                if v.is_ascii_alphanumeric() || matches!(v, b'-' | b'.' | b'_' | b'~') {
+                    out.push(v as char);
+                    i += 3;
+                    continue;
+                }
+            }
+        }
+        let c = text[i..].chars().next().unwrap_or_default();
+        out.push(c);
+        i += c.len_utf8().max(1);
+    }
+    out
 }
 
 /// Whether `uri` may be an expansion of the RFC 6570 `template`: each expression (`{...}`,
@@ -143,6 +203,43 @@ mod tests {
         ] {
             assert_eq!(template_matches(t, uri), want, "{t} against {uri}");
         }
+    }
+
+    #[test]
+    fn spellings_of_one_uri_are_one() {
+        for same in [
+            "MEM://evil/Doc",
+            "mem://EVIL/Doc",
+            "mem://evil/Doc/",
+            "mem://evil/Doc#x",
+            "mem://evil/Doc?",
+            "mem://evil/%44oc",
+            "mem://evil//Doc",
+            "mem://evil/./Doc",
+        ] {
+            assert_eq!(normalized(same), normalized("mem://evil/Doc"), "{same}");
+        }
+        assert_ne!(normalized("mem://evil/doc"), normalized("mem://evil/Doc"));
+        assert_ne!(
+            normalized("mem://evil/Doc?a=1"),
+            normalized("mem://evil/Doc")
+        );
+        for odd in [
+            "",
+            "%",
+            "%4",
+            "a%",
+            "x:%zz",
+            "://",
+            "é%C3%A9/ü",
+            "%aé",
+            "m://h/%é",
+        ] {
+            let _ = normalized(odd);
+        }
+        let mut s = Screened::default();
+        s.listed("mem://evil/Doc", true);
+        assert!(s.refuses("MEM://EVIL/%44oc/"));
     }
 
     #[test]
