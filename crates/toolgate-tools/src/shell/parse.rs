@@ -1138,7 +1138,10 @@ impl Analyzer {
                     "the `for ((..))` header",
                 );
             }
-            "array" if array_subscripts_evaluate(text(node, src)) => {
+            "array"
+                if array_subscripts_evaluate(text(node, src))
+                    && !associative_literal(node, src) =>
+            {
                 self.doubt(
                     "an array subscript naming a variable (bash evaluates its text, which can \
                      run commands)",
@@ -2262,6 +2265,30 @@ fn mentions_home(text: &str) -> bool {
         i += 1;
     }
     false
+}
+
+/// Whether the compound value `array` (`([a]=1 [b]=2)`) is given to an associative array
+/// declared in the same statement (`declare -A m=(...)`, `local -A`, `typeset -A`) and holds
+/// no expansion: its keys are strings then, not arithmetic, and evaluate nothing.
+fn associative_literal(array: Node, src: &str) -> bool {
+    let t = text(array, src);
+    if t.contains(['$', '`']) {
+        return false;
+    }
+    let Some(declaration) = array
+        .parent()
+        .filter(|p| p.kind() == "variable_assignment")
+        .and_then(|p| p.parent())
+        .filter(|d| d.kind() == "declaration_command")
+    else {
+        return false;
+    };
+    let mut cursor = declaration.walk();
+    let flags: Vec<Node> = declaration
+        .children(&mut cursor)
+        .filter(|c| c.kind() == "word" && text(*c, src).starts_with('-'))
+        .collect();
+    flags.iter().any(|f| text(*f, src).contains('A'))
 }
 
 /// Whether bash itself sets the variable `name` to text from outside the line, without an

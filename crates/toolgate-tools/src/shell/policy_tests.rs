@@ -864,6 +864,7 @@ fn options_that_change_what_runs_are_read_and_ordinary_lines_pass() {
         "git commit -qm 'mention HOME in the docs'",
         "bash -ec 'git status'",
         "declare -a arr=(1 2); git status",
+        "declare -A m=([a]=1 [b]=2); echo \"${!m[@]}\"",
     ] {
         assert_eq!(decided(&rules, line).0, Decision::Allow, "{line}");
     }

@@ -311,7 +311,16 @@ pub(super) fn read(name: &str, words: &[&str], r: &mut Reading) -> bool {
         return false;
     }
     if NAMES_VARIABLES.has(name) {
+        // `declare -A m=([a]=1)`: an associative array's keys are strings, not arithmetic
+        let associative = matches!(name, "declare" | "typeset" | "local")
+            && words
+                .iter()
+                .skip(1)
+                .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('A'));
         for (i, w) in words.iter().enumerate().skip(1) {
+            if associative && !w.contains(['$', '`']) {
+                continue;
+            }
             // an indexed array's subscript is arithmetic: a name in it is a variable whose
             // text is evaluated in turn (`y='x[$(id)]'; unset 'a[y]'` runs id)
             let subscript = w
