@@ -369,9 +369,15 @@ impl GatewayInner {
             }
             let listed_name = crate::catalog::listed(config, &self.separator, &own);
             // in any case: `RUN_SHELL` or `Toolgate.x` passes for toolgate's own with a model
-            let folded = listed_name.to_lowercase();
-            if self.reserved.iter().any(|r| r.to_lowercase() == folded)
-                || folded.starts_with(RESERVED_PREFIX)
+            // (listed names are ASCII, MCP's name rule)
+            let reserved_prefix = listed_name
+                .get(..RESERVED_PREFIX.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(RESERVED_PREFIX));
+            if reserved_prefix
+                || self
+                    .reserved
+                    .iter()
+                    .any(|r| r.eq_ignore_ascii_case(&listed_name))
             {
                 tracing::error!(upstream = %config.name, tool = %own, name = %listed_name, "the upstream tool would shadow a built-in tool of that name; it is not served");
                 continue;

@@ -198,15 +198,7 @@ pub(crate) async fn all<T: Listed>(
     for _ in 0..MAX_PAGES {
         let page = page::<T>(peer, upstream, cursor).await?;
         items.extend(page.items);
-        if items.len() > MAX_ITEMS {
-            tracing::warn!(
-                upstream,
-                method = T::METHOD,
-                kept = MAX_ITEMS,
-                "the upstream lists more than {MAX_ITEMS} {}s; the rest are left out",
-                T::ITEM
-            );
-            items.truncate(MAX_ITEMS);
+        if capped::<T>(&mut items, upstream) {
             return Ok(items);
         }
         match page.next_cursor {
@@ -228,6 +220,23 @@ pub(crate) async fn all<T: Listed>(
     )))
 }
 
+/// Cuts `items` to [`MAX_ITEMS`], logging what was left out; whether it did.
+fn capped<T: Listed>(items: &mut Vec<T>, upstream: &str) -> bool {
+    if items.len() <= MAX_ITEMS {
+        return false;
+    }
+    tracing::warn!(
+        upstream,
+        method = T::METHOD,
+        kept = MAX_ITEMS,
+        left_out = items.len() - MAX_ITEMS,
+        "the upstream lists more than {MAX_ITEMS} {}s; the rest are left out",
+        T::ITEM
+    );
+    items.truncate(MAX_ITEMS);
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +247,22 @@ mod tests {
         // as rmcp reads an answer off the wire: the typed list, or the raw value when one
         // item does not fit
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_listing_past_the_cap_keeps_the_first_items() {
+        let tool = |i: usize| -> McpTool {
+            serde_json::from_value(
+                json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}),
+            )
+            .unwrap()
+        };
+        let mut items: Vec<McpTool> = (0..MAX_ITEMS).map(tool).collect();
+        assert!(!capped(&mut items, "up"), "the cap itself is kept whole");
+        items.extend((MAX_ITEMS..MAX_ITEMS + 500).map(tool));
+        assert!(capped(&mut items, "up"));
+        assert_eq!(items.len(), MAX_ITEMS);
+        assert_eq!(items.last().unwrap().name, format!("t{}", MAX_ITEMS - 1));
     }
 
     #[test]

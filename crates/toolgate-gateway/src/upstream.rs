@@ -120,12 +120,13 @@ impl Upstream {
         client_log: Option<ClientLogHook>,
         client_requests: Option<ClientRequestHook>,
     ) -> Upstream {
+        let secrets = crate::answer::secrets_of(&config);
         Upstream {
             breaker: breaker(&config),
             budgets: Arc::new(Budgets::new(&config.name, &config.notifications)),
-            secrets: crate::answer::secrets_of(&config),
+            logs: Arc::new(LogRoutes::new(secrets.clone())),
+            secrets,
             egress: toolgate_core::egress::EgressPolicy::new(),
-            logs: Arc::new(LogRoutes::new(crate::answer::secrets_of(&config))),
             config,
             peer: ArcSwapOption::empty(),
             progress: Arc::default(),
