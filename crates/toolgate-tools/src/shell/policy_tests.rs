@@ -906,6 +906,10 @@ fn piped_text_is_read_decoded_and_every_writer_feeds_what_runs() {
         "printf 'all:\\n\\tid\\n' > a.txt; uniq a.txt Makefile; make",
         "tar -cf t.tar --transform 's,X,.,' sub/Xgit && tar -xf t.tar && git -C sub diff",
         "unzip -o pkg.zip && make",
+        // formats printf cannot finish, read without a panic
+        "printf 'tou%' x | bash",
+        "printf '\\' | bash",
+        "printf '%*.*' | bash",
         "tar xzf r.tgz && cd sub && git diff",
         "printf '/tmp/tc\\n' > rust-toolchain; rustc --version",
         "cp a .cargo/config.toml; cargo fmt",
