@@ -850,8 +850,7 @@ impl Analyzer {
     /// Keeps a program's file `path` as a possible command of its own: `/usr/bin/touch`, and
     /// for git's own programs (`/usr/lib/git-core/git-push`) the git command they are.
     fn possible_program_file(&mut self, path: &str) {
-        let name = program::program_name(path);
-        match name.strip_prefix("git-").filter(|sub| !sub.is_empty()) {
+        match program::git_builtin(path) {
             Some(sub) => self.possible_argv(["git", sub].into_iter()),
             None => self.possible_argv(std::iter::once(path)),
         }
@@ -1673,7 +1672,7 @@ impl Analyzer {
         }
         if let Some(first) = cmd.argv.first() {
             let program = program::program_name(first);
-            if let Some(sub) = program.strip_prefix("git-").filter(|s| !s.is_empty()) {
+            if let Some(sub) = program::git_builtin(program) {
                 // `/usr/lib/git-core/git-push`, `git-push`: git's own program for `git push`
                 let rest = cmd.argv[1..].iter().map(String::as_str);
                 self.possible_argv(["git", sub].into_iter().chain(rest));

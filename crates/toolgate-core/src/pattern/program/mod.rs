@@ -179,6 +179,15 @@ pub fn is_shell(name: &str) -> bool {
     tables::shell_name(name)
 }
 
+/// The git command a program of git's own stands for: `git-push` (as a path, a name, or an
+/// `argv[0]` given with `exec -a`) is `git push`, so `Some("push")`; `None` for any other
+/// program (and for `git-` alone).
+pub fn git_builtin(word: &str) -> Option<&str> {
+    program_name(word)
+        .strip_prefix("git-")
+        .filter(|sub| !sub.is_empty())
+}
+
 /// The name a command's first word runs: its last path component (`/usr/bin/git`: `git`).
 pub fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)

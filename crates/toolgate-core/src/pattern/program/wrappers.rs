@@ -347,8 +347,7 @@ fn exec(words: &[&str], r: &mut Reading) {
              many names does",
         );
         // git runs its builtin `git-X` as `git X` would
-        let base = name.rsplit('/').next().unwrap_or(name);
-        let program: Vec<&str> = match base.strip_prefix("git-").filter(|s| !s.is_empty()) {
+        let program: Vec<&str> = match super::git_builtin(name) {
             Some(sub) => vec!["git", sub],
             None => vec![name],
         };
